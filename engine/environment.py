@@ -1,0 +1,129 @@
+"""What the recorded process runs on: python, torch, triton, CUDA, devices, CPU ISA, rank.
+
+Collected without initializing CUDA at start (that would change the user's program);
+device names are read at exit, when the program has initialized CUDA itself.
+"""
+
+from __future__ import annotations
+
+import importlib.metadata
+import os
+import platform
+import socket
+import sys
+import warnings
+from typing import Any
+
+
+def _version(dist: str) -> str | None:
+    try:
+        return importlib.metadata.version(dist)
+    except importlib.metadata.PackageNotFoundError:
+        return None
+
+
+def _env_int(name: str) -> int | None:
+    value = os.environ.get(name)
+    try:
+        return int(value) if value is not None else None
+    except ValueError:
+        return None
+
+
+def cpu_model() -> str | None:
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8") as f:
+            for line in f:
+                if line.startswith("model name"):
+                    return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or None
+
+
+def static_info() -> dict[str, Any]:
+    """Fields of ProcessStart that need no torch."""
+    return {
+        "argv": list(sys.argv),
+        "cwd": os.getcwd(),
+        "pid": os.getpid(),
+        "ppid": os.getppid(),
+        "executable": sys.executable,
+        "python": sys.version.split()[0],
+        "platform": platform.platform(),
+        "hostname": socket.gethostname(),
+        "cpu": cpu_model(),
+        "rank": _env_int("RANK"),
+        "local_rank": _env_int("LOCAL_RANK"),
+        "world_size": _env_int("WORLD_SIZE"),
+    }
+
+
+def torch_info() -> dict[str, Any]:
+    import torch
+
+    info: dict[str, Any] = {
+        "torch": str(torch.__version__),
+        "triton": _version("triton") or _version("pytorch-triton"),
+        "cuda": getattr(torch.version, "cuda", None),
+    }
+    try:
+        info["cpu_isa"] = torch.backends.cpu.get_cpu_capability()
+    except Exception:  # noqa: BLE001 - older builds
+        info["cpu_isa"] = None
+    info["config"] = compile_config()
+    return info
+
+
+def compile_config() -> dict[str, Any]:
+    """The torch.compile settings that most often explain what a run did."""
+    import torch._dynamo.config as dynamo_config
+    import torch._inductor.config as inductor_config
+
+    out: dict[str, Any] = {}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # deprecated config names warn on access
+        _collect(out, dynamo_config, inductor_config)
+    return {k: v for k, v in out.items() if isinstance(v, (bool, int, float, str, type(None)))}
+
+
+def _collect(out: dict[str, Any], dynamo_config: Any, inductor_config: Any) -> None:
+    for name in (
+        "recompile_limit",
+        "cache_size_limit",
+        "accumulated_recompile_limit",
+        "automatic_dynamic_shapes",
+        "assume_static_by_default",
+        "suppress_errors",
+        "inline_inbuilt_nn_modules",
+        "capture_scalar_outputs",
+    ):
+        if hasattr(dynamo_config, name):
+            out[f"dynamo.{name}"] = getattr(dynamo_config, name)
+    for name in ("max_autotune", "coordinate_descent_tuning", "freezing", "fx_graph_cache", "cpp_wrapper"):
+        if hasattr(inductor_config, name):
+            out[f"inductor.{name}"] = getattr(inductor_config, name)
+    try:
+        out["inductor.triton.cudagraphs"] = inductor_config.triton.cudagraphs
+        out["inductor.cpp.simdlen"] = inductor_config.cpp.simdlen
+    except AttributeError:
+        pass
+
+
+def cuda_devices() -> tuple[list[str], str | None]:
+    """Device names and driver version, only if the program initialized CUDA itself."""
+    torch = sys.modules.get("torch")
+    if torch is None:
+        return [], None
+    try:
+        if not torch.cuda.is_initialized():
+            return [], None
+        names = [torch.cuda.get_device_name(i) for i in range(torch.cuda.device_count())]
+        driver = None
+        get_driver = getattr(torch._C, "_cuda_getDriverVersion", None)
+        if get_driver is not None:
+            v = int(get_driver())
+            driver = f"{v // 1000}.{(v % 1000) // 10}"
+        return names, driver
+    except Exception:  # noqa: BLE001 - a broken CUDA setup must not break the program
+        return [], None

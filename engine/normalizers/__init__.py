@@ -1,0 +1,169 @@
+"""Turning torch's structured-trace records into schema events: one normalizer per kind.
+
+Both the live recorder (records arrive from the ``torch.__trace`` logger) and the
+TORCH_TRACE importer (records parsed from a file) feed ``Normalizer.feed``, so a run
+looks the same however it was captured. Each module of this package registers the kinds
+it owns with ``@handles`` / ``@handles_artifact``; the dispatch here knows none of them.
+A record nobody handles becomes a ``Raw`` event: nothing torch emits is dropped.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+from dyn_inspect.engine.eventlog import BlobStore
+from dyn_inspect.engine.schema import Event, Raw
+
+# Keys torch puts beside the kind in every record's metadata.
+COMMON_KEYS = frozenset(
+    {"rank", "frame_id", "frame_compile_id", "attempt", "has_payload", "compiled_autograd_id"}
+)
+
+
+@dataclass(slots=True)
+class TraceRecord:
+    """One structured-trace record: torch's metadata dict and its (optional) payload."""
+
+    metadata: dict[str, Any]
+    payload: str | None = None
+    t: float = 0.0
+
+    @property
+    def kind(self) -> str:
+        for key in self.metadata:
+            if key not in COMMON_KEYS:
+                return key
+        return "unknown"
+
+    @property
+    def body(self) -> Any:
+        return self.metadata.get(self.kind)
+
+    @property
+    def compile_id(self) -> str | None:
+        md = self.metadata
+        frame, n = md.get("frame_id"), md.get("frame_compile_id")
+        if frame is None or n is None:
+            return None
+        cid = f"{frame}/{n}"
+        if md.get("compiled_autograd_id") is not None:
+            cid = f"!{md['compiled_autograd_id']}/{cid}"
+        return cid
+
+
+@dataclass
+class PendingBreak:
+    """What the live hook on Dynamo's log_graph_break saw before torch logged the text."""
+
+    gb_type: str | None
+    stack: list[Any]  # traceback.FrameSummary, outermost first
+
+
+@dataclass
+class Context:
+    """State normalizers share within one process's stream of records."""
+
+    blobs: BlobStore
+    strings: dict[int, str] = field(default_factory=dict)
+    captured: set[str] = field(default_factory=set)
+    breaks_in_compile: Counter[str] = field(default_factory=Counter)
+    cache_counts: dict[str, Counter[str]] = field(default_factory=dict)
+    output_code: dict[str, tuple[str, bool]] = field(default_factory=dict)
+    pending_break: PendingBreak | None = None
+
+    def filename(self, ref: Any) -> str:
+        """Resolve torch's interned filename (an int index) to the path."""
+        if isinstance(ref, int):
+            return self.strings.get(ref, f"<unknown file #{ref}>")
+        return str(ref)
+
+
+Handler = Callable[[TraceRecord, Context], Iterable[Event]]
+
+_BY_KIND: dict[str, Handler] = {}
+_BY_ARTIFACT: dict[str, Handler] = {}
+_BY_ARTIFACT_PATTERN: list[tuple[re.Pattern[str], Handler]] = []
+
+
+def handles(*kinds: str) -> Callable[[Handler], Handler]:
+    def register(fn: Handler) -> Handler:
+        for kind in kinds:
+            _BY_KIND[kind] = fn
+        return fn
+
+    return register
+
+
+def handles_artifact(*names: str, pattern: str | None = None) -> Callable[[Handler], Handler]:
+    def register(fn: Handler) -> Handler:
+        for name in names:
+            _BY_ARTIFACT[name] = fn
+        if pattern:
+            _BY_ARTIFACT_PATTERN.append((re.compile(pattern), fn))
+        return fn
+
+    return register
+
+
+def _handler_for(record: TraceRecord) -> Handler | None:
+    kind = record.kind
+    if kind == "artifact":
+        name = (record.body or {}).get("name", "")
+        if name in _BY_ARTIFACT:
+            return _BY_ARTIFACT[name]
+        for pattern, fn in _BY_ARTIFACT_PATTERN:
+            if pattern.match(name):
+                return fn
+    return _BY_KIND.get(kind)
+
+
+def raw_event(record: TraceRecord, ctx: Context) -> Raw:
+    payload = ctx.blobs.put(record.payload) if record.payload else None
+    return Raw(
+        t=record.t,
+        cid=record.compile_id,
+        torch_kind=record.kind,
+        metadata=record.metadata,
+        payload=payload,
+    )
+
+
+class Normalizer:
+    """Feeds records through the registered handlers; never raises on odd input."""
+
+    def __init__(self, blobs: BlobStore) -> None:
+        self.ctx = Context(blobs=blobs)
+        self.failures = 0
+
+    def feed(self, record: TraceRecord) -> list[Event]:
+        handler = _handler_for(record)
+        if handler is None:
+            return [raw_event(record, self.ctx)]
+        try:
+            events = list(handler(record, self.ctx))
+        except Exception:  # noqa: BLE001 - a format we misread must not lose the record
+            self.failures += 1
+            return [raw_event(record, self.ctx)]
+        for event in events:
+            if not event.t:
+                event.t = record.t
+            if event.cid is None:
+                event.cid = record.compile_id
+        return events
+
+
+# Register every handler module (import for side effects; order does not matter).
+from dyn_inspect.engine.normalizers import (  # noqa: E402,F401
+    compiles,
+    graph_breaks,
+    graphs,
+    guards,
+    kernels,
+    misc,
+    recompiles,
+    shapes,
+)

@@ -1,0 +1,143 @@
+"""Frame compilations: ``dynamo_start`` (the stack that triggered it) and
+``compilation_metrics`` / ``bwd_compilation_metrics`` (outcome, counts, stage times)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable
+from typing import Any
+
+from dyn_inspect.engine.normalizers import Context, TraceRecord, handles
+from dyn_inspect.engine.normalizers.locations import loc_from_interned
+from dyn_inspect.engine.schema import (
+    BackwardCapture,
+    Capture,
+    CompileStart,
+    Event,
+    Loc,
+    RecompileLimit,
+    StageTimes,
+)
+
+
+@handles("str")
+def intern_string(record: TraceRecord, ctx: Context) -> Iterable[Event]:
+    text, idx = record.body
+    ctx.strings[int(idx)] = text
+    return ()
+
+
+@handles("dynamo_start")
+def compile_start(record: TraceRecord, ctx: Context) -> Iterable[Event]:
+    stack = [loc_from_interned(f, ctx.filename(f.get("filename"))) for f in record.body.get("stack", [])]
+    yield CompileStart(
+        frame_id=record.metadata.get("frame_id"),
+        attempt=int(record.metadata.get("attempt") or 0),
+        stack=stack,
+    )
+
+
+def _sub(a: float | None, b: float | None) -> float | None:
+    if a is None:
+        return None
+    return max(a - (b or 0.0), 0.0)
+
+
+def stage_times(m: dict[str, Any]) -> StageTimes:
+    """Split torch's nested cumulative timers into exclusive per-stage times.
+
+    entire_frame ⊃ backend (AOTAutograd + Inductor) ⊃ inductor ⊃ codegen.
+    """
+    total = m.get("entire_frame_compile_time_s")
+    backend = m.get("backend_compile_time_s")
+    inductor = m.get("inductor_compile_time_s")
+    codegen = m.get("code_gen_time_s")
+    return StageTimes(
+        total_s=total,
+        dynamo_s=_sub(total, backend),
+        aot_s=_sub(backend, inductor),
+        inductor_s=_sub(inductor, codegen),
+        codegen_s=codegen,
+    )
+
+
+def _is_recompile_limit(fail_type: str | None, fail_reason: str | None) -> bool:
+    text = f"{fail_type or ''} {fail_reason or ''}".lower()
+    return "recompile limit" in text or "recompilelimitexceeded" in text or "cache_size_limit" in text
+
+
+def _outcome(m: dict[str, Any], breaks: int) -> str:
+    fail_type, fail_reason = m.get("fail_type"), m.get("fail_reason")
+    if _is_recompile_limit(fail_type, fail_reason):
+        return "recompile_limit"
+    if fail_type:
+        skipped = "skip" in str(fail_type).lower() or "skip" in str(fail_reason or "").lower()
+        return "skipped" if skipped else "failed"
+    if m.get("has_guarded_code") is False:
+        return "skipped"
+    if breaks or m.get("num_graph_breaks"):
+        return "graph_break"
+    if not m.get("graph_op_count"):
+        return "empty"
+    return "graph"
+
+
+@handles("compilation_metrics")
+def capture(record: TraceRecord, ctx: Context) -> Iterable[Event]:
+    m: dict[str, Any] = record.body
+    cid = m.get("compile_id") or record.compile_id
+    ctx.captured.add(str(cid))
+    breaks = ctx.breaks_in_compile.get(str(cid), 0)
+    fail_loc = None
+    if m.get("fail_user_frame_filename") and m.get("fail_user_frame_lineno"):
+        fail_loc = Loc(file=m["fail_user_frame_filename"], line=int(m["fail_user_frame_lineno"]))
+    caches = ctx.cache_counts.get(str(cid), {})
+    outcome = _outcome(m, breaks)
+    yield Capture(
+        cid=cid,
+        co_name=m.get("co_name"),
+        co_filename=m.get("co_filename"),
+        co_firstlineno=m.get("co_firstlineno"),
+        outcome=outcome,  # type: ignore[arg-type]
+        graph_op_count=m.get("graph_op_count"),
+        graph_node_count=m.get("graph_node_count"),
+        graph_input_count=m.get("graph_input_count"),
+        guard_count=m.get("guard_count"),
+        shape_env_guard_count=m.get("shape_env_guard_count"),
+        cache_size=m.get("cache_size"),
+        accumulated_cache_size=m.get("accumulated_cache_size"),
+        times=stage_times(m),
+        fail_type=m.get("fail_type"),
+        fail_reason=m.get("fail_reason"),
+        fail_loc=fail_loc,
+        restart_reasons=list(m.get("restart_reasons") or []),
+        recompile_reason=m.get("recompile_reason"),
+        graph_breaks=max(breaks, int(m.get("num_graph_breaks") or 0)),
+        fx_cache_hits=int(m.get("inductor_fx_local_cache_hit_count") or caches.get("fx_graph:hit", 0)),
+        fx_cache_misses=int(m.get("inductor_fx_local_cache_miss_count") or caches.get("fx_graph:miss", 0)),
+        aot_cache_hits=int(m.get("aotautograd_local_cache_hit_count") or caches.get("aotautograd:hit", 0)),
+        aot_cache_misses=int(m.get("aotautograd_local_cache_miss_count") or caches.get("aotautograd:miss", 0)),
+        metrics=ctx.blobs.put(json.dumps(m, default=str)),
+    )
+    if outcome == "recompile_limit":
+        yield RecompileLimit(
+            cid=cid,
+            co_name=m.get("co_name"),
+            co_filename=m.get("co_filename"),
+            co_firstlineno=m.get("co_firstlineno"),
+            reason=str(m.get("fail_reason") or m.get("fail_type") or ""),
+        )
+
+
+@handles("bwd_compilation_metrics")
+def backward_capture(record: TraceRecord, ctx: Context) -> Iterable[Event]:
+    m: dict[str, Any] = record.body
+    yield BackwardCapture(
+        cid=m.get("compile_id") or record.compile_id,
+        times=StageTimes(
+            total_s=m.get("inductor_compile_time_s"),
+            inductor_s=_sub(m.get("inductor_compile_time_s"), m.get("code_gen_time_s")),
+            codegen_s=m.get("code_gen_time_s"),
+        ),
+        metrics=ctx.blobs.put(json.dumps(m, default=str)),
+    )

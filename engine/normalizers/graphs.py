@@ -1,0 +1,89 @@
+"""FX graphs at every stage torch logs: Dynamo's captured graph, AOTAutograd's joint /
+forward / backward / inference graphs (PrimTorch-decomposed ATen) and Inductor's pre- and
+post-grad graphs. Code goes to the blob store; the event keeps node and op counts."""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from collections.abc import Iterable
+
+from dyn_inspect.engine.normalizers import Context, TraceRecord, handles, handles_artifact
+from dyn_inspect.engine.schema import Event, Graph
+
+STAGE_OF_KIND = {
+    "dynamo_output_graph": "dynamo",
+    "aot_joint_graph": "aot_joint",
+    "aot_forward_graph": "aot_fw",
+    "aot_backward_graph": "aot_bw",
+    "aot_inference_graph": "aot_inference",
+}
+STAGE_OF_ARTIFACT = {
+    "before_pre_grad_graph": "pre_grad_before",
+    "after_pre_grad_graph": "pre_grad",
+    "before_joint_graph": "joint_before",
+    "after_joint_graph": "joint",
+    "before_post_grad_graph": "post_grad_before",
+    "inductor_post_grad_graph": "post_grad",
+    "after_post_grad_graph": "post_grad",  # torch 2.9's name
+}
+
+# `name: "f32[4, 8]..." = target(args...)` — the FX readable form of every call node.
+_NODE_RE = re.compile(r'^\s+(?P<name>\w+)(?:: "[^"]*")? = (?P<rhs>.+)$')
+_CALL_RE = re.compile(r"^(?P<target>[A-Za-z_][\w.]*)\(")
+_ATEN_RE = re.compile(r"^torch\.ops\.(?P<ns>\w+)\.(?P<op>\w+)(?:\.\w+)?$")
+
+
+def op_name(target: str) -> str:
+    m = _ATEN_RE.match(target)
+    if m:
+        return f"{m['ns']}.{m['op']}"
+    head, _, method = target.rpartition(".")
+    if head and not head.startswith(("torch", "operator", "math", "builtins")) and "." not in head:
+        return f"Tensor.{method}"  # `linear.relu()`: a method call on a graph value
+    return target
+
+
+def summarize_graph(code: str) -> tuple[int, dict[str, int]]:
+    """Node count and op histogram of a readable FX graph."""
+    ops: Counter[str] = Counter()
+    nodes = 0
+    for line in code.splitlines():
+        m = _NODE_RE.match(line)
+        if not m or line.lstrip().startswith(("#", "def ", "return")):
+            continue
+        nodes += 1
+        call = _CALL_RE.match(m["rhs"])
+        if call:
+            ops[op_name(call["target"])] += 1
+        elif m["rhs"].startswith(("L_", "l_")):
+            continue  # input aliasing, not an op
+        else:
+            parts = m["rhs"].split()
+            if len(parts) == 3 and parts[1] in {"+", "-", "*", "/", ">", "<", ">=", "<=", "==", "!=", "@", "//", "%", "**"}:
+                ops[f"operator.{parts[1]}"] += 1
+    return nodes, dict(ops)
+
+
+def _stage_for(stage: str, record: TraceRecord, ctx: Context) -> str:
+    # Inductor compiles the backward lazily, after the frame's compilation_metrics.
+    cid = record.compile_id
+    if cid in ctx.captured and stage.startswith(("post_grad", "pre_grad", "joint")):
+        return f"{stage}_bw"
+    return stage
+
+
+def _graph(stage: str, record: TraceRecord, ctx: Context) -> Graph:
+    code = record.payload or ""
+    nodes, ops = summarize_graph(code)
+    return Graph(stage=_stage_for(stage, record, ctx), code=ctx.blobs.put(code), node_count=nodes, op_counts=ops)
+
+
+@handles(*STAGE_OF_KIND)
+def kind_graph(record: TraceRecord, ctx: Context) -> Iterable[Event]:
+    yield _graph(STAGE_OF_KIND[record.kind], record, ctx)
+
+
+@handles_artifact(*STAGE_OF_ARTIFACT)
+def artifact_graph(record: TraceRecord, ctx: Context) -> Iterable[Event]:
+    yield _graph(STAGE_OF_ARTIFACT[record.body["name"]], record, ctx)

@@ -1,0 +1,71 @@
+"""Source locations from the three shapes torch gives them in.
+
+- interned stack frames in structured metadata: ``{"line", "name", "filename": idx, "loc"}``;
+- Python traceback text ("  File "f", line N, in fn\n    code\n    ^^^^"), as in graph-break
+  and provenance payloads — carets give the column range;
+- ``traceback.FrameSummary`` objects (live hook; ``colno`` exists on torch 2.13+).
+"""
+
+from __future__ import annotations
+
+import linecache
+import re
+from typing import Any
+
+from dyn_inspect.engine.schema import Loc
+
+_FRAME_RE = re.compile(r'^\s*File "(?P<file>[^"]+)", line (?P<line>\d+), in (?P<name>.+)$')
+
+
+def loc_from_interned(frame: dict[str, Any], filename: str) -> Loc:
+    code = frame.get("loc") or None
+    return Loc(file=filename, line=int(frame.get("line") or 0), name=frame.get("name"), code=code)
+
+
+def _indent_of(file: str, line: int) -> int | None:
+    text = linecache.getline(file, line)
+    if not text:
+        return None
+    return len(text) - len(text.lstrip())
+
+
+def parse_traceback(text: str) -> list[Loc]:
+    """Frames of a formatted traceback, outermost first, with caret columns when present."""
+    lines = text.splitlines()
+    frames: list[Loc] = []
+    i = 0
+    while i < len(lines):
+        m = _FRAME_RE.match(lines[i])
+        if not m:
+            i += 1
+            continue
+        file, lineno, name = m["file"], int(m["line"]), m["name"]
+        code = None
+        col = end_col = None
+        if i + 1 < len(lines) and lines[i + 1].startswith("    ") and not _FRAME_RE.match(lines[i + 1]):
+            raw_code = lines[i + 1]
+            code = raw_code.strip()
+            i += 1
+            if i + 1 < len(lines) and set(lines[i + 1].strip()) <= set("^~") and lines[i + 1].strip():
+                carets = lines[i + 1]
+                start = len(carets) - len(carets.lstrip())
+                end = len(carets.rstrip())
+                # Carets are relative to the printed (dedented, 4-space prefixed) code line.
+                printed_indent = len(raw_code) - len(raw_code.lstrip())
+                indent = _indent_of(file, lineno)
+                if indent is not None:
+                    col = start - printed_indent + indent
+                    end_col = end - printed_indent + indent
+                i += 1
+        frames.append(Loc(file=file, line=lineno, name=name, col=col, end_col=end_col, code=code))
+        i += 1
+    return frames
+
+
+def loc_from_frame_summary(fs: Any) -> Loc:
+    col = getattr(fs, "colno", None)
+    end_col = getattr(fs, "end_colno", None)
+    if getattr(fs, "end_lineno", None) not in (None, fs.lineno):
+        end_col = None  # a multi-line expression: underline to the end of the first line
+    code = (fs.line or "").strip() or None
+    return Loc(file=fs.filename, line=int(fs.lineno or 0), name=fs.name, col=col, end_col=end_col, code=code)

@@ -1,0 +1,67 @@
+"""Small kinds: bytecode dumps, cache hit/miss artifacts, chromium timing events, and the
+fallback for named artifacts without a dedicated event (fx_graph_runnable, configs...)."""
+
+from __future__ import annotations
+
+import json
+import re
+from collections import Counter
+from collections.abc import Iterable
+
+from dyn_inspect.engine.normalizers import Context, TraceRecord, handles, handles_artifact
+from dyn_inspect.engine.schema import Artifact, Bytecode, CacheEvent, Chromium, Event
+
+_BYTECODE_RE = re.compile(r"^(?P<fn>.+)_(?P<which>ORIGINAL|MODIFIED)_BYTECODE$")
+_CACHE_RE = re.compile(r"^(?P<cache>\w+?)_cache_(?P<state>hit|miss|bypass)$")
+
+
+@handles_artifact(pattern=r".+_(ORIGINAL|MODIFIED)_BYTECODE$")
+def bytecode(record: TraceRecord, ctx: Context) -> Iterable[Event]:
+    m = _BYTECODE_RE.match(record.body["name"])
+    assert m is not None
+    yield Bytecode(function=m["fn"], which=m["which"].lower(), code=ctx.blobs.put(record.payload or ""))  # type: ignore[arg-type]
+
+
+@handles_artifact(pattern=r"^\w+_cache_(hit|miss|bypass)$")
+def cache(record: TraceRecord, ctx: Context) -> Iterable[Event]:
+    m = _CACHE_RE.match(record.body["name"])
+    assert m is not None
+    key = None
+    try:
+        detail = json.loads(record.payload or "{}")
+        key = detail.get("key") if isinstance(detail, dict) else None
+    except json.JSONDecodeError:
+        pass
+    hit = m["state"] == "hit"
+    cid = record.compile_id or ""
+    ctx.cache_counts.setdefault(cid, Counter())[f"{m['cache']}:{'hit' if hit else 'miss'}"] += 1
+    yield CacheEvent(
+        cache=m["cache"],
+        hit=hit,
+        key=key,
+        detail=ctx.blobs.put(record.payload) if record.payload else None,
+    )
+
+
+@handles("chromium_event")
+def chromium(record: TraceRecord, ctx: Context) -> Iterable[Event]:
+    e = json.loads(record.payload or "{}")
+    args = e.get("args") or {}
+    yield Chromium(
+        cid=args.get("compile_id") or record.compile_id,
+        name=str(e.get("name")),
+        ph=str(e.get("ph")),
+        ts=float(e.get("ts") or 0.0),
+        cat=e.get("cat"),
+        args=args,
+    )
+
+
+@handles("artifact")
+def artifact(record: TraceRecord, ctx: Context) -> Iterable[Event]:
+    body = record.body or {}
+    yield Artifact(
+        name=str(body.get("name")),
+        encoding=body.get("encoding"),
+        payload=ctx.blobs.put(record.payload) if record.payload is not None else None,
+    )

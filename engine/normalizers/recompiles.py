@@ -1,0 +1,32 @@
+"""Recompiles: the ``recompile_reasons`` artifact (a JSON list on 2.9, a bare string for a
+single reason on 2.11+, a list otherwise)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable
+
+from dyn_inspect.engine.normalizers import Context, TraceRecord, handles_artifact
+from dyn_inspect.engine.schema import Event, Recompile
+
+
+def parse_reasons(payload: str) -> list[str]:
+    text = payload.strip()
+    if text.startswith("["):
+        try:
+            value = json.loads(text)
+        except json.JSONDecodeError:
+            value = None
+        if isinstance(value, list):
+            return [str(v) for v in value]
+    if text.startswith('"'):
+        try:
+            return [str(json.loads(text))]
+        except json.JSONDecodeError:
+            pass
+    return [text] if text else []
+
+
+@handles_artifact("recompile_reasons")
+def recompile(record: TraceRecord, ctx: Context) -> Iterable[Event]:
+    yield Recompile(reasons=parse_reasons(record.payload or ""))

@@ -1,0 +1,211 @@
+"""The in-process recorder: listens on torch's own structured-trace logger.
+
+``activate()`` runs inside the user's program (installed by the startup hook in
+``bootstrap/``) once torch is imported. It puts a handler first on ``torch.__trace`` —
+first, because torch's lazy TORCH_TRACE handler removes itself during dispatch and a
+handler after it would miss that record — and feeds every record through the
+normalizers into this process's event log. It never changes the user's backend; it only
+turns on Inductor provenance tracking (kernel → source line), which
+``DYN_INSPECT_PROVENANCE=0`` turns off.
+"""
+
+from __future__ import annotations
+
+import atexit
+import logging
+import os
+import sys
+import threading
+import time
+import traceback
+from pathlib import Path
+from typing import Any
+
+from dyn_inspect.engine import environment
+from dyn_inspect.engine.eventlog import EventLog
+from dyn_inspect.engine.normalizers import Normalizer, PendingBreak, TraceRecord
+from dyn_inspect.engine.schema import ExceptionInfo, Loc, ProcessEnd, ProcessStart
+
+RUN_DIR_ENV = "DYN_INSPECT_RUN_DIR"
+LAUNCHER_PID_ENV = "DYN_INSPECT_LAUNCHER_PID"
+DISABLE_ENV = "DYN_INSPECT_COMPILE_DISABLED"
+PROVENANCE_ENV = "DYN_INSPECT_PROVENANCE"
+
+_recorder: Recorder | None = None
+
+
+class _TraceHandler(logging.Handler):
+    def __init__(self, recorder: Recorder) -> None:
+        super().__init__(level=logging.DEBUG)
+        self.recorder = recorder
+
+    def emit(self, record: logging.LogRecord) -> None:
+        metadata = getattr(record, "metadata", None)
+        if isinstance(metadata, dict):
+            self.recorder.on_record(TraceRecord(metadata, getattr(record, "payload", None), record.created))
+
+    def handleError(self, record: logging.LogRecord) -> None:  # noqa: N802 - logging API
+        pass  # never print logging tracebacks into the user's output
+
+
+class Recorder:
+    """Owns this process's log; created lazily so processes that never compile leave none."""
+
+    def __init__(self, run_dir: Path, eager_log: bool) -> None:
+        self.run_dir = run_dir
+        self.started = time.time()
+        self._lock = threading.RLock()
+        self._log: EventLog | None = None
+        self._normalizer: Normalizer | None = None
+        self._pending = threading.local()
+        self._exception: BaseException | None = None
+        self.compile_disabled = os.environ.get(DISABLE_ENV) == "1"
+        self.provenance = False
+        self.errors = 0
+        if eager_log:
+            self._open()
+
+    def _open(self) -> EventLog:
+        if self._log is None:
+            self._log = EventLog(self.run_dir, f"p{os.getpid()}.jsonl")
+            self._normalizer = Normalizer(self._log.blobs)
+            info = environment.static_info()
+            if "torch" in sys.modules:
+                info.update(environment.torch_info())
+            self._log.write(
+                ProcessStart(
+                    t=self.started,
+                    compile_disabled=self.compile_disabled,
+                    provenance=self.provenance,
+                    **info,
+                )
+            )
+        return self._log
+
+    def on_record(self, record: TraceRecord) -> None:
+        try:
+            with self._lock:
+                log = self._open()
+                assert self._normalizer is not None
+                if record.kind == "artifact" and (record.body or {}).get("name") == "dynamo_graph_break_reason":
+                    self._normalizer.ctx.pending_break = getattr(self._pending, "value", None)
+                for event in self._normalizer.feed(record):
+                    log.write(event)
+        except Exception:  # noqa: BLE001 - recording must never break the user's program
+            self.errors += 1
+
+    def set_pending_break(self, exc: Any) -> None:
+        stack = list(getattr(exc, "real_stack", None) or [])
+        self._pending.value = PendingBreak(gb_type=getattr(exc, "gb_type", None), stack=stack)
+
+    def clear_pending_break(self) -> None:
+        self._pending.value = None
+
+    def note_exception(self, exc: BaseException) -> None:
+        self._exception = exc
+
+    def finish(self) -> None:
+        with self._lock:
+            if self._log is None:
+                return
+            exc_info = None
+            exc = self._exception
+            if exc is not None and not isinstance(exc, (SystemExit, KeyboardInterrupt)):
+                tb = traceback.extract_tb(exc.__traceback__)
+                last = tb[-1] if tb else None
+                exc_info = ExceptionInfo(
+                    type=type(exc).__qualname__,
+                    message=str(exc),
+                    traceback="".join(traceback.format_exception(type(exc), exc, exc.__traceback__)),
+                    loc=Loc(file=last.filename, line=last.lineno or 0, name=last.name, code=(last.line or None))
+                    if last
+                    else None,
+                )
+            elif isinstance(exc, KeyboardInterrupt):
+                exc_info = ExceptionInfo(type="KeyboardInterrupt", message="", traceback="")
+            self._log.write(
+                ProcessEnd(
+                    duration_s=time.time() - self.started,
+                    exit_code=1 if exc_info else None,
+                    exception=exc_info,
+                )
+            )
+            self._log.close()
+
+
+def _hook_graph_breaks(recorder: Recorder) -> None:
+    """Hand Dynamo's Unsupported exception (gb_type, real_stack with columns) to the
+    normalizer of the text record that log_graph_break is about to emit."""
+    try:
+        from torch._dynamo import symbolic_convert
+    except Exception:  # noqa: BLE001
+        return
+    cls = getattr(symbolic_convert, "InstructionTranslatorBase", None)
+    original = getattr(cls, "log_graph_break", None)
+    if original is None or getattr(original, "_dyn_inspect", False):
+        return  # torch 2.9: a module-level function; the text alone is parsed
+
+    def log_graph_break(self: Any, code_options: Any, reason: str, exc: Any) -> Any:
+        recorder.set_pending_break(exc)
+        try:
+            return original(self, code_options, reason, exc)
+        finally:
+            recorder.clear_pending_break()
+
+    log_graph_break._dyn_inspect = True  # type: ignore[attr-defined]
+    setattr(cls, "log_graph_break", log_graph_break)
+
+
+def _enable_provenance(recorder: Recorder) -> None:
+    if os.environ.get(PROVENANCE_ENV, "1") == "0":
+        return
+    try:
+        import torch._inductor.config as inductor_config
+
+        if hasattr(inductor_config.trace, "provenance_tracking_level"):
+            if not inductor_config.trace.provenance_tracking_level:
+                inductor_config.trace.provenance_tracking_level = 1
+            recorder.provenance = True
+        elif hasattr(inductor_config.trace, "provenance_tracking"):
+            inductor_config.trace.provenance_tracking = True
+            recorder.provenance = True
+    except Exception:  # noqa: BLE001
+        pass
+
+
+def _install_excepthook(recorder: Recorder) -> None:
+    previous = sys.excepthook
+
+    def excepthook(tp: type[BaseException], value: BaseException, tb: Any) -> None:
+        recorder.note_exception(value)
+        previous(tp, value, tb)
+
+    sys.excepthook = excepthook
+
+
+def activate(run_dir: str | Path | None = None) -> Recorder | None:
+    """Start recording in this process (idempotent). Needs torch importable."""
+    global _recorder
+    if _recorder is not None:
+        return _recorder
+    target = run_dir or os.environ.get(RUN_DIR_ENV)
+    if not target:
+        return None
+    launcher = os.environ.get(LAUNCHER_PID_ENV)
+    eager = launcher is not None and str(os.getppid()) == launcher
+    recorder = Recorder(Path(target), eager_log=False)
+    _recorder = recorder
+    _enable_provenance(recorder)
+    if eager:
+        recorder._open()
+    logger = logging.getLogger("torch.__trace")
+    logger.setLevel(logging.DEBUG)
+    logger.handlers.insert(0, _TraceHandler(recorder))
+    _hook_graph_breaks(recorder)
+    _install_excepthook(recorder)
+    atexit.register(recorder.finish)
+    return recorder
+
+
+def current() -> Recorder | None:
+    return _recorder

@@ -1,0 +1,354 @@
+"""The event-log schema: one msgspec Struct per event kind.
+
+This module is the single definition of what a run's log may hold. Writers (the live
+recorder and the TORCH_TRACE importer) produce these structs; readers decode them. A new
+event kind is one Struct here plus one normalizer in ``normalizers/``. ``docs/event-log.md``
+describes the same thing for humans; ``schema.json`` is generated from this module.
+
+Bump ``SCHEMA_VERSION`` when a field changes meaning or a required field is added; adding
+an optional field or a new kind keeps the version (old readers keep unknown kinds raw).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal, Union
+
+import msgspec
+
+SCHEMA_VERSION = 1
+
+
+class Loc(msgspec.Struct, omit_defaults=True, frozen=True):
+    """A source location: absolute path, 1-based line, 0-based columns where known."""
+
+    file: str
+    line: int
+    name: str | None = None
+    col: int | None = None
+    end_col: int | None = None
+    code: str | None = None  # the line's text when recorded: lets readers detect stale lines
+
+
+class Blob(msgspec.Struct, frozen=True):
+    """A content-addressed payload stored once under ``blobs/``."""
+
+    digest: str
+    size: int
+
+
+class Event(msgspec.Struct, tag_field="kind", kw_only=True, omit_defaults=True):
+    """Common fields: ``t`` wall time (s since epoch); ``cid`` the compile id "frame/n"."""
+
+    t: float = 0.0
+    cid: str | None = None
+
+
+# --- process and run lifetime -------------------------------------------------------
+
+
+class LogHeader(Event, tag="log_header"):
+    schema: int
+    writer: str
+    pid: int
+    source: Literal["live", "import"] = "live"
+    origin: str | None = None  # for imports: the TORCH_TRACE file
+
+
+class ProcessStart(Event, tag="process_start"):
+    argv: list[str]
+    cwd: str
+    pid: int
+    ppid: int
+    executable: str
+    python: str
+    platform: str
+    hostname: str
+    torch: str | None = None
+    triton: str | None = None
+    cuda: str | None = None
+    cuda_driver: str | None = None
+    devices: list[str] = []
+    cpu: str | None = None
+    cpu_isa: str | None = None
+    rank: int | None = None
+    local_rank: int | None = None
+    world_size: int | None = None
+    compile_disabled: bool = False
+    provenance: bool = False
+    config: dict[str, Any] = {}
+
+
+class ExceptionInfo(msgspec.Struct, omit_defaults=True):
+    type: str
+    message: str
+    traceback: str
+    loc: Loc | None = None
+
+
+class ProcessEnd(Event, tag="process_end"):
+    duration_s: float
+    exit_code: int | None = None
+    exception: ExceptionInfo | None = None
+
+
+class RunStart(Event, tag="run_start"):
+    """Written by the launcher (the parent), never by the recorded program."""
+
+    command: list[str]
+    cwd: str
+    mode: Literal["script", "module", "command", "import"]
+    tool_version: str
+    compile_disabled: bool = False
+
+
+class RunEnd(Event, tag="run_end"):
+    exit_code: int
+    duration_s: float
+    signal: int | None = None
+
+
+# --- compilation ----------------------------------------------------------------------
+
+
+class CompileStart(Event, tag="compile_start"):
+    frame_id: int | None = None
+    attempt: int = 0
+    stack: list[Loc] = []
+
+
+class StageTimes(msgspec.Struct, omit_defaults=True, frozen=True):
+    total_s: float | None = None
+    dynamo_s: float | None = None
+    aot_s: float | None = None
+    inductor_s: float | None = None
+    codegen_s: float | None = None
+
+
+Outcome = Literal["graph", "graph_break", "empty", "skipped", "failed", "recompile_limit"]
+
+
+class Capture(Event, tag="capture"):
+    """One frame compilation finished (torch's compilation_metrics)."""
+
+    co_name: str | None = None
+    co_filename: str | None = None
+    co_firstlineno: int | None = None
+    outcome: Outcome = "graph"
+    graph_op_count: int | None = None
+    graph_node_count: int | None = None
+    graph_input_count: int | None = None
+    guard_count: int | None = None
+    shape_env_guard_count: int | None = None
+    cache_size: int | None = None
+    accumulated_cache_size: int | None = None
+    times: StageTimes = StageTimes()
+    fail_type: str | None = None
+    fail_reason: str | None = None
+    fail_loc: Loc | None = None
+    restart_reasons: list[str] = []
+    recompile_reason: str | None = None
+    graph_breaks: int = 0
+    fx_cache_hits: int = 0
+    fx_cache_misses: int = 0
+    aot_cache_hits: int = 0
+    aot_cache_misses: int = 0
+    metrics: Blob | None = None  # the whole compilation_metrics record, nothing dropped
+
+
+class BackwardCapture(Event, tag="bwd_capture"):
+    times: StageTimes = StageTimes()
+    metrics: Blob | None = None
+
+
+class GraphBreak(Event, tag="graph_break"):
+    key: str  # stable dedup key: gb type + innermost file + line
+    gb_type: str
+    loc: Loc  # innermost location (may be inside an inlined function or a library)
+    gb_id: str | None = None
+    url: str | None = None
+    reason: str = ""
+    explanation: str = ""
+    hints: list[str] = []
+    user_stack: list[Loc] = []  # outermost first, through inlined calls
+    text: Blob | None = None
+
+
+class Recompile(Event, tag="recompile"):
+    reasons: list[str]  # one per failed cache entry, "0/0: tensor 'x' size mismatch ..."
+
+
+class RecompileLimit(Event, tag="recompile_limit"):
+    """The frame hit the recompile limit and runs eagerly from now on (torch says no more)."""
+
+    co_name: str | None = None
+    co_filename: str | None = None
+    co_firstlineno: int | None = None
+    reason: str = ""
+
+
+class Guards(Event, tag="guards"):
+    count: int
+    text: Blob
+    latency_us: float | None = None
+
+
+GraphStage = Literal[
+    "dynamo",
+    "aot_joint",
+    "aot_fw",
+    "aot_bw",
+    "aot_inference",
+    "pre_grad_before",
+    "pre_grad",
+    "joint_before",
+    "joint",
+    "post_grad_before",
+    "post_grad",
+]
+
+
+class Graph(Event, tag="graph"):
+    stage: str  # one of GraphStage; str so that a new torch stage is kept, not rejected
+    code: Blob
+    node_count: int = 0
+    op_counts: dict[str, int] = {}
+
+
+class OutputCode(Event, tag="output_code"):
+    code: Blob
+    path: str | None = None
+    backward: bool = False
+    kernels: list[str] = []
+
+
+class Kernel(Event, tag="kernel"):
+    name: str
+    backend: Literal["cpp", "triton", "cuda", "other"]
+    source: Blob
+    backward: bool = False
+    fused_ops: list[str] = []  # ATen ops Inductor names in "Original ATen: [...]"
+    source_nodes: list[str] = []  # "Topologically Sorted Source Nodes: [...]"
+    vectorized: str | None = None  # CPU: "avx512", "avx2", "neon", "vec" or None when scalar
+    lines: int = 0
+
+
+class KernelProvenance(Event, tag="kernel_provenance"):
+    """Which user source lines each kernel came from (Inductor provenance tracking)."""
+
+    kernels: dict[str, list[Loc]]
+    backward: bool = False
+
+
+class Symbol(Event, tag="symbol"):
+    symbol: str
+    value: str | None = None
+    range: str | None = None
+    source: str | None = None
+    loc: Loc | None = None
+
+
+class Specialization(Event, tag="specialization"):
+    symbol: str
+    value: str | None = None
+    reason: str | None = None
+    source: str | None = None
+    loc: Loc | None = None
+
+
+class ShapeGuard(Event, tag="shape_guard"):
+    expr: str
+    loc: Loc | None = None
+
+
+class Bytecode(Event, tag="bytecode"):
+    function: str
+    which: Literal["original", "modified"]
+    code: Blob
+
+
+class CacheEvent(Event, tag="cache"):
+    cache: str  # "fx_graph", "aotautograd", ...
+    hit: bool
+    key: str | None = None
+    detail: Blob | None = None
+
+
+class Artifact(Event, tag="artifact"):
+    """A named artifact without a dedicated kind (fx_graph_runnable, configs, ...)."""
+
+    name: str
+    encoding: str | None = None
+    payload: Blob | None = None
+
+
+class Chromium(Event, tag="chromium"):
+    name: str
+    ph: str
+    ts: float
+    cat: str | None = None
+    args: dict[str, Any] = {}
+
+
+class Raw(Event, tag="raw"):
+    """Anything torch emitted that has no normalizer: kept whole, nothing dropped."""
+
+    torch_kind: str
+    metadata: dict[str, Any] = {}
+    payload: Blob | None = None
+
+
+class KernelProfile(Event, tag="kernel_profile"):
+    """Per-kernel steady-state time from torch.profiler (``--profile-kernels``)."""
+
+    name: str
+    calls: int
+    total_us: float
+    steps: int
+    device: str | None = None
+
+
+AnyEvent = Union[
+    LogHeader,
+    ProcessStart,
+    ProcessEnd,
+    RunStart,
+    RunEnd,
+    CompileStart,
+    Capture,
+    BackwardCapture,
+    GraphBreak,
+    Recompile,
+    RecompileLimit,
+    Guards,
+    Graph,
+    OutputCode,
+    Kernel,
+    KernelProvenance,
+    Symbol,
+    Specialization,
+    ShapeGuard,
+    Bytecode,
+    CacheEvent,
+    Artifact,
+    Chromium,
+    Raw,
+    KernelProfile,
+]
+
+EVENT_TYPES: dict[str, type[Event]] = {
+    t.__struct_config__.tag: t for t in AnyEvent.__args__  # type: ignore[attr-defined]
+}
+
+
+class UnknownEvent(msgspec.Struct):
+    """A line whose kind this reader does not know (a newer writer): kept, not fatal."""
+
+    kind: str
+    data: dict[str, Any]
+    t: float = 0.0
+    cid: str | None = None
+
+
+def json_schema() -> dict[str, Any]:
+    """The JSON Schema of every event kind (written to schema.json by ``make-schema``)."""
+    return msgspec.json.schema(AnyEvent)

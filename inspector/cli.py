@@ -1,0 +1,73 @@
+"""The ``dyn-inspect`` command line: subcommands, plus the bare ``dyn-inspect train.py``.
+
+Each subcommand is a module in ``commands/`` with ``prepare_parser(parser)`` and
+``run(args) -> int`` (the memray layout); this module only lists them and dispatches.
+User mistakes (``InspectorError``) print one line and exit 2, never a traceback.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+from types import ModuleType
+
+from dyn_inspect.inspector.errors import InspectorError
+
+
+def _commands() -> dict[str, ModuleType]:
+    from dyn_inspect.inspector import commands
+
+    return commands.COMMANDS
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="dyn-inspect",
+        description="Record and inspect torch.compile: graph breaks, recompiles, graphs and kernels.",
+        epilog="Run a script: dyn-inspect [options] train.py [args...]  |  dyn-inspect -m pkg.mod [args...]",
+    )
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    for name, module in _commands().items():
+        p = sub.add_parser(name, help=module.HELP, description=module.HELP)
+        module.prepare_parser(p)
+    return parser
+
+
+def _rewrite_bare_run(argv: list[str]) -> list[str]:
+    """`dyn-inspect [run-opts] train.py ...` and `-m mod ...` mean `dyn-inspect run ...`."""
+    names = set(_commands())
+    if not argv or argv[0] in names or argv[0] in ("-h", "--help", "--version"):
+        return argv
+    return ["run", *argv]
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args_list = list(sys.argv[1:] if argv is None else argv)
+    if args_list[:1] == ["--version"]:
+        from dyn_inspect.engine.eventlog import TOOL_VERSION
+
+        print(f"dyn-inspect {TOOL_VERSION}")
+        return 0
+    parser = build_parser()
+    args = parser.parse_args(_rewrite_bare_run(args_list))
+    if args.command is None:
+        parser.print_help()
+        return 2
+    module = _commands()[args.command]
+    try:
+        return int(module.run(args) or 0)
+    except InspectorError as exc:
+        print(f"dyn-inspect: {exc}", file=sys.stderr)
+        return 2
+    except FileNotFoundError as exc:
+        print(f"dyn-inspect: {exc}", file=sys.stderr)
+        return 2
+    except BrokenPipeError:
+        return 0
+    except KeyboardInterrupt:
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

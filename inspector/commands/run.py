@@ -1,0 +1,86 @@
+"""``dyn-inspect run`` (and the bare ``dyn-inspect train.py``): record a program."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+
+from dyn_inspect.inspector.errors import InspectorError
+
+HELP = "run a Python script, module or command under the recorder"
+
+
+def prepare_parser(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("-m", dest="module", metavar="MODULE", help="run a module like python -m")
+    parser.add_argument("--no-tui", action="store_true", help="no live TUI; print a summary at the end")
+    parser.add_argument("--disable-compile", action="store_true", help="run the same program eagerly (recorded as such)")
+    parser.add_argument("--no-provenance", action="store_true", help="do not turn on Inductor's kernel→source-line tracking")
+    parser.add_argument("--runs-dir", metavar="DIR", help="where runs are stored (default ./.dyn-inspect/runs, env DYN_INSPECT_RUNS_DIR)")
+    parser.add_argument("--json", action="store_true", help="print the end summary as JSON")
+    parser.add_argument("target", nargs="?", help="script.py, or with `--` a command (e.g. -- torchrun ...)")
+    parser.add_argument("args", nargs=argparse.REMAINDER, help="arguments passed to the program")
+
+
+def _spec(args: argparse.Namespace):  # noqa: ANN202 - LaunchSpec, imported lazily
+    from dyn_inspect.engine.launcher import LaunchSpec, child_command
+
+    rest = list(args.args or [])
+    if args.module:
+        target = args.module
+        extra = ([args.target] if args.target else []) + rest
+        mode = "module"
+    elif args.target == "--" or (args.target is None and rest[:1] == ["--"]):
+        command = rest[1:] if rest[:1] == ["--"] else rest
+        if not command:
+            raise InspectorError("nothing to run after `--`")
+        target, extra, mode = command[0], command[1:], "command"
+    elif args.target is not None:
+        target, extra = args.target, rest
+        if rest[:1] == ["--"]:
+            extra = rest[1:]
+        if target.endswith(".py") or os.path.isfile(target):
+            if not os.path.isfile(target):
+                raise InspectorError(f"no such script: {target}")
+            mode = "script"
+        else:
+            mode = "command"
+    else:
+        raise InspectorError("give a script to run: dyn-inspect train.py [args...]")
+    return LaunchSpec(
+        command=child_command(target, extra, mode),  # type: ignore[arg-type]
+        mode=mode,  # type: ignore[arg-type]
+        runs_dir=args.runs_dir,
+        compile_disabled=args.disable_compile,
+        provenance=not args.no_provenance,
+    )
+
+
+def _want_tui(args: argparse.Namespace) -> bool:
+    if args.no_tui or args.json or os.environ.get("DYN_INSPECT_NO_TUI"):
+        return False
+    if not (sys.stdout.isatty() and sys.stdin.isatty()):
+        return False
+    try:
+        import dyn_inspect.tui.app  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
+def run(args: argparse.Namespace) -> int:
+    spec = _spec(args)
+    if _want_tui(args):
+        from dyn_inspect.tui.app import run_live
+
+        return run_live(spec)
+    from dyn_inspect.engine.launcher import run_foreground
+    from dyn_inspect.inspector.commands.summary import print_summary
+    from dyn_inspect.inspector.run import Run
+
+    run_dir, exit_code = run_foreground(spec)
+    try:
+        print_summary(Run(run_dir), as_json=args.json, file=sys.stderr if not args.json else sys.stdout)
+    except InspectorError as exc:
+        print(f"dyn-inspect: {exc}", file=sys.stderr)
+    return exit_code

@@ -1,0 +1,61 @@
+"""``dyn-inspect summary [RUN]``: the run at a glance (also printed after a --no-tui run)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from typing import IO
+
+from dyn_inspect.inspector.console import make_console
+from dyn_inspect.inspector.reports import short_path, summary_dict
+from dyn_inspect.inspector.run import Run, open_run
+
+HELP = "summarize a run: frames, graph breaks, recompiles, kernels, compile time"
+
+
+def prepare_parser(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("run", nargs="?", help="run directory or id (default: latest)")
+    parser.add_argument("--runs-dir", metavar="DIR")
+    parser.add_argument("--json", action="store_true", help="machine-readable output")
+
+
+def print_summary(run: Run, as_json: bool = False, file: IO[str] | None = None) -> None:
+    data = summary_dict(run)
+    out = file or sys.stdout
+    if as_json:
+        out.write(json.dumps(data, indent=2) + "\n")
+        return
+    console = make_console(out)
+    gb = data["graph_breaks"]
+    stages = ", ".join(f"{k} {v:.2f}s" for k, v in data["compile_time_by_stage_s"].items())
+    exit_text = f"exit {data['exit_code']}" if data["exit_code"] is not None else "no exit status"
+    console.print(f"[bold]dyn-inspect[/]: {data['status']} ({exit_text}) — log: {short_path(data['run'])}")
+    if data["compile_disabled"]:
+        console.print("  compile disabled (--disable-compile): the program ran eagerly")
+    console.print(
+        f"  compiled frames: {data['frames']} ({data['compiles']} compiles, {data['graphs']} graphs), "
+        f"kernels: {data['kernels']}, compile time: {data['compile_time_s']:.2f}s" + (f" ({stages})" if stages else "")
+    )
+    console.print(f"  graph breaks: {gb['unique']} unique / {gb['total']} total")
+    for b in data["breaks"]:
+        loc = b["loc"]
+        gbid = f" {b['gb_id']}" if b["gb_id"] else ""
+        console.print(f"    {short_path(loc['file'])}:{loc['line']}  {b['type']}{gbid}  ×{b['count']}", markup=False, highlight=False)
+    console.print(f"  recompiles: {data['recompiles']}")
+    for r in data["recompile_list"]:
+        reason = r["reasons"][0] if r["reasons"] else "?"
+        where = f"{short_path(r['file'])}:{r['line']}" if r["file"] else "?"
+        console.print(f"    {r['function']} ({where}): {reason}", markup=False, highlight=False)
+    for lim in data["recompile_limit_hit"]:
+        console.print(
+            f"    {lim['function']} ({short_path(lim['file'] or '?')}:{lim['line']}): recompile limit reached — runs eagerly from then on",
+            markup=False, highlight=False,
+        )
+    for p in data["problems"]:
+        console.print(f"  skipped: {p}", markup=False, highlight=False)
+
+
+def run(args: argparse.Namespace) -> int:
+    print_summary(open_run(args.run, args.runs_dir), as_json=args.json)
+    return 0

@@ -1,0 +1,346 @@
+"""The run model every face reads: processes → frames → compiles → graphs → kernels, plus
+deduplicated graph breaks and recompiles.
+
+Built incrementally: ``RunModel.apply(event, log)`` is called once per event in log order,
+so a live run's model grows with its log and is never rebuilt. Payloads stay on disk
+(events hold ``Blob`` references; ``Run.blob_text`` loads them on demand).
+
+Compile ids ("frame/n") are unique per process only, so compiles are keyed by
+(log, compile id).
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field
+
+from dyn_inspect.engine.schema import (
+    BackwardCapture,
+    Bytecode,
+    CacheEvent,
+    Capture,
+    CompileStart,
+    Event,
+    Graph,
+    GraphBreak,
+    Guards,
+    Kernel,
+    KernelProfile,
+    KernelProvenance,
+    Loc,
+    LogHeader,
+    OutputCode,
+    ProcessEnd,
+    ProcessStart,
+    Recompile,
+    RecompileLimit,
+    RunEnd,
+    RunStart,
+    ShapeGuard,
+    Specialization,
+    Symbol,
+)
+
+LIBRARY_MARKERS = ("site-packages", "dist-packages", "/lib/python3", "<frozen", "<string>")
+
+
+def is_library_path(path: str) -> bool:
+    return any(marker in path for marker in LIBRARY_MARKERS) or path.startswith("<")
+
+
+@dataclass
+class Process:
+    log: str
+    header: LogHeader | None = None
+    start: ProcessStart | None = None
+    end: ProcessEnd | None = None
+
+    @property
+    def pid(self) -> int | None:
+        if self.start:
+            return self.start.pid
+        return self.header.pid if self.header else None
+
+    @property
+    def rank(self) -> int | None:
+        return self.start.rank if self.start else None
+
+
+@dataclass
+class KernelInfo:
+    event: Kernel
+    compile: CompileInfo
+    lines: list[Loc] = field(default_factory=list)
+    profile: KernelProfile | None = None
+
+    @property
+    def name(self) -> str:
+        return self.event.name
+
+
+@dataclass
+class CompileInfo:
+    log: str
+    cid: str
+    start: CompileStart | None = None
+    capture: Capture | None = None
+    backward: BackwardCapture | None = None
+    graphs: list[Graph] = field(default_factory=list)
+    output_codes: list[OutputCode] = field(default_factory=list)
+    kernels: list[KernelInfo] = field(default_factory=list)
+    guards: Guards | None = None
+    breaks: list[GraphBreak] = field(default_factory=list)
+    recompile: Recompile | None = None
+    symbols: list[Symbol] = field(default_factory=list)
+    specializations: list[Specialization] = field(default_factory=list)
+    shape_guards: list[ShapeGuard] = field(default_factory=list)
+    bytecode: list[Bytecode] = field(default_factory=list)
+    caches: list[CacheEvent] = field(default_factory=list)
+
+    @property
+    def frame_key(self) -> tuple[str, str, int, str] | None:
+        c = self.capture
+        if c is not None and c.co_filename is not None:
+            return (self.log, c.co_filename, c.co_firstlineno or 0, c.co_name or "?")
+        return None
+
+    @property
+    def outcome(self) -> str:
+        return self.capture.outcome if self.capture else "compiling"
+
+    @property
+    def compile_time_s(self) -> float:
+        total = 0.0
+        if self.capture and self.capture.times.total_s:
+            total += self.capture.times.total_s
+        if self.backward and self.backward.times.total_s:
+            total += self.backward.times.total_s
+        return total
+
+    def graph(self, stage: str) -> Graph | None:
+        for g in self.graphs:
+            if g.stage == stage:
+                return g
+        return None
+
+
+@dataclass
+class FrameInfo:
+    """A code object that torch compiled, with every compile of it in order."""
+
+    log: str
+    filename: str
+    firstlineno: int
+    name: str
+    compiles: list[CompileInfo] = field(default_factory=list)
+    recompile_limit: RecompileLimit | None = None
+
+    @property
+    def is_resume_function(self) -> bool:
+        return self.name.startswith("torch_dynamo_resume_in_")
+
+
+@dataclass
+class BreakGroup:
+    """One graph break site (deduplicated on type + innermost file:line), with hits."""
+
+    key: str
+    first: GraphBreak
+    hits: list[tuple[str, GraphBreak]] = field(default_factory=list)  # (log, event)
+
+    @property
+    def count(self) -> int:
+        return len(self.hits)
+
+    @property
+    def loc(self) -> Loc:
+        return self.first.loc
+
+    @property
+    def logs(self) -> set[str]:
+        return {log for log, _ in self.hits}
+
+
+@dataclass
+class RecompileInfo:
+    log: str
+    compile: CompileInfo
+    event: Recompile
+
+
+class RunModel:
+    def __init__(self) -> None:
+        self.run_start: RunStart | None = None
+        self.run_end: RunEnd | None = None
+        self.processes: dict[str, Process] = {}
+        self.compiles: dict[tuple[str, str], CompileInfo] = {}
+        self.frames: dict[tuple[str, str, int, str], FrameInfo] = {}
+        self.breaks: dict[str, BreakGroup] = {}
+        self.recompiles: list[RecompileInfo] = []
+        self.recompile_limits: list[tuple[str, RecompileLimit]] = []
+        self.kernels: list[KernelInfo] = []
+        self.kinds: Counter[str] = Counter()
+        self.event_count = 0
+        self.last_event_time = 0.0
+
+    # -- building ----------------------------------------------------------------------
+
+    def compile(self, log: str, cid: str) -> CompileInfo:
+        key = (log, cid)
+        info = self.compiles.get(key)
+        if info is None:
+            info = self.compiles[key] = CompileInfo(log=log, cid=cid)
+        return info
+
+    def apply(self, event: Event, log: str) -> None:
+        self.event_count += 1
+        kind = type(event).__struct_config__.tag  # type: ignore[attr-defined]
+        self.kinds[str(kind)] += 1
+        if event.t:
+            self.last_event_time = max(self.last_event_time, event.t)
+        if isinstance(event, RunStart):
+            self.run_start = event
+            return
+        if isinstance(event, RunEnd):
+            self.run_end = event
+            return
+        if isinstance(event, LogHeader):
+            if log != "launcher.jsonl":
+                self.processes.setdefault(log, Process(log)).header = event
+            return
+        if isinstance(event, ProcessStart):
+            self.processes.setdefault(log, Process(log)).start = event
+            return
+        if isinstance(event, ProcessEnd):
+            self.processes.setdefault(log, Process(log)).end = event
+            return
+        if isinstance(event, KernelProfile):
+            for k in self.kernels:
+                if k.name == event.name and k.compile.log == log:
+                    k.profile = event
+            return
+        if event.cid is None:
+            return
+        c = self.compile(log, event.cid)
+        if isinstance(event, CompileStart):
+            if c.start is None:
+                c.start = event
+        elif isinstance(event, Capture):
+            c.capture = event
+            key = c.frame_key
+            if key is not None:
+                frame = self.frames.get(key)
+                if frame is None:
+                    frame = self.frames[key] = FrameInfo(log, key[1], key[2], key[3])
+                frame.compiles.append(c)
+        elif isinstance(event, BackwardCapture):
+            c.backward = event
+        elif isinstance(event, GraphBreak):
+            c.breaks.append(event)
+            group = self.breaks.get(event.key)
+            if group is None:
+                group = self.breaks[event.key] = BreakGroup(event.key, event)
+            group.hits.append((log, event))
+        elif isinstance(event, Recompile):
+            c.recompile = event
+            self.recompiles.append(RecompileInfo(log, c, event))
+        elif isinstance(event, RecompileLimit):
+            self.recompile_limits.append((log, event))
+            key = (log, event.co_filename or "", event.co_firstlineno or 0, event.co_name or "?")
+            frame = self.frames.get(key)
+            if frame is not None:
+                frame.recompile_limit = event
+        elif isinstance(event, Guards):
+            c.guards = event
+        elif isinstance(event, Graph):
+            c.graphs.append(event)
+        elif isinstance(event, OutputCode):
+            c.output_codes.append(event)
+        elif isinstance(event, Kernel):
+            k = KernelInfo(event, c)
+            c.kernels.append(k)
+            self.kernels.append(k)
+        elif isinstance(event, KernelProvenance):
+            for k in c.kernels:
+                if k.event.backward == event.backward and k.name in event.kernels:
+                    k.lines = list(event.kernels[k.name])
+        elif isinstance(event, Symbol):
+            c.symbols.append(event)
+        elif isinstance(event, Specialization):
+            c.specializations.append(event)
+        elif isinstance(event, ShapeGuard):
+            c.shape_guards.append(event)
+        elif isinstance(event, Bytecode):
+            c.bytecode.append(event)
+        elif isinstance(event, CacheEvent):
+            c.caches.append(event)
+
+    # -- questions every face asks -----------------------------------------------------
+
+    @property
+    def finished(self) -> bool:
+        if self.run_end is not None:
+            return True
+        return bool(self.processes) and all(p.end is not None for p in self.processes.values())
+
+    @property
+    def status(self) -> str:
+        """running / finished / crashed / killed (a process log without its end)."""
+        if self.run_end is not None:
+            if self.run_end.signal:
+                return "killed"
+            return "finished" if self.run_end.exit_code == 0 else "crashed"
+        if self.run_start is None and self.processes:
+            ended = all(p.end is not None for p in self.processes.values())
+            if ended:
+                return "crashed" if any(p.end and p.end.exception for p in self.processes.values()) else "finished"
+        return "running"
+
+    @property
+    def exit_code(self) -> int | None:
+        return self.run_end.exit_code if self.run_end else None
+
+    def compiles_in_order(self) -> list[CompileInfo]:
+        return list(self.compiles.values())
+
+    def frames_in_order(self) -> list[FrameInfo]:
+        return list(self.frames.values())
+
+    def break_groups(self) -> list[BreakGroup]:
+        """Unique breaks, most hit first, then by location."""
+        return sorted(self.breaks.values(), key=lambda g: (-g.count, g.loc.file, g.loc.line))
+
+    def total_break_hits(self) -> int:
+        return sum(g.count for g in self.breaks.values())
+
+    def compile_time_by_stage(self) -> dict[str, float]:
+        out: Counter[str] = Counter()
+        for c in self.compiles.values():
+            for source in (c.capture, c.backward):
+                if source is None:
+                    continue
+                t = source.times
+                for stage in ("dynamo", "aot", "inductor", "codegen"):
+                    value = getattr(t, f"{stage}_s")
+                    if value:
+                        out[stage] += value
+        return dict(out)
+
+    def total_compile_time(self) -> float:
+        return sum(c.compile_time_s for c in self.compiles.values())
+
+    def cache_counts(self) -> dict[str, int]:
+        out: Counter[str] = Counter()
+        for c in self.compiles.values():
+            if c.capture:
+                out["fx_graph_hits"] += c.capture.fx_cache_hits
+                out["fx_graph_misses"] += c.capture.fx_cache_misses
+                out["aot_hits"] += c.capture.aot_cache_hits
+                out["aot_misses"] += c.capture.aot_cache_misses
+        return dict(out)
+
+    def process_for(self, log: str) -> Process | None:
+        return self.processes.get(log)
+
+    def ranks(self) -> list[int]:
+        return sorted({p.rank for p in self.processes.values() if p.rank is not None})

@@ -1,0 +1,97 @@
+"""Plain-data reports built from a run's model: what `summary --json` prints and what the
+text summary renders. Stable keys; paths absolute; times in seconds."""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+from dyn_inspect.engine.schema import Loc
+from dyn_inspect.inspector.model import BreakGroup, RecompileInfo
+from dyn_inspect.inspector.run import Run
+
+
+def short_path(path: str, cwd: str | None = None) -> str:
+    base = cwd or os.getcwd()
+    try:
+        rel = os.path.relpath(path, base)
+    except ValueError:
+        return path
+    return path if rel.startswith("..") else rel
+
+
+def loc_dict(loc: Loc | None) -> dict[str, Any] | None:
+    if loc is None:
+        return None
+    return {"file": loc.file, "line": loc.line, "col": loc.col, "end_col": loc.end_col, "name": loc.name, "code": loc.code}
+
+
+def break_dict(group: BreakGroup) -> dict[str, Any]:
+    b = group.first
+    return {
+        "key": group.key,
+        "type": b.gb_type,
+        "gb_id": b.gb_id,
+        "url": b.url,
+        "count": group.count,
+        "loc": loc_dict(b.loc),
+        "reason": b.reason,
+        "explanation": b.explanation,
+        "hints": b.hints,
+        "compile_ids": sorted({e.cid or "" for _, e in group.hits}),
+        "user_stack": [loc_dict(f) for f in b.user_stack],
+    }
+
+
+def recompile_dict(r: RecompileInfo) -> dict[str, Any]:
+    c = r.compile
+    cap = c.capture
+    return {
+        "compile_id": c.cid,
+        "function": cap.co_name if cap else None,
+        "file": cap.co_filename if cap else None,
+        "line": cap.co_firstlineno if cap else None,
+        "reasons": r.event.reasons,
+        "cache_size": cap.cache_size if cap else None,
+    }
+
+
+def summary_dict(run: Run) -> dict[str, Any]:
+    m = run.model
+    procs = list(m.processes.values())
+    start = next((p.start for p in procs if p.start), None)
+    compiles = m.compiles_in_order()
+    return {
+        "run": str(run.path),
+        "status": m.status,
+        "exit_code": m.exit_code,
+        "command": m.run_start.command if m.run_start else (start.argv if start else []),
+        "duration_s": m.run_end.duration_s if m.run_end else None,
+        "environment": {
+            "python": start.python if start else None,
+            "torch": start.torch if start else None,
+            "triton": start.triton if start else None,
+            "cuda": start.cuda if start else None,
+            "cpu_isa": start.cpu_isa if start else None,
+            "devices": start.devices if start else [],
+        },
+        "processes": len(procs),
+        "ranks": m.ranks(),
+        "frames": len(m.frames),
+        "compiles": len(compiles),
+        "graphs": sum(1 for c in compiles if c.graph("dynamo") is not None),
+        "kernels": len(m.kernels),
+        "graph_breaks": {"unique": len(m.breaks), "total": m.total_break_hits()},
+        "recompiles": len(m.recompiles),
+        "recompile_limit_hit": [
+            {"function": e.co_name, "file": e.co_filename, "line": e.co_firstlineno, "reason": e.reason}
+            for _, e in m.recompile_limits
+        ],
+        "compile_time_s": round(m.total_compile_time(), 4),
+        "compile_time_by_stage_s": {k: round(v, 4) for k, v in m.compile_time_by_stage().items()},
+        "cache": m.cache_counts(),
+        "breaks": [break_dict(g) for g in m.break_groups()],
+        "recompile_list": [recompile_dict(r) for r in m.recompiles],
+        "problems": [str(p) for p in run.problems],
+        "compile_disabled": bool(start and start.compile_disabled),
+    }

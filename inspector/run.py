@@ -1,0 +1,127 @@
+"""Opening a run directory: finding it, reading its logs, following it while it grows.
+
+``open_run(None)`` is the latest run under ``./.dyn-inspect/runs``; ``open_run(path)``
+accepts a run directory, a runs root (→ its latest) or a run id. ``Run.refresh()`` reads
+only what was appended since the last call and feeds it to the ``RunModel``.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from pathlib import Path
+
+from dyn_inspect.engine.eventlog import LATEST, blob_path, runs_root
+from dyn_inspect.engine.schema import Blob, Event, UnknownEvent
+from dyn_inspect.inspector.errors import InspectorError
+from dyn_inspect.inspector.model import RunModel
+from dyn_inspect.inspector.reader import LogFile, Problem, list_logs
+
+
+def is_run_dir(path: Path) -> bool:
+    return path.is_dir() and (any(path.glob("*.jsonl")) or (path / "blobs").is_dir())
+
+
+def list_runs(root: Path) -> list[Path]:
+    """Run directories under a runs root, oldest first (names sort by start time)."""
+    if not root.is_dir():
+        return []
+    return sorted(p for p in root.iterdir() if p.is_dir() and not p.is_symlink() and is_run_dir(p))
+
+
+def latest_run(root: Path) -> Path | None:
+    link = root / LATEST
+    if link.exists():
+        target = link.resolve()
+        if is_run_dir(target):
+            return target
+    runs = list_runs(root)
+    return runs[-1] if runs else None
+
+
+def resolve_run(arg: str | os.PathLike[str] | None, runs_dir: str | None = None) -> Path:
+    root = runs_root(runs_dir)
+    if arg is None:
+        found = latest_run(root)
+        if found is None:
+            raise InspectorError(f"no runs in {root} — record one with `dyn-inspect your_script.py`")
+        return found
+    path = Path(arg)
+    if is_run_dir(path):
+        return path.resolve()
+    if path.is_dir():
+        found = latest_run(path)
+        if found is not None:
+            return found
+        if (path / ".dyn-inspect" / "runs").is_dir():
+            found = latest_run(path / ".dyn-inspect" / "runs")
+            if found is not None:
+                return found
+        raise InspectorError(f"{path} is not a dyn-inspect run (no event logs in it)")
+    candidate = root / str(arg)
+    if is_run_dir(candidate):
+        return candidate.resolve()
+    raise InspectorError(f"no run at {arg}")
+
+
+class Run:
+    """A run directory and the model built from it (incrementally)."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.logs: dict[str, LogFile] = {}
+        self.model = RunModel()
+        self.unknown: list[UnknownEvent] = []
+        self.refresh()
+        if not self.logs:
+            raise InspectorError(f"{path} holds no event logs (an empty or unfinished run)")
+
+    def refresh(self) -> int:
+        """Read what was appended since the last call; returns the number of new events."""
+        new = 0
+        for file in list_logs(self.path):
+            log = self.logs.get(file.name)
+            if log is None:
+                log = self.logs[file.name] = LogFile(file)
+            for event in log.poll():
+                new += 1
+                if isinstance(event, UnknownEvent):
+                    self.unknown.append(event)
+                    continue
+                self.model.apply(event, file.name)
+        return new
+
+    def events(self, log_name: str | None = None) -> Iterator[tuple[str, Event | UnknownEvent]]:
+        """Re-read every event from disk (for exports); does not touch the model."""
+        for file in list_logs(self.path):
+            if log_name is not None and file.name != log_name:
+                continue
+            reader = LogFile(file)
+            for event in reader.poll():
+                yield file.name, event
+
+    @property
+    def problems(self) -> list[Problem]:
+        out: list[Problem] = []
+        for log in self.logs.values():
+            out.extend(log.problems)
+            tail = log.unterminated_tail()
+            if tail and self.model.finished:
+                out.append(Problem(log.path.name, log.line_no + 1, f"truncated last line ({tail} bytes) skipped"))
+        return out
+
+    def blob_text(self, blob: Blob | None) -> str:
+        """A payload's text, loaded on demand; '' when missing (listed as a problem)."""
+        if blob is None:
+            return ""
+        try:
+            return blob_path(self.path, blob).read_bytes().decode("utf-8", "replace")
+        except OSError:
+            return ""
+
+    def blob_exists(self, blob: Blob) -> bool:
+        return blob_path(self.path, blob).is_file()
+
+
+def open_run(arg: str | os.PathLike[str] | None = None, runs_dir: str | None = None) -> Run:
+    return Run(resolve_run(arg, runs_dir))
