@@ -175,6 +175,7 @@ class GraphBreak(Event, tag="graph_break"):
 
 class Recompile(Event, tag="recompile"):
     reasons: list[str]  # one per failed cache entry, "0/0: tensor 'x' size mismatch ..."
+    text: Blob | None = None  # torch's whole payload (with user stacks on 2.11+)
 
 
 class RecompileLimit(Event, tag="recompile_limit"):

@@ -15,7 +15,10 @@ from collections import Counter
 from dataclasses import dataclass, field
 
 from dyn_inspect.engine.schema import (
+    Artifact,
     BackwardCapture,
+    Chromium,
+    Raw,
     Bytecode,
     CacheEvent,
     Capture,
@@ -96,6 +99,10 @@ class CompileInfo:
     shape_guards: list[ShapeGuard] = field(default_factory=list)
     bytecode: list[Bytecode] = field(default_factory=list)
     caches: list[CacheEvent] = field(default_factory=list)
+    artifacts: list[Artifact] = field(default_factory=list)
+
+    def artifact(self, name: str) -> Artifact | None:
+        return next((a for a in self.artifacts if a.name == name), None)
 
     @property
     def frame_key(self) -> tuple[str, str, int, str] | None:
@@ -219,7 +226,7 @@ class RunModel:
                 if k.name == event.name and k.compile.log == log:
                     k.profile = event
             return
-        if event.cid is None:
+        if event.cid is None or isinstance(event, (Chromium, Raw)):
             return
         c = self.compile(log, event.cid)
         if isinstance(event, CompileStart):
@@ -274,6 +281,8 @@ class RunModel:
             c.bytecode.append(event)
         elif isinstance(event, CacheEvent):
             c.caches.append(event)
+        elif isinstance(event, Artifact):
+            c.artifacts.append(event)
 
     # -- questions every face asks -----------------------------------------------------
 

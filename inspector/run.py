@@ -67,8 +67,8 @@ def resolve_run(arg: str | os.PathLike[str] | None, runs_dir: str | None = None)
 class Run:
     """A run directory and the model built from it (incrementally)."""
 
-    def __init__(self, path: Path) -> None:
-        self.path = path
+    def __init__(self, path: str | os.PathLike[str]) -> None:
+        self.path = Path(path)
         self.logs: dict[str, LogFile] = {}
         self.model = RunModel()
         self.unknown: list[UnknownEvent] = []

@@ -73,6 +73,7 @@ class Context:
     breaks_in_compile: Counter[str] = field(default_factory=Counter)
     cache_counts: dict[str, Counter[str]] = field(default_factory=dict)
     output_code: dict[str, tuple[str, bool]] = field(default_factory=dict)
+    frames: dict[Any, tuple[Any, Any, Any]] = field(default_factory=dict)  # frame_id → code object
     pending_break: PendingBreak | None = None
 
     def filename(self, ref: Any) -> str:

@@ -75,7 +75,8 @@ def _outcome(m: dict[str, Any], breaks: int) -> str:
         return "skipped" if skipped else "failed"
     if m.get("has_guarded_code") is False:
         return "skipped"
-    if breaks or m.get("num_graph_breaks"):
+    # num_graph_breaks in the metrics is not per compile on every version: count our own.
+    if breaks:
         return "graph_break"
     if not m.get("graph_op_count"):
         return "empty"
@@ -93,11 +94,21 @@ def capture(record: TraceRecord, ctx: Context) -> Iterable[Event]:
         fail_loc = Loc(file=m["fail_user_frame_filename"], line=int(m["fail_user_frame_lineno"]))
     caches = ctx.cache_counts.get(str(cid), {})
     outcome = _outcome(m, breaks)
+    # A compile refused by the recompile limit carries no code object: it is the same
+    # frame (frame_id) as the compiles before it.
+    frame_id = record.metadata.get("frame_id")
+    if m.get("co_name") is not None:
+        ctx.frames[frame_id] = (m.get("co_name"), m.get("co_filename"), m.get("co_firstlineno"))
+    co_name, co_filename, co_firstlineno = (
+        (m.get("co_name"), m.get("co_filename"), m.get("co_firstlineno"))
+        if m.get("co_name") is not None
+        else ctx.frames.get(frame_id, (None, None, None))
+    )
     yield Capture(
         cid=cid,
-        co_name=m.get("co_name"),
-        co_filename=m.get("co_filename"),
-        co_firstlineno=m.get("co_firstlineno"),
+        co_name=co_name,
+        co_filename=co_filename,
+        co_firstlineno=co_firstlineno,
         outcome=outcome,  # type: ignore[arg-type]
         graph_op_count=m.get("graph_op_count"),
         graph_node_count=m.get("graph_node_count"),
@@ -112,7 +123,7 @@ def capture(record: TraceRecord, ctx: Context) -> Iterable[Event]:
         fail_loc=fail_loc,
         restart_reasons=list(m.get("restart_reasons") or []),
         recompile_reason=m.get("recompile_reason"),
-        graph_breaks=max(breaks, int(m.get("num_graph_breaks") or 0)),
+        graph_breaks=breaks,
         fx_cache_hits=int(m.get("inductor_fx_local_cache_hit_count") or caches.get("fx_graph:hit", 0)),
         fx_cache_misses=int(m.get("inductor_fx_local_cache_miss_count") or caches.get("fx_graph:miss", 0)),
         aot_cache_hits=int(m.get("aotautograd_local_cache_hit_count") or caches.get("aotautograd:hit", 0)),
@@ -122,9 +133,9 @@ def capture(record: TraceRecord, ctx: Context) -> Iterable[Event]:
     if outcome == "recompile_limit":
         yield RecompileLimit(
             cid=cid,
-            co_name=m.get("co_name"),
-            co_filename=m.get("co_filename"),
-            co_firstlineno=m.get("co_firstlineno"),
+            co_name=co_name,
+            co_filename=co_filename,
+            co_firstlineno=co_firstlineno,
             reason=str(m.get("fail_reason") or m.get("fail_type") or ""),
         )
 

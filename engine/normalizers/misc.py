@@ -47,8 +47,9 @@ def cache(record: TraceRecord, ctx: Context) -> Iterable[Event]:
 def chromium(record: TraceRecord, ctx: Context) -> Iterable[Event]:
     e = json.loads(record.payload or "{}")
     args = e.get("args") or {}
+    cid = args.get("compile_id")
     yield Chromium(
-        cid=args.get("compile_id") or record.compile_id,
+        cid=str(cid) if cid not in (None, "None", "") else record.compile_id,
         name=str(e.get("name")),
         ph=str(e.get("ph")),
         ts=float(e.get("ts") or 0.0),

@@ -29,4 +29,8 @@ def parse_reasons(payload: str) -> list[str]:
 
 @handles_artifact("recompile_reasons")
 def recompile(record: TraceRecord, ctx: Context) -> Iterable[Event]:
-    yield Recompile(reasons=parse_reasons(record.payload or ""))
+    payload = record.payload or ""
+    # 2.11+ appends "User stack trace:" to each reason; the event keeps the first part,
+    # the whole text stays in the blob.
+    reasons = [r.split("\nUser stack trace:", 1)[0].strip() for r in parse_reasons(payload)]
+    yield Recompile(reasons=reasons, text=ctx.blobs.put(payload) if payload else None)

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from types import ModuleType
 
-from dyn_inspect.inspector.commands import run, summary
+from dyn_inspect.inspector.commands import run, schema, summary
 
 COMMANDS: dict[str, ModuleType] = {
     "run": run,
     "summary": summary,
+    "schema": schema,
 }
