@@ -15,10 +15,16 @@ from types import ModuleType
 from dyn_inspect.inspector.errors import InspectorError
 
 
-def _commands() -> dict[str, ModuleType]:
-    from dyn_inspect.inspector import commands
+_loaded: dict[str, ModuleType] | None = None
 
-    return commands.COMMANDS
+
+def _commands() -> dict[str, ModuleType]:
+    global _loaded
+    if _loaded is None:
+        from dyn_inspect.inspector import commands
+
+        _loaded = commands.load()
+    return _loaded
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -12,9 +12,36 @@ from dyn_inspect.inspector.run import Run
 FIXTURES = Path(__file__).parent / "fixtures"
 
 
+# fixture name -> corpus program it needs
+RUN_FIXTURES = {
+    "breaks_run": "breaks",
+    "recompiles_run": "recompiles",
+    "limit_run": "limit",
+    "raises_run": "raises",
+    "killed_run": "killed",
+    "example_run": "example",
+}
+_needed: list[str] = []
+
+
+def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Remember which corpus programs the selected tests need, to start them together."""
+    for item in items:
+        for name in getattr(item, "fixturenames", ()):
+            program = RUN_FIXTURES.get(name)
+            if program and program not in _needed:
+                _needed.append(program)
+        if "corpus" in getattr(item, "fixturenames", ()):
+            for program in ("eager", "shadow", "raises", "killed"):
+                if program not in _needed:
+                    _needed.append(program)
+
+
 @pytest.fixture(scope="session")
 def corpus(tmp_path_factory: pytest.TempPathFactory) -> Corpus:
-    return Corpus(tmp_path_factory.mktemp("corpus-runs"))
+    c = Corpus(tmp_path_factory.mktemp("corpus-runs"))
+    c.prestart(_needed)
+    return c
 
 
 def _run(corpus: Corpus, name: str) -> Run:

@@ -6,10 +6,10 @@ line numbers up with ``marker_line`` instead of hard-coding them.
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
-import time
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -38,20 +38,36 @@ def marker_line(path: Path, marker: str) -> int:
     raise LookupError(f"{marker} not in {path}")
 
 
+# Development only: with DYN_INSPECT_CORPUS_CACHE=DIR, recordings are kept in DIR and
+# reused by later sessions (delete DIR after changing the recorder). CI never sets it.
+CACHE_ENV = "DYN_INSPECT_CORPUS_CACHE"
+
+
 @dataclass
 class Recording:
     name: str
     runs_dir: Path
-    process: subprocess.Popen[str]
+    process: subprocess.Popen[str] | None
     returncode: int | None = None
     stdout: str = ""
     stderr: str = ""
 
     def wait(self, timeout: float = 900) -> Recording:
-        if self.returncode is None:
+        if self.returncode is None and self.process is not None:
             self.stdout, self.stderr = self.process.communicate(timeout=timeout)
             self.returncode = self.process.returncode
+            if os.environ.get(CACHE_ENV):
+                result = {"returncode": self.returncode, "stdout": self.stdout, "stderr": self.stderr}
+                (self.runs_dir / "result.json").write_text(json.dumps(result))
         return self
+
+    @classmethod
+    def cached(cls, name: str, runs_dir: Path) -> Recording | None:
+        result = runs_dir / "result.json"
+        if not result.is_file():
+            return None
+        data = json.loads(result.read_text())
+        return cls(name, runs_dir, None, data["returncode"], data["stdout"], data["stderr"])
 
     @property
     def run_dir(self) -> Path:
@@ -62,25 +78,44 @@ class Recording:
 
 
 class Corpus:
-    """Starts every program at once (they spend most time in the C++ compiler)."""
+    """Starts programs on demand; ``prestart`` starts several at once (they spend most of
+    their time in the C++ compiler, so two cores overlap them well)."""
 
     def __init__(self, root: Path) -> None:
-        self.root = root
+        cache = os.environ.get(CACHE_ENV)
+        self.root = Path(cache) if cache else root
         self.recordings: dict[str, Recording] = {}
+
+    def prestart(self, names: list[str]) -> None:
+        for name in names:
+            self._start(name)
+
+    def _start(self, name: str) -> Recording:
+        if name in self.recordings:
+            return self.recordings[name]
+        runs_dir = self.root / name
+        cached = Recording.cached(name, runs_dir)
+        if cached is not None:
+            self.recordings[name] = cached
+            return cached
+        if runs_dir.exists():
+            import shutil
+
+            shutil.rmtree(runs_dir)
+        root = self.root
         env = dict(os.environ)
         env["DYN_INSPECT_NO_TUI"] = "1"
         env.pop("DYN_INSPECT_RUNS_DIR", None)
         # A fresh Inductor cache: every session sees first-run behaviour (all graph stages
         # are logged; an FX-cache hit would skip pre/post-grad graphs).
         env["TORCHINDUCTOR_CACHE_DIR"] = str(root / "inductor-cache")
-        for name, (cwd, argv) in PROGRAMS.items():
-            runs_dir = root / name
-            cmd = [str(DYN_INSPECT), "--no-tui", "--runs-dir", str(runs_dir), *argv]
-            if argv and argv[0].startswith("--"):
-                cmd = [str(DYN_INSPECT), "--no-tui", argv[0], "--runs-dir", str(runs_dir), *argv[1:]]
-            process = subprocess.Popen(cmd, cwd=cwd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-            self.recordings[name] = Recording(name, runs_dir, process)
-        self.started = time.time()
+        cwd, argv = PROGRAMS[name]
+        cmd = [str(DYN_INSPECT), "--no-tui", "--runs-dir", str(runs_dir), *argv]
+        if argv and argv[0].startswith("--"):
+            cmd = [str(DYN_INSPECT), "--no-tui", argv[0], "--runs-dir", str(runs_dir), *argv[1:]]
+        process = subprocess.Popen(cmd, cwd=cwd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        rec = self.recordings[name] = Recording(name, runs_dir, process)
+        return rec
 
     def __getitem__(self, name: str) -> Recording:
-        return self.recordings[name].wait()
+        return self._start(name).wait()

@@ -1,13 +1,40 @@
-"""The subcommands, one module each; adding one means one module and one entry here."""
+"""The subcommands, one module each (``prepare_parser`` + ``run`` + ``HELP``).
+
+Adding a subcommand is one module plus one line here. Modules are imported when the
+parser is built; faces (tui, lsp) are imported only inside their command's ``run``.
+"""
 
 from __future__ import annotations
 
+import importlib
 from types import ModuleType
 
-from dyn_inspect.inspector.commands import run, schema, summary
-
-COMMANDS: dict[str, ModuleType] = {
-    "run": run,
-    "summary": summary,
-    "schema": schema,
+COMMAND_MODULES: dict[str, str] = {
+    "run": "run",
+    "summary": "summary",
+    "breaks": "breaks",
+    "recompiles": "recompiles",
+    "kernels": "kernels",
+    "graph": "graph",
+    "runs": "runs",
+    "check": "check",
+    "diff": "diff",
+    "open": "open",
+    "lsp": "lsp",
+    "export": "export",
+    "import": "import_trace",
+    "schema": "schema",
 }
+
+
+def load() -> dict[str, ModuleType]:
+    out: dict[str, ModuleType] = {}
+    for name, module in COMMAND_MODULES.items():
+        try:
+            out[name] = importlib.import_module(f"dyn_inspect.inspector.commands.{module}")
+        except ModuleNotFoundError as exc:
+            # Only a command module that does not exist (yet) is skipped; a missing
+            # dependency inside one is a real error. tests/test_cli.py checks all load.
+            if exc.name != f"dyn_inspect.inspector.commands.{module}":
+                raise
+    return out
