@@ -1,0 +1,1 @@
+"""Analyses over the run model (recompile suggestions, guard diffs, graphs, kernels...)."""

@@ -1,0 +1,1 @@
+"""Bug-report bundles (dyn-inspect export)."""
