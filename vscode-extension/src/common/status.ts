@@ -1,0 +1,115 @@
+/** The status bar item (latest run's breaks / recompiles, or why the server isn't running) and launch-error notifications. */
+import * as path from 'path';
+import { Disposable, StatusBarAlignment, StatusBarItem, ThemeColor, commands, window } from 'vscode';
+import { Commands, PIP_PACKAGE, SERVER_NAME } from './constants';
+import { LaunchError } from './launch';
+import { showOutput } from './log';
+
+export interface SummaryLike {
+    breaks: number;
+    recompiles: number;
+    run: string | null;
+}
+
+function plural(count: number, word: string): string {
+    return `${count} ${word}${count === 1 ? '' : 's'}`;
+}
+
+export function formatSummary(summary: SummaryLike): { text: string; tooltip: string } {
+    if (!summary.run) {
+        return {
+            text: '$(flame) dyn-inspect: no runs',
+            tooltip: 'No dyn-inspect run recorded yet. Use "dyn-inspect: Run Current File with dyn-inspect".',
+        };
+    }
+    return {
+        text: `$(flame) ${plural(summary.breaks, 'break')} · ${plural(summary.recompiles, 'recompile')}`,
+        tooltip: `dyn-inspect run ${path.basename(summary.run)}: ${plural(summary.breaks, 'graph break')}, ${plural(summary.recompiles, 'recompile')}. Click to list them.`,
+    };
+}
+
+export class StatusBar implements Disposable {
+    readonly item: StatusBarItem;
+
+    constructor() {
+        this.item = window.createStatusBarItem('dynInspect.status', StatusBarAlignment.Left, 50);
+        this.item.name = SERVER_NAME;
+        this.showStarting();
+        this.item.show();
+    }
+
+    showStarting(): void {
+        this.set('$(loading~spin) dyn-inspect', 'Starting the dyn-inspect language server…', Commands.showOutput);
+    }
+
+    showRunning(): void {
+        this.set('$(flame) dyn-inspect', 'The dyn-inspect language server is running.', Commands.showBreaks);
+    }
+
+    showSummary(summary: SummaryLike): void {
+        const { text, tooltip } = formatSummary(summary);
+        this.set(text, tooltip, Commands.showBreaks);
+    }
+
+    showLaunchProblem(error: LaunchError): void {
+        if (error.kind === 'untrusted') {
+            this.set('$(shield) dyn-inspect', error.message, 'workbench.trust.manage');
+        } else {
+            this.showError(error.message);
+        }
+    }
+
+    showError(message: string): void {
+        this.set('$(warning) dyn-inspect', message, Commands.showOutput, new ThemeColor('statusBarItem.errorBackground'));
+    }
+
+    dispose(): void {
+        this.item.dispose();
+    }
+
+    private set(text: string, tooltip: string, command: string, backgroundColor?: ThemeColor): void {
+        this.item.text = text;
+        this.item.tooltip = tooltip;
+        this.item.command = command;
+        this.item.backgroundColor = backgroundColor;
+    }
+}
+
+/** Shows a launch error with the buttons that fix it. */
+export async function showLaunchError(error: LaunchError): Promise<void> {
+    if (error.kind === 'untrusted') {
+        const choice = await window.showInformationMessage(error.message, 'Manage Workspace Trust');
+        if (choice) {
+            await commands.executeCommand('workbench.trust.manage');
+        }
+        return;
+    }
+    const actions: string[] = [];
+    if (error.kind === 'notImportable' && error.interpreter) {
+        actions.push('Install dyn-inspect');
+    }
+    actions.push('Open Settings', 'Show Output');
+    const choice = await window.showErrorMessage(error.message, ...actions);
+    if (choice === 'Install dyn-inspect' && error.interpreter) {
+        const [command, ...leading] = error.interpreter;
+        const terminal = window.createTerminal({
+            name: 'dyn-inspect: install',
+            shellPath: command,
+            shellArgs: [...leading, '-m', 'pip', 'install', PIP_PACKAGE],
+        });
+        terminal.show();
+        const listener = window.onDidCloseTerminal(async (closed) => {
+            if (closed !== terminal) {
+                return;
+            }
+            listener.dispose();
+            if (closed.exitStatus?.code === 0) {
+                await commands.executeCommand(Commands.restartServer);
+            }
+        });
+    } else if (choice === 'Open Settings') {
+        await commands.executeCommand('workbench.action.openSettings', 'dynInspect.interpreter');
+    } else if (choice === 'Show Output') {
+        showOutput();
+    }
+}

@@ -1,0 +1,69 @@
+/** Shared fixtures for the unit tests. */
+import * as fs from 'fs';
+import * as os from 'os';
+import * as path from 'path';
+import type { Memento } from 'vscode';
+import type { ProcessOptions, ProcessResult, ProcessRunner } from '../../common/python';
+import type { ExtensionSettings } from '../../common/settings';
+
+export function makeSettings(overrides: Partial<ExtensionSettings> = {}): ExtensionSettings {
+    return {
+        interpreter: [],
+        runsDir: null,
+        graphBreakSeverity: 'warning',
+        showLibraryBreaks: false,
+        showRecompiles: true,
+        ...overrides,
+    };
+}
+
+export function tempDir(): string {
+    return fs.mkdtempSync(path.join(os.tmpdir(), 'dyn-inspect-ext-test-'));
+}
+
+/** Creates an executable shell script `dir/name` and returns its path. */
+export function makeExecutable(dir: string, name: string, body = 'exit 0'): string {
+    fs.mkdirSync(dir, { recursive: true });
+    const file = path.join(dir, name);
+    fs.writeFileSync(file, `#!/bin/sh\n${body}\n`, { mode: 0o755 });
+    return file;
+}
+
+export const OK: ProcessResult = { exitCode: 0, stdout: '', stderr: '' };
+export const NOT_FOUND: ProcessResult = {
+    exitCode: null,
+    stdout: '',
+    stderr: '',
+    error: { code: 'ENOENT', message: 'spawn ENOENT', killed: false },
+};
+export const NO_MODULE: ProcessResult = {
+    exitCode: 1,
+    stdout: '',
+    stderr: "Traceback (most recent call last):\n  File \"<string>\", line 1, in <module>\nModuleNotFoundError: No module named 'dyn_inspect'\n",
+};
+
+export interface RecordingRunner extends ProcessRunner {
+    calls: { command: string; args: string[]; options?: ProcessOptions }[];
+}
+
+/** A ProcessRunner answering by executable (first element of the command line). */
+export function fakeRunner(results: Record<string, ProcessResult>): RecordingRunner {
+    const calls: RecordingRunner['calls'] = [];
+    const runner = (async (command: string, args: string[], options?: ProcessOptions): Promise<ProcessResult> => {
+        calls.push({ command, args, options });
+        return results[command] ?? NOT_FOUND;
+    }) as RecordingRunner;
+    runner.calls = calls;
+    return runner;
+}
+
+export function memento(initial: Record<string, unknown> = {}): Memento {
+    const values = new Map<string, unknown>(Object.entries(initial));
+    return {
+        keys: () => [...values.keys()],
+        get: <T>(key: string, defaultValue?: T): T | undefined => (values.has(key) ? (values.get(key) as T) : defaultValue),
+        update: async (key: string, value: unknown): Promise<void> => {
+            values.set(key, value);
+        },
+    } as Memento;
+}
