@@ -5,12 +5,23 @@ The child is started exactly as the user would start it (``python train.py args`
 stdin/stdout/stderr and the exit code behave as without us. What differs is the
 environment: the startup hook directory on ``PYTHONPATH`` and the run directory.
 The parent writes ``launcher.jsonl`` (run_start / run_end with the child's exit code).
+
+Ranks: ``dyn-inspect run -- torchrun ...`` needs nothing special (every worker inherits
+the environment and logs itself, tagged with RANK/LOCAL_RANK/WORLD_SIZE). With
+``torchrun --no-python dyn-inspect train.py`` each worker is a launcher of its own: the
+workers of one torchrun agent attempt join one run directory (``join_group_run``), and a
+launcher started inside a recorded run (``DYN_INSPECT_RUN_DIR`` set) records into that
+run. Joined launchers write no ``launcher.jsonl``: the run's status then comes from the
+rank processes' own ends.
 """
 
 from __future__ import annotations
 
+import hashlib
 import os
+import secrets
 import signal
+import socket
 import subprocess
 import sys
 import time
@@ -18,9 +29,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
+import msgspec
+
 from dyn_inspect.engine import recorder
-from dyn_inspect.engine.eventlog import TOOL_VERSION, EventLog, new_run_dir, runs_root
-from dyn_inspect.engine.schema import RunEnd, RunStart
+from dyn_inspect.engine.eventlog import TOOL_VERSION, EventLog, new_run_dir, point_latest, runs_root
+from dyn_inspect.engine.schema import ProcessEnd, RunEnd, RunStart
 
 BOOTSTRAP_DIR = Path(__file__).resolve().parent / "bootstrap"
 
@@ -34,6 +47,7 @@ class LaunchSpec:
     runs_dir: str | None = None
     compile_disabled: bool = False
     provenance: bool = True
+    profile_kernels: int = 0  # N steady-state steps to profile per kernel (engine/profiler.py)
     extra_env: dict[str, str] = field(default_factory=dict)
 
 
@@ -57,7 +71,70 @@ def child_env(run_dir: Path, spec: LaunchSpec) -> dict[str, str]:
         env[recorder.DISABLE_ENV] = "1"
     if not spec.provenance:
         env[recorder.PROVENANCE_ENV] = "0"
+    if spec.profile_kernels > 0:
+        env["DYN_INSPECT_PROFILE_KERNELS"] = str(spec.profile_kernels)
+    else:
+        env.pop("DYN_INSPECT_PROFILE_KERNELS", None)
     return env
+
+
+GROUP_CLAIM_PREFIX = ".group-"
+_STALE_CLAIM_S = 24 * 3600
+
+
+def torchrun_group_key() -> str | None:
+    """What the workers of one torchrun agent attempt share, or None outside torchrun:
+    the agent's per-attempt directory of error files (unique, random), else run id + agent
+    pid + restart count. Hashed with the host name (several nodes, one shared disk)."""
+    env = os.environ
+    if "TORCHELASTIC_RUN_ID" not in env or "LOCAL_RANK" not in env:
+        return None
+    error_file = env.get("TORCHELASTIC_ERROR_FILE")
+    if error_file:
+        attempt = os.path.dirname(os.path.dirname(error_file))  # .../<run>_<rand>/attempt_N
+    else:
+        attempt = f"{env['TORCHELASTIC_RUN_ID']}:{os.getppid()}:{env.get('TORCHELASTIC_RESTART_COUNT', '0')}"
+    raw = f"{socket.gethostname()}\0{attempt}".encode()
+    return hashlib.blake2b(raw, digest_size=8).hexdigest()
+
+
+def join_group_run(root: Path, key: str) -> tuple[Path, bool]:
+    """(the run directory of group ``key``, whether this process created it). The first
+    worker names it by an atomic symlink ``root/.group-<key>`` → run name; the others
+    follow the link. Claims older than a day are swept."""
+    root.mkdir(parents=True, exist_ok=True, mode=0o700)
+    claim = root / f"{GROUP_CLAIM_PREFIX}{key}"
+    name = f"{time.strftime('%Y%m%d-%H%M%S')}-{secrets.token_hex(3)}"
+    try:
+        os.symlink(name, claim)
+        created = True
+    except FileExistsError:
+        name, created = os.readlink(claim), False
+    run = root / name
+    run.mkdir(exist_ok=True, mode=0o700)  # 0700 like new_run_dir: the logs hold model source
+    (run / "blobs").mkdir(exist_ok=True, mode=0o700)
+    if created:
+        point_latest(root, run)
+        now = time.time()
+        for old in root.glob(f"{GROUP_CLAIM_PREFIX}*"):
+            try:
+                if now - old.lstat().st_mtime > _STALE_CLAIM_S:
+                    old.unlink()
+            except OSError:
+                pass
+    return run, created
+
+
+def joined_run_dir(spec: LaunchSpec) -> Path | None:
+    """The run this launcher records into instead of starting one: the enclosing recorded
+    run (we are inside ``dyn-inspect run``), or the run shared by the torchrun workers."""
+    enclosing = os.environ.get(recorder.RUN_DIR_ENV)
+    if enclosing and Path(enclosing).is_dir():
+        return Path(enclosing)
+    key = torchrun_group_key()
+    if key is None:
+        return None
+    return join_group_run(runs_root(spec.runs_dir), key)[0]
 
 
 class Launch:
@@ -65,9 +142,14 @@ class Launch:
 
     def __init__(self, spec: LaunchSpec) -> None:
         self.spec = spec
-        self.run_dir = new_run_dir(runs_root(spec.runs_dir))
-        self.log = EventLog(self.run_dir, "launcher.jsonl")
+        joined = joined_run_dir(spec)
+        self.run_dir = joined or new_run_dir(runs_root(spec.runs_dir))
+        self.joined = joined is not None
+        self.log: EventLog | None = None if self.joined else EventLog(self.run_dir, "launcher.jsonl")
         self.started = time.time()
+        self.process: subprocess.Popen[bytes] | None = None
+        if self.log is None:
+            return
         self.log.write(
             RunStart(
                 t=self.started,
@@ -78,7 +160,6 @@ class Launch:
                 compile_disabled=spec.compile_disabled,
             )
         )
-        self.process: subprocess.Popen[bytes] | None = None
 
     def start(self, **popen_kwargs: object) -> subprocess.Popen[bytes]:
         self.process = subprocess.Popen(  # noqa: S603 - the user's own command
@@ -89,9 +170,33 @@ class Launch:
     def finish(self, returncode: int) -> int:
         sig = -returncode if returncode < 0 else None
         exit_code = 128 + sig if sig else returncode
-        self.log.write(RunEnd(exit_code=exit_code, signal=sig, duration_s=time.time() - self.started))
-        self.log.close()
+        if self.log is not None:
+            self.log.write(RunEnd(exit_code=exit_code, signal=sig, duration_s=time.time() - self.started))
+            self.log.close()
+        elif sig and self.process is not None:
+            self._end_killed_child(exit_code)
         return exit_code
+
+    def _end_killed_child(self, exit_code: int) -> None:
+        """Joined run, child killed by a signal (torchrun SIGTERMs the other ranks when one
+        fails): it wrote no process_end and there is no run_end to say so — write its end."""
+        assert self.process is not None
+        path = self.run_dir / f"p{self.process.pid}.jsonl"
+        try:
+            with open(path, "rb") as f:
+                f.seek(max(f.seek(0, os.SEEK_END) - 4096, 0))
+                tail = f.read()
+            if b'"kind":"process_end"' in tail.rstrip(b"\n").rsplit(b"\n", 1)[-1]:
+                return
+            end = ProcessEnd(t=time.time(), duration_s=time.time() - self.started, exit_code=exit_code)
+            line = msgspec.json.encode(end) + b"\n"
+            fd = os.open(path, os.O_WRONLY | os.O_APPEND)
+            try:
+                os.write(fd, line if tail.endswith(b"\n") or not tail else b"\n" + line)
+            finally:
+                os.close(fd)
+        except OSError:
+            pass  # no log: the child never imported torch
 
 
 def run_foreground(spec: LaunchSpec) -> tuple[Path, int]:

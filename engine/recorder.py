@@ -1,10 +1,12 @@
-"""The in-process recorder: listens on torch's own structured-trace logger.
+"""The in-process recorder: receives torch's own structured-trace records.
 
 ``activate()`` runs inside the user's program (installed by the startup hook in
-``bootstrap/``) once torch is imported. It puts a handler first on ``torch.__trace`` —
+``bootstrap/``) once torch is imported. It routes ``trace_structured`` straight to us
+(``tracehook.py``: without torch's md5, orphan stacks and logging layer, the cost that
+TORCH_TRACE pays) and feeds every record through the normalizers into this process's
+event log. Fallback (``DYN_INSPECT_TRACE_HOOK=0``): a handler first on ``torch.__trace`` —
 first, because torch's lazy TORCH_TRACE handler removes itself during dispatch and a
-handler after it would miss that record — and feeds every record through the
-normalizers into this process's event log. It never changes the user's backend; it only
+handler after it would miss that record. It never changes the user's backend; it only
 turns on Inductor provenance tracking (kernel → source line), which
 ``DYN_INSPECT_PROVENANCE=0`` turns off.
 """
@@ -18,18 +20,20 @@ import sys
 import threading
 import time
 import traceback
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from dyn_inspect.engine import environment
+from dyn_inspect.engine import environment, tracehook
 from dyn_inspect.engine.eventlog import EventLog
 from dyn_inspect.engine.normalizers import Normalizer, PendingBreak, TraceRecord
-from dyn_inspect.engine.schema import ExceptionInfo, Loc, ProcessEnd, ProcessStart
+from dyn_inspect.engine.schema import Event, ExceptionInfo, Loc, ProcessEnd, ProcessStart
 
 RUN_DIR_ENV = "DYN_INSPECT_RUN_DIR"
 LAUNCHER_PID_ENV = "DYN_INSPECT_LAUNCHER_PID"
 DISABLE_ENV = "DYN_INSPECT_COMPILE_DISABLED"
 PROVENANCE_ENV = "DYN_INSPECT_PROVENANCE"
+TRACE_HOOK_ENV = "DYN_INSPECT_TRACE_HOOK"
 
 _recorder: Recorder | None = None
 
@@ -62,6 +66,7 @@ class Recorder:
         self.compile_disabled = os.environ.get(DISABLE_ENV) == "1"
         self.provenance = False
         self.errors = 0
+        self.records = 0  # structured-trace records seen: the kernel profiler's "still compiling?"
         if eager_log:
             self._open()
 
@@ -83,6 +88,7 @@ class Recorder:
         return self._log
 
     def on_record(self, record: TraceRecord) -> None:
+        self.records += 1
         try:
             with self._lock:
                 log = self._open()
@@ -90,6 +96,16 @@ class Recorder:
                 if record.kind == "artifact" and (record.body or {}).get("name") == "dynamo_graph_break_reason":
                     self._normalizer.ctx.pending_break = getattr(self._pending, "value", None)
                 for event in self._normalizer.feed(record):
+                    log.write(event)
+        except Exception:  # noqa: BLE001 - recording must never break the user's program
+            self.errors += 1
+
+    def write_events(self, events: Iterable[Event]) -> None:
+        """Events made outside the trace stream (the kernel profiler's)."""
+        try:
+            with self._lock:
+                log = self._open()
+                for event in events:
                     log.write(event)
         except Exception:  # noqa: BLE001 - recording must never break the user's program
             self.errors += 1
@@ -198,13 +214,31 @@ def activate(run_dir: str | Path | None = None) -> Recorder | None:
     _enable_provenance(recorder)
     if eager:
         recorder._open()
-    logger = logging.getLogger("torch.__trace")
-    logger.setLevel(logging.DEBUG)
-    logger.handlers.insert(0, _TraceHandler(recorder))
+    # The lean path (engine/tracehook.py) hands torch's records straight to us; the logging
+    # handler is the fallback (DYN_INSPECT_TRACE_HOOK=0, or a torch without the hook point).
+    if os.environ.get(TRACE_HOOK_ENV, "1") == "0" or not tracehook.install(recorder.on_record):
+        logger = logging.getLogger("torch.__trace")
+        logger.setLevel(logging.DEBUG)
+        logger.handlers.insert(0, _TraceHandler(recorder))
     _hook_graph_breaks(recorder)
     _install_excepthook(recorder)
     atexit.register(recorder.finish)
+    _start_kernel_profiler(recorder)  # after finish: atexit runs it first
     return recorder
+
+
+def _start_kernel_profiler(recorder: Recorder) -> None:
+    """``--profile-kernels N``: imported and installed only when asked (no cost when off)."""
+    if not os.environ.get("DYN_INSPECT_PROFILE_KERNELS"):
+        return
+    try:
+        from dyn_inspect.engine import profiler
+
+        steps = profiler.requested()
+        if steps:
+            profiler.install(recorder, steps)
+    except Exception as exc:  # noqa: BLE001 - recording must go on without the profile
+        sys.stderr.write(f"dyn-inspect: --profile-kernels unavailable ({exc!r})\n")
 
 
 def current() -> Recorder | None:

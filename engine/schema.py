@@ -299,13 +299,33 @@ class Raw(Event, tag="raw"):
 
 
 class KernelProfile(Event, tag="kernel_profile"):
-    """Per-kernel steady-state time from torch.profiler (``--profile-kernels``)."""
+    """Per-kernel steady-state time from torch.profiler (``--profile-kernels``).
+
+    One event per (kernel name, compiled graph, forward/backward) over ``steps`` profiled
+    steps. ``cid`` is set when the profiler saw the graph's compile id (forward graphs);
+    ``graph`` is the FX graph cache key of the enclosing ``CompiledFxGraph`` call, which
+    also identifies backward graphs. ``op`` is the ATen op that launched a library
+    (extern) kernel — cuBLAS/cuDNN on GPU, ``aten::mm`` etc. on CPU; None for kernels
+    Inductor generated. ``gb``/``flop`` are per call (Inductor's byte estimate; the
+    profiler's FLOP count for matmuls and convolutions); the rates are achieved over
+    ``total_us``, and the peaks are the device's ceilings they compare against.
+    """
 
     name: str
     calls: int
     total_us: float
     steps: int
     device: str | None = None
+    backward: bool = False
+    graph: str | None = None
+    op: str | None = None
+    gb: float | None = None
+    flop: float | None = None
+    bandwidth_gbps: float | None = None
+    tflops: float | None = None
+    peak_gbps: float | None = None
+    peak_tflops: float | None = None
+    step_us: float | None = None  # wall time of one profiled step (mean), the same on every event
 
 
 AnyEvent = Union[

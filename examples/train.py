@@ -34,15 +34,16 @@ class TinyMLP(nn.Module):
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--steps", type=int, default=6)
+    parser.add_argument("--device", default="cpu", help="cpu, cuda, ...")
     args = parser.parse_args()
     torch.manual_seed(0)
-    model = TinyMLP()
+    model = TinyMLP().to(args.device)
     compiled = torch.compile(model)
     opt = torch.optim.SGD(model.parameters(), lr=0.01)
     batch_sizes = [16, 32, 48]  # a new batch size recompiles (then goes dynamic)
     for step in range(args.steps):
         bs = batch_sizes[step % len(batch_sizes)]
-        x, y = torch.randn(bs, 32), torch.randint(0, 10, (bs,))
+        x, y = torch.randn(bs, 32, device=args.device), torch.randint(0, 10, (bs,), device=args.device)
         loss = nn.functional.cross_entropy(compiled(x), y)
         opt.zero_grad()
         loss.backward()

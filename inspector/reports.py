@@ -8,6 +8,7 @@ from typing import Any
 
 from dyn_inspect.engine.schema import Loc
 from dyn_inspect.inspector.model import BreakGroup, RecompileInfo
+from dyn_inspect.inspector.ranks import break_ranks, divergence_dict, divergence_report
 from dyn_inspect.inspector.run import Run
 
 
@@ -90,8 +91,51 @@ def summary_dict(run: Run) -> dict[str, Any]:
         "compile_time_s": round(m.total_compile_time(), 4),
         "compile_time_by_stage_s": {k: round(v, 4) for k, v in m.compile_time_by_stage().items()},
         "cache": m.cache_counts(),
-        "breaks": [break_dict(g) for g in m.break_groups()],
+        "breaks": [{**break_dict(g), "ranks": break_ranks(m, g)} for g in m.break_groups()],
         "recompile_list": [recompile_dict(r) for r in m.recompiles],
         "problems": [str(p) for p in run.problems],
         "compile_disabled": bool(start and start.compile_disabled),
+        "divergence": [divergence_dict(d) for d in divergence_report(m)],
     }
+
+
+# -- shared by the report commands (breaks, recompiles, kernels, graph, check, diff) ------
+
+
+def open_cli_run(arg: str | None, runs_dir: str | None, rank: int | None = None) -> Run:
+    """``open_run`` for a command that must answer from events: an empty run is an error
+    (one line, exit 2) rather than an empty report. ``rank`` narrows it to one rank's
+    processes (``--rank R``)."""
+    from dyn_inspect.inspector.errors import InspectorError
+    from dyn_inspect.inspector.ranks import select_rank
+    from dyn_inspect.inspector.run import open_run
+
+    run = open_run(arg, runs_dir)
+    if run.model.event_count == 0:
+        raise InspectorError(f"{run.path} holds no events (an empty or unstarted run)")
+    return select_rank(run, rank)
+
+
+def read_warnings(run: Run) -> list[str]:
+    """What could not be read, as at most two one-line notes (corrupted/truncated lines;
+    events of kinds this version does not know)."""
+    out: list[str] = []
+    problems = run.problems
+    if problems:
+        where = ", ".join(f"{p.file}:{p.line}" for p in problems[:3]) + (", ..." if len(problems) > 3 else "")
+        what = problems[0].message if len(problems) == 1 else f"{len(problems)} unreadable lines skipped"
+        out.append(f"{run.path.name}: {what} ({where}); the rest was read")
+    if run.unknown:
+        kinds = sorted({u.kind for u in run.unknown})
+        out.append(
+            f"{run.path.name}: ignored {len(run.unknown)} event(s) of unknown kind {', '.join(repr(k) for k in kinds)} "
+            f"(written by a newer dyn-inspect?)"
+        )
+    return out
+
+
+def print_read_warnings(run: Run) -> None:
+    import sys
+
+    for line in read_warnings(run):
+        print(f"dyn-inspect: warning: {line}", file=sys.stderr)

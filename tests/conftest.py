@@ -20,6 +20,7 @@ RUN_FIXTURES = {
     "raises_run": "raises",
     "killed_run": "killed",
     "example_run": "example",
+    "ranks_run": "ranks",
 }
 _needed: list[str] = []
 
@@ -77,6 +78,12 @@ def killed_run(corpus: Corpus) -> Run:
 @pytest.fixture(scope="session")
 def example_run(corpus: Corpus) -> Run:
     return _run(corpus, "example")
+
+
+@pytest.fixture(scope="session")
+def ranks_run(corpus: Corpus) -> Run:
+    """torchrun --nproc-per-node 2 (gloo, CPU) of tests/corpus/ranks/train.py."""
+    return _run(corpus, "ranks")
 
 
 @pytest.fixture(scope="session")

@@ -28,6 +28,8 @@ PROGRAMS: dict[str, tuple[Path, list[str]]] = {
     "example": (EXAMPLES, ["train.py", "--steps", "4"]),
     "eager": (EXAMPLES, ["--disable-compile", "train.py", "--steps", "2"]),
     "shadow": (CORPUS / "shadow", ["train.py"]),
+    # torchrun with gloo on CPU, 2 ranks (rank 1 breaks the graph and recompiles; rank 0 not)
+    "ranks": (CORPUS / "ranks", [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc-per-node", "2", "train.py"]),
 }
 
 

@@ -74,7 +74,15 @@ class Context:
     cache_counts: dict[str, Counter[str]] = field(default_factory=dict)
     output_code: dict[str, tuple[str, bool]] = field(default_factory=dict)
     frames: dict[Any, tuple[Any, Any, Any]] = field(default_factory=dict)  # frame_id → code object
+    has_backward: set[str] = field(default_factory=set)  # compiles with an AOT backward graph
+    forward_done: set[str] = field(default_factory=set)  # compiles whose forward module is out
     pending_break: PendingBreak | None = None
+
+    def is_backward_phase(self, cid: str) -> bool:
+        """Is Inductor now compiling the backward of this compile? Lazily (the usual case)
+        it happens after compilation_metrics; with dynamic shapes AOTAutograd compiles it
+        right after the forward, before the metrics."""
+        return cid in self.captured or (cid in self.has_backward and cid in self.forward_done)
 
     def filename(self, ref: Any) -> str:
         """Resolve torch's interned filename (an int index) to the path."""

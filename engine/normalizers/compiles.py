@@ -43,15 +43,23 @@ def _sub(a: float | None, b: float | None) -> float | None:
     return max(a - (b or 0.0), 0.0)
 
 
+def _seconds(m: dict[str, Any], seconds_key: str, us_key: str) -> float | None:
+    """A timer in seconds; some older torch logs (late 2024 nightlies) carry only the ``*_us`` twin."""
+    value = m.get(seconds_key)
+    if value is None and isinstance(m.get(us_key), (int, float)):
+        return m[us_key] / 1e6
+    return value
+
+
 def stage_times(m: dict[str, Any]) -> StageTimes:
     """Split torch's nested cumulative timers into exclusive per-stage times.
 
     entire_frame ⊃ backend (AOTAutograd + Inductor) ⊃ inductor ⊃ codegen.
     """
-    total = m.get("entire_frame_compile_time_s")
-    backend = m.get("backend_compile_time_s")
-    inductor = m.get("inductor_compile_time_s")
-    codegen = m.get("code_gen_time_s")
+    total = _seconds(m, "entire_frame_compile_time_s", "dynamo_cumulative_compile_time_us")
+    backend = _seconds(m, "backend_compile_time_s", "aot_autograd_cumulative_compile_time_us")
+    inductor = _seconds(m, "inductor_compile_time_s", "inductor_cumulative_compile_time_us")
+    codegen = _seconds(m, "code_gen_time_s", "inductor_code_gen_cumulative_compile_time_us")
     return StageTimes(
         total_s=total,
         dynamo_s=_sub(total, backend),

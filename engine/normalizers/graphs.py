@@ -17,6 +17,7 @@ STAGE_OF_KIND = {
     "aot_forward_graph": "aot_fw",
     "aot_backward_graph": "aot_bw",
     "aot_inference_graph": "aot_inference",
+    "inductor_post_grad_graph": "post_grad",  # a kind of its own before it became an artifact
 }
 STAGE_OF_ARTIFACT = {
     "before_pre_grad_graph": "pre_grad_before",
@@ -53,22 +54,25 @@ def summarize_graph(code: str) -> tuple[int, dict[str, int]]:
         if not m or line.lstrip().startswith(("#", "def ", "return")):
             continue
         nodes += 1
-        call = _CALL_RE.match(m["rhs"])
+        # FX appends `;  a = b = None` (freeing dead values) after a node: not part of it.
+        rhs = m["rhs"].split(";  ", 1)[0].strip()
+        call = _CALL_RE.match(rhs)
         if call:
             ops[op_name(call["target"])] += 1
-        elif m["rhs"].startswith(("L_", "l_")):
+        elif rhs.startswith(("L_", "l_")):
             continue  # input aliasing, not an op
         else:
-            parts = m["rhs"].split()
+            parts = rhs.split()
             if len(parts) == 3 and parts[1] in {"+", "-", "*", "/", ">", "<", ">=", "<=", "==", "!=", "@", "//", "%", "**"}:
                 ops[f"operator.{parts[1]}"] += 1
     return nodes, dict(ops)
 
 
 def _stage_for(stage: str, record: TraceRecord, ctx: Context) -> str:
-    # Inductor compiles the backward lazily, after the frame's compilation_metrics.
-    cid = record.compile_id
-    if cid in ctx.captured and stage.startswith(("post_grad", "pre_grad", "joint")):
+    cid = record.compile_id or ""
+    if stage == "aot_bw":
+        ctx.has_backward.add(cid)
+    if stage.startswith(("post_grad", "pre_grad", "joint")) and ctx.is_backward_phase(cid):
         return f"{stage}_bw"
     return stage
 

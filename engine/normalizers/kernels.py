@@ -4,6 +4,7 @@ kernels back to user source lines."""
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 from collections.abc import Iterable
@@ -37,6 +38,78 @@ def _split_list(text: str) -> list[str]:
     return [p.strip() for p in text.split(",") if p.strip()]
 
 
+def comments_above_call(code: str, start: int, name: str) -> str | None:
+    """The comment lines right above the first call ``name(`` after ``start``.
+
+    The comment lines ``re.search(r"((?:\\s*#[^\\n]*\\n)+)\\s*NAME\\(", code[start:])`` finds
+    (without blank lines and surrounding whitespace), found by walking lines back from each
+    call instead: that regex backtracks quadratically over the long comment blocks of big
+    GPU wrappers (0.6 s of a 10 MB ResNet-50 log; bench/bench_import.py).
+    """
+    call = re.compile(rf"{re.escape(name)}\(")
+    for occ in call.finditer(code, start):
+        k = occ.start()
+        while k > start and code[k - 1].isspace():
+            k -= 1
+        if "\n" not in code[k:occ.start()]:
+            continue  # not at the start of a line below a comment
+        lines: list[str] = []
+        end = k
+        while end > start:
+            line_start = max(code.rfind("\n", start, end) + 1, start)
+            line = code[line_start:end]
+            hash_at = line.find("#")
+            if not line.strip():
+                pass  # blank lines between comment lines are whitespace to the regex
+            elif hash_at < 0:
+                break
+            elif line[:hash_at].strip():
+                lines.append(line[hash_at:])  # code with a trailing comment: the top of the block
+                break
+            else:
+                lines.append(line[hash_at:])
+            end = line_start - 1
+        if lines:
+            return "\n".join(reversed(lines)) + "\n"
+    return None
+
+
+@functools.lru_cache(maxsize=1)
+def _aten_names() -> frozenset[str]:
+    try:
+        import torch
+
+        names = torch._C._dispatch_get_all_op_names()
+    except Exception:  # noqa: BLE001 - importing a log without torch: no names to match
+        return frozenset()
+    return frozenset(n.split("::", 1)[1].split(".", 1)[0] for n in names if n.startswith("aten::"))
+
+
+def ops_from_kernel_name(name: str) -> list[str]:
+    """The ATen ops Inductor joins into a fused kernel's name (``cpp_fused_relu_threshold_backward_0``
+    → relu, threshold_backward; ``triton_poi_fused__to_copy_0`` → _to_copy): greedy longest
+    match against ATen's op names, because op names contain underscores themselves."""
+    m = re.match(r"^(?:cpp|triton)_(?:\w+?_)?fused_(?P<stem>.+?)(?:_\d+)?$", name)
+    if not m:
+        return []
+    tokens = m["stem"].split("_")  # empty tokens keep leading underscores ("_to_copy")
+    known = _aten_names()
+    ops: list[str] = []
+    i = 0
+    while i < len(tokens):
+        for j in range(len(tokens), i, -1):
+            candidate = "_".join(tokens[i:j])
+            # Inductor graphs are functional: never an in-place op ("relu_"), so "relu__to_copy"
+            # is relu + _to_copy.
+            if candidate and not candidate.endswith("_") and (candidate in known or (not known and j == i + 1)):
+                ops.append(f"aten.{candidate}")
+                i = j
+                break
+        else:
+            i += 1  # a fragment that names no ATen op
+    return ops
+
+
 def parse_output_code(code: str) -> list[dict[str, object]]:
     """Kernels defined in an Inductor output module, with their fused ops."""
     kernels: list[dict[str, object]] = []
@@ -50,17 +123,13 @@ def parse_output_code(code: str) -> list[dict[str, object]]:
             comment = c
         if comment is None:
             # C++: the comment is at the call site in call(): the line(s) above `name(`.
-            call = re.search(rf"((?:\s*#[^\n]*\n)+)\s*{re.escape(name)}\(", code[m.end():])
-            if call:
-                comment = _COMMENT_RE.search(call[1])
+            block = comments_above_call(code, m.end(), name)
+            if block is not None:
+                comment = _COMMENT_RE.search(block)
         nodes = _split_list(comment["nodes"]) if comment else []
         aten = _split_list(comment["aten"]) if comment else []
         if not aten:
-            # Fall back to the fused-op names Inductor puts in the kernel name.
-            stem = re.sub(r"^(cpp|triton)_(fused|poi|red|per|tem|mm)_?", "", name)
-            stem = re.sub(r"_\d+$", "", stem)
-            stem = stem.replace("fused_", "")
-            aten = [f"aten.{p}" for p in stem.split("_") if p] if stem and name.split("_")[1] == "fused" else []
+            aten = ops_from_kernel_name(name)
         backend = _BACKEND.get(api, "other")
         kernels.append(
             {
@@ -75,11 +144,23 @@ def parse_output_code(code: str) -> list[dict[str, object]]:
     return kernels
 
 
+_AOT_ID_RE = re.compile(r"^# AOT ID: \['\w*?_(?P<which>forward|backward|inference)'\]", re.M)
+
+
+def _is_backward(code: str, cid: str, ctx: Context) -> bool:
+    m = _AOT_ID_RE.search(code[:200])
+    if m:
+        return m["which"] == "backward"
+    return ctx.is_backward_phase(cid)
+
+
 @handles("inductor_output_code")
 def output_code(record: TraceRecord, ctx: Context) -> Iterable[Event]:
     code = record.payload or ""
     cid = record.compile_id or ""
-    backward = cid in ctx.captured  # backward is compiled lazily, after compilation_metrics
+    backward = _is_backward(code, cid, ctx)
+    if not backward:
+        ctx.forward_done.add(cid)
     ctx.output_code[cid] = (code, backward)
     kernels = parse_output_code(code)
     body = record.body or {}

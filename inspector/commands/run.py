@@ -11,11 +11,25 @@ from dyn_inspect.inspector.errors import InspectorError
 HELP = "run a Python script, module or command under the recorder"
 
 
+def _positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number of steps, got {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError("the number of steps must be at least 1")
+    return value
+
+
 def prepare_parser(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("-m", dest="module", metavar="MODULE", help="run a module like python -m")
     parser.add_argument("--no-tui", action="store_true", help="no live TUI; print a summary at the end")
     parser.add_argument("--disable-compile", action="store_true", help="run the same program eagerly (recorded as such)")
     parser.add_argument("--no-provenance", action="store_true", help="do not turn on Inductor's kernel→source-line tracking")
+    parser.add_argument(
+        "--profile-kernels", type=_positive_int, default=0, metavar="N",
+        help="profile N steady-state steps after compilation: time per kernel and per source line",
+    )
     parser.add_argument("--runs-dir", metavar="DIR", help="where runs are stored (default ./.dyn-inspect/runs, env DYN_INSPECT_RUNS_DIR)")
     parser.add_argument("--json", action="store_true", help="print the end summary as JSON")
     parser.add_argument("target", nargs="?", help="script.py, or with `--` a command (e.g. -- torchrun ...)")
@@ -39,7 +53,8 @@ def _spec(args: argparse.Namespace):  # noqa: ANN202 - LaunchSpec, imported lazi
         target, extra = args.target, rest
         if rest[:1] == ["--"]:
             extra = rest[1:]
-        if target.endswith(".py") or os.path.isfile(target):
+        # An executable without .py (a venv's python, torchrun) is a command, not a script.
+        if target.endswith(".py") or (os.path.isfile(target) and not os.access(target, os.X_OK)):
             if not os.path.isfile(target):
                 raise InspectorError(f"no such script: {target}")
             mode = "script"
@@ -53,12 +68,20 @@ def _spec(args: argparse.Namespace):  # noqa: ANN202 - LaunchSpec, imported lazi
         runs_dir=args.runs_dir,
         compile_disabled=args.disable_compile,
         provenance=not args.no_provenance,
+        profile_kernels=getattr(args, "profile_kernels", 0) or 0,
     )
+
+
+def _inside_other_run() -> bool:
+    """Started by torchrun (``torchrun --no-python dyn-inspect ...``) or inside a recorded run."""
+    return bool(os.environ.get("TORCHELASTIC_RUN_ID") or os.environ.get("DYN_INSPECT_RUN_DIR"))
 
 
 def _want_tui(args: argparse.Namespace) -> bool:
     if args.no_tui or args.json or os.environ.get("DYN_INSPECT_NO_TUI"):
         return False
+    if _inside_other_run():
+        return False  # torchrun workers share one terminal; a nested run has its parent's face
     if not (sys.stdout.isatty() and sys.stdin.isatty()):
         return False
     try:
@@ -79,6 +102,8 @@ def run(args: argparse.Namespace) -> int:
     from dyn_inspect.inspector.run import Run
 
     run_dir, exit_code = run_foreground(spec)
+    if os.environ.get("DYN_INSPECT_RUN_DIR") or (os.environ.get("TORCHELASTIC_RUN_ID") and os.environ.get("RANK", "0") != "0"):
+        return exit_code  # one summary per torchrun job (rank 0's), none from a nested run
     try:
         print_summary(Run(run_dir), as_json=args.json, file=sys.stderr if not args.json else sys.stdout)
     except InspectorError as exc:

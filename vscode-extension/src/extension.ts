@@ -2,6 +2,7 @@
 import { ExtensionContext, languages, workspace } from 'vscode';
 import { registerCommands } from './common/commands';
 import { SERVER_NAME } from './common/constants';
+import { DetailsView } from './common/details';
 import { createLogChannel, traceError } from './common/log';
 import { onDidChangePythonInterpreter } from './common/python';
 import { ServerController } from './common/server';
@@ -24,9 +25,15 @@ function debounce(fn: () => void, delayMs: number): () => void {
 export async function activate(context: ExtensionContext): Promise<void> {
     const outputChannel = createLogChannel(SERVER_NAME);
     const status = new StatusBar();
-    const server = new ServerController({ outputChannel, status, workspaceState: context.workspaceState });
+    const details = new DetailsView();
+    const server = new ServerController({
+        outputChannel,
+        status,
+        workspaceState: context.workspaceState,
+        showDetails: (result) => details.show(result),
+    });
     controller = server;
-    context.subscriptions.push(outputChannel, status, server, ...registerCommands(server));
+    context.subscriptions.push(outputChannel, details, status, server, ...registerCommands(server));
 
     const refreshSummary = debounce(() => void server.refreshSummary(), 500);
     context.subscriptions.push(

@@ -126,7 +126,8 @@ export async function exportBugReport(controller: ServerController, run: Process
         return;
     }
     const selectedRun = controller.selectedRun;
-    const args = [...cli.args, 'export', ...(selectedRun ? [selectedRun] : []), '-o', target.fsPath];
+    // The save dialog has already asked whether to replace an existing file.
+    const args = [...cli.args, 'export', ...(selectedRun ? [selectedRun] : []), '-o', target.fsPath, '--force'];
     traceInfo(`Export: ${formatCommandLine([cli.command, ...args])}`);
     const result = await window.withProgress(
         { location: ProgressLocation.Notification, title: 'Exporting dyn-inspect bug report…' },

@@ -3,6 +3,8 @@
 /** Language client id; also the settings section (`dynInspect.*`, incl. `dynInspect.trace.server`). */
 export const SERVER_ID = 'dynInspect';
 export const SERVER_NAME = 'dyn-inspect';
+/** Output channel (Markdown) where the code lens command shows a function's details. */
+export const DETAILS_CHANNEL_NAME = 'dyn-inspect: Details';
 export const CONFIG_SECTION = 'dynInspect';
 
 /** Python module started as `<python> -m dyn_inspect.lsp`. */
@@ -40,6 +42,8 @@ export const ServerCommands = {
     selectRun: 'dynInspect.selectRun',
     listRuns: 'dynInspect.listRuns',
     summary: 'dynInspect.summary',
+    /** The code lens command: `[file, line]` -> the function's details (shown by details.ts). */
+    showDetails: 'dynInspect.showDetails',
 } as const;
 
 /** Key in workspaceState for the run chosen with "Select Run". */

@@ -12,6 +12,7 @@ import {
     TransportKind,
 } from 'vscode-languageclient/node';
 import { SELECTED_RUN_KEY, SERVER_ID, SERVER_NAME, ServerCommands } from './constants';
+import { detailsMiddleware } from './details';
 import { LaunchError, ServerLaunch, formatCommandLine, resolveServerLaunch } from './launch';
 import { traceError, traceInfo } from './log';
 import { ExtensionSettings, InitializationOptions, getSettings, getWorkspaceRoot, toInitializationOptions } from './settings';
@@ -44,13 +45,22 @@ export function buildServerOptions(launch: ServerLaunch, cwd: string | undefined
     };
 }
 
-export function buildClientOptions(outputChannel: LogOutputChannel, initializationOptions: InitializationOptions): LanguageClientOptions {
+/**
+ * `showDetails` receives what the code lens command (`dynInspect.showDetails`) returns:
+ * VS Code itself drops the results of the server commands that the client registers.
+ */
+export function buildClientOptions(
+    outputChannel: LogOutputChannel,
+    initializationOptions: InitializationOptions,
+    showDetails?: (result: unknown) => void,
+): LanguageClientOptions {
     return {
         documentSelector: [{ scheme: 'file', language: 'python' }],
         outputChannel,
         traceOutputChannel: outputChannel,
         revealOutputChannelOn: RevealOutputChannelOn.Never,
         initializationOptions,
+        middleware: showDetails ? { executeCommand: detailsMiddleware(showDetails) } : undefined,
     };
 }
 
@@ -58,6 +68,8 @@ export interface ServerControllerOptions {
     outputChannel: LogOutputChannel;
     status: StatusBar;
     workspaceState: Memento;
+    /** Shows what the code lens command returns (a DetailsView in the extension). */
+    showDetails?: (result: unknown) => void;
     /** Replaceable in tests. */
     resolveLaunch?: (settings: ExtensionSettings, folder: WorkspaceFolder | undefined) => Promise<ServerLaunch>;
 }
@@ -201,7 +213,7 @@ export class ServerController implements Disposable {
             SERVER_ID,
             SERVER_NAME,
             serverOptions,
-            buildClientOptions(outputChannel, toInitializationOptions(settings, this.selectedRun)),
+            buildClientOptions(outputChannel, toInitializationOptions(settings, this.selectedRun), this.options.showDetails),
         );
         try {
             await client.start();

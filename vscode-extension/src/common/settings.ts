@@ -72,7 +72,7 @@ export function getSettings(folder: WorkspaceFolder | undefined = getWorkspaceRo
         graphBreakSeverity: SEVERITIES.includes(severity as GraphBreakSeverity)
             ? (severity as GraphBreakSeverity)
             : 'warning',
-        showLibraryBreaks: config.get<boolean>('showLibraryBreaks') === true,
+        showLibraryBreaks: config.get<boolean>('showLibraryBreaks') !== false,
         showRecompiles: config.get<boolean>('showRecompiles') !== false,
     };
 }

@@ -15,8 +15,10 @@ import * as path from 'path';
 import { fileURLToPath, pathToFileURL } from 'url';
 import type { WorkspaceFolder } from 'vscode';
 import {
+    CodeLensRequest,
     ConfigurationRequest,
     DidOpenTextDocumentNotification,
+    ExecuteCommandRequest,
     ExitNotification,
     InitializeRequest,
     InitializedNotification,
@@ -28,6 +30,7 @@ import {
     StreamMessageWriter,
     createMessageConnection,
 } from 'vscode-languageserver-protocol/node';
+import { FunctionDetails, formatDetails } from '../../common/details';
 import { resolveServerLaunch } from '../../common/launch';
 import { buildServerOptions } from '../../common/server';
 import { getSettings, toInitializationOptions } from '../../common/settings';
@@ -161,5 +164,18 @@ suite('integration: real dyn-inspect language server over stdio', function () {
         } finally {
             clearTimeout(timer);
         }
+
+        // The code lens command: what the extension's middleware shows when a lens is clicked.
+        const lenses = (await conn.sendRequest(CodeLensRequest.type, { textDocument: { uri: pathToFileURL(file).href } })) ?? [];
+        const lens = lenses.find((l) => l.command?.command === 'dynInspect.showDetails');
+        assert.ok(lens?.command, `no dynInspect.showDetails code lens in ${file}`);
+        const details = (await conn.sendRequest(ExecuteCommandRequest.type, {
+            command: lens.command.command,
+            arguments: lens.command.arguments,
+        })) as FunctionDetails;
+        assert.strictEqual(details.found, true);
+        const markdown = formatDetails(details);
+        assert.match(markdown, /^# `[^`]+` — /);
+        console.log(`    code lens "${lens.command.title}" -> ${markdown.split('\n')[0]}`);
     });
 });

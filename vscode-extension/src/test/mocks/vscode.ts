@@ -102,6 +102,17 @@ export interface MockExtension {
     activate(): Promise<unknown>;
 }
 
+/** An output channel made with window.createOutputChannel; `text` is what was appended. */
+export interface MockOutputChannel {
+    name: string;
+    /** The languageId argument (a string), or the options object ({ log: true }). */
+    languageOrOptions: unknown;
+    text: string;
+    /** show() calls, each with its preserveFocus argument. */
+    shows: (boolean | undefined)[];
+    disposed: boolean;
+}
+
 export interface MockDiagnostic {
     message: string;
     source?: string;
@@ -127,6 +138,7 @@ export const mock = {
     executedCommands: [] as { command: string; args: unknown[] }[],
     registeredCommands: new Map<string, (...args: unknown[]) => unknown>(),
     logLines: [] as string[],
+    outputChannels: [] as MockOutputChannel[],
     statusBarItems: [] as Record<string, unknown>[],
     didCloseTerminal: new EventEmitter<MockTerminal>(),
     didChangeConfiguration: new EventEmitter<unknown>(),
@@ -149,6 +161,7 @@ export const mock = {
         mock.executedCommands = [];
         mock.registeredCommands = new Map();
         mock.logLines = [];
+        mock.outputChannels = [];
         mock.statusBarItems = [];
         mock.didCloseTerminal = new EventEmitter<MockTerminal>();
         mock.didChangeConfiguration = new EventEmitter<unknown>();
@@ -199,7 +212,9 @@ export const window = {
     get activeTextEditor(): unknown {
         return mock.activeTextEditor;
     },
-    createOutputChannel(name: string): unknown {
+    createOutputChannel(name: string, languageOrOptions?: unknown): unknown {
+        const record: MockOutputChannel = { name, languageOrOptions, text: '', shows: [], disposed: false };
+        mock.outputChannels.push(record);
         const log = (level: string) => (message: string): void => {
             mock.logLines.push(`[${level}] ${message}`);
         };
@@ -211,8 +226,18 @@ export const window = {
             debug: log('debug'),
             trace: log('trace'),
             appendLine: log('line'),
-            show: (): void => undefined,
-            dispose: (): void => undefined,
+            append: (value: string): void => {
+                record.text += value;
+            },
+            clear: (): void => {
+                record.text = '';
+            },
+            show: (preserveFocus?: boolean): void => {
+                record.shows.push(preserveFocus);
+            },
+            dispose: (): void => {
+                record.disposed = true;
+            },
         };
     },
     createStatusBarItem(id: string): Record<string, unknown> {

@@ -111,12 +111,13 @@ suite('commands', () => {
         assert.match(mock.messages[0].message, /No dyn-inspect runs recorded yet/);
     });
 
-    test('Export Bug Report runs `dyn-inspect export -o FILE.zip` and reports the file', async () => {
+    test('Export Bug Report runs `dyn-inspect export -o FILE.zip --force` and reports the file', async () => {
         const target = Uri.file(path.join(root, 'report.zip'));
         mock.saveDialogAnswer = target;
         const runner = fakeRunner({ [CLI]: OK });
         await exportBugReport(server, runner);
-        assert.deepStrictEqual(runner.calls.map((c) => [c.command, c.args, c.options?.cwd]), [[CLI, ['export', '-o', target.fsPath], root]]);
+        // --force: the save dialog has already confirmed replacing an existing file.
+        assert.deepStrictEqual(runner.calls.map((c) => [c.command, c.args, c.options?.cwd]), [[CLI, ['export', '-o', target.fsPath, '--force'], root]]);
         assert.strictEqual(mock.messages[0].message, `Bug report written to ${target.fsPath}`);
     });
 

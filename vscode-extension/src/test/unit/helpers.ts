@@ -11,7 +11,7 @@ export function makeSettings(overrides: Partial<ExtensionSettings> = {}): Extens
         interpreter: [],
         runsDir: null,
         graphBreakSeverity: 'warning',
-        showLibraryBreaks: false,
+        showLibraryBreaks: true,
         showRecompiles: true,
         ...overrides,
     };

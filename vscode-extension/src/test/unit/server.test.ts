@@ -44,7 +44,7 @@ suite('ServerController', () => {
     }
 
     test('starts the client over stdio with the settings as initializationOptions, then shows the summary', async () => {
-        mock.configuration = { 'dynInspect.graphBreakSeverity': 'hint', 'dynInspect.showLibraryBreaks': true };
+        mock.configuration = { 'dynInspect.graphBreakSeverity': 'hint', 'dynInspect.showLibraryBreaks': false };
         const server = controller(async () => LAUNCH);
         await server.restart();
 
@@ -61,7 +61,7 @@ suite('ServerController', () => {
         assert.deepStrictEqual(clientOptions.initializationOptions, {
             runsDir: null,
             graphBreakSeverity: 'hint',
-            showLibraryBreaks: true,
+            showLibraryBreaks: false,
             showRecompiles: true,
             run: null,
         });
@@ -169,7 +169,7 @@ suite('ServerController', () => {
         assert.deepStrictEqual(LanguageClient.instances[0].notifications, [
             {
                 method: 'workspace/didChangeConfiguration',
-                params: { settings: { dynInspect: { runsDir: null, graphBreakSeverity: 'warning', showLibraryBreaks: false, showRecompiles: false, run: null } } },
+                params: { settings: { dynInspect: { runsDir: null, graphBreakSeverity: 'warning', showLibraryBreaks: true, showRecompiles: false, run: null } } },
             },
         ]);
         assert.strictEqual(LanguageClient.instances.length, 1);

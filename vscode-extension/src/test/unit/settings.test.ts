@@ -1,4 +1,5 @@
 import * as assert from 'assert';
+import * as fs from 'fs';
 import * as os from 'os';
 import * as path from 'path';
 import type { ConfigurationChangeEvent, WorkspaceFolder } from 'vscode';
@@ -21,9 +22,21 @@ suite('settings', () => {
             interpreter: [],
             runsDir: null,
             graphBreakSeverity: 'warning',
-            showLibraryBreaks: false,
+            showLibraryBreaks: true,
             showRecompiles: true,
         });
+    });
+
+    test('the defaults declared in package.json are the ones getSettings falls back to', () => {
+        const manifest = JSON.parse(fs.readFileSync(path.resolve(__dirname, '..', '..', '..', 'package.json'), 'utf8')) as {
+            contributes: { configuration: { properties: Record<string, { default: unknown }> } };
+        };
+        const declared = manifest.contributes.configuration.properties;
+        const defaults = getSettings(folder);
+        assert.strictEqual(declared['dynInspect.showLibraryBreaks'].default, true);
+        for (const key of ['interpreter', 'runsDir', 'graphBreakSeverity', 'showLibraryBreaks', 'showRecompiles'] as const) {
+            assert.deepStrictEqual(declared[`dynInspect.${key}`].default, defaults[key], key);
+        }
     });
 
     test('reads and normalises every setting', () => {
@@ -31,14 +44,14 @@ suite('settings', () => {
             'dynInspect.interpreter': ['${workspaceFolder}/.venv/bin/python', '', 7, '-X', 'utf8'],
             'dynInspect.runsDir': 'out/runs',
             'dynInspect.graphBreakSeverity': 'error',
-            'dynInspect.showLibraryBreaks': true,
+            'dynInspect.showLibraryBreaks': false,
             'dynInspect.showRecompiles': false,
         };
         assert.deepStrictEqual(getSettings(folder), {
             interpreter: [path.join(folder.uri.fsPath, '.venv/bin/python'), '-X', 'utf8'],
             runsDir: path.join(folder.uri.fsPath, 'out/runs'),
             graphBreakSeverity: 'error',
-            showLibraryBreaks: true,
+            showLibraryBreaks: false,
             showRecompiles: false,
         });
     });
@@ -61,7 +74,7 @@ suite('settings', () => {
         assert.deepStrictEqual(toInitializationOptions(getSettings(folder), '/abs/runs/r1'), {
             runsDir: '/abs/runs',
             graphBreakSeverity: 'warning',
-            showLibraryBreaks: false,
+            showLibraryBreaks: true,
             showRecompiles: true,
             run: '/abs/runs/r1',
         });

@@ -1,0 +1,575 @@
+"""Per-kernel steady-state time: ``dyn-inspect run --profile-kernels N``.
+
+Off unless the launcher sets ``DYN_INSPECT_PROFILE_KERNELS=N``: without it this module is
+never imported and nothing is patched, so recording costs nothing extra.
+
+**Which steps are profiled.** A *step* is one call of the *anchor*: the first callable
+returned by ``torch.compile`` (a compiled module or function) that the program calls at
+the outermost level. Each call of any compiled callable passes through the
+``enter_exit_hooks`` of its Dynamo context; we add one hook there (and keep a per-thread
+depth so nested compiled calls do not count). A step is *quiet* when torch emitted no
+structured-trace record during it — no compile, recompile, lazy backward compile or
+autotuning; the recorder counts records. After the first quiet step, the next N steps are
+profiled with ``torch.profiler`` (CPU, plus CUDA when the program uses it): the window
+opens at the anchor's entry and closes at its entry N calls later, so each profiled step
+covers the forward, the backward and the optimizer step that follow it. If torch compiles
+anything inside the window, the window is thrown away and the next quiet step starts a new
+one. A program that ends inside a window keeps the steps it completed.
+
+**What is recorded.** One ``KernelProfile`` event per (kernel, compiled graph, forward or
+backward) — only kernels that run inside compiled code: Inductor's Triton kernels (GPU
+time from CUPTI), Inductor's C++ kernels (wall time of the kernel, from the
+``RECORD_FUNCTION`` Inductor emits with ``cpp.enable_kernel_profile``, which we turn on),
+and library kernels Inductor calls (``extern_kernels.mm`` → cuBLAS on GPU, ``aten::mm``
+on CPU) with the ATen op in ``op``. The graph comes from the profiler's
+``## Call CompiledFxGraph <key> ##`` range (its FX-graph cache key), the compile id from
+``Torch-Compiled Region: <cid>`` (forward only), backward from the
+``CompiledFunctionBackward`` autograd node. Bytes per call are Inductor's own estimate
+(``estimate_kernel_num_bytes``, which Inductor computes for ``benchmark_kernel``; we add it
+to each Triton kernel's metadata without the benchmark harness) or, when that is missing,
+the bytes of the kernel's tensor arguments; FLOPs come from the profiler's count for
+matmuls and convolutions. Peaks are datasheet figures for known GPUs
+(``DYN_INSPECT_PEAK_GBPS`` / ``DYN_INSPECT_PEAK_TFLOPS`` override them).
+
+Reader side: ``RunModel.line_profile()`` (inspector/model.py) joins these events to the
+kernels' provenance lines: time per source line per step.
+"""
+
+from __future__ import annotations
+
+import atexit
+import os
+import re
+import sys
+import threading
+import time
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from dyn_inspect.engine.schema import KernelProfile
+
+PROFILE_ENV = "DYN_INSPECT_PROFILE_KERNELS"
+PEAK_GBPS_ENV = "DYN_INSPECT_PEAK_GBPS"
+PEAK_TFLOPS_ENV = "DYN_INSPECT_PEAK_TFLOPS"
+
+_GRAPH_RE = re.compile(r"^## Call CompiledFxGraph (?P<key>\S+) ##$")
+_REGION_PREFIX = "Torch-Compiled Region: "
+_CPP_KERNEL_RE = re.compile(r"^(?:graph_\d+_)?(?P<name>cpp_\w+)$")
+# CPU ops the wrapper calls that only allocate or re-view memory: not kernels.
+_NOT_KERNELS = frozenset(
+    {
+        "aten::empty",
+        "aten::empty_strided",
+        "aten::as_strided",
+        "aten::view",
+        "aten::reshape",
+        "aten::_reshape_alias",
+        "aten::alias",
+        "aten::detach",
+        "aten::t",
+        "aten::transpose",
+        "aten::permute",
+        "aten::expand",
+        "aten::resize_",
+        "aten::set_",
+        "aten::lift_fresh",
+        "aten::_unsafe_view",
+    }
+)
+
+# Dense datasheet peaks (TFLOP/s by dtype; GB/s). SXM parts; a PCIe/NVL part reads lower.
+_PEAKS: list[tuple[str, dict[str, float], float]] = [
+    ("H200", {"bf16": 989.4, "fp16": 989.4, "tf32": 494.7, "fp32": 66.9, "fp64": 66.9}, 4800.0),
+    ("H100", {"bf16": 989.4, "fp16": 989.4, "tf32": 494.7, "fp32": 66.9, "fp64": 66.9}, 3350.0),
+    ("A100", {"bf16": 312.0, "fp16": 312.0, "tf32": 156.0, "fp32": 19.5, "fp64": 19.5}, 2039.0),
+]
+_DTYPES = {
+    "c10::BFloat16": "bf16",
+    "c10::Half": "fp16",
+    "float": "fp32",
+    "double": "fp64",
+}
+
+
+class _RecorderLike(Protocol):
+    records: int
+
+    def write_events(self, events: Iterable[Any]) -> None: ...
+
+
+@dataclass
+class DevicePeaks:
+    name: str | None
+    gbps: float | None
+    tflops: dict[str, float] = field(default_factory=dict)
+
+    def tflops_for(self, dtype: str | None) -> float | None:
+        override = os.environ.get(PEAK_TFLOPS_ENV)
+        if override:
+            return float(override)
+        if dtype is None:
+            return None
+        return self.tflops.get(dtype)
+
+
+def device_peaks(torch: Any) -> DevicePeaks:
+    """The ceilings of the GPU the program uses (None on CPU or an unknown GPU)."""
+    name: str | None = None
+    gbps: float | None = None
+    tflops: dict[str, float] = {}
+    try:
+        if torch.cuda.is_initialized():
+            name = torch.cuda.get_device_name(torch.cuda.current_device())
+    except Exception:  # noqa: BLE001 - a broken CUDA setup must not break the program
+        name = None
+    if name:
+        for marker, flops, bw in _PEAKS:
+            if marker in name:
+                tflops, gbps = dict(flops), bw
+                break
+        if gbps is None:
+            try:  # DDR: two transfers per clock; kHz × bits → GB/s
+                props = torch.cuda.get_device_properties(torch.cuda.current_device())
+                gbps = 2 * props.memory_clock_rate * 1e3 * props.memory_bus_width / 8 / 1e9
+            except Exception:  # noqa: BLE001 - older torch: no such properties
+                gbps = None
+    override = os.environ.get(PEAK_GBPS_ENV)
+    if override:
+        gbps = float(override)
+    return DevicePeaks(name, gbps, tflops)
+
+
+_KERNEL_DTYPE = [("tf32", "tf32"), ("bf16", "bf16"), ("bfloat16", "bf16"), ("f16", "fp16"), ("f32", "fp32")]
+
+
+def _matmul_dtype(torch: Any, dtypes: list[str] | None, op: str | None, kernel: str = "") -> str | None:
+    """The precision a matmul/conv ran in: fp32 inputs run as TF32 where torch allows it.
+    Without recorded input dtypes, the library kernel's name says it (``..._tf32f32_...``)."""
+    dtype = next((_DTYPES[d] for d in dtypes or () if d in _DTYPES), None)
+    if dtype is None:
+        low = kernel.lower()
+        return next((d for marker, d in _KERNEL_DTYPE if marker in low), None)
+    if dtype == "fp32":
+        try:
+            conv = op is not None and "conv" in op
+            allowed = torch.backends.cudnn.allow_tf32 if conv else torch.backends.cuda.matmul.allow_tf32
+            if allowed:
+                return "tf32"
+        except Exception:  # noqa: BLE001
+            pass
+    return dtype
+
+
+# --- aggregating profiler events --------------------------------------------------------
+
+
+@dataclass
+class _Where:
+    graph: str | None = None
+    cid: str | None = None
+    backward: bool = False
+    graph_call: Any = None  # the "## Call CompiledFxGraph" event
+
+
+def _where(event: Any) -> _Where:
+    """Which compiled graph an event ran in, from its ancestors."""
+    out = _Where()
+    parent = event.cpu_parent
+    while parent is not None:
+        name = parent.name
+        if out.graph is None:
+            m = _GRAPH_RE.match(name)
+            if m:
+                out.graph = None if m["key"] == "None" else m["key"]
+                out.graph_call = parent
+        if out.cid is None and name.startswith(_REGION_PREFIX):
+            out.cid = name[len(_REGION_PREFIX):].strip()
+        if "CompiledFunctionBackward" in name:
+            out.backward = True
+        parent = parent.cpu_parent
+    return out
+
+
+@dataclass
+class _Agg:
+    name: str
+    where: _Where
+    device: str
+    op: str | None = None
+    calls: int = 0
+    total_us: float = 0.0
+    gb_total: float = 0.0
+    gb_calls: int = 0
+    flop_total: float = 0.0
+    dtype: str | None = None
+
+
+def _arg_gb(event: Any) -> float | None:
+    """Bytes of a kernel launch's tensor arguments (each once), from record_shapes."""
+    shapes = getattr(event, "input_shapes", None) or []
+    dtypes = getattr(event, "input_dtypes", None) or []
+    sizes = {"float": 4, "c10::BFloat16": 2, "c10::Half": 2, "double": 8, "long int": 8, "int": 4, "bool": 1,
+             "signed char": 1, "unsigned char": 1, "short int": 2, "c10::Float8_e4m3fn": 1, "c10::Float8_e5m2": 1}
+    total = 0
+    for shape, dtype in zip(shapes, dtypes):
+        if not shape or dtype not in sizes:
+            continue
+        n = 1
+        for d in shape:
+            n *= int(d)
+        total += n * sizes[dtype]
+    return total / 1e9 if total else None
+
+
+def _flop_source(event: Any) -> Any:
+    """The op whose FLOPs the profiler counted for a launch: the event itself or the
+    nearest ancestor below the graph call (``aten::convolution`` above ``cudnn_convolution``)."""
+    e = event
+    while e is not None and not _GRAPH_RE.match(e.name):
+        if getattr(e, "flops", 0):
+            return e
+        e = e.cpu_parent
+    return None
+
+
+def aggregate(events: Iterable[Any], torch: Any, use_cuda: bool) -> list[_Agg]:
+    """Sum the profiler's events per (kernel, graph, direction); only compiled code."""
+    aggs: dict[tuple[str, str | None, str | None, bool], _Agg] = {}
+    events = list(events)
+
+    def agg_for(name: str, where: _Where, device: str, op: str | None) -> _Agg:
+        key = (name, where.graph, where.cid if where.graph is None else None, where.backward)
+        a = aggs.get(key)
+        if a is None:
+            a = aggs[key] = _Agg(name, where, device, op)
+        return a
+
+    # An op's FLOPs are shared among the device kernels it launched, by their time, so each
+    # kernel's rate is the op's rate (cuDNN's backward launches dgrad, wgrad and helpers).
+    launched: dict[int, float] = {}
+    for fe in events:
+        kernels = getattr(fe, "kernels", None)
+        if kernels and str(getattr(fe, "device_type", "")).endswith("CPU"):
+            src = _flop_source(fe)
+            if src is not None:
+                launched[id(src)] = launched.get(id(src), 0.0) + sum(float(k.duration) for k in kernels)
+
+    for fe in events:
+        if str(getattr(fe, "device_type", "")).split(".")[-1] != "CPU":
+            continue
+        kernels = list(getattr(fe, "kernels", None) or [])
+        if kernels:
+            where = _where(fe)
+            if where.graph_call is None:
+                continue  # eager code (optimizer, loss): not a compiled kernel
+            op = None if fe.name == kernels[0].name else fe.name
+            src = _flop_source(fe)
+            kwinputs = getattr(fe, "kwinputs", None) or {}
+            gb = kwinputs.get("kernel_num_gb") if isinstance(kwinputs, dict) else None
+            if gb is None and op is None:
+                gb = _arg_gb(fe)
+            for k in kernels:
+                a = agg_for(k.name, where, f"cuda:{k.device}", op)
+                a.calls += 1
+                a.total_us += float(k.duration)
+                if gb:
+                    a.gb_total += float(gb)
+                    a.gb_calls += 1
+                if src is not None and launched.get(id(src)):
+                    a.flop_total += float(src.flops) * float(k.duration) / launched[id(src)]
+                    a.dtype = a.dtype or _matmul_dtype(torch, getattr(src, "input_dtypes", None), src.name, k.name)
+            continue
+        m = _CPP_KERNEL_RE.match(fe.name)
+        where: _Where | None = None
+        if m:
+            where = _where(fe)
+            name, op = m["name"], None
+        elif not use_cuda and fe.name.startswith("aten::") and fe.name not in _NOT_KERNELS:
+            parent = fe.cpu_parent
+            if parent is None or not _GRAPH_RE.match(parent.name):
+                continue  # only ops the Inductor wrapper calls directly
+            where = _where(fe)
+            name, op = fe.name, fe.name
+        else:
+            continue
+        if where.graph_call is None:
+            continue
+        a = agg_for(name, where, "cpu", op)
+        a.calls += 1
+        a.total_us += float(fe.time_range.elapsed_us())
+        src = _flop_source(fe)
+        if src is not None:
+            a.flop_total += float(src.flops)
+    return list(aggs.values())
+
+
+def to_events(aggs: list[_Agg], steps: int, step_us: float | None, peaks: DevicePeaks) -> list[KernelProfile]:
+    out: list[KernelProfile] = []
+    for a in sorted(aggs, key=lambda a: -a.total_us):
+        gb = a.gb_total / a.gb_calls if a.gb_calls else None
+        flop = a.flop_total / a.calls if a.flop_total else None
+        seconds = a.total_us / 1e6
+        on_gpu = a.device.startswith("cuda")
+        out.append(
+            KernelProfile(
+                t=time.time(),
+                cid=a.where.cid,
+                name=a.name,
+                calls=a.calls,
+                total_us=round(a.total_us, 3),
+                steps=steps,
+                device=a.device,
+                backward=a.where.backward,
+                graph=a.where.graph,
+                op=a.op,
+                gb=gb,
+                flop=flop,
+                bandwidth_gbps=round(gb * a.calls / seconds, 2) if gb and seconds > 0 else None,
+                tflops=round(a.flop_total / seconds / 1e12, 3) if a.flop_total and seconds > 0 else None,
+                peak_gbps=peaks.gbps if on_gpu and gb else None,
+                peak_tflops=peaks.tflops_for(a.dtype) if on_gpu and a.flop_total else None,
+                step_us=round(step_us, 3) if step_us else None,
+            )
+        )
+    return out
+
+
+# --- the step window -------------------------------------------------------------------
+
+
+class StepProfiler:
+    """Counts anchor calls, opens the profiler after the first quiet step, writes events."""
+
+    def __init__(self, recorder: _RecorderLike, steps: int) -> None:
+        self.recorder = recorder
+        self.steps = steps
+        self.anchor: int | None = None
+        self.calls = 0
+        self._local = threading.local()
+        self._thread: int | None = None
+        self._records_at_step = -1
+        self._prof: Any = None
+        self._window_start_call = 0
+        self._window_records = 0
+        self._window_t0 = 0.0
+        self.done = False
+        self.discarded = 0
+        self.message: str | None = None
+
+    # Called by Dynamo on every entry of a compiled callable (enter_exit_hooks).
+    def hook_for(self, ctx_id: int) -> Callable[[], Callable[[], None]]:
+        def enter() -> Callable[[], None]:
+            depth = getattr(self._local, "depth", 0)
+            self._local.depth = depth + 1
+            if depth == 0 and not self.done:
+                self._on_outer_call(ctx_id)
+            return self._leave
+
+        return enter
+
+    def _leave(self) -> None:
+        self._local.depth = max(0, getattr(self._local, "depth", 1) - 1)
+
+    def _on_outer_call(self, ctx_id: int) -> None:
+        if self.anchor is None:
+            self.anchor = ctx_id
+            self._thread = threading.get_ident()
+        if ctx_id != self.anchor or threading.get_ident() != self._thread:
+            return
+        try:
+            self._step()
+        except Exception as exc:  # noqa: BLE001 - profiling must never break the program
+            self.done = True
+            self.message = f"kernel profiling failed: {exc!r}"
+            self._prof = None
+
+    def _step(self) -> None:
+        records = self.recorder.records
+        quiet = self.calls > 0 and records == self._records_at_step
+        self.calls += 1
+        self._records_at_step = records
+        if self._prof is not None:
+            if records != self._window_records:
+                self._stop(keep=False)  # torch compiled inside the window: not steady state
+                self.discarded += 1
+            elif self.calls - self._window_start_call >= self.steps:
+                self._stop(keep=True)
+                return
+            else:
+                return
+        if quiet and self._prof is None and not self.done:
+            self._start()
+
+    def _start(self) -> None:
+        import torch
+        from torch.profiler import ProfilerActivity, profile
+
+        self._cuda = bool(torch.cuda.is_available() and torch.cuda.is_initialized())
+        activities = [ProfilerActivity.CPU] + ([ProfilerActivity.CUDA] if self._cuda else [])
+        if self._cuda:
+            torch.cuda.synchronize()
+        prof = profile(activities=activities, record_shapes=True, with_flops=True)
+        prof.__enter__()
+        self._prof = prof
+        self._window_start_call = self.calls
+        self._window_records = self.recorder.records
+        self._window_t0 = time.perf_counter()
+
+    def _stop(self, keep: bool, completed: int | None = None) -> None:
+        import torch
+
+        prof, self._prof = self._prof, None
+        if prof is None:
+            return
+        if self._cuda:
+            torch.cuda.synchronize()
+        wall = time.perf_counter() - self._window_t0
+        prof.__exit__(None, None, None)
+        if not keep:
+            return
+        steps = completed if completed is not None else self.steps
+        self.done = True
+        events = list(prof.events())
+        if os.environ.get("DYN_INSPECT_PROFILE_DUMP"):
+            _dump(events, os.environ["DYN_INSPECT_PROFILE_DUMP"])
+        aggs = aggregate(events, torch, self._cuda)
+        events = to_events(aggs, steps, wall / steps * 1e6 if steps else None, device_peaks(torch))
+        self.recorder.write_events(events)
+        self.message = None
+
+    def finish(self) -> None:
+        """At exit: keep a window the program ended inside, or say why nothing was profiled."""
+        if self._prof is not None:
+            completed = self.calls - self._window_start_call
+            clean = self.recorder.records == self._window_records
+            if completed > 0 and clean:
+                self._stop(keep=True, completed=completed)
+            else:
+                self._stop(keep=False)
+        if not self.done and self.message is None:
+            if self.anchor is None:
+                self.message = "no compiled callable was called: nothing to profile"
+            else:
+                self.message = (
+                    f"no steady-state steps to profile: {self.calls} compiled calls, "
+                    "torch was still compiling in the last ones (run more steps)"
+                )
+        if self.message:
+            sys.stderr.write(f"dyn-inspect: --profile-kernels: {self.message}\n")
+
+
+# --- installation ---------------------------------------------------------------------
+
+
+def requested() -> int:
+    """N from the environment (0: off)."""
+    try:
+        return max(0, int(os.environ.get(PROFILE_ENV, "0") or 0))
+    except ValueError:
+        return 0
+
+
+def _add_kernel_bytes_to_triton_metadata() -> None:
+    """Put Inductor's byte estimate into every Triton kernel's metadata (what
+    ``benchmark_kernel`` does, without the benchmark harness and its stderr line): the
+    launcher hands it to the profiler as ``kernel_num_gb``. torch ≥ 2.12 builds the
+    metadata in ``inductor_meta_per_kernel``; older Inductor writes it inline into the
+    kernel's source (``inductor_meta={...}``), where we add the key."""
+    try:
+        from torch._inductor.codegen.triton import TritonKernel
+    except Exception:  # noqa: BLE001 - no Triton backend in this build
+        return
+
+    def estimate(kernel: Any) -> float | None:
+        try:
+            return float(kernel.estimate_kernel_num_bytes()) / 1e9
+        except Exception:  # noqa: BLE001 - the estimate is optional
+            return None
+
+    per_kernel = getattr(TritonKernel, "inductor_meta_per_kernel", None)
+    if per_kernel is not None and not getattr(per_kernel, "_dyn_inspect", False):
+
+        def inductor_meta_per_kernel(self: Any) -> dict[str, Any]:
+            out = per_kernel(self)
+            if "kernel_num_gb" not in out and (gb := estimate(self)) is not None:
+                out["kernel_num_gb"] = gb
+            return out
+
+        inductor_meta_per_kernel._dyn_inspect = True  # type: ignore[attr-defined]
+        TritonKernel.inductor_meta_per_kernel = inductor_meta_per_kernel  # type: ignore[method-assign]
+        return
+    codegen = getattr(TritonKernel, "codegen_kernel", None)
+    if codegen is None or getattr(codegen, "_dyn_inspect", False):
+        return
+
+    def codegen_kernel(self: Any, *args: Any, **kwargs: Any) -> Any:
+        code = codegen(self, *args, **kwargs)
+        if isinstance(code, str) and "kernel_num_gb" not in code and "inductor_meta={" in code:
+            gb = estimate(self)
+            if gb is not None:
+                code = code.replace("inductor_meta={", f"inductor_meta={{'kernel_num_gb': {gb!r}, ", 1)
+        return code
+
+    codegen_kernel._dyn_inspect = True  # type: ignore[attr-defined]
+    TritonKernel.codegen_kernel = codegen_kernel  # type: ignore[method-assign]
+
+
+def _dump(events: list[Any], path: str) -> None:
+    """DYN_INSPECT_PROFILE_DUMP=FILE: what the profiler handed us, for checking a new torch."""
+    import json
+
+    rows = []
+    for fe in events:
+        if not str(getattr(fe, "device_type", "")).endswith("CPU"):
+            continue
+        if not (getattr(fe, "kernels", None) or _CPP_KERNEL_RE.match(fe.name) or getattr(fe, "flops", 0)):
+            continue
+        chain, e = [], fe.cpu_parent
+        while e is not None and len(chain) < 6:
+            chain.append(e.name)
+            e = e.cpu_parent
+        rows.append({
+            "name": fe.name, "kernels": [(k.name, k.duration) for k in fe.kernels][:4],
+            "flops": getattr(fe, "flops", None), "kwinputs": repr(getattr(fe, "kwinputs", None))[:300],
+            "input_shapes": repr(getattr(fe, "input_shapes", None))[:300],
+            "input_dtypes": repr(getattr(fe, "input_dtypes", "<no attribute>"))[:200], "parents": chain,
+        })
+        if len(rows) >= 80:
+            break
+    with open(path, "w", encoding="utf-8") as f:
+        json.dump(rows, f, indent=1)
+
+
+def install(recorder: _RecorderLike, steps: int) -> StepProfiler | None:
+    """Hook every torch.compile context's entry; make Inductor's kernels visible to the
+    profiler. Needs torch imported; called by the recorder only when profiling is asked."""
+    try:
+        import torch._inductor.config as inductor_config
+        from torch._dynamo import eval_frame
+    except Exception:  # noqa: BLE001
+        return None
+    profiler = StepProfiler(recorder, steps)
+    cls = eval_frame.OptimizeContext
+    original_init = cls.__init__
+    if getattr(original_init, "_dyn_inspect", False):
+        return None
+
+    def __init__(self: Any, *args: Any, **kwargs: Any) -> None:  # noqa: N807 - patching
+        original_init(self, *args, **kwargs)
+        try:
+            self.enter_exit_hooks.append(profiler.hook_for(id(self)))
+        except Exception:  # noqa: BLE001 - an older Dynamo without hooks: no profile
+            pass
+
+    __init__._dyn_inspect = True  # type: ignore[attr-defined]
+    cls.__init__ = __init__  # type: ignore[method-assign]
+    # C++ kernels are invisible to the profiler unless Inductor wraps them in a
+    # RECORD_FUNCTION; this also keys the FX-graph cache apart from unprofiled runs.
+    try:
+        inductor_config.cpp.enable_kernel_profile = True
+    except AttributeError:
+        pass
+    _add_kernel_bytes_to_triton_metadata()
+    atexit.register(profiler.finish)
+    return profiler

@@ -1,0 +1,470 @@
+"""Recompiles explained: torch's guard-failure reason text parsed into a ``GuardFailure``,
+a concrete ``Suggestion`` for each, and a per-frame ``recompile_timeline``.
+
+Torch reports one reason per cache entry that failed, as ``"<compile id>: <reason>"``;
+``<reason>`` is either a tensor check's own message (``tensor 'x' size mismatch at index 0.
+expected 4, actual 8``) or the source of the Python guard that returned False, followed by
+the user line it came from (``n == 2   # return x * n  # t.py:7 in f``). Torch 2.11+ strips
+``L[...]`` (``L['n']`` → ``n``); older releases keep it, so both spellings parse.
+
+Public API (used by the CLI, TUI, LSP and exports)::
+
+    parse_reason(reason) -> GuardFailure
+    suggest_for(reason) -> Suggestion          # also suggest(failure)
+    recompile_timeline(model, frame) -> list[TimelineEntry]
+    recompile_limit_of(model, frame) -> int | None
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Literal
+
+from dyn_inspect.inspector.model import CompileInfo, FrameInfo, RunModel
+
+GuardKind = Literal[
+    "size",  # a tensor dim changed (static shapes)
+    "stride",
+    "rank",
+    "dtype",
+    "device",
+    "dispatch_key",  # device type / autograd / autocast dispatch changed
+    "requires_grad",
+    "shape",  # a symbolic-shape guard (dynamic dim outside its range, 0/1 specialization)
+    "scalar",  # a Python int/float argument (or stack value) specialized to a constant
+    "constant",  # a bool/str/None/... argument compared to the compiled value
+    "attribute",  # an attribute (self.k, obj.flag) changed
+    "global",  # a global variable changed
+    "length",  # len(list/tuple/dict) changed
+    "object_id",  # ___check_obj_id: a different object (new lambda/module each call)
+    "type_id",  # ___check_type_id: a value of a different type
+    "global_state",  # grad mode, autocast, default dtype, ... changed
+    "dynamic_marking",  # mark_dynamic / mark_static applied on one call and not another
+    "aliasing",  # tensors that were distinct now alias (or the reverse)
+    "deallocated",  # an object the guards referenced was freed
+    "backend",  # called with a different backend callable
+    "other",
+]
+
+
+@dataclass(frozen=True)
+class GuardFailure:
+    """One cache entry's failed guard, structured.
+
+    ``source`` is the guarded value as torch names it (``x``, ``self.k``, ``G['SCALE']``,
+    ``___stack0``); ``expected``/``actual`` are what the compiled entry assumed and what
+    arrived, when torch says (a Python guard only says what it expected).
+    """
+
+    kind: GuardKind
+    text: str  # the reason without the compile id and the trailing user-code comment
+    entry: str | None = None  # the compile id of the cache entry that failed ("0/0")
+    source: str | None = None
+    dim: int | None = None
+    expected: str | None = None
+    actual: str | None = None
+    user_code: str | None = None  # the user line torch attributes the guard to
+    where: str | None = None  # "t.py:7 in f" as torch prints it (path shortened by torch)
+    hint: str | None = None  # torch's own (HINT: ...) when present
+
+
+@dataclass(frozen=True)
+class Suggestion:
+    """What to do about a recompile: a sentence, plus a code snippet when one applies."""
+
+    text: str
+    code: str | None = None
+
+
+@dataclass
+class TimelineEntry:
+    """One compile of a frame, in order: the first compile, then each recompile with the
+    guard failures that caused it, and (last) whether the frame gave up and runs eagerly."""
+
+    index: int  # 0 for the first compile
+    compile: CompileInfo
+    failures: list[GuardFailure] = field(default_factory=list)  # newest cache entry first
+    suggestion: Suggestion | None = None
+    limit_reached: bool = False  # the recompile limit was hit here: eager from now on
+    limit: int | None = None
+
+    @property
+    def cid(self) -> str:
+        return self.compile.cid
+
+    @property
+    def t(self) -> float:
+        c = self.compile
+        if c.start is not None and c.start.t:
+            return c.start.t
+        return c.capture.t if c.capture is not None else 0.0
+
+    @property
+    def is_recompile(self) -> bool:
+        return self.index > 0
+
+
+# -- parsing -------------------------------------------------------------------------------
+
+_ENTRY_RE = re.compile(r"^\s*(\[?\d+/\d+\]?(?:_\d+)?):\s*", re.S)
+_TENSOR_RE = re.compile(r"^tensor '(?P<src>.+?)' (?P<rest>.*)$", re.S)
+_DIM_RE = re.compile(r"^(?P<what>size|stride) mismatch at index (?P<dim>\d+)\. expected (?P<exp>.+?), actual (?P<act>.+?)\.?$", re.S)
+_EXP_ACT_RE = re.compile(r"^(?P<what>dtype|rank|dispatch key set) mismatch\. expected (?P<exp>.+?), actual (?P<act>.+?)\.?$", re.S)
+_DEVICE_RE = re.compile(r"device index mismatch\. Expected device index to be (?P<exp>\S+?),? actual (?P<act>\S+?)\.?$", re.I | re.S)
+_REQ_GRAD_RE = re.compile(r"^requires_grad mismatch\. expected requires_grad=(?P<exp>\w+)")
+_OBJ_ID_RE = re.compile(r"___check_obj_id\((?P<src>.+?), (?P<id>\d+)\)")
+_TYPE_ID_RE = re.compile(r"___check_type_id\((?P<src>.+?), (?P<id>\d+)\)")
+_MARKING_RE = re.compile(r"^hasattr\((?P<src>.+?), '_dynamo_\w*_indices'\) == (?P<exp>True|False)$")
+_LEN_RE = re.compile(r"^len\((?P<src>.+)\) == (?P<exp>\d+)$")
+_EQ_RE = re.compile(r"^(?P<src>.+?) (?P<op>==|!=|is not|is) (?P<exp>.+)$")
+_SIZE_EXPR_RE = re.compile(r"(?P<src>[\w.\[\]'\"]+?)\.(?:size|stride)\(\)\[(?P<dim>\d+)\]")
+_HINT_RE = re.compile(r"\s*\(HINT: (?P<hint>.*)\)\s*$", re.S)
+_WHERE_NOTE_RE = re.compile(r"^(?P<where>\S+:\d+ in \S+) \((?P<note>.*)\)$", re.S)
+_NUMBER_RE = re.compile(r"^-?(\d+(\.\d*)?|\.\d+)([eE][-+]?\d+)?$")
+_IDENT_PATH_RE = re.compile(r"^[A-Za-z_]\w*(\.[A-Za-z_]\w*)*$")
+
+
+def _strip_local(source: str) -> str:
+    """``L['x']`` → ``x`` (torch < 2.11 spelling), as torch itself does on newer releases."""
+    return re.sub(r"L\[\s*['\"](.*?)['\"]\s*\]", r"\1", source)
+
+
+def _split_comment(body: str) -> tuple[str, str | None, str | None, str | None]:
+    """``expr  # user code  # file:line in fn (HINT: ...)`` → (expr, code, where, hint)."""
+    hint = None
+    m = _HINT_RE.search(body)
+    if m:
+        hint = m["hint"].strip()
+        body = body[: m.start()]
+    # The user-stack suffix (2.11+) is kept in the blob, but strip it if a caller passes it.
+    body = body.split("\nUser stack trace:", 1)[0]
+    parts = body.split("  # ")
+    expr, code, where = body.strip(), None, None
+    if len(parts) >= 3:
+        expr, code, where = parts[0].strip(), parts[1].strip() or None, parts[-1].strip() or None
+    elif len(parts) == 2:
+        expr, where = parts[0].strip(), parts[1].strip() or None
+    if where and (note := _WHERE_NOTE_RE.match(where)):
+        # "t.py:72 in f (user code shown is first use of this value ...)": keep the note.
+        where, hint = note["where"], hint or note["note"].strip()
+    return expr, code, where, hint
+
+
+def _scalar_like(value: str) -> bool:
+    return bool(_NUMBER_RE.match(value.strip()))
+
+
+def parse_reason(reason: str) -> GuardFailure:
+    """Structure one reason string (``"0/0: tensor 'x' size mismatch at index 0. expected 4,
+    actual 8"``). Never raises: anything unrecognised is ``kind="other"`` with its text."""
+    entry = None
+    body = reason.strip()
+    m = _ENTRY_RE.match(body)
+    if m:
+        entry = m[1].strip("[]")
+        body = body[m.end() :]
+    text, code, where, hint = _split_comment(body)
+    base = {"entry": entry, "user_code": code, "where": where, "hint": hint}
+
+    t = _TENSOR_RE.match(text)
+    if t:
+        src, rest = _strip_local(t["src"]), t["rest"].strip()
+        if d := _DIM_RE.match(rest):
+            return GuardFailure(d["what"], text, source=src, dim=int(d["dim"]), expected=d["exp"], actual=d["act"], **base)  # type: ignore[arg-type]
+        if e := _EXP_ACT_RE.match(rest):
+            kind = {"dtype": "dtype", "rank": "rank", "dispatch key set": "dispatch_key"}[e["what"]]
+            return GuardFailure(kind, text, source=src, expected=e["exp"], actual=e["act"], **base)  # type: ignore[arg-type]
+        if g := _REQ_GRAD_RE.match(rest):
+            exp = {"0": "False", "1": "True"}.get(g["exp"], g["exp"])
+            act = {"False": "True", "True": "False"}.get(exp)
+            return GuardFailure("requires_grad", text, source=src, expected=exp, actual=act, **base)
+        if dv := _DEVICE_RE.search(rest):
+            return GuardFailure("device", text, source=src, expected=dv["exp"], actual=dv["act"], **base)
+        return GuardFailure("other", text, source=src, **base)
+    if dv := _DEVICE_RE.search(text):
+        return GuardFailure("device", text, expected=dv["exp"], actual=dv["act"], **base)
+    if text.startswith("GLOBAL_STATE changed"):
+        what = text.split(":", 1)[1].strip() if ":" in text else None
+        return GuardFailure("global_state", text, source=what or None, **base)
+    if text.startswith("Cache line invalidated because"):
+        src = text.removeprefix("Cache line invalidated because").removesuffix("got deallocated").strip()
+        return GuardFailure("deallocated", text, source=_strip_local(src) or None, **base)
+    if text.startswith("Duplicate tensors found") or "aliasing" in text.lower():
+        src = text.split(":", 1)[1].strip() if ":" in text else None
+        return GuardFailure("aliasing", text, source=src, **base)
+    if text.startswith("BACKEND_MATCH"):
+        return GuardFailure("backend", text, **base)
+    if dm := _MARKING_RE.match(text):
+        return GuardFailure("dynamic_marking", text, source=_strip_local(dm["src"]), expected=dm["exp"], **base)
+    if o := _OBJ_ID_RE.search(text):
+        return GuardFailure("object_id", text, source=_strip_local(o["src"]), expected=f"id {o['id']}", **base)
+    if ty := _TYPE_ID_RE.search(text):
+        return GuardFailure("type_id", text, source=_strip_local(ty["src"]), expected=f"type id {ty['id']}", **base)
+    if s := _SIZE_EXPR_RE.search(text):
+        return GuardFailure("shape", text, source=_strip_local(s["src"]), dim=int(s["dim"]), expected=text, **base)
+    if ln := _LEN_RE.match(text):
+        return GuardFailure("length", text, source=_strip_local(ln["src"]), expected=ln["exp"], **base)
+    if eq := _EQ_RE.match(text):
+        src, exp = _strip_local(eq["src"].strip()), eq["exp"].strip()
+        if eq["op"] == "!=":
+            exp = f"!= {exp}"
+        if src.startswith("G[") or src.startswith("___G") or src.startswith("G."):
+            kind: GuardKind = "global"
+        elif "." in src.split("[", 1)[0] or src.startswith("L[") and "." in src:
+            kind = "attribute"
+        elif _scalar_like(exp):
+            kind = "scalar"
+        else:
+            kind = "constant"
+        return GuardFailure(kind, text, source=src, expected=exp, **base)
+    return GuardFailure("other", text, **base)
+
+
+# -- suggestions ---------------------------------------------------------------------------
+
+
+def _var(source: str | None, fallback: str = "x") -> str:
+    """A name usable in a snippet: the source when it is a plain Python path."""
+    if source and _IDENT_PATH_RE.match(source) and not source.startswith("___"):
+        return source
+    return fallback
+
+
+def _is_stack_value(source: str | None) -> bool:
+    return bool(source and source.startswith("___stack"))
+
+
+def suggest(f: GuardFailure) -> Suggestion:
+    """A concrete suggestion for one structured guard failure."""
+    src = f.source or "the value"
+    if f.kind == "size":
+        if _is_stack_value(f.source):
+            return Suggestion(
+                f"dim {f.dim} of an intermediate tensor carried across a graph break (`{f.source}`) changed "
+                f"from {f.expected} to {f.actual}: this resume frame was compiled for a static size. Mark the "
+                f"dim dynamic on the input it is computed from, or compile with dynamic=True.",
+                "torch.compile(model, dynamic=True)",
+            )
+        var = _var(f.source, "x")
+        return Suggestion(
+            f"dim {f.dim} of `{src}` changed from {f.expected} to {f.actual}: torch compiled for a "
+            f"static size. Mark the dim dynamic before the first call (or compile with dynamic=True) "
+            f"so one graph serves every size; otherwise torch recompiles once and then goes dynamic.",
+            f"torch._dynamo.mark_dynamic({var}, {f.dim})",
+        )
+    if f.kind == "stride":
+        return Suggestion(
+            f"the stride of dim {f.dim} of `{src}` changed ({f.expected} → {f.actual}): the input's memory "
+            f"layout differs between calls (a transpose/view or channels_last). Pass a consistent layout, "
+            f"e.g. call .contiguous() before the compiled function.",
+            f"{_var(f.source)} = {_var(f.source)}.contiguous()",
+        )
+    if f.kind == "rank":
+        return Suggestion(
+            f"`{src}` changed rank ({f.expected} → {f.actual} dims): each rank needs its own graph. "
+            f"Reshape to a fixed rank before the call if the rank varies by accident."
+        )
+    if f.kind == "dtype":
+        return Suggestion(
+            f"`{src}` changed dtype ({f.expected} → {f.actual}): each dtype compiles its own graph. "
+            f"Cast to one dtype before the compiled call if the change is unintended.",
+            f"{_var(f.source)} = {_var(f.source)}.to(torch.{_torch_dtype(f.expected)})",
+        )
+    if f.kind in ("device", "dispatch_key"):
+        return Suggestion(
+            f"`{src}` arrived on a different device or dispatch set ({f.expected} → {f.actual}): each "
+            f"device/autograd/autocast combination compiles its own graph. Move inputs to one device "
+            f"before the call, and keep autocast/grad settings the same across calls."
+        )
+    if f.kind == "requires_grad":
+        return Suggestion(
+            f"`{src}` changed requires_grad ({f.expected} → {f.actual}): training and inference calls get "
+            f"separate graphs. Expected when you alternate train/eval; otherwise keep requires_grad fixed "
+            f"(e.g. .detach() the input)."
+        )
+    if f.kind == "global_state":
+        return Suggestion(
+            f"global torch state changed ({f.source or 'grad mode/autocast/default dtype'}): e.g. calling "
+            f"under torch.no_grad() after calling with grad enabled. Each state compiles its own graph; "
+            f"expected for train + eval, otherwise keep the state the same across calls."
+        )
+    if f.kind == "dynamic_marking":
+        return Suggestion(
+            f"`{src}` was marked dynamic (or static) on one call and not on another: the marking is "
+            f"part of the guards. Mark the tensor the same way before every call, or mark it once on "
+            f"a tensor you reuse.",
+            f"torch._dynamo.mark_dynamic({_var(f.source)}, 0)  # before every call",
+        )
+    if f.kind == "scalar":
+        var = _var(f.source, "n")
+        if _is_stack_value(f.source):
+            return Suggestion(
+                f"a Python number on the stack (`{f.source}`, compiled for {f.expected}) changed: Dynamo "
+                f"specializes Python ints/floats to constants. Pass it as a tensor, or compile with "
+                f"dynamic=True so numbers become symbolic.",
+                "torch.compile(fn, dynamic=True)",
+            )
+        return Suggestion(
+            f"the Python number `{src}` was specialized to {f.expected} and changed: each value compiles "
+            f"a new graph. Pass it as a tensor (torch.tensor({var})), or compile with dynamic=True; torch "
+            f"also makes it dynamic automatically after one recompile.",
+            f"torch.compile(fn, dynamic=True)  # or pass torch.tensor({var})",
+        )
+    if f.kind == "attribute":
+        return Suggestion(
+            f"the attribute `{src}` changed (compiled for {f.expected}): Dynamo bakes attribute values into "
+            f"the graph. Keep it constant during compiled calls, or store it as a tensor/buffer so its "
+            f"value is read at run time." + (" For int attributes on an nn.Module you can also set torch._dynamo.config.allow_unspec_int_on_nn_module = True." if _scalar_like(f.expected or "") else ""),
+            "torch._dynamo.config.allow_unspec_int_on_nn_module = True" if _scalar_like(f.expected or "") else None,
+        )
+    if f.kind == "global":
+        src = re.sub(r"^G\[\s*['\"](.*?)['\"]\s*\]", r"\1", src)
+        return Suggestion(
+            f"the global `{src}` changed (compiled for {f.expected}): globals are baked into the graph. "
+            f"Pass it as an argument (a tensor for numbers) instead of reading a mutable global."
+        )
+    if f.kind == "constant":
+        return Suggestion(
+            f"the argument `{src}` changed (compiled for {f.expected}): non-tensor arguments are guarded "
+            f"by value, so each distinct value gets a graph. Expected for a few modes; if it takes many "
+            f"values, move the branch outside the compiled function or pass a tensor."
+        )
+    if f.kind == "length":
+        return Suggestion(
+            f"the length of `{src}` changed (compiled for {f.expected}): Dynamo unrolls loops over "
+            f"lists/tuples, so each length compiles anew. Stack the items into one tensor, or keep the "
+            f"length fixed."
+        )
+    if f.kind == "object_id":
+        return Suggestion(
+            f"`{src}` is a different object than when compiled ({f.expected}): the guard checks object "
+            f"identity, so creating it on every call (a lambda, functools.partial, a new module or "
+            f"closure) recompiles each time. Create it once outside the loop and reuse it."
+        )
+    if f.kind == "type_id":
+        return Suggestion(
+            f"`{src}` has a different type than when compiled: pass values of one type (e.g. always a "
+            f"tensor, never sometimes a Python number or None)."
+        )
+    if f.kind == "shape":
+        if (f.text or "").lstrip().startswith("2 <=") or "0/1 specialization" in (f.where or "") + (f.hint or ""):
+            return Suggestion(
+                f"dim {f.dim} of `{src}` is dynamic but a size of 0 or 1 arrived: torch specializes sizes "
+                f"0 and 1. Avoid size-1 inputs, or mark the dim unbacked.",
+                f"torch._dynamo.decorators.mark_unbacked({_var(f.source)}, {f.dim})",
+            )
+        return Suggestion(
+            f"a symbolic-shape guard on dim {f.dim} of `{src}` failed ({f.text}): the new size is outside "
+            f"what the dynamic graph assumed. Relax the range with torch._dynamo.mark_dynamic(x, dim, "
+            f"min=..., max=...), or check which operation specialized the size.",
+            f"torch._dynamo.mark_dynamic({_var(f.source)}, {f.dim})",
+        )
+    if f.kind == "aliasing":
+        return Suggestion(
+            f"inputs alias differently than when compiled ({f.source}): passing the same tensor as two "
+            f"arguments (or not) changes the graph. Pass distinct tensors (clone) consistently."
+        )
+    if f.kind == "deallocated":
+        return Suggestion(
+            f"`{src}` was freed, invalidating the cached graph: keep objects the compiled function uses "
+            f"(modules, parameters) alive instead of recreating them."
+        )
+    if f.kind == "backend":
+        return Suggestion(
+            "torch.compile was called with a different backend callable: create the backend once (or "
+            "wrap it in functools.partial) and reuse it."
+        )
+    return Suggestion(f"guard failed: {f.text}. Run with TORCH_LOGS=recompiles_verbose for every failing guard.")
+
+
+_DTYPES = {
+    "Float": "float32",
+    "Double": "float64",
+    "Half": "float16",
+    "BFloat16": "bfloat16",
+    "Int": "int32",
+    "Long": "int64",
+    "Short": "int16",
+    "Char": "int8",
+    "Byte": "uint8",
+    "Bool": "bool",
+    "ComplexFloat": "complex64",
+    "ComplexDouble": "complex128",
+}
+
+
+def _torch_dtype(name: str | None) -> str:
+    """torch's C++ dtype name (``Float``) → the Python attribute (``float32``)."""
+    if not name:
+        return "float32"
+    return _DTYPES.get(name, name.removeprefix("torch.").lower())
+
+
+def suggest_for(reason: str) -> Suggestion:
+    """``suggest(parse_reason(reason))``: the suggestion for one raw reason string."""
+    return suggest(parse_reason(reason))
+
+
+def limit_suggestion(limit: int | None) -> Suggestion:
+    n = f" ({limit})" if limit is not None else ""
+    return Suggestion(
+        f"the recompile limit{n} was reached: this frame runs eagerly (uncompiled) from here on. "
+        f"Fix the recompile causes above; raise the limit only if the variants are expected.",
+        f"torch._dynamo.config.recompile_limit = {(limit or 8) * 2}",
+    )
+
+
+# -- timeline ------------------------------------------------------------------------------
+
+_LIMIT_RE = re.compile(r"currently set to (\d+)")
+
+
+def recompile_limit_of(model: RunModel, frame: FrameInfo) -> int | None:
+    """The recompile limit that applied to ``frame``: from torch's message when it was hit,
+    else from the process's recorded config."""
+    if frame.recompile_limit is not None:
+        m = _LIMIT_RE.search(frame.recompile_limit.reason)
+        if m:
+            return int(m[1])
+    proc = model.processes.get(frame.log)
+    if proc is not None and proc.start is not None:
+        value = proc.start.config.get("dynamo.recompile_limit", proc.start.config.get("dynamo.cache_size_limit"))
+        if isinstance(value, int):
+            return value
+    return None
+
+
+def reasons_of(c: CompileInfo) -> list[str]:
+    """The guard-failure reasons that caused compile ``c`` (empty for a first compile)."""
+    if c.recompile is not None and c.recompile.reasons:
+        return list(c.recompile.reasons)
+    if c.capture is not None and c.capture.recompile_reason:
+        return [c.capture.recompile_reason]
+    return []
+
+
+def recompile_timeline(model: RunModel, frame: FrameInfo) -> list[TimelineEntry]:
+    """Every compile of ``frame`` in order, each recompile with its parsed guard failures and
+    a suggestion (for the newest cache entry's failure, the one the user just changed), and
+    the entry where the recompile limit was hit marked ``limit_reached``."""
+    limit = recompile_limit_of(model, frame)
+    out: list[TimelineEntry] = []
+    for index, c in enumerate(frame.compiles):
+        failures = [parse_reason(r) for r in reasons_of(c)]
+        entry = TimelineEntry(index=index, compile=c, failures=failures, limit=limit)
+        hit = c.outcome == "recompile_limit" or (
+            frame.recompile_limit is not None and frame.recompile_limit.cid == c.cid and index == len(frame.compiles) - 1
+        )
+        if hit:
+            entry.limit_reached = True
+            entry.suggestion = limit_suggestion(limit)
+        elif failures:
+            entry.suggestion = suggest(failures[0])
+        out.append(entry)
+    return out
+
+
+def frames_with_recompiles(model: RunModel) -> list[FrameInfo]:
+    """Frames compiled more than once or that hit the limit, in first-compile order."""
+    return [f for f in model.frames_in_order() if len(f.compiles) > 1 or f.recompile_limit is not None]

@@ -1,0 +1,90 @@
+"""``dyn-inspect breaks [RUN] [--root DIR]``: graph breaks, deduplicated, most hit first,
+each with the user line it is attributed to (the nearest frame inside the workspace)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from typing import Any
+
+from rich.table import Table
+
+from dyn_inspect.inspector.analysis.breaks import BreakSite, break_sites
+from dyn_inspect.inspector.console import make_console
+from dyn_inspect.inspector.ranks import add_rank_argument
+from dyn_inspect.inspector.reports import loc_dict, open_cli_run, print_read_warnings, short_path
+
+HELP = "list graph breaks (deduplicated) with hit counts and the user line they come from"
+
+
+def prepare_parser(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("run", nargs="?", help="run directory or id (default: latest)")
+    parser.add_argument("--runs-dir", metavar="DIR")
+    parser.add_argument("--root", metavar="DIR", help="workspace root: attribute each break to the nearest frame inside it (default: the innermost non-library frame)")
+    parser.add_argument("--stacks", action="store_true", help="print each break's full stack and torch's hints")
+    parser.add_argument("--json", action="store_true", help="machine-readable output")
+    add_rank_argument(parser)
+
+
+def site_dict(site: BreakSite) -> dict[str, Any]:
+    b = site.first
+    return {
+        "key": site.group.key,
+        "type": b.gb_type,
+        "gb_id": b.gb_id,
+        "url": b.url,
+        "count": site.count,
+        "loc": loc_dict(site.loc),
+        "in_library": site.in_library,
+        "user_frame": loc_dict(site.user_frame),
+        "user_frames": [loc_dict(f) for f in site.user_frames],
+        "reason": b.reason,
+        "explanation": b.explanation,
+        "hints": list(b.hints),
+        "compile_ids": site.compile_ids,
+        "stack": [loc_dict(f) for f in site.stack],
+    }
+
+
+def run(args: argparse.Namespace) -> int:
+    r = open_cli_run(args.run, args.runs_dir, args.rank)
+    print_read_warnings(r)
+    sites = break_sites(r.model, args.root)
+    if args.json:
+        data = {
+            "run": str(r.path),
+            "root": args.root,
+            "unique": len(sites),
+            "total": sum(s.count for s in sites),
+            "breaks": [site_dict(s) for s in sites],
+        }
+        sys.stdout.write(json.dumps(data, indent=2) + "\n")
+        return 0
+    console = make_console()
+    total = sum(s.count for s in sites)
+    console.print(f"graph breaks: {len(sites)} unique / {total} total — {short_path(str(r.path))}", markup=False, highlight=False)
+    if not sites:
+        return 0
+    table = Table(box=None, pad_edge=False, show_edge=False, header_style="bold cyan")
+    for col in ("hits", "location", "type", "your line"):
+        table.add_column(col, overflow="fold")
+    for s in sites:
+        loc = f"{short_path(s.loc.file)}:{s.loc.line}"
+        gb = f" ({s.first.gb_id})" if s.first.gb_id else ""
+        user = ", ".join(f"{short_path(f.file)}:{f.line}" for f in s.user_frames) or "-"
+        if s.user_frame is not None and (s.user_frame.file, s.user_frame.line) == (s.loc.file, s.loc.line) and len(s.user_frames) == 1:
+            user = "(same)"
+        table.add_row(f"×{s.count}", loc, f"{s.first.gb_type}{gb}", user)
+    console.print(table)
+    if args.stacks:
+        for s in sites:
+            console.print()
+            console.print(f"{short_path(s.loc.file)}:{s.loc.line}  {s.first.gb_type}", markup=False, highlight=False)
+            for f in s.stack:
+                console.print(f"    {short_path(f.file)}:{f.line} in {f.name or '?'}: {f.code or ''}", markup=False, highlight=False)
+            for h in s.first.hints:
+                console.print(f"    hint: {h}", markup=False, highlight=False)
+            if s.first.url:
+                console.print(f"    {s.first.url}", markup=False, highlight=False)
+    return 0

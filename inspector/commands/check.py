@@ -1,0 +1,115 @@
+"""``dyn-inspect check [RUN] --max-graph-breaks N --max-recompiles N [--baseline RUN]``: a
+CI gate. Exit 0 within limits; 1 with the offending items when a limit is exceeded or a
+break/recompile appears that the baseline run did not have; 2 when a run cannot be read.
+
+Graph breaks count unique break sites (what you would fix), recompiles count recompile
+events (each one a compile beyond a frame's first, including a recompile-limit hit)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from typing import Any
+
+from dyn_inspect.inspector.analysis.breaks import break_sites
+from dyn_inspect.inspector.analysis.diff import break_items, compare, recompile_items
+from dyn_inspect.inspector.console import make_console
+from dyn_inspect.inspector.ranks import add_rank_argument, divergence_dict, divergence_report, format_ranks
+from dyn_inspect.inspector.reports import open_cli_run, print_read_warnings, short_path
+
+HELP = "CI gate: exit 1 when graph breaks/recompiles exceed limits or are new vs a baseline run"
+
+
+def prepare_parser(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("run", nargs="?", help="run directory or id (default: latest)")
+    parser.add_argument("--runs-dir", metavar="DIR")
+    parser.add_argument("--max-graph-breaks", type=int, metavar="N", help="most unique graph-break sites allowed")
+    parser.add_argument("--max-recompiles", type=int, metavar="N", help="most recompiles allowed")
+    parser.add_argument("--baseline", metavar="RUN", help="fail on any break or recompile cause this run did not have")
+    parser.add_argument("--max-divergences", type=int, metavar="N", help="most rank divergences allowed (distributed runs; always reported)")
+    parser.add_argument("--json", action="store_true", help="machine-readable output")
+    add_rank_argument(parser)
+
+
+def _break_dict(site: Any) -> dict[str, Any]:
+    return {"type": site.first.gb_type, "file": site.loc.file, "line": site.loc.line, "count": site.count,
+            "user_file": site.user_frame.file if site.user_frame else None, "user_line": site.user_frame.line if site.user_frame else None}
+
+
+def run(args: argparse.Namespace) -> int:
+    r = open_cli_run(args.run, args.runs_dir, args.rank)
+    print_read_warnings(r)
+    base = open_cli_run(args.baseline, args.runs_dir, args.rank) if args.baseline else None
+    if base is not None:
+        print_read_warnings(base)
+    m = r.model
+    sites = break_sites(m)
+    recompiles = len(m.recompiles)
+    failures: list[dict[str, Any]] = []
+    if args.max_graph_breaks is not None and len(sites) > args.max_graph_breaks:
+        failures.append({"check": "max_graph_breaks", "limit": args.max_graph_breaks, "actual": len(sites), "items": [_break_dict(s) for s in sites]})
+    if args.max_recompiles is not None and recompiles > args.max_recompiles:
+        items = [
+            {"compile_id": x.compile.cid, "function": x.compile.capture.co_name if x.compile.capture else None,
+             "file": x.compile.capture.co_filename if x.compile.capture else None, "reasons": list(x.event.reasons)}
+            for x in m.recompiles
+        ]
+        failures.append({"check": "max_recompiles", "limit": args.max_recompiles, "actual": recompiles, "items": items})
+    if base is not None:
+        new_breaks = compare(break_items(base.model), break_items(m)).added
+        if new_breaks:
+            failures.append({"check": "new_graph_breaks", "baseline": str(base.path), "actual": len(new_breaks),
+                             "items": [{"type": b.gb_type, "file": b.file, "line": b.line, "function": b.function, "count": n} for b, n in new_breaks]})
+        new_recompiles = compare(recompile_items(base.model), recompile_items(m)).added
+        if new_recompiles:
+            failures.append({"check": "new_recompiles", "baseline": str(base.path), "actual": len(new_recompiles),
+                             "items": [{"function": x.function, "file": x.file, "kind": x.kind, "source": x.source, "dim": x.dim, "reason": x.example, "count": n} for x, n in new_recompiles]})
+    # Ranks that compiled differently are a classic cause of collective hangs: always
+    # reported, a failure only with --max-divergences.
+    divergences = divergence_report(m) if args.rank is None else []
+    if args.max_divergences is not None and len(divergences) > args.max_divergences:
+        failures.append({"check": "max_divergences", "limit": args.max_divergences, "actual": len(divergences),
+                         "items": [divergence_dict(d) for d in divergences]})
+    ok = not failures
+    if args.json:
+        data = {
+            "run": str(r.path),
+            "baseline": str(base.path) if base else None,
+            "ok": ok,
+            "graph_breaks": len(sites),
+            "recompiles": recompiles,
+            "limits": {"max_graph_breaks": args.max_graph_breaks, "max_recompiles": args.max_recompiles},
+            "failures": failures,
+            "divergence": [divergence_dict(d) for d in divergences],
+        }
+        sys.stdout.write(json.dumps(data, indent=2) + "\n")
+        return 0 if ok else 1
+    console = make_console()
+    say = lambda s: console.print(s, markup=False, highlight=False)  # noqa: E731
+    for d in divergences:
+        say(f"note: ranks diverge — {d.message} ({format_ranks(d.ranks)})")
+    if ok:
+        base_note = f", nothing new vs {base.path.name}" if base else ""
+        say(f"check passed: {len(sites)} graph-break site(s), {recompiles} recompile(s){base_note}")
+        return 0
+    for f in failures:
+        if f["check"] == "max_graph_breaks":
+            say(f"FAIL graph breaks: {f['actual']} unique sites > {f['limit']} allowed")
+            for b in f["items"]:
+                say(f"  {short_path(b['file'])}:{b['line']}  {b['type']}  ×{b['count']}")
+        elif f["check"] == "max_recompiles":
+            say(f"FAIL recompiles: {f['actual']} > {f['limit']} allowed")
+            for x in f["items"]:
+                say(f"  [{x['compile_id']}] {x['function']} ({short_path(x['file'] or '?')}): {x['reasons'][0] if x['reasons'] else '?'}")
+        elif f["check"] == "new_graph_breaks":
+            say(f"FAIL {f['actual']} graph break site(s) not in baseline {short_path(f['baseline'])}")
+            for b in f["items"]:
+                say(f"  {b['file']}:{b['line']}  {b['type']}  ×{b['count']}")
+        elif f["check"] == "max_divergences":
+            say(f"FAIL rank divergences: {f['actual']} > {f['limit']} allowed (listed above)")
+        elif f["check"] == "new_recompiles":
+            say(f"FAIL {f['actual']} recompile cause(s) not in baseline {short_path(f['baseline'])}")
+            for x in f["items"]:
+                say(f"  {x['function']} ({x['file']}): {x['reason']}")
+    return 1

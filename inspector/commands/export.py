@@ -1,0 +1,76 @@
+"""``dyn-inspect export [RUN] [-o FILE.zip] [--compile-id ID ...] [--at FILE:LINE]
+[--redact-source] [--force]``: one bug-report zip (see docs/export.md)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+from dyn_inspect.inspector.export import ExportPlan, export_run
+from dyn_inspect.inspector.run import open_run
+
+HELP = "write a bug-report bundle (zip): graphs, runnable repros, kernels, report, TORCH_TRACE log"
+
+
+def prepare_parser(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("run", nargs="?", help="run directory or id (default: latest)")
+    parser.add_argument("--runs-dir", metavar="DIR")
+    parser.add_argument("-o", "--output", metavar="FILE.zip", help="where to write (default: ./dyn-inspect-<run-id>.zip)")
+    parser.add_argument("--compile-id", metavar="ID", nargs="+", action="extend", dest="compile_ids",
+                        help="only these compiles (\"0/1\", or \"p123:0/1\" for one process)")
+    parser.add_argument("--at", metavar="FILE:LINE", help="only the compiles that touched this source line")
+    parser.add_argument("--redact-source", action="store_true",
+                        help="leave out the model's source text and stack lines (keeps graphs, kernels, metrics)")
+    parser.add_argument("--force", action="store_true", help="overwrite the output file if it exists")
+    parser.add_argument("--json", action="store_true", help="print the result as JSON (for editors)")
+
+
+def _size(n: int) -> str:
+    value = float(n)
+    for unit in ("B", "KB", "MB", "GB"):
+        if value < 1024 or unit == "GB":
+            return f"{value:.0f} {unit}" if unit == "B" else f"{value:.1f} {unit}"
+        value /= 1024
+    return f"{n} B"
+
+
+def run(args: argparse.Namespace) -> int:
+    the_run = open_run(args.run, args.runs_dir)
+    # Progress goes to stderr so that --json leaves stdout to the result.
+    err = sys.stderr
+
+    def announce(plan: ExportPlan) -> None:
+        what = "the whole run" if plan.selection.whole_run else f"{plan.compile_count} compile(s)"
+        print(
+            f"dyn-inspect: exporting {what} of {the_run.path.name} to {plan.out}: "
+            f"{_size(plan.payload_bytes)} of payloads ({len(plan.blobs)} unique), "
+            f"about {_size(plan.estimate_bytes)} before compression",
+            file=err,
+        )
+        if not plan.redacted:
+            print(
+                "dyn-inspect: note: the bundle contains your model's source code (graph comments, guards, "
+                "tracebacks); use --redact-source to leave it out",
+                file=err,
+            )
+
+    result = export_run(
+        the_run,
+        args.output,
+        compile_ids=args.compile_ids,
+        at=args.at,
+        redact_source=args.redact_source,
+        force=args.force,
+        on_plan=announce,
+        command=["dyn-inspect", *sys.argv[1:]],
+    )
+    if args.json:
+        print(json.dumps(result.to_dict(), indent=2))
+    else:
+        print(f"wrote {result.path} ({_size(result.size_bytes)}, {result.files} files, {result.compiles} compiles)")
+        for s in result.skipped:
+            print(f"  skipped: {s}")
+        for i in result.incomplete:
+            print(f"  incomplete: {i}")
+    return 0

@@ -1,0 +1,136 @@
+"""``dyn-inspect import PATH [-o RUN_DIR] [--path-map OLD=NEW]``: a TORCH_TRACE file or
+directory (one log per rank, stray files skipped) → a run every face reads.
+
+Prints what each file held (ranks, records, lines skipped, md5 mismatches, kinds kept raw)
+and then the run's summary; ``--json`` prints both as one JSON object.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+from dyn_inspect.engine.importer import FileImport, ImportResult, PathMap, TraceImportError, import_trace
+from dyn_inspect.inspector.console import make_console
+from dyn_inspect.inspector.errors import InspectorError
+from dyn_inspect.inspector.reports import short_path, summary_dict
+from dyn_inspect.inspector.run import Run
+
+HELP = "import a TORCH_TRACE log (file or directory of per-rank logs) as a run"
+
+
+def prepare_parser(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("path", help="a TORCH_TRACE file (.log or .log.gz) or a directory of them")
+    parser.add_argument("-o", "--output", metavar="RUN_DIR", help="write the run here (default: a new run under the runs dir)")
+    parser.add_argument("--runs-dir", metavar="DIR", help="runs root when -o is not given (default ./.dyn-inspect/runs)")
+    parser.add_argument(
+        "--path-map",
+        metavar="OLD=NEW",
+        action="append",
+        default=[],
+        help="rewrite source paths under OLD (the machine that wrote the log) to NEW (your checkout); repeatable",
+    )
+    parser.add_argument("--json", action="store_true", help="machine-readable output")
+
+
+def file_dict(f: FileImport) -> dict[str, Any]:
+    s = f.stats
+    return {
+        "file": str(f.path),
+        "processes": [
+            {"log": p.log, "pid": p.pid, "rank": p.rank, "records": p.records, "events": p.events, "compiles": p.compiles}
+            for p in f.processes
+        ],
+        "records": s.records,
+        "skipped_lines": {"not_glog": s.bad_prefix, "bad_json": s.bad_json},
+        "md5_mismatches": s.md5_mismatch,
+        "truncated": s.truncated,
+        "kept_raw": dict(f.raw_kinds.most_common()),
+        "normalizer_failures": f.normalizer_failures,
+    }
+
+
+def import_dict(result: ImportResult) -> dict[str, Any]:
+    return {
+        "run": str(result.run_dir),
+        "source": str(result.source),
+        "files": [file_dict(f) for f in result.files],
+        "skipped_files": [str(p) for p in result.skipped],
+        "events": result.events,
+        "duration_s": round(result.duration_s, 3),
+    }
+
+
+def _file_line(f: FileImport) -> str:
+    s = f.stats
+    rank = f"rank {f.rank}" if f.rank is not None else "no rank"
+    compiles = sum(p.compiles for p in f.processes)
+    parts = [f"{s.records} records", f"{compiles} compile{'s' if compiles != 1 else ''}"]
+    if len(f.processes) > 1:
+        parts.append(f"{len(f.processes)} processes")
+    doubts = []
+    if s.bad_prefix or s.bad_json:
+        doubts.append(f"{s.skipped_lines} corrupted line{'s' if s.skipped_lines != 1 else ''} skipped")
+    if s.md5_mismatch:
+        doubts.append(f"{s.md5_mismatch} payload md5 mismatch{'es' if s.md5_mismatch != 1 else ''}")
+    if s.truncated:
+        doubts.append("file ends mid-stream (truncated)")
+    if f.normalizer_failures:
+        doubts.append(f"{f.normalizer_failures} record{'s' if f.normalizer_failures != 1 else ''} not understood (kept raw)")
+    line = f"  {rank:8} {f.path.name}: {', '.join(parts)}"
+    return line + (f"; {', '.join(doubts)}" if doubts else "")
+
+
+def print_import(result: ImportResult, run: Run, file: Any = None) -> None:
+    out = file or sys.stdout
+    console = make_console(out)
+    n = len(result.files)
+    console.print(
+        f"[bold]dyn-inspect[/]: imported {n} TORCH_TRACE file{'s' if n != 1 else ''} into {short_path(str(result.run_dir))} "
+        f"({result.duration_s:.2f}s)"
+    )
+    for f in result.files:
+        console.print(_file_line(f), markup=False, highlight=False)
+    if result.skipped:
+        names = ", ".join(p.name for p in result.skipped)
+        console.print(f"  skipped (not TORCH_TRACE logs): {names}", markup=False, highlight=False)
+    raw: dict[str, int] = {}
+    for f in result.files:
+        for kind, count in f.raw_kinds.items():
+            raw[kind] = raw.get(kind, 0) + count
+    if raw:
+        kinds = ", ".join(f"{k} ×{v}" for k, v in sorted(raw.items(), key=lambda kv: -kv[1]))
+        console.print(f"  kept raw (no normalizer for the kind): {kinds}", markup=False, highlight=False)
+    from dyn_inspect.inspector.commands.summary import print_summary
+
+    print_summary(run, file=out)
+
+
+def run(args: argparse.Namespace) -> int:
+    source = Path(args.path)
+    if not source.exists():
+        raise InspectorError(f"no such file or directory: {args.path}")
+    try:
+        path_map = PathMap.parse(args.path_map)
+        result = import_trace(
+            source,
+            out=Path(args.output) if args.output else None,
+            runs_dir=args.runs_dir,
+            path_map=path_map,
+        )
+    except TraceImportError as exc:
+        raise InspectorError(str(exc)) from exc
+    except PermissionError as exc:
+        raise InspectorError(f"cannot read {exc.filename}: permission denied") from exc
+    except OSError as exc:
+        raise InspectorError(f"cannot import {args.path}: {exc.strerror or exc}") from exc
+    imported = Run(result.run_dir)
+    if args.json:
+        data = {"import": import_dict(result), "summary": summary_dict(imported)}
+        sys.stdout.write(json.dumps(data, indent=2) + "\n")
+        return 0
+    print_import(result, imported)
+    return 0

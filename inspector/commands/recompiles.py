@@ -1,0 +1,111 @@
+"""``dyn-inspect recompiles [RUN]``: per frame, a timeline of its compiles — which guard
+failed on what value, a concrete suggestion, and where the recompile limit was hit (the
+frame runs eagerly from then on)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from dataclasses import asdict
+from typing import Any
+
+from dyn_inspect.inspector.analysis.recompiles import (
+    GuardFailure,
+    TimelineEntry,
+    frames_with_recompiles,
+    recompile_limit_of,
+    recompile_timeline,
+)
+from dyn_inspect.inspector.console import make_console
+from dyn_inspect.inspector.ranks import add_rank_argument
+from dyn_inspect.inspector.locations import def_line
+from dyn_inspect.inspector.model import FrameInfo
+from dyn_inspect.inspector.reports import open_cli_run, print_read_warnings, short_path
+
+HELP = "explain recompiles: per frame, which guard failed, on what value, and what to do"
+
+
+def prepare_parser(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("run", nargs="?", help="run directory or id (default: latest)")
+    parser.add_argument("--runs-dir", metavar="DIR")
+    parser.add_argument("--all", action="store_true", help="also list frames compiled only once")
+    parser.add_argument("--json", action="store_true", help="machine-readable output")
+    add_rank_argument(parser)
+
+
+def failure_dict(f: GuardFailure) -> dict[str, Any]:
+    return asdict(f)
+
+
+def entry_dict(e: TimelineEntry) -> dict[str, Any]:
+    c = e.compile
+    return {
+        "index": e.index,
+        "compile_id": e.cid,
+        "t": e.t,
+        "outcome": c.outcome,
+        "compile_time_s": round(c.compile_time_s, 4),
+        "failures": [failure_dict(f) for f in e.failures],
+        "suggestion": asdict(e.suggestion) if e.suggestion else None,
+        "limit_reached": e.limit_reached,
+    }
+
+
+def frame_dict(frame: FrameInfo, timeline: list[TimelineEntry], limit: int | None) -> dict[str, Any]:
+    return {
+        "function": frame.name,
+        "file": frame.filename,
+        "line": frame.firstlineno,
+        "def_line": def_line(frame.filename, frame.firstlineno),
+        "log": frame.log,
+        "compiles": len(frame.compiles),
+        "recompiles": sum(1 for e in timeline if e.is_recompile),
+        "recompile_limit": limit,
+        "limit_reached": any(e.limit_reached for e in timeline),
+        "timeline": [entry_dict(e) for e in timeline],
+    }
+
+
+def run(args: argparse.Namespace) -> int:
+    r = open_cli_run(args.run, args.runs_dir, args.rank)
+    print_read_warnings(r)
+    m = r.model
+    frames = m.frames_in_order() if args.all else frames_with_recompiles(m)
+    rows = [(f, recompile_timeline(m, f), recompile_limit_of(m, f)) for f in frames]
+    if args.json:
+        data = {
+            "run": str(r.path),
+            "recompiles": len(m.recompiles),
+            "limit_hits": len(m.recompile_limits),
+            "frames": [frame_dict(f, t, lim) for f, t, lim in rows],
+        }
+        sys.stdout.write(json.dumps(data, indent=2) + "\n")
+        return 0
+    console = make_console()
+
+    def say(text: str) -> None:
+        console.print(text, markup=False, highlight=False)
+
+    say(f"recompiles: {len(m.recompiles)} in {sum(1 for _, t, _ in rows if len(t) > 1)} frame(s); recompile limit hit: {len(m.recompile_limits)} — {short_path(str(r.path))}")
+    for frame, timeline, limit in rows:
+        say("")
+        lim = f", limit {limit}" if limit is not None else ""
+        say(f"{frame.name}  {short_path(frame.filename)}:{def_line(frame.filename, frame.firstlineno)}  ({len(frame.compiles)} compiles{lim})")
+        for e in timeline:
+            head = f"  [{e.cid}] "
+            if e.index == 0:
+                say(f"{head}first compile ({e.compile.outcome}, {e.compile.compile_time_s:.2f}s)")
+                continue
+            if e.limit_reached:
+                say(f"{head}RECOMPILE LIMIT reached — runs eagerly from here on")
+            for i, f in enumerate(e.failures):
+                label = "guard failed" if i == 0 else "also failed"
+                entry = f" (entry {f.entry})" if f.entry else ""
+                where = f"  at {f.where}" if f.where else ""
+                say(f"{head if i == 0 and not e.limit_reached else ' ' * len(head)}{label}{entry}: [{f.kind}] {f.text}{where}")
+            if e.suggestion is not None:
+                say(f"{' ' * len(head)}→ {e.suggestion.text}")
+                if e.suggestion.code:
+                    say(f"{' ' * len(head)}  {e.suggestion.code}")
+    return 0

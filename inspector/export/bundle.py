@@ -1,0 +1,791 @@
+"""``export_run``: one self-describing zip for a bug report.
+
+Two steps: ``plan_export`` decides what goes in (the selected compiles' events, the
+payloads they reference, redaction) and estimates the size without writing anything;
+``write_bundle`` writes the zip. The zip is built under a hidden temporary name next to
+the output and renamed into place when complete, so a failed export leaves nothing behind
+and never a half-written bundle under the chosen name; nothing else is written anywhere.
+
+Layout (``docs/export.md``)::
+
+    index.md                    what every file is
+    manifest.json               versions, hardware, OS, command, exit status, config, skipped
+    summary.md, report.html     breaks, recompiles (+ suggestions), kernels, compile time
+    compiles/<proc>/<cid>/      per compile: graphs/ (code, .dot, .svg), repro/ (fx_graph_runnable),
+                                guards.txt, output_code/, kernels/, graph_breaks/, compile.json
+    config/                     torch/Inductor configuration at compile time (one file per distinct set)
+    events/<log>.jsonl          the run's events (or the selected subset), dyn-inspect schema
+    blobs/<digest>.txt          payloads the events reference that have no readable home above
+    torch_trace/<proc>.log      the same as a TORCH_TRACE log, for tlparse
+
+Every payload is stored once: a payload that several compiles (or events) share is
+written at its first readable path and referenced from the others (``compile.json`` and
+``manifest.json["payloads"]`` map digests to paths). The TORCH_TRACE log necessarily
+repeats payloads, as torch's own log does.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import json
+import os
+import re
+import secrets
+import time
+import zipfile
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+import msgspec
+
+from dyn_inspect.engine.eventlog import TOOL_VERSION, blob_path
+from dyn_inspect.engine.schema import (
+    Blob,
+    Capture,
+    Event,
+    KernelProfile,
+    LogHeader,
+    ProcessEnd,
+    ProcessStart,
+    RecompileLimit,
+    RunEnd,
+    RunStart,
+    UnknownEvent,
+)
+from dyn_inspect.inspector.errors import InspectorError
+from dyn_inspect.inspector.export import graph_pictures, report
+from dyn_inspect.inspector.export.environment import config_sets, environment, first_start
+from dyn_inspect.inspector.export.redact import Redactor, mode_for
+from dyn_inspect.inspector.export.selection import Selection, select
+from dyn_inspect.inspector.export.torch_trace import TraceWriter
+from dyn_inspect.inspector.locations import is_library
+from dyn_inspect.inspector.model import CompileInfo, RunModel
+from dyn_inspect.inspector.run import Run
+
+BUNDLE_FORMAT = 1
+_LIFECYCLE = (LogHeader, ProcessStart, ProcessEnd, RunStart, RunEnd)
+_KERNEL_EXT = {"cpp": ".cpp", "triton": ".py", "cuda": ".cu"}
+_SAFE = re.compile(r"[^A-Za-z0-9_.=-]+")
+_DIGEST = re.compile(r"[0-9a-f]{16,128}")
+# torch writes the recording machine's cache directory into every runnable repro; on the
+# recipient's machine that path is at best meaningless and at worst not writable.
+_REPRO_CACHE_DIR = re.compile(r"^(os\.environ\[['\"]TORCHINDUCTOR_CACHE_DIR['\"]\]\s*=.*)$", re.M)
+# Transformed payloads are cached for the TORCH_TRACE pass up to this many bytes in all.
+_CACHE_BUDGET = 128 * 1024 * 1024
+
+
+def _entry(path: str) -> zipfile.ZipInfo:
+    """A zip entry for a streamed file (``writestr`` sets these itself)."""
+    info = zipfile.ZipInfo(path, date_time=time.localtime()[:6])
+    info.compress_type = zipfile.ZIP_DEFLATED
+    info.external_attr = 0o644 << 16
+    return info
+
+
+def safe_name(text: str) -> str:
+    """A path component that cannot escape its folder (names come from the log)."""
+    name = _SAFE.sub("_", text).strip("._") or "_"
+    return name[:120]
+
+
+def cid_dir(cid: str) -> str:
+    return safe_name(cid.replace("!", "ca").replace("/", "_"))
+
+
+def log_stem(log: str) -> str:
+    return safe_name(log.removesuffix(".jsonl"))
+
+
+@dataclass
+class Skipped:
+    what: str
+    why: str
+
+    def __str__(self) -> str:
+        return f"{self.what}: {self.why}"
+
+
+@dataclass
+class ExportPlan:
+    run: Run
+    out: Path
+    force: bool
+    selection: Selection
+    events: dict[str, list[Event | UnknownEvent]]  # per log, selected (and redacted)
+    blobs: dict[str, Blob]  # unique payloads the selected events reference
+    payload_bytes: int  # their sum: the size estimate printed before writing
+    estimate_bytes: int  # the whole bundle uncompressed (payloads + trace + events)
+    redactor: Redactor | None
+    problems: list[str]  # lines of the log that could not be read
+    incomplete: list[str]  # what the run never finished (killed process, unfinished compile)
+    command: list[str]
+
+    @property
+    def redacted(self) -> bool:
+        return self.redactor is not None
+
+    @property
+    def compile_count(self) -> int:
+        return len(self.selection.keys)
+
+
+@dataclass
+class ExportResult:
+    path: Path
+    size_bytes: int
+    payload_bytes: int
+    estimate_bytes: int
+    files: int
+    compiles: int
+    redacted: bool
+    skipped: list[Skipped] = field(default_factory=list)
+    incomplete: list[str] = field(default_factory=list)
+
+    @property
+    def contains_source(self) -> bool:
+        return not self.redacted
+
+    def to_dict(self) -> dict[str, Any]:
+        d = asdict(self)
+        d["path"] = str(self.path)
+        d["contains_source"] = self.contains_source
+        return d
+
+
+# -- planning ----------------------------------------------------------------------------
+
+
+def resolve_output(run: Run, out: str | os.PathLike[str] | None, force: bool) -> Path:
+    name = f"dyn-inspect-{safe_name(run.path.name)}.zip"
+    path = Path(out) if out is not None else Path.cwd() / name
+    if path.is_dir():
+        path = path / name
+    path = path.absolute()
+    if not path.parent.is_dir():
+        raise InspectorError(f"cannot write {path}: {path.parent} is not a directory")
+    if path.is_dir():
+        raise InspectorError(f"{path} is a directory")
+    if path.exists() and not force:
+        raise InspectorError(f"{path} exists; pass --force to overwrite it")
+    return path
+
+
+def _blobs_of(event: Event | UnknownEvent) -> Iterator[Blob]:
+    if isinstance(event, UnknownEvent):
+        return
+    for name in event.__struct_fields__:
+        value = getattr(event, name)
+        if isinstance(value, Blob):
+            yield value
+
+
+def _locations(value: Any) -> Iterator[dict[str, Any]]:
+    if isinstance(value, dict):
+        if "file" in value and "line" in value:
+            yield value
+        for v in value.values():
+            yield from _locations(v)
+    elif isinstance(value, list):
+        for v in value:
+            yield from _locations(v)
+
+
+def build_redactor(events: dict[str, list[Event | UnknownEvent]]) -> Redactor:
+    """Every non-library file the run points at, plus the code lines the log recorded."""
+    files: set[str] = set()
+    code: set[str] = set()
+    for evs in events.values():
+        for ev in evs:
+            if isinstance(ev, UnknownEvent):
+                continue
+            if isinstance(ev, (Capture, RecompileLimit)) and ev.co_filename:
+                files.add(ev.co_filename)
+            if isinstance(ev, (RunStart, ProcessStart)):
+                argv = ev.command if isinstance(ev, RunStart) else ev.argv
+                base = ev.cwd or ""
+                for arg in argv:
+                    if arg.endswith(".py") and base:
+                        files.add(os.path.normpath(os.path.join(base, arg)))
+                continue
+            for loc in _locations(msgspec.to_builtins(ev)):
+                file = str(loc["file"])
+                if is_library(file):
+                    continue
+                files.add(file)
+                if isinstance(loc.get("code"), str) and loc["code"]:
+                    code.add(loc["code"])
+    return Redactor.for_sources(files, code)
+
+
+def _redact_event(event: Event | UnknownEvent, r: Redactor) -> Event | UnknownEvent:
+    if isinstance(event, UnknownEvent):
+        return UnknownEvent(kind=event.kind, data=r.value(event.data), t=event.t, cid=event.cid)
+    if isinstance(event, _LIFECYCLE) and not isinstance(event, ProcessEnd):
+        return event  # commands, versions, config: no source text
+    data = r.value(msgspec.to_builtins(event))
+    return msgspec.convert(data, type(event))
+
+
+def incomplete_parts(model: RunModel, selection: Selection) -> list[str]:
+    out: list[str] = []
+    if model.run_start is not None and model.run_end is None:
+        out.append("the run has no end record: it was still running or its launcher was killed")
+    for p in model.processes.values():
+        if p.start is not None and p.end is None:
+            out.append(f"process {p.log} (pid {p.pid}) has no end record: killed or still running")
+    for key, c in model.compiles.items():
+        if key in selection and c.start is not None and c.capture is None:
+            out.append(f"compile {c.cid} ({c.log}) never finished: no compilation metrics")
+    return out
+
+
+def plan_export(
+    run: Run,
+    out: str | os.PathLike[str] | None = None,
+    *,
+    compile_ids: Sequence[str] | None = None,
+    at: str | None = None,
+    redact_source: bool = False,
+    force: bool = False,
+    command: Sequence[str] | None = None,
+) -> ExportPlan:
+    path = resolve_output(run, out, force)
+    run.refresh()
+    model = run.model
+    cwd = model.run_start.cwd if model.run_start else None
+    selection = select(
+        model, compile_ids, at,
+        lambda c: run.blob_text(c.graph("dynamo").code) if c.graph("dynamo") is not None else "",
+        cwd=cwd,
+    )
+    all_events: dict[str, list[Event | UnknownEvent]] = {}
+    for log, ev in run.events():
+        all_events.setdefault(log, []).append(ev)
+    kernel_names = {(k.compile.log, k.name) for k in model.kernels if (k.compile.log, k.compile.cid) in selection}
+
+    def keep(log: str, ev: Event | UnknownEvent) -> bool:
+        if selection.whole_run or isinstance(ev, _LIFECYCLE):
+            return True
+        if isinstance(ev, KernelProfile):
+            return (log, ev.name) in kernel_names
+        return ev.cid is not None and (log, ev.cid) in selection
+
+    events = {log: [ev for ev in evs if keep(log, ev)] for log, evs in all_events.items()}
+    redactor = build_redactor(all_events) if redact_source else None
+    if redactor is not None:
+        events = {log: [_redact_event(ev, redactor) for ev in evs] for log, evs in events.items()}
+    blobs: dict[str, Blob] = {}
+    occurrences = 0
+    for evs in events.values():
+        for ev in evs:
+            for b in _blobs_of(ev):
+                blobs.setdefault(b.digest, b)
+                occurrences += b.size
+    payload_bytes = sum(b.size for b in blobs.values())
+    log_bytes = 0
+    for log, evs in events.items():
+        try:
+            size = (run.path / log).stat().st_size
+        except OSError:
+            size = 0
+        total = len(all_events.get(log, [])) or 1
+        log_bytes += size * len(evs) // total
+    problems = [str(p) for p in run.problems]
+    incomplete = incomplete_parts(model, selection)
+    return ExportPlan(
+        run=run,
+        out=path,
+        force=force,
+        selection=selection,
+        events=events,
+        blobs=blobs,
+        payload_bytes=payload_bytes,
+        estimate_bytes=payload_bytes + occurrences + 2 * log_bytes,
+        redactor=redactor,
+        problems=problems,
+        incomplete=incomplete,
+        command=list(command) if command is not None else ["export_run"],
+    )
+
+
+# -- writing -----------------------------------------------------------------------------
+
+
+class _Writer:
+    """Writes entries into the open zip; remembers where each payload went."""
+
+    def __init__(self, zf: zipfile.ZipFile, plan: ExportPlan) -> None:
+        self.zf = zf
+        self.plan = plan
+        self.run = plan.run
+        self.redactor = plan.redactor
+        self.files: dict[str, str] = {}  # path → what it is
+        self.skipped: list[Skipped] = []
+        self.path_of: dict[str, str] = {}  # recorded digest → bundle path
+        self.blob_of: dict[str, Blob] = {}  # recorded digest → stored payload (after redaction)
+        self.stored: dict[str, str] = {}  # stored digest → bundle path
+        self.pictures: dict[str, list[str]] = {}  # stored digest of a graph → its picture paths
+        self._missing: set[str] = set()
+        self._cache: dict[tuple[str, str], str] = {}
+        self._cache_bytes = 0
+        self.svg_note: str | None = None
+        self.kernel_paths: dict[tuple[str, str, str, bool], str] = {}
+        self.repro_paths: dict[tuple[str, str], list[str]] = {}
+
+    # payloads
+
+    def _raw(self, blob: Blob) -> bytes | None:
+        if not _DIGEST.fullmatch(blob.digest):
+            # A digest is a file name under blobs/: never follow one that could leave it.
+            self._missing.add(blob.digest)
+            return None
+        try:
+            return blob_path(self.run.path, blob).read_bytes()
+        except OSError:
+            self._missing.add(blob.digest)
+            return None
+
+    def _transforms(self, mode: str) -> bool:
+        return self.redactor is not None or mode == "repro"
+
+    def payload(self, blob: Blob | None, mode: str) -> str | None:
+        """A payload as the bundle stores it (redacted, repro fixed); None if missing."""
+        if blob is None:
+            return None
+        key = (blob.digest, mode)
+        cached = self._cache.get(key)
+        if cached is not None:
+            return cached
+        raw = self._raw(blob)
+        if raw is None:
+            return None
+        text = raw.decode("utf-8", "replace")
+        if self.redactor is not None:
+            text = self.redactor.payload(text, mode)  # type: ignore[arg-type]
+        if mode == "repro":
+            text = _REPRO_CACHE_DIR.sub(
+                lambda m: "# " + m[1] + "  # the recording machine's cache; left out by dyn-inspect export", text
+            )
+        if len(text) < 4_000_000 and self._cache_bytes + len(text) < _CACHE_BUDGET:
+            self._cache[key] = text
+            self._cache_bytes += len(text)
+        return text
+
+    def payload_bytes(self, blob: Blob, mode: str) -> bytes | None:
+        """What the bundle stores: the recorded bytes as they are, unless transformed."""
+        if not self._transforms(mode):
+            return self._raw(blob)
+        text = self.payload(blob, mode)
+        return None if text is None else text.encode("utf-8", "surrogatepass")
+
+    def _unique(self, path: str) -> str:
+        if path not in self.files:
+            return path
+        stem, dot, ext = path.rpartition(".")
+        if not dot or "/" in ext:
+            stem, ext = path, ""
+        n = 2
+        while True:
+            candidate = f"{stem}-{n}.{ext}" if ext else f"{stem}-{n}"
+            if candidate not in self.files:
+                return candidate
+            n += 1
+
+    def write_text(self, path: str, text: str, what: str) -> str:
+        path = self._unique(path)
+        self.zf.writestr(path, text.encode("utf-8", "surrogatepass"))
+        self.files[path] = what
+        return path
+
+    def put(self, blob: Blob | None, path: str, mode: str, what: str) -> tuple[str | None, bool]:
+        """Store a payload once: (its path in the bundle or None if missing, newly written)."""
+        if blob is None:
+            return None, False
+        if blob.digest in self.path_of:
+            return self.path_of[blob.digest], False
+        data = self.payload_bytes(blob, mode)
+        if data is None:
+            self.skipped.append(Skipped(what, f"payload {blob.digest} is missing from the run directory"))
+            return None, False
+        digest = hashlib.blake2b(data, digest_size=16).hexdigest()
+        if not self._transforms(mode) and digest != blob.digest:
+            self.skipped.append(Skipped(what, f"payload {blob.digest} is corrupted (content does not match its digest); exported as found"))
+        stored = Blob(digest=digest, size=len(data))
+        self.blob_of[blob.digest] = stored
+        if digest in self.stored:
+            self.path_of[blob.digest] = self.stored[digest]
+            return self.stored[digest], False
+        path = self._unique(path)
+        self.zf.writestr(path, data)
+        self.files[path] = what
+        self.path_of[blob.digest] = path
+        self.stored[digest] = path
+        return path, True
+
+    # per compile
+
+    def compile_files(self, model: RunModel, c: CompileInfo, base: str) -> dict[str, Any]:
+        label = f"{c.cid}" + (f" ({c.log})" if len(model.processes) > 1 else "")
+        items: list[dict[str, str]] = []
+
+        def add(role: str, blob: Blob | None, path: str, mode: str, what: str) -> tuple[str | None, bool]:
+            stored, new = self.put(blob, path, mode, f"{what} of compile {label}")
+            if stored is not None:
+                items.append({"role": role, "path": stored})
+            return stored, new
+
+        for i, g in enumerate(c.graphs, start=1):
+            stage = safe_name(g.stage)
+            path, new = add(f"graph:{g.stage}", g.code, f"{base}/graphs/{i:02d}-{stage}.py", "code", f"{g.stage} FX graph")
+            if path is None:
+                continue
+            stored = self.blob_of[g.code.digest].digest
+            if new:
+                self.pictures[stored] = self._pictures(path, self.payload(g.code, "code") or "", g.stage, label)
+            for pic in self.pictures.get(stored, []):
+                items.append({"role": f"picture:{g.stage}", "path": pic})
+        runnable = [a for a in c.artifacts if a.name == "fx_graph_runnable"]
+        for a in runnable:
+            text = self.payload(a.payload, "repro") or ""
+            kind = "backward" if "tangents_" in text else "forward"
+            add(f"repro:{kind}", a.payload, f"{base}/repro/fx_graph_runnable_{kind}.py", "repro",
+                f"runnable repro ({kind}) — run it with python")
+        if c.guards is not None:
+            add("guards", c.guards.text, f"{base}/guards.txt", "text", "guards")
+        for oc in c.output_codes:
+            which = "backward" if oc.backward else "forward"
+            add(f"output_code:{which}", oc.code, f"{base}/output_code/{which}.py", "code", f"Inductor output module ({which})")
+        for k in c.kernels:
+            ev = k.event
+            which = "backward" if ev.backward else "forward"
+            ext = _KERNEL_EXT.get(ev.backend, ".txt")
+            path, _ = add(f"kernel:{ev.name}", ev.source, f"{base}/kernels/{which}/{safe_name(ev.name)}{ext}", "code",
+                          f"{ev.backend} kernel {ev.name}")
+            if path:
+                self.kernel_paths[(c.log, c.cid, ev.name, ev.backward)] = path
+        for n, b in enumerate(c.breaks, start=1):
+            add("graph_break", b.text, f"{base}/graph_breaks/{n}.txt", "text", f"graph break at line {b.loc.line}")
+        if c.recompile is not None:
+            add("recompile_reasons", c.recompile.text, f"{base}/recompile_reasons.txt", "text", "recompile reasons")
+        repro = [i["path"] for i in items if i["role"].startswith("repro:")]
+        self.repro_paths[(c.log, c.cid)] = repro
+        cap = c.capture
+        return {
+            "compile_id": c.cid,
+            "log": c.log,
+            "function": cap.co_name if cap else None,
+            "file": cap.co_filename if cap else None,
+            "line": cap.co_firstlineno if cap else None,
+            "outcome": c.outcome,
+            "compile_time_s": round(c.compile_time_s, 4),
+            "stage_times_s": msgspec.to_builtins(cap.times) if cap else {},
+            "graph_breaks": len(c.breaks),
+            "guards": c.guards.count if c.guards else None,
+            "kernels": [k.name for k in c.kernels],
+            "files": items,
+        }
+
+    def _pictures(self, code_path: str, text: str, stage: str, label: str) -> list[str]:
+        nodes = graph_pictures.parse_fx(text)
+        stem = code_path.removesuffix(".py")
+        title = f"{stage} graph of compile {label}"
+        if nodes is None:
+            why = "the graph code is not a readable FX module; see the .py file"
+            self.skipped.append(Skipped(f"picture of {code_path}", why))
+            return [self.write_text(f"{stem}.dot", graph_pictures.unparsed_dot(title, why), f"{stage} graph (no picture)")]
+        dot = graph_pictures.to_dot(nodes, title)
+        out = [self.write_text(f"{stem}.dot", dot, f"{stage} graph picture (Graphviz DOT)")]
+        svg, why = graph_pictures.to_svg(dot, len(nodes))
+        if svg is not None:
+            out.append(self.write_text(f"{stem}.svg", svg, f"{stage} graph picture (SVG)"))
+        elif why and graph_pictures.graphviz() is None:
+            self.svg_note = why
+        elif why:
+            self.skipped.append(Skipped(f"SVG of {code_path}", why))
+        return out
+
+
+
+def _blob_rewriter(w: _Writer) -> Callable[[Any], Any]:
+    def rewrite(value: Any) -> Any:
+        if isinstance(value, dict):
+            if set(value) == {"digest", "size"}:
+                stored = w.blob_of.get(str(value["digest"]))
+                return msgspec.to_builtins(stored) if stored is not None else value
+            return {k: rewrite(v) for k, v in value.items()}
+        if isinstance(value, list):
+            return [rewrite(v) for v in value]
+        return value
+
+    return rewrite
+
+
+def write_bundle(plan: ExportPlan) -> ExportResult:
+    out = plan.out
+    if out.exists() and not plan.force:
+        raise InspectorError(f"{out} exists; pass --force to overwrite it")
+    tmp = out.with_name(f".{out.name}.{os.getpid()}-{secrets.token_hex(3)}.partial")
+    try:
+        with zipfile.ZipFile(tmp, "w", compression=zipfile.ZIP_DEFLATED, compresslevel=6) as zf:
+            w = _Writer(zf, plan)
+            _write_contents(w, plan)
+        if plan.force:
+            os.replace(tmp, out)
+        else:
+            # Refuse to replace a file that appeared meanwhile: link fails if it exists.
+            try:
+                os.link(tmp, out)
+            except FileExistsError:
+                raise InspectorError(f"{out} exists; pass --force to overwrite it") from None
+            except OSError:
+                os.replace(tmp, out)  # a filesystem without hard links
+        try:
+            os.chmod(out, 0o600)  # the bundle holds model code and paths, like the run
+        except OSError:
+            pass
+    finally:
+        tmp.unlink(missing_ok=True)
+    return ExportResult(
+        path=out,
+        size_bytes=out.stat().st_size,
+        payload_bytes=plan.payload_bytes,
+        estimate_bytes=plan.estimate_bytes,
+        files=len(w.files),
+        compiles=plan.compile_count,
+        redacted=plan.redacted,
+        skipped=w.skipped + [Skipped("event log line", p) for p in plan.problems],
+        incomplete=plan.incomplete,
+    )
+
+
+def _write_contents(w: _Writer, plan: ExportPlan) -> None:
+    run = plan.run
+    # The bundle's own model: built from the selected (and redacted) events, so every page
+    # shows exactly what the bundle holds.
+    model = RunModel()
+    for log, evs in plan.events.items():
+        for ev in evs:
+            if not isinstance(ev, UnknownEvent):
+                model.apply(ev, log)
+    cwd = model.run_start.cwd if model.run_start else None
+    start = first_start(model)
+
+    # 1. per compile
+    compile_dirs: dict[tuple[str, str], str] = {}
+    compile_index: list[dict[str, Any]] = []
+    for key, c in model.compiles.items():
+        base = f"compiles/{log_stem(c.log)}/{cid_dir(c.cid)}"
+        info = w.compile_files(model, c, base)
+        info["dir"] = base
+        w.write_text(f"{base}/compile.json", json.dumps(info, indent=2) + "\n", f"compile {c.cid}: summary and where its files are")
+        compile_dirs[key] = base
+        compile_index.append({k: info[k] for k in ("compile_id", "log", "function", "outcome", "dir")})
+
+    # 2. configuration at compile time
+    with_metrics: list[tuple[str, CompileInfo, dict[str, Any]]] = []
+    for c in model.compiles.values():
+        if c.capture is not None and c.capture.metrics is not None:
+            text = w.payload(c.capture.metrics, "json")
+            try:
+                metrics = json.loads(text) if text else None
+            except json.JSONDecodeError:
+                metrics = None
+            if isinstance(metrics, dict):
+                with_metrics.append((c.cid, c, metrics))
+    configs = config_sets(with_metrics)
+    for n, cs in enumerate(configs, start=1):
+        cs.path = w.write_text(
+            f"config/compile-config-{n}.json",
+            json.dumps({"compile_ids": cs.compile_ids, **cs.values}, indent=2, sort_keys=True, default=str) + "\n",
+            "torch configuration (dynamo, inductor, functorch) the listed compiles ran under",
+        )
+
+    # 3. payloads the events reference that have no readable home yet
+    for log, evs in plan.events.items():
+        for ev in evs:
+            if isinstance(ev, UnknownEvent):
+                continue
+            for name in ev.__struct_fields__:
+                blob = getattr(ev, name)
+                if isinstance(blob, Blob) and blob.digest not in w.path_of:
+                    kind = type(ev).__struct_config__.tag  # type: ignore[attr-defined]
+                    mode = mode_for(ev, name)
+                    ext = ".json" if mode == "json" else ".txt"
+                    w.put(blob, f"blobs/{blob.digest}{ext}", mode, f"{kind} payload ({ev.cid or log})")
+
+    # 4. the events themselves, blob references pointing at what the bundle stores
+    rewrite = _blob_rewriter(w)
+    encoder = msgspec.json.Encoder()
+    for log, evs in plan.events.items():
+        path = w._unique(f"events/{safe_name(log)}")
+        with w.zf.open(_entry(path), "w") as raw:
+            for ev in evs:
+                data = ev.data if isinstance(ev, UnknownEvent) else rewrite(msgspec.to_builtins(ev))
+                raw.write(encoder.encode(data) + b"\n")
+        w.files[path] = f"events of {log} (dyn-inspect event-log schema; payload digests → manifest.json payloads)"
+
+    # 5. TORCH_TRACE, one file per process
+    for log, evs in plan.events.items():
+        if log == "launcher.jsonl":
+            continue
+        proc = model.processes.get(log)
+        pid = (proc.pid or 0) if proc else 0
+        rank = proc.rank if proc else None
+        name = (f"rank_{rank}_" if rank is not None else "") + f"{log_stem(log)}.log"
+        path = w._unique(f"torch_trace/{name}")
+        with w.zf.open(_entry(path), "w") as raw, io.TextIOWrapper(raw, encoding="utf-8", errors="surrogatepass", newline="\n") as text:
+            tw = TraceWriter(text, lambda b, mode: w.payload(b, mode), pid=pid, rank=rank)
+            for ev in evs:
+                if not isinstance(ev, UnknownEvent):
+                    tw.write(ev)
+        w.files[path] = f"TORCH_TRACE log of {log} ({tw.records} records) — `tlparse {path}`"
+
+    missing = sorted(w._missing)
+    skipped_lines = (
+        [str(s) for s in w.skipped]
+        + [f"unreadable log line: {p}" for p in plan.problems]
+        + [f"incomplete: {i}" for i in plan.incomplete]
+    )
+
+    # 6. pages
+    env = environment(start)
+    selection_text = (
+        "the whole run"
+        if plan.selection.whole_run
+        else "compiles " + ", ".join(c for _, c in plan.selection.keys)
+        + (f" (selected by --at {plan.selection.at})" if plan.selection.at else "")
+    )
+    data = report.build(
+        model,
+        run_id=run.path.name,
+        cwd=cwd,
+        environment=env,
+        redacted=plan.redacted,
+        selection=selection_text,
+        compile_dirs=compile_dirs,
+        kernel_paths=w.kernel_paths,
+        repro_paths=w.repro_paths,
+        skipped=skipped_lines,
+        scrub=plan.redactor.text if plan.redactor is not None else (lambda s: s),
+    )
+    w.write_text("summary.md", report.summary_markdown(data), "summary: breaks, recompiles, kernels, compile time")
+    w.write_text("report.html", report.report_html(data), "the same as a single offline HTML page")
+
+    # 7. manifest and index
+    rs, re_ = model.run_start, model.run_end
+    header = next((p.header for p in model.processes.values() if p.header is not None), None)
+    manifest: dict[str, Any] = {
+        "format": "dyn-inspect-bundle",
+        "format_version": BUNDLE_FORMAT,
+        "created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+        "tool": {"name": "dyn-inspect", "version": TOOL_VERSION, "command": plan.command},
+        "run": {
+            "id": run.path.name,
+            "command": list(rs.command) if rs else (list(start.argv) if start else []),
+            "cwd": rs.cwd if rs else (start.cwd if start else None),
+            "mode": rs.mode if rs else None,
+            "status": model.status,
+            "exit_status": re_.exit_code if re_ else None,
+            "signal": re_.signal if re_ else None,
+            "duration_s": re_.duration_s if re_ else None,
+            "source": header.source if header else None,
+            "recorded_by": rs.tool_version if rs else None,
+        },
+        "environment": env,
+        "processes": [
+            {
+                "log": p.log,
+                "pid": p.pid,
+                "rank": p.rank,
+                "argv": list(p.start.argv) if p.start else None,
+                "exit_code": p.end.exit_code if p.end else None,
+                "exception": p.end.exception.type if p.end and p.end.exception else None,
+                "environment": environment(p.start),
+            }
+            for p in model.processes.values()
+        ],
+        "config": {
+            "recorded_at_start": dict(start.config) if start else {},
+            "at_compile_time": [
+                {"compile_ids": cs.compile_ids, "relevant": cs.relevant, "file": cs.path} for cs in configs
+            ],
+        },
+        "selection": {
+            "whole_run": plan.selection.whole_run,
+            "compile_ids": plan.selection.compile_ids,
+            "at": plan.selection.at,
+            "compiles": [c for _, c in plan.selection.keys],
+        },
+        "redacted": plan.redacted,
+        "contains_source": not plan.redacted,
+        "compiles": compile_index,
+        "graph_pictures": {"dot": True, "svg": w.svg_note is None, "svg_note": w.svg_note},
+        "size": {"payload_bytes": plan.payload_bytes, "unique_payloads": len(plan.blobs), "estimate_bytes": plan.estimate_bytes},
+        "skipped": [asdict(s) for s in w.skipped]
+        + [{"what": "event log line", "why": p} for p in plan.problems]
+        + [{"what": f"payload {d}", "why": "missing from the run directory"} for d in missing if not any(d in s.why for s in w.skipped)],
+        "incomplete": plan.incomplete,
+        # Events of kinds newer than this version: kept as written in events/, not interpreted.
+        "unknown_events": sum(isinstance(ev, UnknownEvent) for evs in plan.events.values() for ev in evs),
+        "payloads": {w.blob_of[d].digest: p for d, p in w.path_of.items() if d in w.blob_of},
+        "files": {},
+    }
+    w.files["manifest.json"] = "this file: versions, hardware, command, status, config, what was skipped"
+    w.files["index.md"] = "the list of files"
+    manifest["files"] = dict(sorted(w.files.items()))
+    w.zf.writestr("manifest.json", json.dumps(manifest, indent=2, default=str) + "\n")
+    w.zf.writestr("index.md", _index(manifest, plan))
+
+
+def _index(manifest: dict[str, Any], plan: ExportPlan) -> str:
+    run = manifest["run"]
+    lines = [
+        f"# dyn-inspect bundle — run {run['id']}",
+        "",
+        f"`{' '.join(run['command'])}` — {run['status']}"
+        + (f", exit {run['exit_status']}" if run["exit_status"] is not None else ""),
+        "",
+        "Start with `report.html` (open it in a browser; it loads nothing from the network) or `summary.md`.",
+        "Each compile's directory holds its FX graphs at every stage (with pictures), the runnable repro",
+        "torch emitted (`repro/fx_graph_runnable_*.py`: `python` it, no model needed), guards, the Inductor",
+        "output module and each kernel's source. `torch_trace/` opens with `tlparse`; `events/` is the",
+        "dyn-inspect event log (payload digests → paths in `manifest.json` → `payloads`).",
+        "",
+        "Source code: " + ("redacted (--redact-source)." if plan.redacted else
+                            "INCLUDED — graph comments, guards and tracebacks quote the model's code."),
+        "",
+        "## Files",
+        "",
+    ]
+    lines += [f"- `{path}` — {what}" for path, what in manifest["files"].items()]
+    if manifest["skipped"] or manifest["incomplete"]:
+        lines += ["", "## Skipped or incomplete", ""]
+        lines += [f"- {s['what']}: {s['why']}" for s in manifest["skipped"]]
+        lines += [f"- incomplete: {i}" for i in manifest["incomplete"]]
+    return "\n".join(lines) + "\n"
+
+
+def export_run(
+    run: Run,
+    out: str | os.PathLike[str] | None = None,
+    *,
+    compile_ids: Sequence[str] | None = None,
+    at: str | None = None,
+    redact_source: bool = False,
+    force: bool = False,
+    on_plan: Callable[[ExportPlan], None] | None = None,
+    command: Sequence[str] | None = None,
+) -> ExportResult:
+    """Write ``run`` (or the selected compiles) as one bug-report zip at ``out``.
+
+    ``out`` defaults to ``./dyn-inspect-<run-id>.zip``; an existing file is refused unless
+    ``force``. ``on_plan`` sees the plan (size estimate, whether source is included) before
+    anything is written. Raises ``InspectorError`` for bad input.
+    """
+    plan = plan_export(run, out, compile_ids=compile_ids, at=at, redact_source=redact_source, force=force, command=command)
+    if on_plan is not None:
+        on_plan(plan)
+    return write_bundle(plan)

@@ -1,0 +1,256 @@
+"""``--redact-source``: taking the user's source text out of everything a bundle holds.
+
+A run's log quotes model code in many places: ``Loc.code`` on every location, stack
+frames' code lines in graph-break and exception tracebacks, ``# File: f.py:9 in forward,
+code: y = ...`` comments in every FX graph, ``# <code>  # f.py:9 in forward`` comments on
+guards and recompile reasons, and tracebacks nested as JSON strings inside torch's
+compilation metrics. Redaction works in two layers:
+
+1. *Structural* rules that know those shapes and drop the code part while keeping the
+   file:line (they work even when the source files are not on this machine, e.g. for an
+   imported production log);
+2. a *catch-all*: every line of the user's source files that the run points at (and every
+   recorded ``Loc.code``) is replaced by ``<redacted>`` wherever it still occurs — in free
+   text everywhere, in generated code only inside comments, so that graph code, the
+   Inductor module, kernels and the runnable repro stay valid Python/C++.
+
+Graph structure, kernels, guards (minus their source comments) and metrics are kept.
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+import re
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any, Literal
+
+from dyn_inspect.engine.schema import Artifact, CacheEvent, Event, Graph, Kernel, OutputCode
+from dyn_inspect.inspector.locations import is_library
+
+REDACTED = "<redacted>"
+
+# Payloads are generated code (kept valid: only comments are touched), torch's runnable
+# repro (code, plus one fix-up in bundle.py), free text, or JSON documents.
+Mode = Literal["code", "repro", "text", "json"]
+
+# Shorter lines are too likely to occur by chance inside generated code and torch's text
+# ("x = 1"); structural rules still remove them where torch quotes them.
+MIN_CATCH_ALL = 8
+MAX_CATCH_ALL = 400  # a pathological line is not worth a huge regex branch
+
+_TB_FRAME = re.compile(r'^(?P<indent>\s*)File "(?P<file>[^"]+)", line \d+, in .*$')
+_FX_CODE = re.compile(r"(?P<head>#.*\bFile\b.*?, code: ).*$")
+_WHERE = re.compile(r"\s#\s+[^\s#]+:\d+ in [\w<>.\-]+")
+_COMMENT_START = re.compile(r"(?:^|\s)#")
+# One Python string literal per line, as pprint splits a long string inside a repr
+# (torch's ViewAndMutationMeta keeps formatted stack traces that way).
+_LITERAL = r"""(?:'(?:[^'\\\n]|\\.)*'|"(?:[^"\\\n]|\\.)*")"""
+_FRAGMENT_FIRST = re.compile(r"^(?P<prefix>.*?[\[(=,\s])(?P<lit>" + _LITERAL + r")(?P<suffix>[\])},]*)$")
+_FRAGMENT_NEXT = re.compile(r"^\s+(?P<lit>" + _LITERAL + r")(?P<suffix>[\])},]*)$")
+
+
+def _trie_regex(words: Iterable[str]) -> re.Pattern[str] | None:
+    """One regex matching any of ``words`` (a trie, so matching cost does not grow with
+    the number of lines), bounded so that it never matches inside an identifier."""
+    trie: dict[str, Any] = {}
+    count = 0
+    for word in words:
+        node = trie
+        for ch in word:
+            node = node.setdefault(ch, {})
+        node[""] = {}
+        count += 1
+    if not count:
+        return None
+
+    def build(node: dict[str, Any]) -> str:
+        end = "" in node
+        alts = [re.escape(ch) + build(child) for ch, child in sorted(node.items()) if ch]
+        if not alts:
+            return ""
+        body = alts[0] if len(alts) == 1 else "(?:" + "|".join(alts) + ")"
+        return f"(?:{body})?" if end else body
+
+    return re.compile(r"(?<![\w])" + build(trie) + r"(?![\w])")
+
+
+class Redactor:
+    """Scrubs strings; built once per export from the user lines the run points at."""
+
+    def __init__(self, user_lines: Iterable[str] = ()) -> None:
+        lines = {s.strip() for s in user_lines}
+        self.user_lines = {s for s in lines if MIN_CATCH_ALL <= len(s) <= MAX_CATCH_ALL}
+        self._catch_all = _trie_regex(sorted(self.user_lines))
+
+    # -- building ----------------------------------------------------------------------
+
+    @classmethod
+    def for_sources(cls, files: Iterable[str], recorded_code: Iterable[str] = ()) -> Redactor:
+        """From the user's source files (read if they are still on disk) plus the code
+        text the log recorded (which may be all there is for an imported log)."""
+        lines: set[str] = set(recorded_code)
+        for name in sorted(set(files)):
+            if is_library(name):
+                continue
+            path = Path(name)
+            try:
+                if not path.is_file() or path.stat().st_size > 4_000_000:
+                    continue
+                text = path.read_text(encoding="utf-8", errors="replace")
+            except OSError:
+                continue
+            lines.update(text.splitlines())
+        return cls(lines)
+
+    # -- scrubbing ---------------------------------------------------------------------
+
+    def catch_all(self, text: str) -> str:
+        if self._catch_all is None or not text:
+            return text
+        return self._catch_all.sub(REDACTED, text)
+
+    def _line_rules(self, line: str) -> str:
+        m = _FX_CODE.search(line)
+        if m:
+            line = line[: m.start()] + m["head"] + REDACTED
+        where = list(_WHERE.finditer(line))
+        if where:
+            # `<guard>  # <user code>  # file.py:9 in fn`: keep the guard and the place.
+            w = where[-1]
+            head = line[: w.start()]
+            k = head.find("  # ")
+            if k >= 0:
+                line = head[:k] + "  # " + REDACTED + line[w.start():]
+        return line
+
+    def _repr_fragments(self, lines: list[str]) -> list[str]:
+        """Rejoin pprint's split string literals that hold a traceback, scrub the whole
+        string, and write it back as one literal (fragments alone match no rule)."""
+        out: list[str] = []
+        i = 0
+        while i < len(lines):
+            first = _FRAGMENT_FIRST.match(lines[i])
+            if first is None or first["suffix"] or i + 1 >= len(lines) or not _FRAGMENT_NEXT.match(lines[i + 1]):
+                out.append(lines[i])
+                i += 1
+                continue
+            lits, j, suffix = [first["lit"]], i + 1, ""
+            while j < len(lines):
+                nxt = _FRAGMENT_NEXT.match(lines[j])
+                if nxt is None:
+                    break
+                lits.append(nxt["lit"])
+                j += 1
+                if nxt["suffix"]:
+                    suffix = nxt["suffix"]
+                    break
+            try:
+                value = ast.literal_eval(" ".join(lits))
+            except (ValueError, SyntaxError):
+                value = None
+            if not isinstance(value, str) or 'File "' not in value:
+                out.extend(lines[i:j])
+            else:
+                out.append(first["prefix"] + repr(self.text(value)) + suffix)
+            i = j
+        return out
+
+    def text(self, text: str) -> str:
+        """Free text (tracebacks, guard trees, break reasons): every rule, everywhere."""
+        if not text:
+            return text
+        out: list[str] = []
+        lines = text.split("\n")
+        if "'" in text or '"' in text:
+            lines = self._repr_fragments(lines)
+        i = 0
+        while i < len(lines):
+            line = lines[i]
+            frame = _TB_FRAME.match(line)
+            out.append(self._line_rules(line))
+            i += 1
+            if frame and not is_library(frame["file"]):
+                # The frame's code line(s) and caret markers: deeper-indented lines up to
+                # the next frame or the next line at the frame's own indentation.
+                indent = len(frame["indent"])
+                j = i
+                while (
+                    j < len(lines)
+                    and lines[j].strip()
+                    and len(lines[j]) - len(lines[j].lstrip()) > indent
+                    and not _TB_FRAME.match(lines[j])
+                ):
+                    j += 1
+                if j > i:
+                    out.append(" " * (indent + 4) + REDACTED)
+                    i = j
+        return self.catch_all("\n".join(out))
+
+    def code(self, text: str) -> str:
+        """Generated code: only comments are touched, so the code still runs."""
+        if not text:
+            return text
+        out: list[str] = []
+        for line in text.split("\n"):
+            m = _COMMENT_START.search(line)
+            if m is None:
+                out.append(line)
+                continue
+            cut = m.start() + (1 if line[m.start()] != "#" else 0)
+            out.append(line[:cut] + self.catch_all(self._line_rules(line[cut:])))
+        return "\n".join(out)
+
+    def json_text(self, text: str) -> str:
+        """A JSON document: scrub every string in it (recursing into JSON-in-strings)."""
+        try:
+            value = json.loads(text)
+        except (json.JSONDecodeError, ValueError):
+            return self.text(text)
+        return json.dumps(self.value(value), default=str)
+
+    def value(self, value: Any) -> Any:
+        """Any decoded JSON value: strings scrubbed, ``code`` strings of locations dropped."""
+        if isinstance(value, str):
+            s = value.lstrip()
+            if s[:1] in ("{", "[") and len(s) > 1:
+                try:
+                    inner = json.loads(value)
+                except (json.JSONDecodeError, ValueError):
+                    return self.text(value)
+                return json.dumps(self.value(inner))
+            return self.text(value)
+        if isinstance(value, list):
+            return [self.value(v) for v in value]
+        if isinstance(value, dict):
+            out: dict[Any, Any] = {}
+            is_location = "line" in value or "lineno" in value
+            for k, v in value.items():
+                if is_location and k in ("code", "loc", "line_text") and isinstance(v, str):
+                    # Loc.code / torch's FrameSummary.loc: the source line itself.
+                    out[k] = REDACTED if v else v
+                else:
+                    out[k] = self.value(v)
+            return out
+        return value
+
+    def payload(self, text: str, mode: Mode) -> str:
+        if mode in ("code", "repro"):
+            return self.code(text)
+        if mode == "json":
+            return self.json_text(text)
+        return self.text(text)
+
+
+def mode_for(event: Event, field: str) -> Mode:
+    """How the payload in ``event.<field>`` is treated (by redaction and fix-ups)."""
+    if isinstance(event, (Graph, OutputCode, Kernel)):
+        return "code"
+    if isinstance(event, Artifact):
+        if event.name == "fx_graph_runnable":
+            return "repro"
+        return "json" if event.encoding == "json" else "text"
+    if isinstance(event, CacheEvent) or field == "metrics":
+        return "json"
+    return "text"

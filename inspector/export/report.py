@@ -1,0 +1,427 @@
+"""A bundle's human-readable pages: ``summary.md`` and a single-file, offline
+``report.html`` — graph breaks (with torch's hints), recompiles (with suggestions),
+kernels, compile time by stage and the compiles, linking into the bundle's files.
+
+The HTML has inline CSS and one small inline script (the table of contents); a
+Content-Security-Policy forbids every network load, so opening it never fetches anything.
+Links to torch's graph-break pages are plain anchors, followed only when clicked.
+"""
+
+from __future__ import annotations
+
+import html
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from dyn_inspect.engine.schema import Loc
+from dyn_inspect.inspector.export.redact import REDACTED
+from dyn_inspect.inspector.locations import def_line
+from dyn_inspect.inspector.model import RunModel
+from dyn_inspect.inspector.reports import short_path
+
+SECTIONS = (
+    ("overview", "Overview"),
+    ("graph-breaks", "Graph breaks"),
+    ("recompiles", "Recompiles"),
+    ("kernels", "Kernels"),
+    ("compile-time", "Compile time by stage"),
+    ("compiles", "Compiles"),
+    ("skipped", "Skipped or incomplete"),
+)
+
+
+@dataclass
+class BreakRow:
+    where: str
+    code: str | None
+    gb_type: str
+    gb_id: str | None
+    url: str | None
+    count: int
+    reason: str
+    explanation: str
+    hints: list[str]
+    compile_ids: list[str]
+
+
+@dataclass
+class RecompileRow:
+    function: str
+    where: str
+    compile_id: str
+    reasons: list[str]
+    suggestions: list[tuple[str, str | None]]  # (text, code)
+
+
+@dataclass
+class KernelRow:
+    name: str
+    backend: str
+    compile_id: str
+    backward: bool
+    fused_ops: list[str]
+    vectorized: str | None
+    lines: list[str]
+    path: str | None
+    profile_us: float | None
+
+
+@dataclass
+class CompileRow:
+    compile_id: str
+    function: str
+    where: str
+    outcome: str
+    graphs: int
+    kernels: int
+    guards: int | None
+    time_s: float
+    dir: str
+    repro: list[str]
+
+
+@dataclass
+class ReportData:
+    run_id: str
+    command: list[str]
+    status: str
+    exit_code: int | None
+    duration_s: float | None
+    environment: dict[str, Any]
+    redacted: bool
+    selection: str
+    breaks: list[BreakRow] = field(default_factory=list)
+    recompiles: list[RecompileRow] = field(default_factory=list)
+    limits: list[str] = field(default_factory=list)
+    kernels: list[KernelRow] = field(default_factory=list)
+    stages: dict[str, float] = field(default_factory=dict)
+    total_compile_s: float = 0.0
+    compiles: list[CompileRow] = field(default_factory=list)
+    skipped: list[str] = field(default_factory=list)
+
+
+def _def_loc(file: str | None, first_line: int | None) -> Loc | None:
+    """Where a compiled function is: its ``def`` line (torch reports the decorator's)."""
+    if not file:
+        return None
+    return Loc(file=file, line=def_line(file, first_line or 0))
+
+
+def _suggestions(reason: str) -> list[tuple[str, str | None]]:
+    try:
+        from dyn_inspect.inspector.analysis.recompiles import suggest_for
+    except ImportError:  # the analysis package is optional to the export
+        return []
+    try:
+        s = suggest_for(reason)
+    except Exception:  # noqa: BLE001 - an odd reason must not stop the export
+        return []
+    return [(s.text, s.code)]
+
+
+def build(
+    model: RunModel,
+    *,
+    run_id: str,
+    cwd: str | None,
+    environment: dict[str, Any],
+    redacted: bool,
+    selection: str,
+    compile_dirs: dict[tuple[str, str], str],
+    kernel_paths: dict[tuple[str, str, str, bool], str],
+    repro_paths: dict[tuple[str, str], list[str]],
+    skipped: list[str],
+    scrub: Callable[[str], str],
+) -> ReportData:
+    """``scrub(text)`` redacts free text (identity when not redacting)."""
+
+    def where(loc: Loc | None) -> str:
+        return f"{short_path(loc.file, cwd)}:{loc.line}" if loc else "?"
+
+    start = model.run_start
+    data = ReportData(
+        run_id=run_id,
+        command=list(start.command) if start else [],
+        status=model.status,
+        exit_code=model.exit_code,
+        duration_s=model.run_end.duration_s if model.run_end else None,
+        environment=environment,
+        redacted=redacted,
+        selection=selection,
+        skipped=skipped,
+    )
+    for g in model.break_groups():
+        b = g.first
+        code = b.loc.code if b.loc.code and b.loc.code != REDACTED else None
+        data.breaks.append(
+            BreakRow(where(b.loc), code, b.gb_type, b.gb_id, b.url, g.count, b.reason, b.explanation, list(b.hints),
+                     sorted({e.cid or "?" for _, e in g.hits}))
+        )
+    for r in model.recompiles:
+        cap = r.compile.capture
+        fn = cap.co_name if cap and cap.co_name else "?"
+        loc = _def_loc(cap.co_filename, cap.co_firstlineno) if cap else None
+        sugg = [(scrub(t), scrub(c) if c else None) for reason in r.event.reasons for t, c in _suggestions(reason)]
+        data.recompiles.append(RecompileRow(fn, where(loc), r.compile.cid, list(r.event.reasons), sugg))
+    for _log, lim in model.recompile_limits:
+        loc = _def_loc(lim.co_filename, lim.co_firstlineno)
+        data.limits.append(f"{lim.co_name or '?'} ({where(loc)}): {lim.reason} — the frame runs eagerly from then on")
+    for k in model.kernels:
+        ev = k.event
+        data.kernels.append(
+            KernelRow(
+                ev.name, ev.backend, k.compile.cid, ev.backward, list(ev.fused_ops), ev.vectorized,
+                list(dict.fromkeys(where(loc) for loc in k.lines)),
+                kernel_paths.get((k.compile.log, k.compile.cid, ev.name, ev.backward)),
+                k.profile.total_us / max(k.profile.calls, 1) if k.profile else None,
+            )
+        )
+    data.stages = model.compile_time_by_stage()
+    data.total_compile_s = model.total_compile_time()
+    for key, c in model.compiles.items():
+        cap = c.capture
+        loc = _def_loc(cap.co_filename, cap.co_firstlineno) if cap else None
+        data.compiles.append(
+            CompileRow(
+                c.cid, (cap.co_name or "?") if cap else "?", where(loc), c.outcome, len(c.graphs), len(c.kernels),
+                c.guards.count if c.guards else None, c.compile_time_s, compile_dirs.get(key, ""),
+                repro_paths.get(key, []),
+            )
+        )
+    return data
+
+
+# -- Markdown ----------------------------------------------------------------------------
+
+
+def _md(text: str) -> str:
+    return text.replace("|", "\\|").replace("\n", " ")
+
+
+def summary_markdown(d: ReportData) -> str:
+    env = d.environment
+    out = [
+        f"# dyn-inspect bug report — run {d.run_id}",
+        "",
+        f"- command: `{' '.join(d.command)}`" if d.command else "- command: (unknown)",
+        f"- status: {d.status}" + (f", exit {d.exit_code}" if d.exit_code is not None else ", no exit status")
+        + (f", {d.duration_s:.1f}s" if d.duration_s is not None else ""),
+        f"- python {env.get('python')}, torch {env.get('torch')}, triton {env.get('triton') or '-'}, "
+        f"CUDA {env.get('cuda') or '-'} (driver {env.get('cuda_driver') or '-'})",
+        f"- GPUs: {', '.join(env.get('gpus') or []) or 'none'}; CPU: {env.get('cpu') or '?'} ({env.get('cpu_vector_isa') or '?'}); "
+        f"OS: {env.get('os') or '?'}",
+        f"- contents: {d.selection}; source code {'redacted' if d.redacted else 'included (graph comments, guards, tracebacks)'}",
+        "- files: see `index.md`; open `report.html` in a browser; `torch_trace/` works with `tlparse`",
+        "",
+        f"## Graph breaks ({len(d.breaks)} unique, {sum(b.count for b in d.breaks)} total)",
+        "",
+    ]
+    for b in d.breaks:
+        gb = f" [{b.gb_id}]({b.url})" if b.gb_id and b.url else (f" {b.gb_id}" if b.gb_id else "")
+        out.append(f"### `{b.where}` — {_md(b.gb_type)}{gb} ×{b.count}")
+        out.append("")
+        if b.code:
+            out += ["```python", b.code, "```", ""]
+        if b.reason:
+            out.append(f"- reason: {_md(b.reason)}")
+        if b.explanation:
+            out.append(f"- explanation: {_md(b.explanation)}")
+        for h in b.hints:
+            out.append(f"- suggestion: {_md(h)}")
+        out.append(f"- compile ids: {', '.join(b.compile_ids)}")
+        out.append("")
+    out += [f"## Recompiles ({len(d.recompiles)})", ""]
+    for r in d.recompiles:
+        out.append(f"### {r.function} (`{r.where}`), compile {r.compile_id}")
+        out.append("")
+        for reason in r.reasons:
+            out.append(f"- reason: `{_md(reason)}`")
+        for text, code in r.suggestions:
+            out.append(f"- suggestion: {_md(text)}" + (f" — `{_md(code)}`" if code else ""))
+        out.append("")
+    for lim in d.limits:
+        out.append(f"- recompile limit: {_md(lim)}")
+    out += ["", f"## Kernels ({len(d.kernels)})", "", "| kernel | backend | compile | pass | fused ATen ops | vectorized | source lines | file |",
+            "|---|---|---|---|---|---|---|---|"]
+    for k in d.kernels:
+        out.append(
+            f"| `{k.name}` | {k.backend} | {k.compile_id} | {'backward' if k.backward else 'forward'} | "
+            f"{_md(', '.join(k.fused_ops)) or '-'} | {k.vectorized or '-'} | {_md(', '.join(k.lines)) or '-'} | "
+            f"{f'`{k.path}`' if k.path else '-'} |"
+        )
+    out += ["", f"## Compile time by stage ({d.total_compile_s:.2f}s in all)", "", "| stage | seconds |", "|---|---|"]
+    for stage, secs in d.stages.items():
+        out.append(f"| {stage} | {secs:.2f} |")
+    out += ["", f"## Compiles ({len(d.compiles)})", "",
+            "| compile | function | where | outcome | graphs | kernels | guards | time (s) | files |",
+            "|---|---|---|---|---|---|---|---|---|"]
+    for c in d.compiles:
+        out.append(
+            f"| {c.compile_id} | `{c.function}` | `{c.where}` | {c.outcome} | {c.graphs} | {c.kernels} | "
+            f"{c.guards if c.guards is not None else '-'} | {c.time_s:.2f} | `{c.dir}` |"
+        )
+    if d.skipped:
+        out += ["", f"## Skipped or incomplete ({len(d.skipped)})", ""]
+        out += [f"- {_md(s)}" for s in d.skipped]
+    return "\n".join(out) + "\n"
+
+
+# -- HTML --------------------------------------------------------------------------------
+
+_CSS = """
+body{font:14px/1.45 system-ui,-apple-system,Segoe UI,sans-serif;margin:0;color:#1f2328;background:#fff}
+header{background:#24292f;color:#fff;padding:16px 24px}header h1{margin:0;font-size:20px}
+header p{margin:4px 0 0;color:#d0d7de}main{padding:8px 24px 48px;max-width:1200px}
+nav{padding:8px 24px;border-bottom:1px solid #d0d7de}nav h2{display:inline;font-size:14px;margin-right:8px}
+nav ul{display:inline;padding:0}nav li{display:inline;margin-right:14px}
+section{margin-top:24px}h2{border-bottom:1px solid #d0d7de;padding-bottom:4px}
+table{border-collapse:collapse;width:100%;font-size:13px}th,td{border:1px solid #d0d7de;padding:4px 6px;text-align:left;vertical-align:top}
+th{background:#f6f8fa}code,pre{font-family:ui-monospace,SFMono-Regular,Menlo,monospace;font-size:12px}
+pre{background:#f6f8fa;padding:8px;overflow:auto}.card{border:1px solid #d0d7de;border-radius:6px;padding:8px 12px;margin:10px 0}
+.muted{color:#656d76}.bar{background:#0969da;height:10px;display:inline-block}.warn{color:#9a6700}
+"""
+
+_SCRIPT = """
+(function () {
+  var list = document.getElementById('toc-list');
+  document.querySelectorAll('main > section').forEach(function (s) {
+    var h = s.querySelector('h2');
+    var li = document.createElement('li');
+    var a = document.createElement('a');
+    a.href = '#' + s.id;
+    a.className = 'toc-entry';
+    a.textContent = h.textContent;
+    li.appendChild(a);
+    list.appendChild(li);
+  });
+  document.body.setAttribute('data-rendered', String(list.children.length));
+})();
+"""
+
+
+def _e(value: object) -> str:
+    return html.escape(str(value), quote=True)
+
+
+def _link(path: str | None, label: str | None = None) -> str:
+    if not path:
+        return "-"
+    return f'<a href="{_e(path)}"><code>{_e(label or path)}</code></a>'
+
+
+def report_html(d: ReportData) -> str:
+    env = d.environment
+    parts: list[str] = []
+    add = parts.append
+    add("<!doctype html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">")
+    add(
+        "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; style-src 'unsafe-inline'; "
+        "script-src 'unsafe-inline'; img-src data:\">"
+    )
+    add(f"<title>dyn-inspect report — {_e(d.run_id)}</title><style>{_CSS}</style></head>")
+    add('<body data-rendered="0">')
+    status = d.status + (f", exit {d.exit_code}" if d.exit_code is not None else "")
+    add(f"<header><h1>dyn-inspect bug report — run {_e(d.run_id)}</h1><p>{_e(' '.join(d.command))} — {_e(status)}</p></header>")
+    add('<nav id="toc"><h2>Contents</h2><ul id="toc-list"></ul></nav><main>')
+
+    # overview
+    add('<section id="overview"><h2>Overview</h2><table>')
+    rows = [
+        ("command", " ".join(d.command) or "?"),
+        ("status", status),
+        ("duration", f"{d.duration_s:.1f}s" if d.duration_s is not None else "-"),
+        ("python", env.get("python")),
+        ("torch", env.get("torch")),
+        ("triton", env.get("triton") or "-"),
+        ("CUDA / driver", f"{env.get('cuda') or '-'} / {env.get('cuda_driver') or '-'}"),
+        ("GPUs", ", ".join(env.get("gpus") or []) or "none"),
+        ("CPU (vector ISA)", f"{env.get('cpu') or '?'} ({env.get('cpu_vector_isa') or '?'})"),
+        ("OS", env.get("os")),
+        ("contents", d.selection),
+        ("source code", "redacted (--redact-source)" if d.redacted else "included: graph comments, guards and tracebacks quote the model"),
+        ("summary", f"{len(d.breaks)} graph break sites, {len(d.recompiles)} recompiles, {len(d.kernels)} kernels, "
+                    f"{len(d.compiles)} compiles, {d.total_compile_s:.2f}s compiling"),
+    ]
+    for k, v in rows:
+        add(f"<tr><th>{_e(k)}</th><td>{_e(v)}</td></tr>")
+    add("</table></section>")
+
+    # graph breaks
+    add(f'<section id="graph-breaks" data-count="{len(d.breaks)}"><h2>Graph breaks</h2>')
+    if not d.breaks:
+        add('<p class="muted">No graph breaks.</p>')
+    for b in d.breaks:
+        gb = f' <a href="{_e(b.url)}" rel="noreferrer noopener" target="_blank">{_e(b.gb_id)}</a>' if b.url and b.gb_id else (f" {_e(b.gb_id)}" if b.gb_id else "")
+        add(f'<div class="card gb"><h3><code>{_e(b.where)}</code> — {_e(b.gb_type)}{gb} <span class="muted">×{b.count}</span></h3>')
+        if b.code:
+            add(f"<pre>{_e(b.code)}</pre>")
+        if b.reason:
+            add(f"<p><b>Reason:</b> {_e(b.reason)}</p>")
+        if b.explanation:
+            add(f"<p><b>Explanation:</b> {_e(b.explanation)}</p>")
+        if b.hints:
+            add("<p><b>Suggestions:</b></p><ul>" + "".join(f"<li>{_e(h)}</li>" for h in b.hints) + "</ul>")
+        add(f'<p class="muted">compile ids: {_e(", ".join(b.compile_ids))}</p></div>')
+    add("</section>")
+
+    # recompiles
+    add(f'<section id="recompiles" data-count="{len(d.recompiles)}"><h2>Recompiles</h2>')
+    if not d.recompiles and not d.limits:
+        add('<p class="muted">No recompiles.</p>')
+    for r in d.recompiles:
+        add(f'<div class="card recompile"><h3><code>{_e(r.function)}</code> ({_e(r.where)}) — compile {_e(r.compile_id)}</h3><ul>')
+        for reason in r.reasons:
+            add(f"<li><code>{_e(reason)}</code></li>")
+        add("</ul>")
+        for text, code in r.suggestions:
+            add(f"<p><b>Suggestion:</b> {_e(text)}</p>" + (f"<pre>{_e(code)}</pre>" if code else ""))
+        add("</div>")
+    for lim in d.limits:
+        add(f'<p class="warn">Recompile limit: {_e(lim)}</p>')
+    add("</section>")
+
+    # kernels
+    add(f'<section id="kernels" data-count="{len(d.kernels)}"><h2>Kernels</h2>')
+    if d.kernels:
+        add("<table><tr><th>kernel</th><th>backend</th><th>compile</th><th>pass</th><th>fused ATen ops</th>"
+            "<th>vectorized</th><th>source lines</th><th>time / call</th></tr>")
+        for k in d.kernels:
+            add(
+                f"<tr><td>{_link(k.path, k.name)}</td><td>{_e(k.backend)}</td><td>{_e(k.compile_id)}</td>"
+                f"<td>{'backward' if k.backward else 'forward'}</td><td>{_e(', '.join(k.fused_ops) or '-')}</td>"
+                f"<td>{_e(k.vectorized or '-')}</td><td>{_e(', '.join(k.lines) or '-')}</td>"
+                f"<td>{f'{k.profile_us:.1f} µs' if k.profile_us is not None else '-'}</td></tr>"
+            )
+        add("</table>")
+    else:
+        add('<p class="muted">No kernels were generated.</p>')
+    add("</section>")
+
+    # compile time
+    add(f'<section id="compile-time" data-count="{len(d.stages)}"><h2>Compile time by stage</h2>')
+    add(f"<p>{d.total_compile_s:.2f}s compiling in all.</p><table><tr><th>stage</th><th>seconds</th><th></th></tr>")
+    top = max(d.stages.values(), default=0.0) or 1.0
+    for stage, secs in d.stages.items():
+        add(f'<tr><td>{_e(stage)}</td><td>{secs:.2f}</td><td><span class="bar" style="width:{int(300 * secs / top)}px"></span></td></tr>')
+    add("</table></section>")
+
+    # compiles
+    add(f'<section id="compiles" data-count="{len(d.compiles)}"><h2>Compiles</h2>')
+    add("<table><tr><th>compile</th><th>function</th><th>where</th><th>outcome</th><th>graphs</th><th>kernels</th>"
+        "<th>guards</th><th>time (s)</th><th>files</th></tr>")
+    for c in d.compiles:
+        repro = " ".join(_link(p, "repro") for p in c.repro)
+        add(
+            f"<tr><td>{_e(c.compile_id)}</td><td><code>{_e(c.function)}</code></td><td><code>{_e(c.where)}</code></td>"
+            f"<td>{_e(c.outcome)}</td><td>{c.graphs}</td><td>{c.kernels}</td><td>{c.guards if c.guards is not None else '-'}</td>"
+            f"<td>{c.time_s:.2f}</td><td>{_link(c.dir + '/compile.json' if c.dir else None, c.dir)} {repro}</td></tr>"
+        )
+    add("</table></section>")
+
+    if d.skipped:
+        add(f'<section id="skipped" data-count="{len(d.skipped)}"><h2>Skipped or incomplete</h2><ul>')
+        add("".join(f"<li>{_e(s)}</li>" for s in d.skipped))
+        add("</ul></section>")
+    add(f"</main><script>{_SCRIPT}</script></body></html>\n")
+    return "".join(parts)

@@ -1,0 +1,154 @@
+"""Which compiles a bundle holds: the whole run, ``--compile-id ID ...`` and/or
+``--at FILE:LINE`` (every compile that touched that source line)."""
+
+from __future__ import annotations
+
+import ast
+import functools
+import os
+import re
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from dyn_inspect.engine.schema import Loc
+from dyn_inspect.inspector.errors import InspectorError
+from dyn_inspect.inspector.locations import is_library
+from dyn_inspect.inspector.model import CompileInfo, RunModel
+
+_FX_FILE_RE = re.compile(r"# File: (?P<file>.+?):(?P<line>\d+) in ")
+
+CompileKey = tuple[str, str]  # (log, compile id)
+
+
+@dataclass
+class Selection:
+    keys: list[CompileKey] = field(default_factory=list)  # in run order
+    whole_run: bool = True
+    compile_ids: list[str] = field(default_factory=list)
+    at: str | None = None
+
+    def __contains__(self, key: CompileKey) -> bool:
+        return self.whole_run or key in self._set
+
+    def __post_init__(self) -> None:
+        self._set = set(self.keys)
+
+
+def parse_at(at: str) -> tuple[str, int]:
+    path, sep, line = at.rpartition(":")
+    if not sep or not path or not line.isdigit() or int(line) < 1:
+        raise InspectorError(f"--at wants FILE:LINE (a source file and a 1-based line), got {at!r}")
+    return path, int(line)
+
+
+def _same_file(recorded: str, wanted: str, cwd: str | None) -> bool:
+    if not recorded:
+        return False
+    if recorded == wanted:
+        return True
+    want = Path(wanted)
+    if not want.is_absolute():
+        for base in filter(None, (os.getcwd(), cwd)):
+            if os.path.normpath(os.path.join(base, wanted)) == os.path.normpath(recorded):
+                return True
+        # A relative spelling that ends the recorded path ("train.py", "examples/train.py").
+        return os.path.normpath(recorded).endswith(os.sep + os.path.normpath(wanted))
+    return os.path.normpath(str(want)) == os.path.normpath(recorded)
+
+
+@functools.lru_cache(maxsize=128)
+def _function_span(path: str, first_line: int) -> tuple[int, int] | None:
+    """Lines of the function whose code object starts at ``first_line`` (decorators
+    included), read from the source when it is still there."""
+    try:
+        tree = ast.parse(Path(path).read_text(encoding="utf-8"))
+    except (OSError, SyntaxError, UnicodeDecodeError, ValueError):
+        return None
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            start = min([d.lineno for d in node.decorator_list] + [node.lineno])
+            if first_line in (start, node.lineno):
+                return start, node.end_lineno or node.lineno
+    return None
+
+
+def _locs(c: CompileInfo) -> list[Loc]:
+    out: list[Loc] = []
+    for b in c.breaks:
+        out.append(b.loc)
+        out.extend(b.user_stack)
+    for k in c.kernels:
+        out.extend(k.lines)
+    for ev in (*c.symbols, *c.specializations, *c.shape_guards):
+        if ev.loc is not None:
+            out.append(ev.loc)
+    if c.start is not None:
+        user = [f for f in c.start.stack if not is_library(f.file)]
+        if user:
+            out.append(user[-1])  # the call that triggered the compile
+    if c.capture is not None and c.capture.fail_loc is not None:
+        out.append(c.capture.fail_loc)
+    return out
+
+
+def touches(c: CompileInfo, file: str, line: int, graph_text: str, cwd: str | None) -> bool:
+    """Did this compile capture, break at, or generate code from ``file:line``?"""
+    if any(loc.line == line and _same_file(loc.file, file, cwd) for loc in _locs(c)):
+        return True
+    for m in _FX_FILE_RE.finditer(graph_text):
+        if int(m["line"]) == line and _same_file(m["file"], file, cwd):
+            return True
+    cap = c.capture
+    # The compiled function spans the line (resume functions share their parent's first
+    # line but only run its tail, so they are matched by their graphs and breaks only).
+    if (
+        cap is not None
+        and cap.co_filename
+        and cap.co_firstlineno
+        and not (cap.co_name or "").startswith("torch_dynamo_resume_in_")
+        and _same_file(cap.co_filename, file, cwd)
+    ):
+        span = _function_span(cap.co_filename, cap.co_firstlineno)
+        if span is not None and span[0] <= line <= span[1]:
+            return True
+    return False
+
+
+def _parse_id(raw: str) -> tuple[str | None, str]:
+    """"0/1" (any process) or "p123.jsonl:0/1" / "p123:0/1" (one process log)."""
+    if ":" in raw:
+        log, _, cid = raw.rpartition(":")
+        return (log if log.endswith(".jsonl") else f"{log}.jsonl"), cid
+    return None, raw
+
+
+def select(
+    model: RunModel,
+    compile_ids: Sequence[str] | None,
+    at: str | None,
+    graph_text: Callable[[CompileInfo], str],
+    cwd: str | None = None,
+) -> Selection:
+    """``graph_text(c)``: the compile's Dynamo graph code (its ``# File:`` comments say
+    which lines it came from); called only for ``--at``."""
+    if not compile_ids and not at:
+        return Selection(keys=list(model.compiles), whole_run=True)
+    chosen: list[CompileKey] = []
+    for raw in compile_ids or []:
+        log, cid = _parse_id(raw.strip())
+        found = [k for k in model.compiles if k[1] == cid and (log is None or k[0] == log)]
+        if not found:
+            known = ", ".join(sorted({k[1] for k in model.compiles})) or "none"
+            raise InspectorError(f"no compile {raw} in this run (compile ids: {known})")
+        chosen.extend(k for k in found if k not in chosen)
+    if at:
+        file, line = parse_at(at)
+        hits = [k for k, c in model.compiles.items() if touches(c, file, line, graph_text(c), cwd)]
+        if not hits:
+            raise InspectorError(f"nothing in this run was compiled at {file}:{line}")
+        chosen.extend(k for k in hits if k not in chosen)
+    order = {k: i for i, k in enumerate(model.compiles)}
+    chosen.sort(key=order.__getitem__)
+    return Selection(keys=chosen, whole_run=False, compile_ids=list(compile_ids or []), at=at)
+

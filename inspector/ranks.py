@@ -1,0 +1,433 @@
+"""Ranks of a distributed run: which process log is which rank, one rank's view of a run,
+and the divergence report.
+
+A run under ``torchrun`` (or an imported multi-rank TORCH_TRACE directory) holds one
+process log per rank, tagged with its rank in ``process_start``. Every face shows all
+ranks merged by default; ``filter_rank(run, R)`` gives the same ``Run`` API restricted to
+rank R's processes, so a command's ``--rank R`` is one call (``add_rank_argument`` +
+``select_rank``).
+
+``divergence_report(model)`` compares what each rank compiled. Ranks of one SPMD job
+should compile the same graphs: a rank that breaks the graph elsewhere, recompiles
+differently or generates different kernels for the same compile id runs a different
+program — the classic cause of collective hangs (one rank waits in an all_reduce the other
+never issues, or issues in a different order). Compared per rank (all of a rank's process
+logs together):
+
+- graph breaks: the set of break sites (type + file:line) each rank hit;
+- recompiles: recompiles per compiled function, and which functions hit the recompile limit;
+- compile ids: which compile ids each rank has at all;
+- per compile id present on several ranks: the Dynamo graph (function, outcome, op count
+  and op histogram) and the kernels (name, forward/backward, fused ATen ops);
+- compile time: flagged when the slowest rank took more than ``COMPILE_TIME_RATIO`` × the
+  fastest AND more than ``COMPILE_TIME_MIN_GAP_S`` seconds longer (both: a 3× spread of
+  0.2 s is noise, a 5 s gap on a 2-minute compile is not a divergence either).
+
+``Divergence.ranks`` names the ranks that deviate from the majority (ties: the group that
+holds the lowest rank is the reference), so a 2-rank run where rank 1 differs says (1,).
+"""
+
+from __future__ import annotations
+
+import argparse
+import copy
+from collections import Counter, defaultdict
+from collections.abc import Hashable, Iterable
+from dataclasses import dataclass, field
+from typing import Literal
+
+from dyn_inspect.engine.schema import Event, LogHeader, ProcessStart
+from dyn_inspect.inspector.errors import InspectorError
+from dyn_inspect.inspector.model import BreakGroup, CompileInfo, Process, RunModel
+from dyn_inspect.inspector.run import Run
+
+COMPILE_TIME_RATIO = 1.5
+COMPILE_TIME_MIN_GAP_S = 1.0
+LAUNCHER_LOG = "launcher.jsonl"
+
+DivergenceKind = Literal[
+    "graph_break",
+    "recompile",
+    "recompile_limit",
+    "compile_ids",
+    "graph",
+    "kernels",
+    "compile_time",
+]
+# The order the report lists them in: the likeliest cause of a hang first.
+KIND_ORDER: tuple[str, ...] = ("graph_break", "recompile", "recompile_limit", "graph", "kernels", "compile_ids", "compile_time")
+
+
+@dataclass(frozen=True)
+class Divergence:
+    """One way the ranks differ. ``ranks``: the ranks that deviate from the majority."""
+
+    kind: DivergenceKind
+    compile_id: str | None
+    message: str
+    ranks: tuple[int, ...]
+
+
+# -- which log is which rank -------------------------------------------------------------
+
+
+def rank_of_log(model: RunModel, log: str) -> int | None:
+    process = model.processes.get(log)
+    return process.rank if process else None
+
+
+def logs_by_rank(model: RunModel) -> dict[int, list[str]]:
+    """rank → its process logs (several when a rank restarted or spawned compiling
+    subprocesses). Processes without a rank (the torchrun agent) are left out."""
+    out: dict[int, list[str]] = defaultdict(list)
+    for log, process in model.processes.items():
+        if process.rank is not None:
+            out[process.rank].append(log)
+    return dict(sorted(out.items()))
+
+
+def rank_processes(model: RunModel) -> dict[int, list[Process]]:
+    return {r: [model.processes[log] for log in logs] for r, logs in logs_by_rank(model).items()}
+
+
+def break_ranks(model: RunModel, group: BreakGroup) -> list[int]:
+    """The ranks that hit this graph break (what the LSP shows on a break)."""
+    ranks = {rank_of_log(model, log) for log in group.logs}
+    return sorted(r for r in ranks if r is not None)
+
+
+def compile_ranks(model: RunModel, cid: str) -> list[int]:
+    """The ranks that have compile id ``cid``."""
+    ranks = {rank_of_log(model, log) for (log, c) in model.compiles if c == cid}
+    return sorted(r for r in ranks if r is not None)
+
+
+def format_ranks(ranks: Iterable[int]) -> str:
+    """"rank 1", "ranks 0, 2", "ranks 0-3"."""
+    rs = sorted(set(ranks))
+    if not rs:
+        return "no rank"
+    if len(rs) == 1:
+        return f"rank {rs[0]}"
+    if len(rs) > 2 and rs == list(range(rs[0], rs[-1] + 1)):
+        return f"ranks {rs[0]}-{rs[-1]}"
+    return "ranks " + ", ".join(map(str, rs))
+
+
+# -- one rank's view ---------------------------------------------------------------------
+
+
+class RankModel(RunModel):
+    """A ``RunModel`` fed only the events of rank R's process logs (and the launcher's).
+
+    A log's rank is in its ``process_start``, the event right after its ``log_header``: the
+    header waits for it, everything of a log of another rank is dropped. Works while a live
+    run grows (``Run.refresh``)."""
+
+    def __init__(self, rank: int) -> None:
+        super().__init__()
+        self.rank = rank
+        self._log_rank: dict[str, int | None] = {}
+        self._held_header: dict[str, LogHeader] = {}
+
+    def apply(self, event: Event, log: str) -> None:
+        if log == LAUNCHER_LOG:
+            super().apply(event, log)
+            return
+        if log not in self._log_rank:
+            if isinstance(event, LogHeader):
+                self._held_header[log] = event
+                return
+            if not isinstance(event, ProcessStart):
+                return  # a log that does not start with process_start: not attributable
+            self._log_rank[log] = event.rank
+            header = self._held_header.pop(log, None)
+            if event.rank == self.rank and header is not None:
+                super().apply(header, log)
+        if self._log_rank[log] == self.rank:
+            super().apply(event, log)
+
+
+def filter_rank(run: Run, rank: int) -> Run:
+    """The same run seen through rank ``rank`` only: a ``Run`` whose model (processes,
+    frames, compiles, breaks, recompiles, kernels) holds that rank's processes. Reads the
+    logs again (the view refreshes on its own afterwards); ``run`` is left as it was."""
+    view = copy.copy(run)
+    view.logs = {}
+    view.unknown = []
+    view.model = RankModel(rank)
+    view.refresh()
+    return view
+
+
+def add_rank_argument(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--rank", type=int, metavar="R", help="only rank R's processes (default: all ranks)")
+
+
+def select_rank(run: Run, rank: int | None) -> Run:
+    """``--rank R`` → the rank's view, or the run itself when R is None. An R the run does
+    not have is the user's mistake: one line naming the ranks it has."""
+    if rank is None:
+        return run
+    ranks = run.model.ranks()
+    if rank not in ranks:
+        have = f"it has {format_ranks(ranks)}" if ranks else "it has no ranked processes (not a distributed run)"
+        raise InspectorError(f"no rank {rank} in {run.path.name}: {have}")
+    return filter_rank(run, rank)
+
+
+# -- what each rank compiled -------------------------------------------------------------
+
+
+@dataclass
+class RankProfile:
+    """What one rank compiled, in the terms the divergence report compares."""
+
+    rank: int
+    logs: list[str]
+    breaks: dict[str, BreakGroup] = field(default_factory=dict)  # key → group (a hit on this rank)
+    break_cids: dict[str, str] = field(default_factory=dict)  # key → first compile id it was hit in
+    recompiles: Counter[str] = field(default_factory=Counter)  # function label → recompiles
+    recompile_cids: dict[str, str] = field(default_factory=dict)
+    limits: set[str] = field(default_factory=set)  # function labels that hit the recompile limit
+    compiles: dict[str, CompileInfo] = field(default_factory=dict)  # cid → compile (first log wins)
+    compile_time_s: float = 0.0
+
+
+def _short_file(path: str) -> str:
+    return path.replace("\\", "/").rsplit("/", 1)[-1]
+
+
+def _plural(n: int, word: str) -> str:
+    return f"{n} {word}{'' if n == 1 else 's'}"
+
+
+def _label(name: str | None, file: str | None, line: int | None) -> str:
+    if file is None:
+        return name or "?"
+    return f"{name or '?'} ({_short_file(file)}:{line or 0})"
+
+
+def rank_profiles(model: RunModel) -> dict[int, RankProfile]:
+    by_rank = logs_by_rank(model)
+    profiles = {r: RankProfile(r, logs) for r, logs in by_rank.items()}
+    log_rank = {log: r for r, logs in by_rank.items() for log in logs}
+    for key, group in model.breaks.items():
+        for log, event in group.hits:
+            r = log_rank.get(log)
+            if r is None:
+                continue
+            p = profiles[r]
+            p.breaks.setdefault(key, group)
+            p.break_cids.setdefault(key, event.cid or "")
+    for info in model.recompiles:
+        r = log_rank.get(info.log)
+        if r is None:
+            continue
+        cap = info.compile.capture
+        label = _label(cap.co_name, cap.co_filename, cap.co_firstlineno) if cap else f"compile {info.compile.cid}"
+        profiles[r].recompiles[label] += 1
+        profiles[r].recompile_cids.setdefault(label, info.compile.cid)
+    for log, limit in model.recompile_limits:
+        r = log_rank.get(log)
+        if r is not None:
+            profiles[r].limits.add(_label(limit.co_name, limit.co_filename, limit.co_firstlineno))
+    for (log, cid), info in model.compiles.items():
+        r = log_rank.get(log)
+        if r is None:
+            continue
+        profiles[r].compiles.setdefault(cid, info)
+        profiles[r].compile_time_s += info.compile_time_s
+    return profiles
+
+
+# -- the report --------------------------------------------------------------------------
+
+
+def _groups(values: dict[int, Hashable]) -> list[tuple[Hashable, list[int]]]:
+    """Ranks grouped by equal value, the reference group first (largest; ties: lowest rank)."""
+    groups: dict[Hashable, list[int]] = defaultdict(list)
+    for rank, value in sorted(values.items()):
+        groups[value].append(rank)
+    return sorted(groups.items(), key=lambda kv: (-len(kv[1]), kv[1][0]))
+
+
+def _deviating(groups: list[tuple[Hashable, list[int]]]) -> tuple[int, ...]:
+    return tuple(sorted(r for _, ranks in groups[1:] for r in ranks))
+
+
+def _split(present: set[int], everyone: list[int]) -> tuple[list[int], list[int], tuple[int, ...]]:
+    """(ranks with it, ranks without it, the deviating side)."""
+    with_ = sorted(present)
+    without = sorted(set(everyone) - present)
+    groups = _groups({r: r in present for r in everyone})
+    return with_, without, _deviating(groups)
+
+
+def _graph_signature(c: CompileInfo) -> tuple[object, ...]:
+    cap = c.capture
+    g = c.graph("dynamo")
+    return (
+        cap.co_name if cap else None,
+        c.outcome,
+        cap.graph_op_count if cap else None,
+        tuple(sorted(g.op_counts.items())) if g else None,
+    )
+
+
+def _describe_graph(c: CompileInfo) -> str:
+    cap = c.capture
+    g = c.graph("dynamo")
+    ops = cap.graph_op_count if cap and cap.graph_op_count is not None else (sum(g.op_counts.values()) if g else None)
+    name = cap.co_name if cap else "?"
+    return f"{name}, {c.outcome}, {_plural(ops, 'op') if ops is not None else '? ops'}"
+
+
+def _kernel_signature(c: CompileInfo) -> tuple[tuple[bool, str, tuple[str, ...]], ...]:
+    return tuple(sorted((k.event.backward, k.name, tuple(k.event.fused_ops)) for k in c.kernels))
+
+
+def _short_list(items: list[str], limit: int = 4) -> str:
+    shown = ", ".join(items[:limit])
+    return shown + (f" (+{len(items) - limit} more)" if len(items) > limit else "")
+
+
+def divergence_report(model: RunModel) -> list[Divergence]:
+    """How the ranks of a run differ in what they compiled; empty for fewer than 2 ranks."""
+    profiles = rank_profiles(model)
+    everyone = sorted(profiles)
+    if len(everyone) < 2:
+        return []
+    out: list[Divergence] = []
+
+    # Graph breaks hit by some ranks only.
+    all_keys: dict[str, BreakGroup] = {}
+    for p in profiles.values():
+        all_keys.update(p.breaks)
+    for key, group in sorted(all_keys.items(), key=lambda kv: (kv[1].loc.file, kv[1].loc.line)):
+        present = {r for r, p in profiles.items() if key in p.breaks}
+        if len(present) == len(everyone):
+            continue
+        with_, without, deviating = _split(present, everyone)
+        cid = profiles[with_[0]].break_cids.get(key) or None
+        loc = group.loc
+        out.append(
+            Divergence(
+                "graph_break",
+                cid,
+                f"graph break `{group.first.gb_type}` at {_short_file(loc.file)}:{loc.line} hit on {format_ranks(with_)}, "
+                f"not on {format_ranks(without)}",
+                deviating,
+            )
+        )
+
+    # Recompiles per function.
+    functions = sorted({label for p in profiles.values() for label in p.recompiles})
+    for label in functions:
+        counts = {r: p.recompiles.get(label, 0) for r, p in profiles.items()}
+        groups = _groups(counts)
+        if len(groups) == 1:
+            continue
+        deviating = _deviating(groups)
+        cid = next((profiles[r].recompile_cids[label] for r in deviating if label in profiles[r].recompile_cids), None)
+        spread = "; ".join(f"{format_ranks(ranks)}: {value}×" for value, ranks in sorted(groups, key=lambda g: g[1][0]))
+        out.append(Divergence("recompile", cid, f"{label} recompiled a different number of times — {spread}", deviating))
+
+    for label in sorted({label for p in profiles.values() for label in p.limits}):
+        present = {r for r, p in profiles.items() if label in p.limits}
+        if len(present) == len(everyone):
+            continue
+        with_, without, deviating = _split(present, everyone)
+        out.append(
+            Divergence(
+                "recompile_limit",
+                None,
+                f"{label} hit the recompile limit (runs eagerly from then on) on {format_ranks(with_)}, "
+                f"not on {format_ranks(without)}",
+                deviating,
+            )
+        )
+
+    # Compile ids: present on some ranks only (grouped), and per shared id graph and kernels.
+    cids = sorted({cid for p in profiles.values() for cid in p.compiles}, key=_cid_order)
+    only_on: dict[frozenset[int], list[str]] = defaultdict(list)
+    for cid in cids:
+        have = {r: p.compiles[cid] for r, p in profiles.items() if cid in p.compiles}
+        if len(have) < len(everyone):
+            only_on[frozenset(have)].append(cid)
+        if len(have) < 2:
+            continue
+        graph_groups = _groups({r: _graph_signature(c) for r, c in have.items()})
+        if len(graph_groups) > 1:
+            detail = "; ".join(
+                f"{format_ranks(ranks)}: {_describe_graph(have[ranks[0]])}" for _, ranks in sorted(graph_groups, key=lambda g: g[1][0])
+            )
+            out.append(Divergence("graph", cid, f"compile {cid} captured different graphs — {detail}", _deviating(graph_groups)))
+        kernel_groups = _groups({r: _kernel_signature(c) for r, c in have.items()})
+        if len(kernel_groups) > 1:
+            names = {r: {k.name for k in c.kernels} for r, c in have.items()}
+            ref_ranks = kernel_groups[0][1]
+            ref = names[ref_ranks[0]]
+            parts = []
+            for _, ranks in sorted(kernel_groups, key=lambda g: g[1][0]):
+                mine = names[ranks[0]]
+                if ranks == ref_ranks:
+                    parts.append(f"{format_ranks(ranks)}: {_plural(len(mine), 'kernel')}")
+                    continue
+                extra, missing = sorted(mine - ref), sorted(ref - mine)
+                bits = [_plural(len(mine), "kernel")]
+                if extra:
+                    bits.append("+" + _short_list(extra))
+                if missing:
+                    bits.append("−" + _short_list(missing))
+                if not extra and not missing:
+                    bits.append("same names, different fused ops")
+                parts.append(f"{format_ranks(ranks)}: {' '.join(bits)}")
+            out.append(
+                Divergence("kernels", cid, f"compile {cid} generated different kernels — {'; '.join(parts)}", _deviating(kernel_groups))
+            )
+    for present, missing_cids in only_on.items():
+        with_, without, deviating = _split(set(present), everyone)
+        out.append(
+            Divergence(
+                "compile_ids",
+                missing_cids[0],
+                f"compile id{'s' if len(missing_cids) > 1 else ''} {_short_list(missing_cids, 6)} only on "
+                f"{format_ranks(with_)}, not on {format_ranks(without)}",
+                deviating,
+            )
+        )
+
+    # Compile time spread.
+    times = {r: p.compile_time_s for r, p in profiles.items()}
+    fastest, slowest = min(times.values()), max(times.values())
+    if slowest - fastest > COMPILE_TIME_MIN_GAP_S and (fastest <= 0 or slowest / fastest > COMPILE_TIME_RATIO):
+        slow = tuple(
+            r for r, t in sorted(times.items()) if t - fastest > COMPILE_TIME_MIN_GAP_S and (fastest <= 0 or t / fastest > COMPILE_TIME_RATIO)
+        )
+        fast_rank = min(times, key=lambda r: (times[r], r))
+        shown = ", ".join(f"rank {r} {times[r]:.1f}s" for r in slow[:4])
+        out.append(
+            Divergence(
+                "compile_time",
+                None,
+                f"compile time differs widely: {shown} vs rank {fast_rank} {fastest:.1f}s "
+                f"(flagged above ×{COMPILE_TIME_RATIO:g} and +{COMPILE_TIME_MIN_GAP_S:g}s)",
+                slow,
+            )
+        )
+    out.sort(key=lambda d: KIND_ORDER.index(d.kind))
+    return out
+
+
+def _cid_order(cid: str) -> tuple[object, ...]:
+    """"0/0" < "0/1" < "1/0" < "10/0"; compiled-autograd ids ("!0/1/0") after plain ones."""
+    parts = cid.lstrip("!").split("/")
+    try:
+        return (cid.startswith("!"), tuple(int(p) for p in parts), cid)
+    except ValueError:
+        return (True, (), cid)
+
+
+def divergence_dict(d: Divergence) -> dict[str, object]:
+    return {"kind": d.kind, "compile_id": d.compile_id, "message": d.message, "ranks": list(d.ranks)}

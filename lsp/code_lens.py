@@ -1,0 +1,77 @@
+"""Code lenses above each compiled workspace function:
+``compiled N× · B graph breaks · K kernels · T s compile``; the command opens its details
+(``dynInspect.showDetails`` with the file and the 1-based ``def`` line)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from lsprotocol import types
+
+from dyn_inspect.lsp.documents import TextView
+from dyn_inspect.lsp.findings import FileFindings, FunctionFindings
+from dyn_inspect.lsp.placement import place_function
+from dyn_inspect.lsp.source_lines import Span, code_bounds
+
+SHOW_DETAILS = "dynInspect.showDetails"
+
+
+def _plural(n: int, word: str) -> str:
+    return f"{n} {word}" if n == 1 else f"{n} {word}s"
+
+
+def lens_title(fn: FunctionFindings) -> str:
+    return (
+        f"compiled {fn.compiles}× · {_plural(len(fn.break_keys), 'graph break')} · "
+        f"{_plural(fn.kernels, 'kernel')} · {fn.compile_time_s:.2f} s compile"
+    )
+
+
+def lenses(view: TextView, ff: FileFindings | None) -> list[types.CodeLens]:
+    if ff is None:
+        return []
+    out: list[types.CodeLens] = []
+    for fn in ff.functions:
+        if fn.compiles == 0:
+            continue  # a resume part whose function was never compiled on its own
+        line = place_function(view.lines, fn)
+        if line is None:
+            continue
+        start, end = code_bounds(view.lines[line - 1])
+        out.append(
+            types.CodeLens(
+                range=view.range(Span(line - 1, start, end)),
+                command=types.Command(title=lens_title(fn), command=SHOW_DETAILS, arguments=[view.path, line]),
+            )
+        )
+    return out
+
+
+def details(fn: FunctionFindings, line: int) -> dict[str, Any]:
+    """What ``dynInspect.showDetails`` returns for one function (JSON-able)."""
+    return {
+        "function": fn.name,
+        "file": fn.file,
+        "line": line,
+        "recorded_line": fn.def_line,
+        "title": lens_title(fn),
+        "compiles": fn.compiles,
+        "part_compiles": fn.part_compiles,
+        "compile_ids": list(fn.compile_ids),
+        "outcomes": list(fn.outcomes),
+        "graph_breaks": sorted(fn.break_keys),
+        "kernels": fn.kernels,
+        "compile_time_s": round(fn.compile_time_s, 4),
+        "recompiles": [
+            {
+                "compile_id": s.cid,
+                "part": s.part,
+                "part_line": s.part_line,
+                "reasons": list(s.reasons),
+                "suggestion": s.suggestion,
+                "code": s.code,
+            }
+            for s in fn.steps
+        ],
+        "recompile_limit": fn.limit_reason,
+    }

@@ -1,0 +1,153 @@
+"""Placed findings → LSP diagnostics (and the short texts other features reuse).
+
+- graph break: the configured severity (Warning by default); message = type, one-line
+  explanation, hit count; ``code`` = torch's gb id linking to its page; related
+  information = the user stack.
+- recompile: on the function's ``def`` line, Information, or Warning once the recompile
+  limit made it fall back to eager; compiles, failed guards, suggestion.
+- compile failure: Error on its line (the ``def`` line when torch names no line).
+"""
+
+from __future__ import annotations
+
+import re
+
+from lsprotocol import types
+
+from dyn_inspect.engine.schema import Loc
+from dyn_inspect.lsp.documents import TextView, path_uri
+from dyn_inspect.lsp.findings import BreakFinding, FailureFinding, FunctionFindings
+from dyn_inspect.lsp.placement import Placed
+from dyn_inspect.lsp.settings import Settings
+
+SOURCE = "dyn-inspect"
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z])")
+ONE_LINE_MAX = 200
+
+
+def one_line(text: str, limit: int = ONE_LINE_MAX) -> str:
+    """The first sentence of ``text`` on one line, at most ``limit`` characters."""
+    flat = " ".join(text.split())
+    first = _SENTENCE_END.split(flat, maxsplit=1)[0]
+    return first if len(first) <= limit else first[: limit - 1].rstrip() + "…"
+
+
+def hits(n: int) -> str:
+    return f"{n} hit" if n == 1 else f"{n} hits"
+
+
+def short_location(loc: Loc) -> str:
+    """A library location as people read it: the path after site-packages/, with the line."""
+    path = loc.file.replace("\\", "/")
+    for marker in ("site-packages/", "dist-packages/"):
+        if marker in path:
+            path = path.rsplit(marker, 1)[1]
+            break
+    return f"{path}:{loc.line}"
+
+
+def break_message(b: BreakFinding) -> str:
+    e = b.event
+    explanation = one_line(e.explanation or e.reason or "")
+    where = f" inside {short_location(b.origin)} (called from here)" if b.origin is not None else ""
+    text = f"Graph break{where}: {e.gb_type}"
+    if explanation and explanation != e.gb_type:
+        text += f" — {explanation}"
+    return f"{text} ({hits(b.count)})"
+
+
+def recompile_message(fn: FunctionFindings) -> str:
+    own = [s for s in fn.steps if s.part is None]
+    parts = [s for s in fn.steps if s.part is not None]
+    head = f"Recompiled: `{fn.name}` compiled {fn.compiles}×"
+    if parts:
+        lines = sorted({s.part_line for s in parts if s.part_line is not None})
+        at = ", ".join(str(n) for n in lines)
+        head += f"; its code after the graph break{'s' if len(lines) != 1 else ''} (line {at}) recompiled {len(parts)}×"
+    if fn.limit_reason is not None:
+        head += " — hit the recompile limit: it runs eagerly (uncompiled) from then on"
+    out = [head]
+    guards: list[str] = []
+    for s in own + parts:
+        if s.text and s.text not in guards:
+            guards.append(s.text)
+    if guards:
+        shown = guards[:3]
+        more = f" (+{len(guards) - 3} more)" if len(guards) > 3 else ""
+        out.append(("Failed guard: " if len(shown) == 1 else "Failed guards: ") + "; ".join(shown) + more)
+    suggestion = fn.limit_text if fn.limit_reason is not None and fn.limit_text else next(
+        (s.suggestion for s in own + parts if s.suggestion), None
+    )
+    if suggestion:
+        out.append(f"Suggestion: {suggestion}")
+    return "\n".join(out)
+
+
+def failure_message(f: FailureFinding) -> str:
+    reason = " ".join(f.fail_reason.split())
+    if len(reason) > 300:
+        reason = reason[:299] + "…"
+    return f"Compile failure in `{f.name}` ({f.fail_type}): {reason}" if reason else f"Compile failure in `{f.name}` ({f.fail_type})"
+
+
+def _loc_range(loc: Loc) -> types.Range:
+    line = max(0, loc.line - 1)
+    start = loc.col if loc.col is not None else 0
+    end = loc.end_col if loc.end_col is not None and loc.end_col >= start else start
+    return types.Range(types.Position(line, start), types.Position(line, end))
+
+
+def _stack_info(stack: list[Loc]) -> list[types.DiagnosticRelatedInformation]:
+    out = []
+    for depth, frame in enumerate(stack):
+        label = frame.name or "?"
+        text = f"{depth + 1}. {label}" + (f": {frame.code}" if frame.code else "")
+        out.append(types.DiagnosticRelatedInformation(types.Location(path_uri(frame.file), _loc_range(frame)), text))
+    return out
+
+
+def to_diagnostic(p: Placed, view: TextView, settings: Settings) -> types.Diagnostic:
+    rng = view.range(p.span)
+    if p.kind == "break":
+        b = p.finding
+        assert isinstance(b, BreakFinding)
+        e = b.event
+        return types.Diagnostic(
+            range=rng,
+            message=break_message(b),
+            severity=settings.graph_break_severity,
+            code=e.gb_id or e.gb_type,
+            code_description=types.CodeDescription(href=e.url) if e.url else None,
+            source=SOURCE,
+            related_information=_stack_info(e.user_stack) or None,
+            data={"kind": "break", "key": b.key},
+        )
+    if p.kind == "recompile":
+        fn = p.finding
+        assert isinstance(fn, FunctionFindings)
+        related = None
+        if fn.call_site is not None:
+            related = [types.DiagnosticRelatedInformation(types.Location(path_uri(fn.call_site.file), _loc_range(fn.call_site)), "called from here when it recompiled")]
+        return types.Diagnostic(
+            range=rng,
+            message=recompile_message(fn),
+            severity=types.DiagnosticSeverity.Warning if fn.limit_reason is not None else types.DiagnosticSeverity.Information,
+            code="recompile-limit" if fn.limit_reason is not None else "recompile",
+            source=SOURCE,
+            related_information=related,
+            data={"kind": "recompile", "name": fn.name},
+        )
+    f = p.finding
+    assert isinstance(f, FailureFinding)
+    return types.Diagnostic(
+        range=rng,
+        message=failure_message(f),
+        severity=types.DiagnosticSeverity.Error,
+        code=f.fail_type,
+        source=SOURCE,
+        data={"kind": "failure", "cid": f.cid},
+    )
+
+
+def build(placed: list[Placed], view: TextView, settings: Settings) -> list[types.Diagnostic]:
+    return [to_diagnostic(p, view, settings) for p in placed]

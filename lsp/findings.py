@@ -1,0 +1,442 @@
+"""What a run says about each workspace file: graph breaks, recompiles, compile failures,
+compiled functions (for code lenses) and kernels by line — an immutable ``RunIndex`` built
+from the inspector's ``RunModel``, with no LSP types in it.
+
+Built off the event loop after every refresh that brought events, then swapped in whole, so
+request handlers never see a half-updated model. Paths are kept as recorded; lookups go
+through ``norm_path`` (realpath) so a symlinked workspace still matches.
+
+Attribution rules:
+- A break whose innermost frame is outside the workspace (a library, site-packages, another
+  project) is shown on the nearest workspace frame of its user stack, naming the library
+  location (``origin``). Each hit is attributed separately, so two call paths into one
+  library break give two marks with their own counts.
+- Dynamo's resume functions (``torch_dynamo_resume_in_<fn>_at_<line>``) are the rest of
+  ``<fn>`` after a graph break. Their recompiles are attributed to ``<fn>``'s ``def`` line:
+  the user wrote one function, the break line already carries its own diagnostic, and the
+  resume part recompiles for the same input change as the function (one note instead of a
+  note per break line).
+"""
+
+from __future__ import annotations
+
+import functools
+import itertools
+import os
+import re
+from collections import defaultdict
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from dyn_inspect.engine.schema import GraphBreak, Loc
+from dyn_inspect.inspector.locations import def_line, inside, is_library
+from dyn_inspect.inspector.model import CompileInfo, FrameInfo, RunModel
+from dyn_inspect.inspector.run import Run
+
+try:  # the analysis module explains guard failures; without it reasons are shown raw
+    from dyn_inspect.inspector.analysis import recompiles as _analysis
+except ImportError:  # pragma: no cover - only while the module is missing
+    _analysis = None  # type: ignore[assignment]
+
+RESUME_RE = re.compile(r"^torch_dynamo_resume_in_(?P<name>.+)_at_(?P<line>\d+)$")
+
+
+@functools.lru_cache(maxsize=4096)
+def norm_path(path: str) -> str:
+    try:
+        return os.path.realpath(path)
+    except (OSError, ValueError):
+        return path
+
+
+def original_function(name: str) -> tuple[str, int] | None:
+    """``torch_dynamo_resume_in_forward_at_27`` → ("forward", 27); nested resumes unwrap."""
+    m = RESUME_RE.match(name)
+    if m is None:
+        return None
+    inner = original_function(m["name"])
+    return inner if inner is not None else (m["name"], int(m["line"]))
+
+
+@dataclass(frozen=True)
+class KernelRef:
+    name: str
+    backend: str
+    fused_ops: tuple[str, ...]
+    compile_ids: tuple[str, ...]  # the first few (a kernel may come back in hundreds of recompiles)
+    backward: bool = False
+    compiles: int = 0  # how many compiles produced it
+
+
+@dataclass
+class BreakFinding:
+    key: str
+    loc: Loc  # the workspace location shown
+    event: GraphBreak  # the first hit attributed here (type, id, url, reason, hints, stack)
+    count: int = 0
+    compile_ids: list[str] = field(default_factory=list)
+    origin: Loc | None = None  # the innermost (library) location when attributed elsewhere
+    helper: str | None = None  # the workspace function the break is in, when it was inlined
+
+    @property
+    def from_stack(self) -> bool:
+        """Shown on a user-stack frame (its end column runs to the end of the line)."""
+        return self.origin is not None
+
+    @property
+    def is_logging(self) -> bool:
+        return any("reorderable_logging_functions" in h for h in self.event.hints)
+
+
+@dataclass
+class RecompileStep:
+    cid: str
+    part: str | None  # None: the function itself; else the resume function's name
+    part_line: int | None
+    reasons: list[str]
+    text: str  # the first failure, explained
+    suggestion: str | None = None
+    code: str | None = None  # a snippet from the suggestion (mark_dynamic(...), ...)
+    kind: str | None = None  # the guard kind ("size", "dtype", ...) when known
+    source: str | None = None  # the guarded value ("x")
+    dim: int | None = None
+
+
+@dataclass
+class FunctionFindings:
+    """One compiled workspace function (its resume parts folded in)."""
+
+    file: str
+    name: str
+    def_line: int  # 1-based line of its ``def`` as recorded
+    compiles: int = 0  # compiles of the function itself
+    part_compiles: int = 0  # compiles of its resume functions
+    break_keys: set[str] = field(default_factory=set)
+    kernels: int = 0
+    compile_time_s: float = 0.0
+    compile_ids: list[str] = field(default_factory=list)
+    steps: list[RecompileStep] = field(default_factory=list)
+    limit_reason: str | None = None
+    limit_text: str | None = None
+    call_site: Loc | None = None  # the workspace line that called it when it recompiled
+    outcomes: list[str] = field(default_factory=list)
+
+    @property
+    def recompiles(self) -> int:
+        return len(self.steps)
+
+
+@dataclass
+class FailureFinding:
+    file: str
+    line: int
+    code: str | None
+    name: str
+    cid: str
+    fail_type: str
+    fail_reason: str
+    at_def: bool  # no failing line recorded: shown on the function's def line
+
+
+@dataclass
+class FileFindings:
+    breaks: list[BreakFinding] = field(default_factory=list)
+    functions: list[FunctionFindings] = field(default_factory=list)
+    failures: list[FailureFinding] = field(default_factory=list)
+    kernels_by_line: dict[int, list[KernelRef]] = field(default_factory=dict)
+    kernel_line_code: dict[int, str | None] = field(default_factory=dict)
+
+
+def signature(ff: FileFindings) -> tuple[object, ...]:
+    """What the diagnostics of a file are made of: equal signatures, equal diagnostics
+    (for the same text and settings), so an unchanged file is not republished."""
+    return (
+        tuple((b.key, b.loc.line, b.count, b.origin is not None) for b in ff.breaks),
+        tuple((f.name, f.def_line, f.compiles, f.part_compiles, len(f.steps), f.limit_reason is not None) for f in ff.functions),
+        tuple((f.cid, f.line) for f in ff.failures),
+    )
+
+
+@dataclass
+class RunIndex:
+    run_path: str | None = None
+    status: str = "none"
+    files: dict[str, FileFindings] = field(default_factory=dict)  # norm_path -> findings
+    unique_breaks: int = 0
+    recompiles: int = 0
+    event_count: int = 0
+
+    def for_path(self, path: str) -> FileFindings | None:
+        return self.files.get(norm_path(path))
+
+
+class Workspace:
+    """Which paths are the user's: inside a workspace root and not library code."""
+
+    def __init__(self, roots: list[Path]) -> None:
+        self.roots = [Path(norm_path(str(r))) for r in roots]
+        self._cache: dict[str, bool] = {}
+
+    def contains(self, path: str) -> bool:
+        known = self._cache.get(path)
+        if known is None:
+            real = norm_path(path)
+            known = not is_library(real) and any(inside(real, r) for r in self.roots)
+            self._cache[path] = known
+        return known
+
+    def nearest(self, stack: list[Loc]) -> Loc | None:
+        for frame in reversed(stack):
+            if self.contains(frame.file):
+                return frame
+        return None
+
+
+def build_index(run: Run | None, workspace: Workspace) -> RunIndex:
+    if run is None:
+        return RunIndex()
+    m = run.model
+    index = RunIndex(
+        run_path=str(run.path),
+        status=m.status,
+        unique_breaks=len(m.breaks),
+        recompiles=len(m.recompiles),
+        event_count=m.event_count,
+    )
+    files: dict[str, FileFindings] = defaultdict(FileFindings)
+    _add_breaks(m, workspace, files)
+    _add_functions(m, workspace, files)
+    _add_failures(m, workspace, files)
+    _add_kernels(m, workspace, files)
+    index.files = dict(files)
+    return index
+
+
+# -- graph breaks ----------------------------------------------------------------------
+
+
+def _helper_name(m: RunModel, log: str, event: GraphBreak) -> str | None:
+    """The function the break is in when Dynamo inlined it into another compiled frame."""
+    name = event.loc.name
+    if not name or name.startswith("<") or RESUME_RE.match(name) or event.cid is None:
+        return None
+    c = m.compiles.get((log, event.cid))
+    frame_name = c.capture.co_name if c is not None and c.capture is not None else None
+    if frame_name is None or frame_name == name:
+        return None
+    original = original_function(frame_name)
+    if original is not None and original[0] == name:
+        return None
+    return name
+
+
+def _add_breaks(m: RunModel, ws: Workspace, files: dict[str, FileFindings]) -> None:
+    for group in m.break_groups():
+        placed: dict[tuple[str, int], BreakFinding] = {}
+        for log, event in group.hits:
+            if ws.contains(event.loc.file):
+                shown, origin = event.loc, None
+            else:
+                shown, origin = ws.nearest(event.user_stack), event.loc
+                if shown is None:
+                    continue  # nothing in the workspace leads into it
+            where = (norm_path(shown.file), shown.line)
+            finding = placed.get(where)
+            if finding is None:
+                finding = placed[where] = BreakFinding(group.key, shown, event, origin=origin)
+                files[where[0]].breaks.append(finding)
+            finding.count += 1
+            if event.cid is not None and event.cid not in finding.compile_ids:
+                finding.compile_ids.append(event.cid)
+            if origin is None and finding.helper is None:
+                finding.helper = _helper_name(m, log, event)
+
+
+# -- compiled functions, recompiles ----------------------------------------------------
+
+
+def _owner(frame: FrameInfo, by_name: dict[tuple[str, str], list[FrameInfo]]) -> FrameInfo | None:
+    """The compiled frame of the function a resume function continues."""
+    original = original_function(frame.name)
+    if original is None:
+        return None
+    name, line = original
+    candidates = [f for f in by_name.get((frame.filename, name), []) if f.firstlineno <= line]
+    return max(candidates, key=lambda f: f.firstlineno) if candidates else None
+
+
+_StepsKey = tuple[int, int, bool, bool]
+_steps_cache: dict[int, tuple[_StepsKey, FrameInfo, tuple[list[RecompileStep], str | None]]] = {}
+
+
+def _steps(m: RunModel, frame: FrameInfo, part: bool) -> tuple[list[RecompileStep], str | None]:
+    """The frame's recompiles explained; cached per frame until it compiles again (frames
+    live as long as their run's model, so a growing run re-explains only what changed)."""
+    key = (id(m), len(frame.compiles), frame.recompile_limit is not None, part)
+    cached = _steps_cache.get(id(frame))
+    if cached is not None and cached[0] == key and cached[1] is frame:
+        return cached[2]
+    if len(_steps_cache) > 100_000:
+        _steps_cache.clear()
+    result = _explain(m, frame, part)
+    _steps_cache[id(frame)] = (key, frame, result)
+    return result
+
+
+def _explain(m: RunModel, frame: FrameInfo, part: bool) -> tuple[list[RecompileStep], str | None]:
+    steps: list[RecompileStep] = []
+    limit_text = None
+    part_name = frame.name if part else None
+    part_line = frame.firstlineno if part else None
+    if _analysis is not None:
+        for entry in _analysis.recompile_timeline(m, frame):
+            if entry.limit_reached and entry.suggestion is not None:
+                limit_text = entry.suggestion.text
+            if not entry.is_recompile:
+                continue
+            reasons = _analysis.reasons_of(entry.compile)
+            first = entry.failures[0] if entry.failures else None
+            suggestion = entry.suggestion if not entry.limit_reached else (
+                _analysis.suggest(first) if first is not None else None
+            )
+            steps.append(
+                RecompileStep(
+                    cid=entry.cid,
+                    part=part_name,
+                    part_line=part_line,
+                    reasons=reasons,
+                    text=first.text if first is not None else "; ".join(reasons),
+                    suggestion=suggestion.text if suggestion else None,
+                    code=suggestion.code if suggestion else None,
+                    kind=first.kind if first is not None else None,
+                    source=first.source if first is not None else None,
+                    dim=first.dim if first is not None else None,
+                )
+            )
+        return steps, limit_text
+    for c in frame.compiles[1:]:  # pragma: no cover - fallback without the analysis module
+        reasons = list(c.recompile.reasons) if c.recompile else ([c.capture.recompile_reason] if c.capture and c.capture.recompile_reason else [])
+        steps.append(RecompileStep(c.cid, part_name, part_line, reasons, "; ".join(reasons)))
+    return steps, limit_text
+
+
+def _call_site(c: CompileInfo, ws: Workspace) -> Loc | None:
+    """The workspace line that called the compiled function (from torch's compile stack)."""
+    if c.start is None or len(c.start.stack) < 2:
+        return None
+    return ws.nearest(c.start.stack[:-1])
+
+
+def _add_functions(m: RunModel, ws: Workspace, files: dict[str, FileFindings]) -> None:
+    frames = m.frames_in_order()
+    groups: dict[tuple[str, int, str], FunctionFindings] = {}
+    ordered: list[tuple[FrameInfo, FrameInfo]] = []  # (frame, owner)
+    by_name: dict[tuple[str, str], list[FrameInfo]] = defaultdict(list)
+    for frame in frames:
+        if not frame.is_resume_function:
+            by_name[(frame.filename, frame.name)].append(frame)
+    for frame in frames:
+        owner = _owner(frame, by_name) if frame.is_resume_function else frame
+        if owner is None:
+            owner = frame  # a resume function whose function was never seen: its own entry
+        ordered.append((frame, owner))
+    for frame, owner in ordered:
+        if not ws.contains(owner.filename):
+            continue
+        orphan = owner is frame and frame.is_resume_function
+        if orphan:
+            # Its function was never compiled on its own: keyed by the function's name at
+            # the resume line (placement then finds that function's def nearby).
+            original = original_function(frame.name)
+            name, line = (original[0] if original else frame.name), frame.firstlineno
+        else:
+            name, line = owner.name, def_line(owner.filename, owner.firstlineno)
+        key = (norm_path(owner.filename), line, name)
+        fn = groups.get(key)
+        if fn is None:
+            fn = groups[key] = FunctionFindings(owner.filename, name, line)
+            files[key[0]].functions.append(fn)
+        is_part = frame is not owner or frame.is_resume_function
+        if is_part:
+            fn.part_compiles += len(frame.compiles)
+        else:
+            fn.compiles += len(frame.compiles)
+        for c in frame.compiles:
+            fn.compile_ids.append(c.cid)
+            fn.outcomes.append(c.outcome)
+            fn.kernels += len(c.kernels)
+            fn.compile_time_s += c.compile_time_s
+            fn.break_keys.update(b.key for b in c.breaks)
+        steps, limit_text = _steps(m, frame, part=is_part)
+        fn.steps.extend(steps)
+        if frame.recompile_limit is not None:
+            fn.limit_reason = frame.recompile_limit.reason
+            fn.limit_text = limit_text
+        if not is_part and fn.call_site is None and len(frame.compiles) > 1:
+            fn.call_site = _call_site(frame.compiles[1], ws)
+    for fn in groups.values():
+        fn.steps.sort(key=lambda s: (s.part is not None, s.part_line or 0, s.cid))
+
+
+# -- compile failures ------------------------------------------------------------------
+
+
+def _add_failures(m: RunModel, ws: Workspace, files: dict[str, FileFindings]) -> None:
+    for c in m.compiles_in_order():
+        cap = c.capture
+        if cap is None or cap.outcome != "failed":
+            continue
+        loc = cap.fail_loc
+        at_def = False
+        if loc is None or not ws.contains(loc.file):
+            if cap.co_filename and ws.contains(cap.co_filename):
+                loc = Loc(cap.co_filename, def_line(cap.co_filename, cap.co_firstlineno or 1), cap.co_name)
+                at_def = True
+            elif c.start is not None and (near := ws.nearest(c.start.stack)) is not None:
+                loc = near
+            else:
+                continue
+        files[norm_path(loc.file)].failures.append(
+            FailureFinding(
+                file=loc.file,
+                line=loc.line,
+                code=loc.code,
+                name=cap.co_name or "?",
+                cid=c.cid,
+                fail_type=cap.fail_type or "compile failure",
+                fail_reason=cap.fail_reason or "",
+                at_def=at_def,
+            )
+        )
+
+
+# -- kernels ---------------------------------------------------------------------------
+
+
+KERNEL_IDS_SHOWN = 6
+
+
+def _add_kernels(m: RunModel, ws: Workspace, files: dict[str, FileFindings]) -> None:
+    # (path, line) -> kernel identity -> compile ids (a dict as an ordered set)
+    merged: dict[tuple[str, int], dict[tuple[str, tuple[str, ...], bool], dict[str, None]]] = defaultdict(dict)
+    meta: dict[tuple[str, tuple[str, ...], bool], str] = {}
+    codes: dict[tuple[str, int], str | None] = {}
+    for k in m.kernels:
+        if not k.lines:
+            continue
+        ident = (k.name, tuple(k.event.fused_ops), k.event.backward)
+        meta[ident] = k.event.backend
+        for loc in k.lines:
+            if not ws.contains(loc.file):
+                continue
+            where = (norm_path(loc.file), loc.line)
+            codes.setdefault(where, loc.code)
+            merged[where].setdefault(ident, {})[k.compile.cid] = None
+    for (path, line), kernels in merged.items():
+        ff = files[path]
+        refs = []
+        for (name, ops, bwd), ids in kernels.items():
+            first = tuple(itertools.islice(ids, KERNEL_IDS_SHOWN))
+            refs.append(KernelRef(name, meta[(name, ops, bwd)], ops, first, bwd, len(ids)))
+        ff.kernels_by_line[line] = refs
+        ff.kernel_line_code[line] = codes.get((path, line))

@@ -1,0 +1,124 @@
+"""Hover on a marked line: the whole story in Markdown — full reason, explanation, hints and
+link for a graph break; compiles, failed guards and suggestions for a recompile; the failure
+for a compile error; and the kernels this line was fused into (name, backend, fused ops)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from lsprotocol import types
+
+from dyn_inspect.lsp.diagnostics import short_location
+from dyn_inspect.lsp.documents import TextView
+from dyn_inspect.lsp.findings import BreakFinding, FailureFinding, FileFindings, FunctionFindings, KernelRef
+from dyn_inspect.lsp.placement import Placed, at_line
+from dyn_inspect.lsp.source_lines import relocate
+
+MAX_KERNELS = 12
+
+
+def _code(text: str) -> str:
+    """Inline code that survives backticks in the text."""
+    fence = "``" if "`" in text else "`"
+    return f"{fence}{text}{fence}"
+
+
+def _break_md(b: BreakFinding) -> list[str]:
+    e = b.event
+    title = f"### Graph break: {e.gb_type}"
+    if e.gb_id:
+        title += f" ({f'[{e.gb_id}]({e.url})' if e.url else e.gb_id})"
+    out = [title, ""]
+    if b.origin is not None:
+        out += [f"Inside {_code(short_location(b.origin))} — this line leads into it.", ""]
+    if b.helper is not None:
+        out += [f"In the helper {_code(b.helper)}, inlined into a compiled function.", ""]
+    if e.reason and e.reason != e.gb_type:
+        out += [f"**Reason:** {e.reason}", ""]
+    if e.explanation:
+        out += [f"**Explanation:** {e.explanation}", ""]
+    if e.hints:
+        out += ["**Hints:**"] + [f"- {h}" for h in e.hints] + [""]
+    out += [f"Hit {b.count}× (compile {', '.join(b.compile_ids)})."]
+    if e.url:
+        out += ["", f"[What this graph break means]({e.url})"]
+    return out
+
+
+def _recompile_md(fn: FunctionFindings) -> list[str]:
+    out = [f"### Recompiles of `{fn.name}`", "", f"Compiled {fn.compiles}×" + (f", plus {fn.part_compiles} compiles of its code after graph breaks" if fn.part_compiles else "") + "."]
+    if fn.limit_reason is not None:
+        out += ["", "**Recompile limit reached: the function runs eagerly (uncompiled) from then on.**"]
+    if fn.steps:
+        out += ["", "**Guards that failed:**"]
+        for s in fn.steps:
+            where = f" (after the break at line {s.part_line})" if s.part is not None else ""
+            out.append(f"- `{s.cid}`{where}: " + "; ".join(_code(r) for r in s.reasons))
+    suggestions: list[tuple[str, str | None]] = []
+    if fn.limit_text:
+        suggestions.append((fn.limit_text, None))
+    # The function's own recompiles say what to change at its call; its resume parts
+    # recompile on locals and stack values as a consequence, so theirs only when it has none.
+    own = [s for s in fn.steps if s.part is None]
+    for s in own or fn.steps:
+        if s.suggestion and (s.suggestion, s.code) not in suggestions:
+            suggestions.append((s.suggestion, s.code))
+    if suggestions:
+        out += ["", "**Suggestions:**"]
+        for text, code in suggestions[:4]:
+            out.append(f"- {text}" + (f"\n\n  ```python\n  {code}\n  ```" if code else ""))
+    return out
+
+
+def _failure_md(f: FailureFinding) -> list[str]:
+    return [f"### Compile failure in `{f.name}` ({f.fail_type})", "", f"Compile `{f.cid}` failed:", "", "```", f.fail_reason.strip() or "(no message)", "```"]
+
+
+def _kernels_md(kernels: Sequence[KernelRef]) -> list[str]:
+    out = ["**Kernels this line was fused into:**"]
+    for k in kernels[:MAX_KERNELS]:
+        ops = ", ".join(k.fused_ops) if k.fused_ops else "—"
+        bwd = " (backward)" if k.backward else ""
+        more = f" (+{k.compiles - len(k.compile_ids)} more)" if k.compiles > len(k.compile_ids) else ""
+        out.append(f"- `{k.name}` — {k.backend}{bwd}; fused ops: {ops}; compile {', '.join(k.compile_ids)}{more}")
+    if len(kernels) > MAX_KERNELS:
+        out.append(f"- … and {len(kernels) - MAX_KERNELS} more")
+    return out
+
+
+def kernels_at(ff: FileFindings | None, lines: Sequence[str], line1: int) -> list[KernelRef]:
+    """Kernels whose provenance names the recorded line that is now ``line1``."""
+    if ff is None:
+        return []
+    out: list[KernelRef] = []
+    for recorded, kernels in ff.kernels_by_line.items():
+        if relocate(lines, recorded, ff.kernel_line_code.get(recorded)) == line1:
+            out.extend(kernels)
+    return out
+
+
+def hover(view: TextView, placed: list[Placed], ff: FileFindings | None, position: types.Position) -> types.Hover | None:
+    line0, _ = view.char_at(position)
+    here = at_line(placed, line0)
+    if not here:
+        return None  # only marked lines answer (kernels alone are not a finding)
+    parts: list[list[str]] = []
+    for p in here:
+        if p.kind == "break":
+            assert isinstance(p.finding, BreakFinding)
+            parts.append(_break_md(p.finding))
+        elif p.kind == "recompile":
+            assert isinstance(p.finding, FunctionFindings)
+            parts.append(_recompile_md(p.finding))
+        else:
+            assert isinstance(p.finding, FailureFinding)
+            parts.append(_failure_md(p.finding))
+    kernels = kernels_at(ff, view.lines, line0 + 1)
+    if kernels:
+        parts.append(_kernels_md(kernels))
+    text = "\n\n---\n\n".join("\n".join(p) for p in parts)
+    span = here[0].span
+    return types.Hover(
+        contents=types.MarkupContent(kind=types.MarkupKind.Markdown, value=text),
+        range=view.range(span),
+    )

@@ -1,0 +1,492 @@
+"""The language server wiring (pygls 2): lifecycle, documents, features and commands.
+
+Layout after Microsoft's vscode-pylint ``lsp_server.py``: one ``LanguageServer`` with
+handlers that delegate to small modules — ``settings`` (what the client configures),
+``run_source`` (which run, following it), ``findings`` (the run → per-file index),
+``placement``/``source_lines`` (onto the current text), ``diagnostics``, ``hover``,
+``code_lens``, ``code_actions``.
+
+Concurrency: one asyncio task polls the run every ``POLL_S``; reading the log and building
+the index happen in a worker thread under a lock, and the finished ``RunIndex`` is swapped
+in whole. Handlers only read the current index, so a request is answered from a complete
+snapshot and never waits for a big run to load. Every handler is guarded: an unexpected
+error is logged once (``window/logMessage``) and answered with an empty result.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import json
+import logging
+import os
+import shlex
+import time
+from collections.abc import Callable
+from pathlib import Path
+from dataclasses import replace
+from typing import Any, TypeVar
+from urllib.parse import unquote
+
+from lsprotocol import types
+from lsprotocol.converters import get_converter
+from pygls.lsp.server import LanguageServer
+
+from dyn_inspect.engine.eventlog import TOOL_VERSION
+from dyn_inspect.lsp import code_actions as actions_mod
+from dyn_inspect.lsp import code_lens as lens_mod
+from dyn_inspect.lsp import diagnostics as diag_mod
+from dyn_inspect.lsp import hover as hover_mod
+from dyn_inspect.lsp.documents import DiskCache, TextView, is_python, path_uri, uri_path, view_for
+from dyn_inspect.lsp.findings import RunIndex, Workspace, build_index, norm_path, signature
+from dyn_inspect.lsp.placement import Placed, place, place_function
+from dyn_inspect.lsp.run_source import POLL_S, ListingCache, PollResult, RunSource
+from dyn_inspect.lsp.settings import SECTION, Settings, apply_settings, has_settings
+
+log = logging.getLogger(__name__)
+
+SELECT_RUN = "dynInspect.selectRun"
+LIST_RUNS = "dynInspect.listRuns"
+SUMMARY = "dynInspect.summary"
+SHOW_DETAILS = lens_mod.SHOW_DETAILS
+SHOW_IN_TUI = actions_mod.SHOW_IN_TUI
+EXPORT_BUG_REPORT = actions_mod.EXPORT_BUG_REPORT
+CHANGE_DEBOUNCE_S = 0.15
+LENS_REFRESH_S = 1.0
+
+T = TypeVar("T")
+_converter = get_converter()
+
+
+class DynInspectServer(LanguageServer):
+    def __init__(self) -> None:
+        super().__init__("dyn-inspect", TOOL_VERSION)
+        self.settings = Settings()
+        self.roots: list[Path] = [Path.cwd()]
+        self.ws = Workspace(self.roots)
+        self.source = RunSource(self.roots[0])
+        self.index = RunIndex()
+        self.disk = DiskCache()
+        self.listings = ListingCache()
+        self.published: dict[str, str] = {}  # uri -> the diagnostics last sent (JSON)
+        self.said: set[str] = set()
+        self._lock: asyncio.Lock | None = None
+        self._follow: asyncio.Task[None] | None = None
+        self._pending: dict[str, asyncio.Task[None]] = {}
+        self._lenses_due = False
+        self._lenses_sent = 0.0
+
+    # -- messages ----------------------------------------------------------------------
+
+    def say(self, message: str, kind: types.MessageType = types.MessageType.Info) -> None:
+        """One ``window/logMessage`` per distinct message (a stuck problem is not repeated)."""
+        if message in self.said:
+            return
+        self.said.add(message)
+        log.info("%s", message)
+        try:
+            self.window_log_message(types.LogMessageParams(kind, f"dyn-inspect: {message}"))
+        except Exception:  # no client connected (yet): the log above keeps it
+            pass
+
+    def report_server_error(self, error: Exception, source: Any) -> None:
+        # pygls would show a popup per error; a log line is enough and never repeats.
+        self.say(f"internal error: {type(error).__name__}: {error}", types.MessageType.Error)
+
+    # -- configuration ----------------------------------------------------------------
+
+    def configure(self, raw: Any) -> bool:
+        """Apply settings; True when the run shown may change."""
+        self.settings, problems = apply_settings(self.settings, raw)
+        for p in problems:
+            self.say(p, types.MessageType.Warning)
+        return self.source.configure(self.settings.runs_dir, self.settings.run)
+
+    def set_roots(self, params: types.InitializeParams) -> None:
+        roots: list[Path] = []
+        for folder in params.workspace_folders or []:
+            path = uri_path(folder.uri)
+            if path:
+                roots.append(Path(path))
+        if not roots:
+            root = uri_path(params.root_uri) if params.root_uri else params.root_path
+            if root:
+                roots.append(Path(root))
+        self.roots = roots or [Path.cwd()]
+        self.ws = Workspace(self.roots)
+        self.source = RunSource(self.roots[0])
+
+    # -- following the run ------------------------------------------------------------
+
+    @property
+    def lock(self) -> asyncio.Lock:
+        if self._lock is None:
+            self._lock = asyncio.Lock()
+        return self._lock
+
+    def _poll_and_index(self) -> tuple[PollResult, RunIndex | None]:
+        t0 = time.perf_counter()
+        result = self.source.poll()
+        t1 = time.perf_counter()
+        index = build_index(self.source.run, self.ws) if result.changed else None
+        if index is not None:
+            log.debug("poll %.1f ms, index %.1f ms", (t1 - t0) * 1000, (time.perf_counter() - t1) * 1000)
+        return result, index
+
+    async def refresh(self) -> None:
+        async with self.lock:
+            result, index = await asyncio.to_thread(self._poll_and_index)
+        for message in result.messages:
+            self.say(message)
+        if index is not None:
+            t0 = time.perf_counter()
+            old, self.index = self.index, index
+            if result.switched or old.run_path != index.run_path:
+                self.publish_all()
+            else:
+                self.publish_all(changed_only=old)
+            self._lenses_due = True
+            log.debug("republished in %.1f ms", (time.perf_counter() - t0) * 1000)
+
+    async def follow(self) -> None:
+        while True:
+            try:
+                await self.refresh()
+                # Lens titles change with every compile of a live run: ask the client to
+                # re-read them at most once a second, not at every poll.
+                if self._lenses_due and time.monotonic() - self._lenses_sent >= LENS_REFRESH_S:
+                    self.refresh_lenses()
+            except asyncio.CancelledError:
+                raise
+            except Exception as exc:  # keep following whatever one poll hit
+                self.say(f"following the run failed: {type(exc).__name__}: {exc}", types.MessageType.Error)
+            await asyncio.sleep(POLL_S)
+
+    def start_following(self) -> None:
+        if self._follow is None or self._follow.done():
+            self._follow = asyncio.get_running_loop().create_task(self.follow())
+
+    def stop_following(self) -> None:
+        if self._follow is not None:
+            self._follow.cancel()
+            self._follow = None
+
+    def refresh_lenses(self) -> None:
+        self._lenses_due = False
+        self._lenses_sent = time.monotonic()
+        caps = self.client_capabilities.workspace
+        if caps and caps.code_lens and caps.code_lens.refresh_support:
+            try:
+                self.workspace_code_lens_refresh(None)
+            except Exception:
+                pass
+
+    # -- documents and diagnostics -----------------------------------------------------
+
+    def reported(self, path: str, language_id: str | None = None) -> bool:
+        """Files the editor hears about: Python files inside the workspace."""
+        return is_python(path, language_id) and self.ws.contains(path)
+
+    def view(self, path: str, uri: str | None = None) -> TextView | None:
+        return view_for(self.workspace, self.disk, path, uri)
+
+    def placed(self, view: TextView) -> list[Placed]:
+        return place(self.index.for_path(view.path), view.lines, self.settings, self.disk.lines)
+
+    def open_uris(self) -> dict[str, str]:
+        """norm path -> URI of each open file document."""
+        out: dict[str, str] = {}
+        for uri, doc in self.workspace.text_documents.items():
+            path = uri_path(uri)
+            if path and self.reported(path, doc.language_id):
+                out[norm_path(path)] = doc.uri
+        return out
+
+    def publish(self, path: str, uri: str | None = None, force: bool = False) -> None:
+        uri = uri or path_uri(path)
+        view = self.view(path, uri)
+        diagnostics = diag_mod.build(self.placed(view), view, self.settings) if view is not None else []
+        key = json.dumps(_converter.unstructure(diagnostics), sort_keys=True)
+        if not force and self.published.get(uri, "[]") == key:
+            return
+        self.published[uri] = key
+        version = view.version if view is not None else None
+        self.text_document_publish_diagnostics(types.PublishDiagnosticsParams(uri=uri, diagnostics=diagnostics, version=version))
+
+    def publish_all(self, changed_only: RunIndex | None = None) -> None:
+        """Republish every file whose diagnostics changed (and clear those now empty).
+
+        ``changed_only``: the previous index of the same run; files whose findings did not
+        change since it are skipped without recomputing (a growing run touches few files).
+        """
+        open_docs = self.open_uris()
+        targets: dict[str, str] = {}
+        for path in self.index.files:
+            if self.reported(path):
+                targets[path] = open_docs.get(path) or path_uri(path)
+        targets.update(open_docs)
+        for uri in list(self.published):
+            path = uri_path(uri)
+            if path is not None:
+                targets.setdefault(norm_path(path), uri)
+        for path, uri in targets.items():
+            if changed_only is not None and uri in self.published:
+                before, now = changed_only.files.get(path), self.index.files.get(path)
+                if before is not None and now is not None and signature(before) == signature(now):
+                    continue
+                if before is None and now is None:
+                    continue
+            self.publish(path, uri)
+
+    def schedule_publish(self, path: str, uri: str) -> None:
+        """Debounced: a burst of edits republishes once, after the typing pauses."""
+        pending = self._pending.pop(uri, None)
+        if pending is not None:
+            pending.cancel()
+
+        async def later() -> None:
+            await asyncio.sleep(CHANGE_DEBOUNCE_S)
+            self._pending.pop(uri, None)
+            try:
+                self.publish(path, uri)
+            except Exception as exc:
+                self.say(f"diagnostics for {path} failed: {type(exc).__name__}: {exc}", types.MessageType.Error)
+
+        self._pending[uri] = asyncio.get_running_loop().create_task(later())
+
+    def document(self, uri: str) -> tuple[str, TextView] | None:
+        """(path, view) for a request on ``uri``; None for what we do not report on."""
+        path = uri_path(uri)
+        if path is None:
+            return None
+        doc = self.workspace.text_documents.get(unquote(uri))
+        if not self.reported(path, doc.language_id if doc is not None else None):
+            return None
+        view = self.view(path, uri)
+        return (path, view) if view is not None else None
+
+    def view_of_path(self, path: str) -> TextView | None:
+        uri = self.open_uris().get(norm_path(path))
+        return self.view(path, uri) if self.reported(path) else None
+
+    # -- commands ---------------------------------------------------------------------
+
+    def summary(self) -> dict[str, Any]:
+        return {"breaks": self.index.unique_breaks, "recompiles": self.index.recompiles, "run": self.index.run_path}
+
+    def details(self, file: str, line: int) -> dict[str, Any]:
+        ff = self.index.for_path(file)
+        view = self.view_of_path(file)
+        for fn in ff.functions if ff is not None else []:
+            now = place_function(view.lines, fn) if view is not None else None
+            if line in (now, fn.def_line):
+                return {"found": True, "run": self.index.run_path, **lens_mod.details(fn, now or fn.def_line)}
+        return {"found": False, "run": self.index.run_path, "file": file, "line": line}
+
+    def run_arg(self, args: tuple[Any, ...]) -> str | None:
+        first = args[0] if args else None
+        return first if isinstance(first, str) and first else self.index.run_path
+
+
+def guarded(empty: Callable[[], T]) -> Callable[[Callable[..., T]], Callable[..., T]]:
+    """Answer ``empty()`` and log once instead of failing a request."""
+
+    def wrap(f: Callable[..., T]) -> Callable[..., T]:
+        if asyncio.iscoroutinefunction(f):
+
+            @functools.wraps(f)
+            async def async_wrapper(*args: Any) -> T:
+                try:
+                    return await f(*args)
+                except asyncio.CancelledError:
+                    raise
+                except Exception as exc:
+                    _server_of(args).say(f"{f.__name__} failed: {type(exc).__name__}: {exc}", types.MessageType.Error)
+                    return empty()
+
+            return async_wrapper  # type: ignore[return-value]
+
+        @functools.wraps(f)
+        def wrapper(*args: Any) -> T:
+            try:
+                return f(*args)
+            except Exception as exc:
+                _server_of(args).say(f"{f.__name__} failed: {type(exc).__name__}: {exc}", types.MessageType.Error)
+                return empty()
+
+        return wrapper
+
+    return wrap
+
+
+_current: DynInspectServer | None = None
+
+
+def _server_of(args: tuple[Any, ...]) -> DynInspectServer:
+    if args and isinstance(args[0], DynInspectServer):
+        return args[0]
+    assert _current is not None
+    return _current
+
+
+def create_server() -> DynInspectServer:
+    global _current
+    server = _current = DynInspectServer()
+
+    @server.feature(types.INITIALIZE)
+    @guarded(lambda: None)
+    def initialize(ls: DynInspectServer, params: types.InitializeParams) -> None:
+        ls.set_roots(params)
+        ls.configure(params.initialization_options)
+        ls.say(f"dyn-inspect {TOOL_VERSION} language server; workspace {', '.join(map(str, ls.roots))}; runs in {ls.source.root}")
+
+    @server.feature(types.INITIALIZED)
+    @guarded(lambda: None)
+    def initialized(ls: DynInspectServer, params: types.InitializedParams) -> None:
+        # Answered but not advertised: capabilities were computed from the commands known
+        # at initialize. The VS Code extension has a UI command with this id, and
+        # vscode-languageclient registers every advertised command as a VS Code command
+        # (a duplicate id fails the client's start); there the code action then runs the
+        # extension's own export, elsewhere workspace/executeCommand reaches this handler.
+        if EXPORT_BUG_REPORT not in ls.protocol.fm.commands:
+            ls.command(EXPORT_BUG_REPORT)(export_bug_report)
+        ls.start_following()
+
+    @server.feature(types.SHUTDOWN)
+    @guarded(lambda: None)
+    def shutdown(ls: DynInspectServer, params: None) -> None:
+        ls.stop_following()
+
+    @server.feature(types.WORKSPACE_DID_CHANGE_CONFIGURATION)
+    @guarded(lambda: None)
+    async def did_change_configuration(ls: DynInspectServer, params: types.DidChangeConfigurationParams) -> None:
+        raw = params.settings
+        caps = ls.client_capabilities.workspace
+        if not has_settings(raw) and caps is not None and caps.configuration:
+            # Pull model: the client only said "something changed".
+            got = await ls.workspace_configuration_async(types.ConfigurationParams(items=[types.ConfigurationItem(section=SECTION)]))
+            raw = {SECTION: got[0]} if got and isinstance(got[0], dict) else None
+        run_may_change = ls.configure(raw)
+        if run_may_change:
+            await ls.refresh()
+        ls.publish_all()
+        ls.refresh_lenses()
+
+    @server.feature(types.TEXT_DOCUMENT_DID_OPEN)
+    @guarded(lambda: None)
+    def did_open(ls: DynInspectServer, params: types.DidOpenTextDocumentParams) -> None:
+        doc = params.text_document
+        path = uri_path(doc.uri)
+        if path is None or not ls.reported(path, doc.language_id):
+            return
+        ls.publish(path, doc.uri, force=True)
+
+    @server.feature(types.TEXT_DOCUMENT_DID_CHANGE)
+    @guarded(lambda: None)
+    def did_change(ls: DynInspectServer, params: types.DidChangeTextDocumentParams) -> None:
+        uri = params.text_document.uri
+        path = uri_path(uri)
+        doc = ls.workspace.text_documents.get(unquote(uri))
+        if path is None or not ls.reported(path, doc.language_id if doc is not None else None):
+            return
+        ls.schedule_publish(path, uri)
+
+    @server.feature(types.TEXT_DOCUMENT_DID_CLOSE)
+    @guarded(lambda: None)
+    def did_close(ls: DynInspectServer, params: types.DidCloseTextDocumentParams) -> None:
+        uri = params.text_document.uri
+        path = uri_path(uri)
+        if path is not None and ls.reported(path):
+            ls.publish(path, uri)  # back to the file on disk
+
+    @server.feature(types.TEXT_DOCUMENT_HOVER)
+    @guarded(lambda: None)
+    def hover(ls: DynInspectServer, params: types.HoverParams) -> types.Hover | None:
+        found = ls.document(params.text_document.uri)
+        if found is None:
+            return None
+        path, view = found
+        return hover_mod.hover(view, ls.placed(view), ls.index.for_path(path), params.position)
+
+    @server.feature(types.TEXT_DOCUMENT_CODE_LENS)
+    @guarded(list)
+    def code_lens(ls: DynInspectServer, params: types.CodeLensParams) -> list[types.CodeLens]:
+        found = ls.document(params.text_document.uri)
+        if found is None:
+            return []
+        path, view = found
+        return lens_mod.lenses(view, ls.index.for_path(path))
+
+    @server.feature(
+        types.TEXT_DOCUMENT_CODE_ACTION,
+        types.CodeActionOptions(code_action_kinds=[types.CodeActionKind.QuickFix]),
+    )
+    @guarded(list)
+    def code_action(ls: DynInspectServer, params: types.CodeActionParams) -> list[types.CodeAction | types.Command]:
+        found = ls.document(params.text_document.uri)
+        if found is None:
+            return []
+        _, view = found
+        return actions_mod.code_actions(view, ls.placed(view), params, ls.index.run_path, ls.view_of_path)
+
+    # -- workspace/executeCommand (the contract with the VS Code extension) -------------
+
+    @server.command(SELECT_RUN)
+    @guarded(dict)
+    async def select_run(ls: DynInspectServer, *args: Any) -> dict[str, Any]:
+        run = args[0] if args and isinstance(args[0], str) and args[0] else None
+        ls.settings = replace(ls.settings, run=run)
+        ls.source.configure(ls.settings.runs_dir, run)
+        await ls.refresh()
+        return ls.summary()
+
+    @server.command(LIST_RUNS)
+    @guarded(list)
+    async def list_runs(ls: DynInspectServer, *args: Any) -> list[dict[str, Any]]:
+        def rows() -> list[dict[str, Any]]:
+            out = []
+            for path in ls.source.list_runs():
+                row = ls.listings.row(path, ls.source.run)
+                if row is not None:
+                    out.append(row.as_dict())
+            return out
+
+        async with ls.lock:
+            return await asyncio.to_thread(rows)
+
+    @server.command(SUMMARY)
+    @guarded(dict)
+    def summary(ls: DynInspectServer, *args: Any) -> dict[str, Any]:
+        return ls.summary()
+
+    @server.command(SHOW_DETAILS)
+    @guarded(dict)
+    def show_details(ls: DynInspectServer, *args: Any) -> dict[str, Any]:
+        if len(args) < 2 or not isinstance(args[0], str) or not isinstance(args[1], int):
+            return {"found": False, "error": "expected arguments [file, line]"}
+        file = uri_path(args[0]) if args[0].startswith("file:") else args[0]
+        return ls.details(file or args[0], args[1])
+
+    @server.command(SHOW_IN_TUI)
+    @guarded(lambda: None)
+    def show_in_tui(ls: DynInspectServer, *args: Any) -> str | None:
+        run = ls.run_arg(args)
+        if run is None:
+            ls.say("no run to show")
+            return None
+        command = f"dyn-inspect open {shlex.quote(run)}"
+        ls.window_show_message(types.ShowMessageParams(types.MessageType.Info, f"Open the inspector in a terminal: {command}"))
+        return command
+
+    @guarded(lambda: None)
+    def export_bug_report(ls: DynInspectServer, *args: Any) -> str | None:
+        run = ls.run_arg(args)
+        if run is None:
+            ls.say("no run to export")
+            return None
+        out = args[1] if len(args) > 1 and isinstance(args[1], str) and args[1] else os.path.join(str(ls.roots[0]), "dyn-inspect-report.zip")
+        command = f"dyn-inspect export {shlex.quote(run)} -o {shlex.quote(out)}"
+        ls.window_show_message(types.ShowMessageParams(types.MessageType.Info, f"Export the bug report in a terminal: {command}"))
+        return command
+
+    return server

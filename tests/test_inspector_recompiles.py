@@ -1,0 +1,137 @@
+"""Recompile analysis on real recordings: torch's reason text parsed into guard failures,
+suggestions, per-frame timelines and the recompile limit."""
+
+from __future__ import annotations
+
+import pytest
+
+from corpus_support import CORPUS, EXAMPLES, marker_line
+from inspector_program import Recorded, record_once
+from dyn_inspect.inspector.analysis.recompiles import (
+    frames_with_recompiles,
+    parse_reason,
+    recompile_limit_of,
+    recompile_timeline,
+    suggest_for,
+)
+from dyn_inspect.inspector.model import FrameInfo, RunModel
+from dyn_inspect.inspector.run import Run
+
+
+@pytest.fixture(scope="module")
+def program(tmp_path_factory: pytest.TempPathFactory) -> Recorded:
+    return record_once(tmp_path_factory)
+
+
+@pytest.fixture(scope="module")
+def program_run(program: Recorded) -> Run:
+    return Run(program.run_dir)
+
+
+def _frame(model: RunModel, name: str) -> FrameInfo:
+    found = [f for f in model.frames_in_order() if f.name == name]
+    assert len(found) == 1, [f.name for f in model.frames_in_order()]
+    return found[0]
+
+
+def test_shape_change_is_a_size_failure_with_mark_dynamic(recompiles_run: Run) -> None:
+    # recompiles.py calls by_shape with (4, 8) then (8, 8): dim 0 goes 4 → 8; the third
+    # call (16, 8) hits the now-dynamic graph, so there are exactly two compiles.
+    frame = _frame(recompiles_run.model, "by_shape")
+    timeline = recompile_timeline(recompiles_run.model, frame)
+    assert [e.index for e in timeline] == [0, 1]
+    assert timeline[0].failures == [] and timeline[0].suggestion is None
+    f = timeline[1].failures[0]
+    assert (f.kind, f.source, f.dim, f.expected, f.actual) == ("size", "x", 0, "4", "8")
+    assert f.entry == timeline[0].cid  # the cache entry that failed is the first compile
+    assert timeline[1].suggestion is not None
+    assert timeline[1].suggestion.code == "torch._dynamo.mark_dynamic(x, 0)"
+    assert "dynamic=True" in timeline[1].suggestion.text
+    assert frame.firstlineno == marker_line(CORPUS / "recompiles.py", "RECOMPILE:shape") - 1  # decorator line
+
+
+def test_dtype_change_is_a_dtype_failure(recompiles_run: Run) -> None:
+    timeline = recompile_timeline(recompiles_run.model, _frame(recompiles_run.model, "by_dtype"))
+    f = timeline[1].failures[0]
+    # float32 then float64 in the program; torch names them Float and Double.
+    assert (f.kind, f.source, f.expected, f.actual) == ("dtype", "x", "Float", "Double")
+    assert timeline[1].suggestion is not None and timeline[1].suggestion.code == "x = x.to(torch.float32)"
+
+
+def test_recompile_limit_reached_and_eager_from_then_on(limit_run: Run) -> None:
+    model = limit_run.model
+    frame = _frame(model, "limited")
+    assert recompile_limit_of(model, frame) == 2  # limit.py sets recompile_limit = 2
+    timeline = recompile_timeline(model, frame)
+    assert [e.limit_reached for e in timeline] == [False, False, True]
+    # float32, float64, then float16 arrives: both cache entries fail, newest first.
+    last = timeline[-1]
+    assert [(f.entry, f.expected, f.actual) for f in last.failures] == [("0/1", "Double", "Half"), ("0/0", "Float", "Half")]
+    assert last.suggestion is not None and "eagerly" in last.suggestion.text
+    assert last.suggestion.code == "torch._dynamo.config.recompile_limit = 4"
+    assert frames_with_recompiles(model) == [frame]
+
+
+@pytest.mark.parametrize(
+    ("function", "kind", "source", "expected", "uses"),
+    [
+        ("by_int", "scalar", "n", "2", "USES:int"),
+        ("by_float", "scalar", "s", "0.5", "RECOMPILE:float"),
+        ("by_global", "global", "G['SCALE']", "1.0", "RECOMPILE:global"),
+        ("forward", "attribute", "self.k", "3", "RECOMPILE:attr"),
+    ],
+)
+def test_python_value_guards(program: Recorded, program_run: Run, function: str, kind: str, source: str, expected: str, uses: str) -> None:
+    timeline = recompile_timeline(program_run.model, _frame(program_run.model, function))
+    assert len(timeline) == 2
+    f = timeline[1].failures[0]
+    assert (f.kind, f.source, f.expected) == (kind, source, expected)
+    # torch names the user line the guard came from; the marker's line or the one after it.
+    line = marker_line(program.program, uses)
+    assert f.where is not None and any(f.where.endswith(f"program.py:{n} in {function}") for n in (line, line + 1))
+
+
+def test_python_value_suggestions(program_run: Run) -> None:
+    model = program_run.model
+    by = {f.name: recompile_timeline(model, f)[1].suggestion for f in frames_with_recompiles(model)}
+    assert by["by_int"] is not None and "dynamic=True" in (by["by_int"].code or "") and "torch.tensor(n)" in by["by_int"].text
+    assert by["by_global"] is not None and "`SCALE`" in by["by_global"].text
+    assert by["forward"] is not None and by["forward"].code == "torch._dynamo.config.allow_unspec_int_on_nn_module = True"
+
+
+def test_object_identity_guard(program_run: Run) -> None:
+    timeline = recompile_timeline(program_run.model, _frame(program_run.model, "by_fn"))
+    f = timeline[1].failures[0]
+    assert f.kind == "object_id" and f.source == "fn.__code__"
+    assert timeline[1].suggestion is not None and "once" in timeline[1].suggestion.text
+
+
+def test_resume_frame_stack_value_gets_no_bogus_snippet(example_run: Run) -> None:
+    frames = [f for f in frames_with_recompiles(example_run.model) if any("___stack" in (x.source or "") for e in recompile_timeline(example_run.model, f) for x in e.failures)]
+    assert frames, "train.py's resume frame after the helper call recompiles on a stack value"
+    s = recompile_timeline(example_run.model, frames[0])[1].suggestion
+    assert s is not None and "___stack" not in (s.code or "") and "dynamic=True" in (s.code or "")
+    assert frames[0].filename == str(EXAMPLES / "train.py")
+
+
+@pytest.mark.parametrize(
+    ("reason", "kind", "source", "dim", "expected", "actual"),
+    [
+        # torch < 2.11 keeps L['...'] in the text; parsing gives the same answer.
+        ("0/0: tensor 'L['x']' size mismatch at index 1. expected 4, actual 8", "size", "x", 1, "4", "8"),
+        ("0/0: L['n'] == 3", "scalar", "n", None, "3", None),
+        ("3/0: ___stack2 == 0.23", "scalar", "___stack2", None, "0.23", None),
+        ("1/0: tensor 'x' stride mismatch at index 0. expected 4, actual 1", "stride", "x", 0, "4", "1"),
+        ("1/0: tensor 'x' rank mismatch. expected 1, actual 2", "rank", "x", None, "1", "2"),
+        ("1/0: tensor 'x' requires_grad mismatch. expected requires_grad=0", "requires_grad", "x", None, "False", "True"),
+        ("2/1: GLOBAL_STATE changed: grad_mode ", "global_state", "grad_mode", None, None, None),
+        ("0/0: len(xs) == 2", "length", "xs", None, "2", None),
+        ("0/0: mode == 'a'", "constant", "mode", None, "'a'", None),
+        ("0/0: hasattr(L['x'], '_dynamo_dynamic_indices') == False", "dynamic_marking", "x", None, "False", None),
+        ("0/0: something torch has not said before", "other", None, None, None, None),
+    ],
+)
+def test_reason_strings_torch_emits(reason: str, kind: str, source: str | None, dim: int | None, expected: str | None, actual: str | None) -> None:
+    f = parse_reason(reason)
+    assert (f.kind, f.source, f.dim, f.expected, f.actual) == (kind, source, dim, expected, actual)
+    assert suggest_for(reason).text  # every kind gets a sentence, never an exception

@@ -1,0 +1,191 @@
+import * as assert from 'assert';
+import * as path from 'path';
+import type { LogOutputChannel } from 'vscode';
+import type { ExecuteCommandSignature, LanguageClientOptions } from 'vscode-languageclient/node';
+import { DetailsView, FunctionDetails, formatDetails } from '../../common/details';
+import { ServerLaunch } from '../../common/launch';
+import { createLogChannel } from '../../common/log';
+import { ServerController } from '../../common/server';
+import { StatusBar } from '../../common/status';
+import { LanguageClient } from '../mocks/languageclient';
+import { mock } from '../mocks/vscode';
+import { memento, tempDir } from './helpers';
+
+const LAUNCH: ServerLaunch = {
+    source: 'setting',
+    interpreter: ['/envs/a/bin/python'],
+    server: { command: '/envs/a/bin/python', args: ['-m', 'dyn_inspect.lsp'] },
+    cli: { command: '/envs/a/bin/dyn-inspect', args: [] },
+};
+
+/** Shaped like the real server's answer for examples/train.py (trimmed). */
+function forwardDetails(root: string): FunctionDetails {
+    return {
+        found: true,
+        run: path.join(root, '.dyn-inspect', 'runs', '20250101-120000-abcdef'),
+        function: 'forward',
+        file: path.join(root, 'train.py'),
+        line: 26,
+        recorded_line: 25,
+        title: 'compiled 2× · 3 graph breaks · 8 kernels · 6.60 s compile',
+        compiles: 2,
+        part_compiles: 2,
+        compile_ids: ['0/0', '0/1', '1/0', '1/1'],
+        outcomes: ['graph_break', 'graph_break', 'graph_break', 'graph'],
+        graph_breaks: ['1df49e44f1e94f7b', '4deb17c4cd8c35e4', '9c65805494e71371'],
+        kernels: 8,
+        compile_time_s: 6.6028,
+        recompiles: [
+            {
+                compile_id: '0/1',
+                part: null,
+                part_line: null,
+                reasons: ["0/0: tensor 'x' size mismatch at index 0. expected 16, actual 32"],
+                suggestion: 'dim 0 of `x` changed from 16 to 32: torch compiled for a static size.',
+                code: 'torch._dynamo.mark_dynamic(x, 0)',
+            },
+            {
+                compile_id: '1/1',
+                part: 'torch_dynamo_resume_in_forward_at_27',
+                part_line: 27,
+                reasons: ["1/0: tensor 'h' size mismatch at index 0. expected 16, actual 32"],
+                suggestion: null,
+                code: null,
+            },
+        ],
+        recompile_limit: null,
+    };
+}
+
+type ExecuteCommandMiddleware = (command: string, args: unknown[], next: ExecuteCommandSignature) => Promise<unknown>;
+
+suite('code lens details (dynInspect.showDetails)', () => {
+    let root: string;
+    let details: DetailsView;
+    let executeCommand: ExecuteCommandMiddleware;
+
+    setup(async () => {
+        mock.reset();
+        LanguageClient.reset();
+        root = tempDir();
+        mock.setWorkspace(root);
+        const outputChannel: LogOutputChannel = createLogChannel('dyn-inspect');
+        details = new DetailsView();
+        const server = new ServerController({
+            outputChannel,
+            status: new StatusBar(),
+            workspaceState: memento(),
+            resolveLaunch: async () => LAUNCH,
+            showDetails: (result) => details.show(result),
+        });
+        await server.restart();
+        const options = LanguageClient.instances[0].clientOptions as LanguageClientOptions;
+        const middleware = options.middleware?.executeCommand;
+        assert.ok(middleware, 'the client gets an executeCommand middleware');
+        executeCommand = middleware as ExecuteCommandMiddleware;
+    });
+
+    function detailsChannels(): typeof mock.outputChannels {
+        return mock.outputChannels.filter((channel) => channel.name === 'dyn-inspect: Details');
+    }
+
+    test('formats the details as Markdown', () => {
+        const run = path.join(root, '.dyn-inspect', 'runs', '20250101-120000-abcdef');
+        assert.strictEqual(
+            formatDetails(forwardDetails(root)),
+            [
+                '# `forward` — train.py:26',
+                '',
+                'compiled 2× · 3 graph breaks · 8 kernels · 6.60 s compile',
+                '',
+                '- Line in the run: 25 (the file changed since)',
+                `- Run: 20250101-120000-abcdef (${run})`,
+                '- Compiles: 2 of the function, 2 of the code after its graph breaks',
+                '- Compile ids: 0/0, 0/1, 1/0, 1/1',
+                '- Outcomes: graph_break ×3, graph ×1',
+                '- Graph breaks: 3 unique (hover the marked lines for the reasons)',
+                '- Kernels: 8',
+                '- Compile time: 6.60 s',
+                '',
+                '## 2 recompiles',
+                '',
+                '### 0/1 — `forward`',
+                '',
+                "- Guard failed: 0/0: tensor 'x' size mismatch at index 0. expected 16, actual 32",
+                '- Suggestion: dim 0 of `x` changed from 16 to 32: torch compiled for a static size.',
+                '- Try: `torch._dynamo.mark_dynamic(x, 0)`',
+                '',
+                '### 1/1 — `torch_dynamo_resume_in_forward_at_27` (the code after the graph break at line 27)',
+                '',
+                "- Guard failed: 1/0: tensor 'h' size mismatch at index 0. expected 16, actual 32",
+                '',
+            ].join('\n'),
+        );
+    });
+
+    test('a function without recompiles, at its recorded line, with the recompile limit hit', () => {
+        const text = formatDetails({
+            ...forwardDetails(root),
+            line: 25,
+            part_compiles: 0,
+            recompiles: [],
+            recompile_limit: 'cache_size_limit reached',
+        });
+        assert.ok(!text.includes('Line in the run'));
+        assert.ok(text.includes('- Compiles: 2\n'));
+        assert.ok(!/^## /m.test(text), 'no recompiles section');
+        assert.ok(text.endsWith('\n**Recompile limit reached:** cache_size_limit reached\n'));
+    });
+
+    test('clicking the lens shows the server\'s answer in the details channel, and returns it', async () => {
+        const answer = forwardDetails(root);
+        const calls: unknown[][] = [];
+        const next: ExecuteCommandSignature = async (command, args) => {
+            calls.push([command, args]);
+            return answer;
+        };
+        const file = path.join(root, 'train.py');
+        const result = await executeCommand('dynInspect.showDetails', [file, 26], next);
+        assert.strictEqual(result, answer);
+        assert.deepStrictEqual(calls, [['dynInspect.showDetails', [file, 26]]]);
+        const channels = detailsChannels();
+        assert.strictEqual(channels.length, 1);
+        assert.strictEqual(channels[0].languageOrOptions, 'markdown');
+        assert.strictEqual(channels[0].text, formatDetails(answer));
+        assert.deepStrictEqual(channels[0].shows, [true], 'revealed without taking the focus');
+
+        // A second click replaces the text and reuses the channel.
+        await executeCommand('dynInspect.showDetails', [file, 26], async () => ({ ...answer, function: 'other' }));
+        assert.strictEqual(detailsChannels().length, 1);
+        assert.ok(channels[0].text.startsWith('# `other`'));
+        assert.strictEqual(channels[0].text.match(/^# /gm)?.length, 1);
+
+        details.dispose();
+        assert.ok(channels[0].disposed);
+    });
+
+    test('other server commands pass through untouched', async () => {
+        const result = await executeCommand('dynInspect.showInTui', ['/runs/1'], async () => 'dyn-inspect open /runs/1');
+        assert.strictEqual(result, 'dyn-inspect open /runs/1');
+        assert.strictEqual(detailsChannels().length, 0);
+        assert.strictEqual(mock.messages.length, 0);
+    });
+
+    test('no function there (the file changed): a message instead of the channel', async () => {
+        const file = path.join(root, 'train.py');
+        await executeCommand('dynInspect.showDetails', [file, 1], async () => ({ found: false, run: '/r', file, line: 1 }));
+        assert.strictEqual(detailsChannels().length, 0);
+        assert.strictEqual(mock.messages[0].level, 'info');
+        assert.match(mock.messages[0].message, /no compiled function at train\.py:1/);
+    });
+
+    test('a failed command (the server answers {} or nothing): a warning', async () => {
+        await executeCommand('dynInspect.showDetails', ['/x.py', 1], async () => ({}));
+        await executeCommand('dynInspect.showDetails', ['/x.py', 1], async () => undefined);
+        assert.strictEqual(detailsChannels().length, 0);
+        assert.deepStrictEqual(
+            mock.messages.map((m) => m.level),
+            ['warning', 'warning'],
+        );
+    });
+});
