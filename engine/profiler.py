@@ -105,9 +105,9 @@ class DevicePeaks:
     tflops: dict[str, float] = field(default_factory=dict)
 
     def tflops_for(self, dtype: str | None) -> float | None:
-        override = os.environ.get(PEAK_TFLOPS_ENV)
-        if override:
-            return float(override)
+        override = _env_float(PEAK_TFLOPS_ENV)
+        if override is not None:
+            return override
         if dtype is None:
             return None
         return self.tflops.get(dtype)
@@ -134,10 +134,16 @@ def device_peaks(torch: Any) -> DevicePeaks:
                 gbps = 2 * props.memory_clock_rate * 1e3 * props.memory_bus_width / 8 / 1e9
             except Exception:  # noqa: BLE001 - older torch: no such properties
                 gbps = None
-    override = os.environ.get(PEAK_GBPS_ENV)
-    if override:
-        gbps = float(override)
-    return DevicePeaks(name, gbps, tflops)
+    override = _env_float(PEAK_GBPS_ENV)
+    return DevicePeaks(name, override if override is not None else gbps, tflops)
+
+
+def _env_float(name: str) -> float | None:
+    try:
+        value = float(os.environ.get(name, ""))
+    except ValueError:
+        return None
+    return value if value > 0 else None
 
 
 _KERNEL_DTYPE = [("tf32", "tf32"), ("bf16", "bf16"), ("bfloat16", "bf16"), ("f16", "fp16"), ("f32", "fp32")]
@@ -203,6 +209,16 @@ class _Agg:
     gb_calls: int = 0
     flop_total: float = 0.0
     dtype: str | None = None
+    launch: str | None = None
+
+
+def _launch_config(kwinputs: Any) -> str | None:
+    """The config a Triton launch ran with (Inductor passes it to the profiler)."""
+    if not isinstance(kwinputs, dict) or "num_warps" not in kwinputs:
+        return None
+    parts = [str(kwinputs.get("kernel_kwargs") or "").replace(",", " ").strip()]
+    parts += [f"{k}={kwinputs[k]}" for k in ("num_warps", "num_stages") if k in kwinputs]
+    return " ".join(p for p in parts if p) or None
 
 
 def _arg_gb(event: Any) -> float | None:
@@ -269,10 +285,12 @@ def aggregate(events: Iterable[Any], torch: Any, use_cuda: bool) -> list[_Agg]:
             gb = kwinputs.get("kernel_num_gb") if isinstance(kwinputs, dict) else None
             if gb is None and op is None:
                 gb = _arg_gb(fe)
+            launch = _launch_config(kwinputs)
             for k in kernels:
                 a = agg_for(k.name, where, f"cuda:{k.device}", op)
                 a.calls += 1
                 a.total_us += float(k.duration)
+                a.launch = launch or a.launch
                 if gb:
                     a.gb_total += float(gb)
                     a.gb_calls += 1
@@ -330,6 +348,7 @@ def to_events(aggs: list[_Agg], steps: int, step_us: float | None, peaks: Device
                 peak_gbps=peaks.gbps if on_gpu and gb else None,
                 peak_tflops=peaks.tflops_for(a.dtype) if on_gpu and a.flop_total else None,
                 step_us=round(step_us, 3) if step_us else None,
+                launch=a.launch,
             )
         )
     return out

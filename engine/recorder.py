@@ -20,6 +20,7 @@ import sys
 import threading
 import time
 import traceback
+from collections import deque
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
@@ -33,6 +34,7 @@ RUN_DIR_ENV = "DYN_INSPECT_RUN_DIR"
 LAUNCHER_PID_ENV = "DYN_INSPECT_LAUNCHER_PID"
 DISABLE_ENV = "DYN_INSPECT_COMPILE_DISABLED"
 PROVENANCE_ENV = "DYN_INSPECT_PROVENANCE"
+ASYNC_ENV = "DYN_INSPECT_ASYNC"
 TRACE_HOOK_ENV = "DYN_INSPECT_TRACE_HOOK"
 
 _recorder: Recorder | None = None
@@ -52,6 +54,59 @@ class _TraceHandler(logging.Handler):
         pass  # never print logging tracebacks into the user's output
 
 
+# Records after which the queue is drained before torch goes on: a compile's events are on
+# disk before its compiled code runs (a SIGKILL right after a compile keeps all of them).
+_FLUSH_KINDS = frozenset({"compilation_metrics", "bwd_compilation_metrics"})
+
+
+class _Worker:
+    """Normalizes and writes records on a daemon thread, in arrival order.
+
+    Torch hands us a record in the middle of a compile; parsing it (graphs, output code,
+    provenance), hashing payloads and writing blobs and events took about a third of the
+    recording cost on the H200 runs. Here the compile thread only queues the record: the
+    work runs while the compile thread waits on Inductor's compile workers (GIL free).
+    Ordering and the on-disk guarantees are those of the synchronous path: one thread
+    writes, blobs before the events naming them, each event one ``os.write``. The queue is
+    drained at the end of each compile, by ``flush()`` and at exit. A forked child (other
+    pid) falls back to the synchronous path.
+    """
+
+    def __init__(self, recorder: Recorder) -> None:
+        self.recorder = recorder
+        self.pid = os.getpid()
+        self._queue: deque[tuple[TraceRecord, PendingBreak | None]] = deque()
+        self._cond = threading.Condition()
+        self._busy = False
+        self._thread: threading.Thread | None = None
+
+    def submit(self, item: tuple[TraceRecord, PendingBreak | None]) -> None:
+        with self._cond:
+            self._queue.append(item)
+            if self._thread is None:
+                self._thread = threading.Thread(target=self._run, name="dyn-inspect-recorder", daemon=True)
+                self._thread.start()
+            self._cond.notify()
+
+    def flush(self) -> None:
+        with self._cond:
+            while self._queue or self._busy:
+                if self._thread is None or not self._thread.is_alive():
+                    break
+                self._cond.wait(0.5)
+
+    def _run(self) -> None:
+        while True:
+            with self._cond:
+                while not self._queue:
+                    self._busy = False
+                    self._cond.notify_all()
+                    self._cond.wait()
+                record, pending = self._queue.popleft()
+                self._busy = True
+            self.recorder._process(record, pending)
+
+
 class Recorder:
     """Owns this process's log; created lazily so processes that never compile leave none."""
 
@@ -67,6 +122,8 @@ class Recorder:
         self.provenance = False
         self.errors = 0
         self.records = 0  # structured-trace records seen: the kernel profiler's "still compiling?"
+        # Normalizing and writing run on a background thread (see _Worker) unless DYN_INSPECT_ASYNC=0.
+        self._worker: _Worker | None = _Worker(self) if os.environ.get(ASYNC_ENV, "1") != "0" else None
         if eager_log:
             self._open()
 
@@ -89,19 +146,40 @@ class Recorder:
 
     def on_record(self, record: TraceRecord) -> None:
         self.records += 1
+        pending = None
+        if record.kind == "artifact" and (record.body or {}).get("name") == "dynamo_graph_break_reason":
+            pending = getattr(self._pending, "value", None)  # thread-local: read it on torch's thread
+        worker = self._worker
+        if worker is not None and worker.pid == os.getpid():
+            worker.submit((record, pending))
+            if record.kind in _FLUSH_KINDS:
+                worker.flush()  # a finished compile is on disk before its code runs
+            return
+        self._process(record, pending)
+
+    def _process(self, record: TraceRecord, pending: PendingBreak | None) -> None:
         try:
             with self._lock:
                 log = self._open()
                 assert self._normalizer is not None
-                if record.kind == "artifact" and (record.body or {}).get("name") == "dynamo_graph_break_reason":
-                    self._normalizer.ctx.pending_break = getattr(self._pending, "value", None)
+                if pending is not None or (
+                    record.kind == "artifact" and (record.body or {}).get("name") == "dynamo_graph_break_reason"
+                ):
+                    self._normalizer.ctx.pending_break = pending
                 for event in self._normalizer.feed(record):
                     log.write(event)
         except Exception:  # noqa: BLE001 - recording must never break the user's program
             self.errors += 1
 
+    def flush(self) -> None:
+        """Wait until every record handed to us so far is on disk."""
+        worker = self._worker
+        if worker is not None and worker.pid == os.getpid():
+            worker.flush()
+
     def write_events(self, events: Iterable[Event]) -> None:
         """Events made outside the trace stream (the kernel profiler's)."""
+        self.flush()
         try:
             with self._lock:
                 log = self._open()
@@ -121,6 +199,7 @@ class Recorder:
         self._exception = exc
 
     def finish(self) -> None:
+        self.flush()
         with self._lock:
             if self._log is None:
                 return
@@ -139,11 +218,14 @@ class Recorder:
                 )
             elif isinstance(exc, KeyboardInterrupt):
                 exc_info = ExceptionInfo(type="KeyboardInterrupt", message="", traceback="")
+            devices, driver = environment.cuda_devices()
             self._log.write(
                 ProcessEnd(
                     duration_s=time.time() - self.started,
                     exit_code=1 if exc_info else None,
                     exception=exc_info,
+                    devices=devices,
+                    cuda_driver=driver,
                 )
             )
             self._log.close()

@@ -89,6 +89,9 @@ class ProcessEnd(Event, tag="process_end"):
     duration_s: float
     exit_code: int | None = None
     exception: ExceptionInfo | None = None
+    # Read at exit, once the program itself initialized CUDA (never forced at start).
+    devices: list[str] = []
+    cuda_driver: str | None = None
 
 
 class RunStart(Event, tag="run_start"):
@@ -326,6 +329,7 @@ class KernelProfile(Event, tag="kernel_profile"):
     peak_gbps: float | None = None
     peak_tflops: float | None = None
     step_us: float | None = None  # wall time of one profiled step (mean), the same on every event
+    launch: str | None = None  # Triton: the launch config the autotuner picked ("XBLOCK=128 num_warps=4 ...")
 
 
 AnyEvent = Union[

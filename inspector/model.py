@@ -68,6 +68,19 @@ class Process:
     def rank(self) -> int | None:
         return self.start.rank if self.start else None
 
+    @property
+    def devices(self) -> list[str]:
+        """GPU names: from the start when known, else read at exit (after CUDA init)."""
+        if self.start and self.start.devices:
+            return list(self.start.devices)
+        return list(self.end.devices) if self.end else []
+
+    @property
+    def cuda_driver(self) -> str | None:
+        if self.start and self.start.cuda_driver:
+            return self.start.cuda_driver
+        return self.end.cuda_driver if self.end else None
+
 
 @dataclass
 class KernelInfo:

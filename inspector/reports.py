@@ -74,7 +74,7 @@ def summary_dict(run: Run) -> dict[str, Any]:
             "triton": start.triton if start else None,
             "cuda": start.cuda if start else None,
             "cpu_isa": start.cpu_isa if start else None,
-            "devices": start.devices if start else [],
+            "devices": next((p.devices for p in procs if p.devices), []),
         },
         "processes": len(procs),
         "ranks": m.ranks(),

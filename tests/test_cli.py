@@ -5,9 +5,14 @@ from __future__ import annotations
 import subprocess
 import sys
 
+from dyn_inspect.inspector import commands
 from dyn_inspect.inspector.cli import main
 
 DYN = [sys.executable, "-m", "dyn_inspect.inspector.cli"]
+
+
+def test_every_registered_command_loads() -> None:
+    assert set(commands.load()) == set(commands.COMMAND_MODULES)
 
 
 def test_missing_script_is_one_line(tmp_path, capsys) -> None:

@@ -115,9 +115,11 @@ def parse_output_code(code: str) -> list[dict[str, object]]:
     kernels: list[dict[str, object]] = []
     for m in _DEF_RE.finditer(code):
         name, api, src = m["name"], m["api"], m["src"]
-        # Triton: the comment block sits right above the definition.
-        head = code[max(0, m.start() - 4000):m.start()]
-        block = head[head.rfind("\n\n\n") + 1:] if "\n\n\n" in head else head
+        # Triton: the comment block sits right above the definition, after the blank lines
+        # that end the previous one (no size cap: big GPU graphs put 4-8 KB of "Source node
+        # to ATen node mapping" between the "Original ATen" line and the definition).
+        sep = code.rfind("\n\n\n", 0, m.start())
+        block = code[sep + 1 if sep >= 0 else 0:m.start()]
         comment = None
         for c in _COMMENT_RE.finditer(block):
             comment = c

@@ -651,7 +651,7 @@ def _write_contents(w: _Writer, plan: ExportPlan) -> None:
     )
 
     # 6. pages
-    env = environment(start)
+    env = environment(start, next((p.end for p in model.processes.values() if p.end and p.end.devices), None))
     selection_text = (
         "the whole run"
         if plan.selection.whole_run
@@ -703,7 +703,7 @@ def _write_contents(w: _Writer, plan: ExportPlan) -> None:
                 "argv": list(p.start.argv) if p.start else None,
                 "exit_code": p.end.exit_code if p.end else None,
                 "exception": p.end.exception.type if p.end and p.end.exception else None,
-                "environment": environment(p.start),
+                "environment": environment(p.start, p.end),
             }
             for p in model.processes.values()
         ],

@@ -1,0 +1,283 @@
+"""TUI performance on a large synthetic run (``bench/synthetic.py``): prints figures, asserts
+nothing.
+
+    python bench/bench_tui.py [--events 100000] [--out DIR] [--no-tmux]
+
+Measures, headless (Textual's pilot, 140×40):
+
+- first paint: time from starting the app on ``dyn-inspect open RUN`` to its first frame
+  (the run still loading in the background), and to the overview showing the whole run;
+- scrolling: ↓ held (key repeat, 30/s) in the graph-breaks and kernels tables: how long a
+  key takes to move the cursor, the longest the event loop stalls (a frozen screen), and
+  how many table lines are drawn per key (DataTable draws only the visible rows);
+- live latency: a new graph break appended to the (already 100k-event) log until its row is
+  in the table — median, p95 and max over many appends;
+- memory: RSS after opening the run, and after pushing a million lines of program output
+  through the output pane (its scrollback is bounded);
+
+and, with tmux installed, the first paint in a real terminal: from spawning ``dyn-inspect
+open RUN`` (interpreter start and imports included) until the overview's counts are on
+the screen.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import gc
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+import psutil  # noqa: E402
+from synthetic import make_run  # noqa: E402
+from textual import events  # noqa: E402
+from textual.widgets import DataTable  # noqa: E402
+
+from dyn_inspect.engine.eventlog import EventLog  # noqa: E402
+from dyn_inspect.engine.schema import GraphBreak, Loc  # noqa: E402
+from dyn_inspect.tui.app import InspectorApp  # noqa: E402
+
+SIZE = (140, 40)
+
+
+def rss_mb() -> float:
+    return psutil.Process().memory_info().rss / 2**20
+
+
+def ms(seconds: float) -> str:
+    return f"{seconds * 1000:.1f} ms"
+
+
+async def first_paint(run_dir: Path) -> dict[str, float]:
+    t0 = time.perf_counter()
+    app = InspectorApp(run_dir, clock=time.time)
+    async with app.run_test(size=SIZE) as pilot:
+        ready = time.perf_counter() - t0  # the first frame (header, tabs, "loading")
+        while app.loaded_run is None or app.synced_events < app.loaded_run.model.event_count:
+            await pilot.pause(0.005)
+        data = time.perf_counter() - t0
+        events = app.loaded_run.model.event_count
+    return {"first_frame": ready, "overview_filled": data, "events": events}
+
+
+async def scrolling(run_dir: Path, presses: int = 150, rate_hz: float = 30.0) -> dict[str, object]:
+    """Hold ↓ (key repeat at ``rate_hz``) in a table: how long each key takes to move the
+    cursor, the longest the event loop is blocked (a frozen screen), and how many table
+    lines are drawn per key (DataTable draws only the rows on screen)."""
+    app = InspectorApp(run_dir, clock=time.time)
+    out: dict[str, object] = {}
+    async with app.run_test(size=SIZE) as pilot:
+        while app.loaded_run is None:
+            await pilot.pause(0.01)
+        driver = app._driver
+        assert driver is not None
+        for view, table_id in (("breaks", "#breaks-table"), ("kernels", "#kernels-table")):
+            await pilot.press({"breaks": "2", "kernels": "5"}[view])
+            await pilot.pause(0.3)
+            table = app.query_one(table_id, DataTable)
+            rendered = 0
+            original = table.render_line
+
+            def counting(y: int, _original=original):  # noqa: ANN001, ANN202
+                nonlocal rendered
+                rendered += 1
+                return _original(y)
+
+            table.render_line = counting  # type: ignore[method-assign]
+            stalls: list[float] = []
+            where: list[tuple[int, float]] = []
+            running = True
+
+            async def monitor() -> None:
+                last = time.perf_counter()
+                while running:
+                    await asyncio.sleep(0.001)
+                    now = time.perf_counter()
+                    stalls.append(now - last)
+                    if now - last > 0.1:
+                        where.append((len(lags), round(now - last, 3)))
+                    last = now
+
+            watcher = asyncio.create_task(monitor())
+            lags: list[float] = []
+            n = min(presses, table.row_count - 1)
+            for _ in range(n):
+                target = table.cursor_row + 1
+                t = time.perf_counter()
+                driver.send_message(events.Key("down", None))
+                while table.cursor_row < target:
+                    await asyncio.sleep(0.0005)
+                lags.append(time.perf_counter() - t)
+                await asyncio.sleep(max(0.0, 1 / rate_hz - lags[-1]))
+            settle_t = time.perf_counter()
+            view_widget = app.view(view)
+            while view_widget.detail_pending:
+                await asyncio.sleep(0.001)
+            await pilot.pause(0.05)
+            settle = time.perf_counter() - settle_t
+            running = False
+            await watcher
+            table.render_line = original  # type: ignore[method-assign]
+            lags.sort()
+            out[view] = {
+                "rows": table.row_count,
+                "keys": n,
+                "lag_median": statistics.median(lags),
+                "lag_p95": lags[int(len(lags) * 0.95) - 1],
+                "max_stall": max(stalls),
+                "detail_after_release": settle,
+                "lines_per_key": rendered / max(1, n),
+                "stalls_at": where,
+            }
+    return out
+
+
+async def live_latency(source_run: Path, work: Path, appends: int = 40) -> dict[str, float]:
+    """Copy the big run, drop its run_end (so it is "running"), follow it, append breaks."""
+    live = work / "live-run"
+    shutil.copytree(source_run, live, symlinks=True)
+    launcher = (live / "launcher.jsonl").read_text().splitlines(keepends=True)
+    (live / "launcher.jsonl").write_text("".join(line for line in launcher if '"run_end"' not in line))
+    proc_log = next(live.glob("p*.jsonl"))
+    writer = EventLog(live, proc_log.name)
+    app = InspectorApp(live, clock=time.time)
+    latencies: list[float] = []
+    async with app.run_test(size=SIZE) as pilot:
+        while app.loaded_run is None or app.synced_events < app.loaded_run.model.event_count:
+            await pilot.pause(0.01)
+        await pilot.press("2")
+        await pilot.pause(0.2)
+        table = app.query_one("#breaks-table", DataTable)
+        for i in range(appends):
+            loc = Loc(file=str(live / f"new_{i}.py"), line=10 + i, name="forward")
+            event = GraphBreak(key=f"bench:{i}", gb_type="Bench break", loc=loc, gb_id="GB9999", user_stack=[loc], cid="0/0", t=time.time())
+            before = table.row_count
+            t = time.perf_counter()
+            writer.write(event)
+            while table.row_count == before:
+                await pilot.pause(0.002)
+            latencies.append(time.perf_counter() - t)
+            await pilot.pause(0.037 * (i % 5))  # vary the phase against the 100 ms poll
+    writer.close()
+    latencies.sort()
+    return {
+        "median": statistics.median(latencies),
+        "p95": latencies[int(len(latencies) * 0.95) - 1],
+        "max": latencies[-1],
+    }
+
+
+async def memory(run_dir: Path) -> dict[str, float]:
+    gc.collect()
+    base = rss_mb()
+    app = InspectorApp(run_dir, clock=time.time)
+    out: dict[str, float] = {"before": base}
+    async with app.run_test(size=SIZE) as pilot:
+        while app.loaded_run is None or app.synced_events < app.loaded_run.model.event_count:
+            await pilot.pause(0.01)
+        for key in "23456":  # every view built once
+            await pilot.press(key)
+            await pilot.pause(0.05)
+        gc.collect()
+        out["opened"] = rss_mb()
+        line = b"step 1234 loss 0.123456 \x1b[32mok\x1b[0m " + b"x" * 60 + b"\n"
+        chunk = line * 10_000
+        for i in range(100):  # a million lines through the output pane
+            app.output_view.write_bytes(chunk)
+            if i == 9:
+                gc.collect()
+                out["after_100k_lines"] = rss_mb()
+            await pilot.pause(0)
+        gc.collect()
+        out["after_1m_lines"] = rss_mb()
+        out["lines_kept"] = len(app.output_view.plain_lines())
+    return out
+
+
+def tmux_first_paint(run_dir: Path) -> tuple[float, float] | None:
+    """(first frame, overview with data) seconds after spawning ``dyn-inspect open``."""
+    tmux = shutil.which("tmux")
+    if tmux is None:
+        return None
+    socket = f"bench-tui-{os.getpid()}-{time.monotonic_ns()}"
+    dyn = Path(sys.executable).parent / "dyn-inspect"
+    base = [tmux, "-L", socket, "-f", "/dev/null"]
+    first: float | None = None
+    t0 = time.perf_counter()
+    subprocess.run([*base, "new-session", "-d", "-s", "b", "-x", "140", "-y", "40", f"{dyn} open {run_dir}; sleep 60"], check=True)
+    try:
+        while time.perf_counter() - t0 < 30:
+            screen = subprocess.run([*base, "capture-pane", "-p", "-t", "b"], capture_output=True, text=True).stdout
+            if first is None and "dyn-inspect" in screen:
+                first = time.perf_counter() - t0
+            if "Kernels (" in screen and "Kernels (0)" not in screen and "compile time" in screen:
+                return (first or 0.0), time.perf_counter() - t0
+            time.sleep(0.01)
+        return None
+    finally:
+        subprocess.run([*base, "kill-server"], capture_output=True)
+
+
+def import_time() -> float:
+    """Interpreter start plus importing the TUI (what every `dyn-inspect open` pays first)."""
+    t = time.perf_counter()
+    subprocess.run([sys.executable, "-c", "import dyn_inspect.tui.app"], check=True)
+    return time.perf_counter() - t
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--events", type=int, default=100_000)
+    parser.add_argument("--out", type=Path, help="keep the synthetic run here (default: a temp dir)")
+    parser.add_argument("--no-tmux", action="store_true")
+    parser.add_argument("--memory-probe", type=Path, help=argparse.SUPPRESS)  # internal: memory in a fresh process
+    args = parser.parse_args(argv)
+    if args.memory_probe is not None:
+        print(json.dumps(asyncio.run(memory(args.memory_probe))))
+        return 0
+    work = args.out or Path(tempfile.mkdtemp(prefix="bench-tui-"))
+    t = time.perf_counter()
+    run_dir = make_run(work / "runs", args.events)
+    size = sum(f.stat().st_size for f in run_dir.glob("*.jsonl")) / 2**20
+    print(f"synthetic run: {args.events} events, {size:.0f} MiB of logs ({time.perf_counter() - t:.1f}s to write) at {run_dir}")
+
+    paint = asyncio.run(first_paint(run_dir))
+    print(f"first paint (headless): first frame {ms(paint['first_frame'])}, overview with all {int(paint['events'])} events {ms(paint['overview_filled'])}")
+    print(f"interpreter start + importing the TUI: {ms(import_time())}")
+    if not args.no_tmux:
+        real = tmux_first_paint(run_dir)
+        if real is not None:
+            print(f"first paint in tmux from spawning `dyn-inspect open`: first frame {ms(real[0])}, overview with data {ms(real[1])}")
+    scroll = asyncio.run(scrolling(run_dir))
+    for view, figures in scroll.items():
+        f = figures  # type: ignore[assignment]
+        print(
+            f"scroll {view} ({f['rows']} rows, ↓ held for {f['keys']} keys at 30/s): key → cursor moved median "
+            f"{ms(f['lag_median'])}, p95 {ms(f['lag_p95'])}; longest event-loop stall {ms(f['max_stall'])}; "
+            f"details shown {ms(f['detail_after_release'])} after release; {f['lines_per_key']:.1f} table lines drawn per key"
+        )
+    live = asyncio.run(live_latency(run_dir, work))
+    print(f"live: appended event → row in the table: median {ms(live['median'])}, p95 {ms(live['p95'])}, max {ms(live['max'])}")
+    probe = subprocess.run([sys.executable, __file__, "--memory-probe", str(run_dir)], capture_output=True, text=True, check=True)
+    mem = json.loads(probe.stdout.strip().splitlines()[-1])
+    print(
+        f"memory (RSS, fresh process): {mem['before']:.0f} MiB after imports, {mem['opened']:.0f} MiB with the run open (every view built), "
+        f"{mem['after_100k_lines']:.0f} MiB after 100k output lines, {mem['after_1m_lines']:.0f} MiB after 1M "
+        f"(the pane keeps {int(mem['lines_kept'])})"
+    )
+    if args.out is None:
+        shutil.rmtree(work, ignore_errors=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,89 @@
+#!/usr/bin/env bash
+# The GPU validation and benchmarks, run on the device machine from the repo root:
+#
+#   bash bench/gpu/run_all.sh record            # example (CUDA, + max-autotune), GPT-2, ResNet-50
+#   bash bench/gpu/run_all.sh bench-gpt2        # overhead benchmark, GPT-2 small
+#   bash bench/gpu/run_all.sh bench-resnet50    # overhead benchmark, ResNet-50
+#
+# Results go to $OUT (the device tool brings that folder back): report-*.json (what each
+# recorded run holds: bench/gpu/report.py), *.tgz (trimmed run directories), bench-*.json.
+# The machine has no network: the wheels of our own dependencies that the image lacks
+# travel in .whl/ (see docs/performance.md for how they are fetched).
+set -uo pipefail
+ROOT=$(pwd)
+OUT=${OUT:-/tmp/dyn-inspect-out}
+mkdir -p "$OUT"
+LOG="$OUT/log-$1.txt"
+exec > >(tee -a "$LOG") 2>&1
+
+if [ -d .whl ]; then
+  python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl || exit 1
+fi
+# dyn_inspect.* maps onto the repo's folders, as the editable install's finder does.
+mkdir -p /tmp/dsite/dyn_inspect
+for d in engine inspector lsp tui; do ln -sfn "$ROOT/$d" "/tmp/dsite/dyn_inspect/$d"; done
+export PYTHONPATH=/tmp/dsite:/tmp/site
+export HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 DYN_INSPECT_NO_TUI=1
+DI=(python3 -m dyn_inspect.inspector.cli)
+SCRATCH=$(mktemp -d)
+
+record() {  # name, cwd, args... : a fresh Inductor/Triton cache per recording
+  local name=$1 cwd=$2; shift 2
+  echo "=== record $name: $*"
+  local t0=$SECONDS
+  (cd "$cwd" && TORCHINDUCTOR_CACHE_DIR="$SCRATCH/ic-$name" TRITON_CACHE_DIR="$SCRATCH/tc-$name" \
+     "${DI[@]}" run --no-tui --runs-dir "$SCRATCH/runs/$name" "$@")
+  echo "=== $name: exit $? in $((SECONDS - t0)) s"
+}
+
+case "$1" in
+record)
+  nvidia-smi -L; nvidia-smi --query-gpu=name,driver_version,clocks.max.sm,clocks.max.mem --format=csv
+  python3 -c "import torch, triton, transformers, torchvision; print('torch', torch.__version__, 'triton', triton.__version__, 'transformers', transformers.__version__, 'torchvision', torchvision.__version__, 'cuda', torch.version.cuda)"
+  python3 -c "import torch; p = torch.cuda.get_device_properties(0); print({k: getattr(p, k) for k in dir(p) if not k.startswith('_') and k not in ('uuid',)})"
+  python3 -c "import inspect, torch._inductor.codegen.triton as t; print('inductor_meta_per_kernel' in dir(t.TritonKernel))"
+  record example "$ROOT/examples" --profile-kernels 3 train.py --device cuda --steps 8
+  TORCHINDUCTOR_MAX_AUTOTUNE=1 record example-autotune "$ROOT/examples" train.py --device cuda --steps 4
+  record gpt2 "$ROOT" --profile-kernels 3 bench/workloads/gpt2.py --seq-lens 256,512 --steps 4 --warmup 1 --extra-steps 2
+  record resnet50 "$ROOT" --profile-kernels 3 bench/workloads/resnet50.py --steps 4 --warmup 1
+  for name in example example-autotune gpt2 resnet50; do
+    run=$(ls -d "$SCRATCH/runs/$name"/2* 2>/dev/null | head -1)
+    [ -n "$run" ] || continue
+    python3 bench/gpu/report.py "$run" --root "$ROOT" --json "$OUT/report-$name.json" > /dev/null
+    du -sh "$run"
+  done
+  # Run directories travel back as tarballs (< 16 MiB each); the example's is the fixture.
+  (cd "$SCRATCH/runs" && tar czf "$OUT/example-runs.tgz" example example-autotune)
+  for name in gpt2 resnet50; do (cd "$SCRATCH/runs" && tar czf "$OUT/$name-run.tgz" "$name"); done
+  ls -la "$OUT"
+  ;;
+diagnose)
+  # Where recording time goes (DYN_INSPECT_TRACE_STATS), what the profiler sees
+  # (DYN_INSPECT_PROFILE_DUMP), and TORCH_TRACE logs of the same runs to replay offline.
+  for w in gpt2 resnet50; do
+    DYN_INSPECT_TRACE_STATS=1 DYN_INSPECT_PROFILE_DUMP="$OUT/profile-dump-$w.json" \
+      record "$w" "$ROOT" --profile-kernels 3 bench/workloads/$w.py --steps 4 --warmup 1 2>&1 | grep -A40 "trace stats\|BENCH\|=== "
+    run=$(ls -d "$SCRATCH/runs/$w"/2* | head -1)
+    python3 bench/gpu/report.py "$run" --root "$ROOT" --json "$OUT/report2-$w.json" > /dev/null
+    echo "=== TORCH_TRACE $w"
+    TORCH_TRACE="$SCRATCH/trace-$w" TORCHINDUCTOR_CACHE_DIR="$SCRATCH/icT-$w" TRITON_CACHE_DIR="$SCRATCH/tcT-$w" \
+      python3 bench/workloads/$w.py --steps 4 --warmup 1 2>&1 | grep BENCH
+  done
+  (cd "$SCRATCH" && tar czf "$OUT/torch-traces.tgz" trace-gpt2 trace-resnet50)
+  ls -la "$OUT"
+  ;;
+stats)
+  # Recording cost on the compile thread, per record kind (DYN_INSPECT_TRACE_STATS).
+  for w in ${WORKLOADS:-resnet50 gpt2}; do
+    DYN_INSPECT_TRACE_STATS=1 record "$w" "$ROOT" bench/workloads/$w.py --steps 3 --warmup 1 2>&1 \
+      | grep -A12 "trace stats\|BENCH\|=== \|compile time"
+  done
+  ;;
+bench-*)
+  workload=${1#bench-}
+  python3 bench/bench_overhead.py --device cuda --workloads "$workload" --runs "${RUNS:-3}" \
+    --modes "${MODES:-plain,dyn-inspect,torch-trace}" --steps 20 --budget-s "${BUDGET:-400}" \
+    --json "$OUT/bench-$workload.json"
+  ;;
+esac
+rm -rf "$SCRATCH"

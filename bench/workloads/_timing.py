@@ -1,0 +1,49 @@
+"""Timing one training step the same way in every benchmark workload.
+
+A workload calls ``run_steps(step, ...)``: the first call (compile + first step) and the
+steady-state steps are timed here, with the device synchronized around each step, and the
+result is printed as one ``BENCH {json}`` line that ``bench/bench_overhead.py`` parses.
+"""
+
+from __future__ import annotations
+
+import json
+import statistics
+import time
+from collections.abc import Callable
+
+import torch
+
+
+def _sync(device: str) -> None:
+    if device.startswith("cuda"):
+        torch.cuda.synchronize()
+
+
+def run_steps(step: Callable[[int], None], device: str, steps: int, warmup: int, name: str, **extra: object) -> dict[str, object]:
+    """Step 0 is compile + first step; then ``warmup`` untimed steps; then ``steps`` timed."""
+    _sync(device)
+    t0 = time.perf_counter()
+    step(0)
+    _sync(device)
+    first = time.perf_counter() - t0
+    for i in range(warmup):
+        step(1 + i)
+    _sync(device)
+    times: list[float] = []
+    for i in range(steps):
+        t = time.perf_counter()
+        step(1 + warmup + i)
+        _sync(device)
+        times.append(time.perf_counter() - t)
+    result: dict[str, object] = {
+        "workload": name,
+        "device": device,
+        "compile_first_step_s": round(first, 4),
+        "steady_step_ms": round(statistics.median(times) * 1e3, 4) if times else None,
+        "steady_steps": len(times),
+        "torch": torch.__version__,
+        **extra,
+    }
+    print("BENCH " + json.dumps(result), flush=True)
+    return result

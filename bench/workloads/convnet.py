@@ -1,0 +1,51 @@
+"""CPU benchmark workload: a small CNN training step under torch.compile."""
+
+from __future__ import annotations
+
+import argparse
+
+import torch
+from torch import nn
+
+from _timing import run_steps
+
+
+class ConvNet(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.body = nn.Sequential(
+            nn.Conv2d(3, 16, 3, padding=1), nn.BatchNorm2d(16), nn.ReLU(),
+            nn.Conv2d(16, 32, 3, padding=1, stride=2), nn.BatchNorm2d(32), nn.ReLU(),
+            nn.Conv2d(32, 32, 3, padding=1), nn.BatchNorm2d(32), nn.ReLU(),
+        )
+        self.head = nn.Linear(32, 10)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        h = self.body(x)
+        return self.head(h.mean(dim=(2, 3)))
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--device", default="cpu")
+    parser.add_argument("--steps", type=int, default=20)
+    parser.add_argument("--warmup", type=int, default=3)
+    args = parser.parse_args()
+    torch.manual_seed(0)
+    model = ConvNet().to(args.device)
+    compiled = torch.compile(model)
+    opt = torch.optim.SGD(model.parameters(), lr=0.01, momentum=0.9)
+    x = torch.randn(16, 3, 32, 32, device=args.device)
+    y = torch.randint(0, 10, (16,), device=args.device)
+
+    def step(_: int) -> None:
+        loss = nn.functional.cross_entropy(compiled(x), y)
+        opt.zero_grad(set_to_none=True)
+        loss.backward()
+        opt.step()
+
+    run_steps(step, args.device, args.steps, args.warmup, "convnet")
+
+
+if __name__ == "__main__":
+    main()

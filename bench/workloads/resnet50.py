@@ -1,0 +1,40 @@
+"""GPU benchmark workload: torchvision ResNet-50 (random init) training step, fp32 (cuDNN
+may use TF32, torch's default), SGD with momentum."""
+
+from __future__ import annotations
+
+import argparse
+
+import torch
+import torchvision
+from torch import nn
+
+from _timing import run_steps
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--device", default="cuda")
+    parser.add_argument("--steps", type=int, default=20)
+    parser.add_argument("--warmup", type=int, default=3)
+    parser.add_argument("--batch", type=int, default=32)
+    args = parser.parse_args()
+    torch.manual_seed(0)
+    model = torchvision.models.resnet50(weights=None).to(args.device)
+    model.train()
+    compiled = torch.compile(model)
+    opt = torch.optim.SGD(model.parameters(), lr=0.01, momentum=0.9)
+    x = torch.randn(args.batch, 3, 224, 224, device=args.device)
+    y = torch.randint(0, 1000, (args.batch,), device=args.device)
+
+    def step(_: int) -> None:
+        loss = nn.functional.cross_entropy(compiled(x), y)
+        opt.zero_grad(set_to_none=True)
+        loss.backward()
+        opt.step()
+
+    run_steps(step, args.device, args.steps, args.warmup, "resnet50", batch=args.batch)
+
+
+if __name__ == "__main__":
+    main()

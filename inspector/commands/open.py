@@ -1,0 +1,28 @@
+"""``dyn-inspect open [RUN]``: browse a finished (or still running) run in the TUI."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from dyn_inspect.inspector.errors import InspectorError
+from dyn_inspect.inspector.run import resolve_run
+
+HELP = "open a run in the terminal UI (default: the latest run)"
+
+VIEWS = ("overview", "breaks", "recompiles", "compiles", "kernels", "output")
+
+
+def prepare_parser(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("run", nargs="?", help="run directory or id (default: latest)")
+    parser.add_argument("--runs-dir", metavar="DIR", help="where runs are stored (default ./.dyn-inspect/runs)")
+    parser.add_argument("--view", choices=VIEWS, default="overview", help="the view to start in")
+
+
+def run(args: argparse.Namespace) -> int:
+    path = resolve_run(args.run, args.runs_dir)
+    if not (sys.stdout.isatty() and sys.stdin.isatty()):
+        raise InspectorError("`dyn-inspect open` needs a terminal; use `dyn-inspect summary` (or --json) in scripts")
+    from dyn_inspect.tui.app import run_open
+
+    return run_open(path, initial_view=args.view)

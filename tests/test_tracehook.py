@@ -1,0 +1,94 @@
+"""The lean recording path (engine/tracehook.py + the recorder's background writer) records
+what the logging-handler path records, and leaves a user's own TORCH_TRACE intact."""
+
+from __future__ import annotations
+
+import collections
+import json
+import os
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from corpus_support import DYN_INSPECT
+from dyn_inspect.inspector.run import Run
+
+PROGRAM = '''
+import torch
+
+@torch.compile
+def step(x):
+    y = torch.relu(x) * 2
+    print("midway")  # a graph break
+    return y.sum() + 1
+
+step(torch.randn(8))
+step(torch.randn(16))  # a recompile
+'''
+
+
+def _record(tmp: Path, name: str, env_extra: dict[str, str]) -> Run:
+    work = tmp / name
+    work.mkdir()
+    (work / "prog.py").write_text(PROGRAM)
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("DYN_INSPECT_", "TORCH_TRACE"))}
+    env.update({"DYN_INSPECT_NO_TUI": "1", "TORCHINDUCTOR_CACHE_DIR": str(work / "inductor"), **env_extra})
+    proc = subprocess.run([str(DYN_INSPECT), "run", "--no-tui", "--runs-dir", str(work / "runs"), "prog.py"],
+                          cwd=work, env=env, capture_output=True, text=True, timeout=900)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    run_dir = next(p for p in (work / "runs").iterdir() if p.is_dir() and not p.is_symlink())
+    return Run(run_dir)
+
+
+def _kinds(run: Run) -> collections.Counter[str]:
+    out: collections.Counter[str] = collections.Counter()
+    for _, e in run.events():
+        kind = type(e).__struct_config__.tag  # type: ignore[attr-defined]
+        out[str(kind)] += 1
+    return out
+
+
+@pytest.fixture(scope="module")
+def runs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Run]:
+    tmp = tmp_path_factory.mktemp("tracehook")
+    return {
+        "lean": _record(tmp, "lean", {}),
+        "handler": _record(tmp, "handler", {"DYN_INSPECT_TRACE_HOOK": "0", "DYN_INSPECT_ASYNC": "0"}),
+        "with_trace": _record(tmp, "with_trace", {"TORCH_TRACE": str(tmp / "torch_trace")}),
+    }
+
+
+def test_lean_path_records_what_the_handler_path_records(runs: dict[str, Run]) -> None:
+    lean, handler = _kinds(runs["lean"]), _kinds(runs["handler"])
+    assert lean == handler
+    for name in ("graph_break", "recompile", "kernel", "kernel_provenance", "capture", "graph", "chromium"):
+        assert lean[name] > 0, name
+    a, b = runs["lean"].model, runs["handler"].model
+    # Each recording ran in its own folder: compare file names, not paths.
+    assert [(Path(g.loc.file).name, g.loc.line, g.first.gb_id, g.count) for g in a.break_groups()] == [
+        (Path(g.loc.file).name, g.loc.line, g.first.gb_id, g.count) for g in b.break_groups()
+    ]
+    assert [k.name for k in a.kernels] == [k.name for k in b.kernels]
+    assert [[(Path(l.file).name, l.line) for l in k.lines] for k in a.kernels] == [
+        [(Path(l.file).name, l.line) for l in k.lines] for k in b.kernels
+    ]
+    assert [r.event.reasons for r in a.recompiles] == [r.event.reasons for r in b.recompiles]
+
+
+def test_compile_metrics_account_for_recording(runs: dict[str, Run]) -> None:
+    """torch's own structured_logging_overhead_s still counts the time spent on the hook."""
+    for c in runs["lean"].model.compiles_in_order():
+        if c.capture is not None and c.capture.metrics is not None:
+            metrics = json.loads(runs["lean"].blob_text(c.capture.metrics))
+            assert metrics.get("structured_logging_overhead_s", 0) > 0
+
+
+def test_users_torch_trace_still_written(runs: dict[str, Run], tmp_path_factory: pytest.TempPathFactory) -> None:
+    run = runs["with_trace"]
+    assert _kinds(run)["kernel"] == _kinds(runs["lean"])["kernel"]
+    trace_dir = Path(run.path).parent.parent.parent / "torch_trace"
+    logs = list(trace_dir.glob("*.log"))
+    assert logs, "TORCH_TRACE wrote nothing"
+    text = logs[0].read_text()
+    assert '"compilation_metrics"' in text and '"inductor_output_code"' in text

@@ -1,0 +1,175 @@
+"""The TUI in a real terminal: ``dyn-inspect`` runs inside a detached tmux session of fixed
+size, keys are sent with ``send-keys`` and the screen is read with ``capture-pane``.
+
+This is what the pilot tests cannot show: the real driver (raw mode, alternate screen,
+key parsing), suspending for ``$EDITOR`` and coming back, the program on a real pty, and
+the exit code the shell sees after quitting.
+"""
+
+from __future__ import annotations
+
+import os
+import shlex
+import shutil
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import pytest
+
+from corpus_support import CORPUS, EXAMPLES, marker_line
+from dyn_inspect.inspector.run import Run
+
+TMUX = shutil.which("tmux")
+DYN_INSPECT = Path(sys.executable).parent / "dyn-inspect"
+pytestmark = pytest.mark.skipif(TMUX is None, reason="tmux is not installed: the real-terminal check needs it")
+
+BREAKS = CORPUS / "breaks.py"
+
+
+class Terminal:
+    """One detached tmux session on a private server (``-L``), so that nothing the user
+    runs in tmux is touched and no tmux configuration is read (``-f /dev/null``)."""
+
+    def __init__(self, tmp: Path, width: int = 140, height: int = 40) -> None:
+        self.socket = f"dyn-inspect-test-{os.getpid()}-{id(self)}"
+        self.tmp = tmp
+        self.width, self.height = width, height
+        self.exit_file = tmp / "exit-code"
+
+    def tmux(self, *args: str, check: bool = True) -> str:
+        p = subprocess.run([TMUX, "-L", self.socket, "-f", "/dev/null", *args], capture_output=True, text=True)  # type: ignore[list-item]
+        if check and p.returncode != 0:
+            raise AssertionError(f"tmux {' '.join(args)}: {p.stderr}")
+        return p.stdout
+
+    def start(self, argv: list[str], cwd: Path, env: dict[str, str] | None = None) -> None:
+        exports = " ".join(f"{k}={shlex.quote(v)}" for k, v in (env or {}).items())
+        # -u COLUMNS/LINES: the test process may carry them (they would override the pane's size).
+        command = (
+            f"cd {shlex.quote(str(cwd))} && env -u COLUMNS -u LINES {exports} {shlex.join(argv)}; "
+            f"echo $? > {shlex.quote(str(self.exit_file))}; sleep 600"
+        )
+        self.tmux("new-session", "-d", "-s", "main", "-x", str(self.width), "-y", str(self.height), command)
+
+    def keys(self, *keys: str, literal: bool = False) -> None:
+        self.tmux("send-keys", "-t", "main", *(["-l"] if literal else []), *keys)
+        time.sleep(0.15)
+
+    def screen(self) -> str:
+        return self.tmux("capture-pane", "-p", "-t", "main")
+
+    def wait_for(self, *texts: str, timeout: float = 20.0) -> str:
+        deadline = time.monotonic() + timeout
+        while True:
+            screen = self.screen()
+            if all(t in screen for t in texts):
+                return screen
+            if time.monotonic() > deadline:
+                raise AssertionError(f"{texts} not on screen after {timeout}s:\n{screen}")
+            time.sleep(0.1)
+
+    def exit_code(self, timeout: float = 20.0) -> int:
+        deadline = time.monotonic() + timeout
+        while not self.exit_file.exists() or not self.exit_file.read_text().strip():
+            if time.monotonic() > deadline:
+                raise AssertionError(f"dyn-inspect did not exit:\n{self.screen()}")
+            time.sleep(0.1)
+        return int(self.exit_file.read_text())
+
+    def close(self) -> None:
+        self.tmux("kill-server", check=False)
+
+
+@pytest.fixture
+def terminal(tmp_path: Path):
+    term = Terminal(tmp_path)
+    yield term
+    term.close()
+
+
+def test_open_navigate_search_edit_and_quit(terminal: Terminal, breaks_run: Run, tmp_path: Path) -> None:
+    editor = tmp_path / "editor.sh"
+    opened = tmp_path / "opened.txt"
+    editor.write_text(f"#!/bin/sh\necho \"$@\" > {shlex.quote(str(opened))}\n")
+    editor.chmod(0o755)
+    terminal.start([str(DYN_INSPECT), "open", str(breaks_run.path)], cwd=tmp_path, env={"EDITOR": str(editor)})
+    screen = terminal.wait_for("Graph breaks (5)", "finished · exit 0", "frames")
+
+    terminal.keys("2")
+    branch, builtin = marker_line(BREAKS, "BREAK:branch"), marker_line(BREAKS, "BREAK:builtin")
+    screen = terminal.wait_for(f"breaks.py:{branch}", f"breaks.py:{builtin}", "GB0170")
+
+    # Search for the tolist() break and jump to it: its source line is shown, marked.
+    terminal.keys("/")
+    terminal.keys("tolist", literal=True)
+    terminal.wait_for("matches")
+    terminal.keys("Enter")
+    screen = terminal.wait_for("Tensor.tolist()", "GB0109")
+    assert any("❱" in line and "tolist()" in line for line in screen.splitlines())
+
+    # `o` suspends the TUI, runs $EDITOR +line file, and comes back.
+    terminal.keys("o")
+    deadline = time.monotonic() + 10
+    while not opened.exists() and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert opened.read_text().split() == [f"+{builtin}", str(BREAKS)]
+    terminal.wait_for("GB0109")
+
+    terminal.keys("4")
+    terminal.wait_for("branchy", "with_helper", "explicit")
+    terminal.keys("q")
+    assert terminal.exit_code() == 0
+
+
+def test_live_program_output_stdin_and_exit_code(terminal: Terminal, tmp_path: Path) -> None:
+    script = tmp_path / "ask.py"
+    script.write_text(
+        textwrap.dedent(
+            """
+            import sys
+            print("\\x1b[32mready\\x1b[0m", flush=True)
+            name = input("name? ")
+            print("hello", name, flush=True)
+            sys.exit(5)
+            """
+        )
+    )
+    terminal.start([str(DYN_INSPECT), "--runs-dir", str(tmp_path / "runs"), str(script)], cwd=tmp_path)
+    terminal.wait_for("python3 ask.py")
+    terminal.keys("6")
+    terminal.wait_for("ready", "name?")
+    terminal.keys("Ada", literal=True)
+    terminal.keys("Enter")
+    screen = terminal.wait_for("hello Ada", "exit 5")
+    assert "name? Ada" in screen
+    terminal.keys("q")
+    assert terminal.exit_code() == 5
+    run = Run(next(p for p in (tmp_path / "runs").iterdir() if p.is_dir() and not p.is_symlink()))
+    assert run.model.exit_code == 5
+
+
+def test_live_example_shows_breaks_and_recompiles(terminal: Terminal, tmp_path: Path) -> None:
+    """The acceptance check: `dyn-inspect examples/train.py` in a terminal shows the
+    script's graph breaks and recompiles while it runs (real Inductor compiles)."""
+    train = EXAMPLES / "train.py"
+    terminal.start(
+        [str(DYN_INSPECT), "--runs-dir", str(tmp_path / "runs"), "train.py", "--steps", "4"],
+        cwd=EXAMPLES,
+        env={"TORCHINDUCTOR_CACHE_DIR": str(tmp_path / "inductor-cache")},
+    )
+    terminal.wait_for("compiling forward", timeout=120)
+    terminal.keys("2")
+    branch = marker_line(train, "# data-dependent branch: graph break")
+    terminal.wait_for(f"train.py:{branch}", "GB0170", timeout=300)
+    screen = terminal.wait_for("finished · exit 0", timeout=600)
+    assert f"train.py:{marker_line(train, '# print(): graph break')}" in screen
+    assert "model_utils.py:" in screen
+    terminal.keys("3")
+    terminal.wait_for("forward", "guard diff", "size mismatch at index", "expected 16, actual 32", "mark_dynamic(x, 0)")
+    terminal.keys("6")
+    terminal.wait_for("step 3 batch 16")
+    terminal.keys("q")
+    assert terminal.exit_code() == 0

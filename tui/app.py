@@ -1,0 +1,605 @@
+"""The dyn-inspect TUI: a Textual app over one run, live (``run_live``: the program runs in
+a child process while its compiles appear) or opened afterwards (``run_open``).
+
+Structure (memray's live TUI): background threads own the slow or blocking work — the
+``RunFollower`` polls the run's logs, ``ChildProcess`` pumps the program's pty — and post
+messages; the app reads the shared model under a lock and brings the visible view up to
+date incrementally. Hidden views are marked stale and caught up when shown, so the cost
+of an update is the visible view's.
+"""
+
+from __future__ import annotations
+
+import gc
+import os
+import signal
+import subprocess
+import threading
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+from rich.text import Text
+from textual import events, on
+from textual.app import App, ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal
+from textual.widgets import DataTable, Footer, Input, Label, OptionList, Select, TabbedContent, TabPane, Tree
+
+from dyn_inspect.engine.launcher import Launch, LaunchSpec
+from dyn_inspect.engine.schema import Loc
+from dyn_inspect.inspector.errors import InspectorError
+from dyn_inspect.inspector.run import Run
+from dyn_inspect.tui import digest
+from dyn_inspect.tui.child import ChildProcess
+from dyn_inspect.tui.display import command_text, display_loc, duration, run_cwd
+from dyn_inspect.tui.follow import OutputBuffer, RunFollower
+from dyn_inspect.tui.messages import ChildExited, LoadFailed, OutputAvailable, RunLoaded, RunUpdated
+from dyn_inspect.tui.screens import ConfirmScreen, SearchScreen
+from dyn_inspect.tui.source import editor_command
+from dyn_inspect.tui.views.base import Context, SearchHit, View
+from dyn_inspect.tui.views.breaks import BreaksView
+from dyn_inspect.tui.views.compiles import CompilesView
+from dyn_inspect.tui.views.kernels import KernelsView
+from dyn_inspect.tui.views.output import OutputView
+from dyn_inspect.tui.views.overview import OverviewView
+from dyn_inspect.tui.views.recompiles import RecompilesView
+
+VIEWS: list[tuple[str, str, type[View]]] = [
+    ("overview", "Overview", OverviewView),
+    ("breaks", "Graph breaks", BreaksView),
+    ("recompiles", "Recompiles", RecompilesView),
+    ("compiles", "Compiles", CompilesView),
+    ("kernels", "Kernels", KernelsView),
+    ("output", "Output", OutputView),
+]
+VIEW_IDS = [v for v, _, _ in VIEWS]
+ALL_RANKS = -1
+FREEZE_EVERY = 20_000  # events: how much a live model grows before it is frozen again
+
+CSS = """
+#header { height: 2; background: $panel; padding: 0 1; }
+#header-line1, #header-line2 { height: 1; }
+#header-command { width: 1fr; text-style: bold; }
+#header-state { width: auto; padding: 0 1; }
+#header-elapsed { width: auto; padding: 0 1; color: $text-muted; }
+#header-env { width: 1fr; color: $text-muted; }
+#header-run { width: auto; color: $text-muted; }
+#rank-select { width: 24; height: 1; }
+.state-running { color: $success; }
+.state-compiling { color: $accent; text-style: bold; }
+.state-starting { color: $text-muted; }
+.state-finished { color: $success; text-style: bold; }
+.state-crashed, .state-killed { color: $error; text-style: bold; }
+TabbedContent { height: 1fr; }
+TabPane { padding: 0; }
+View { height: 1fr; }
+.detail { width: 1fr; padding: 0 1; border-left: vkey $foreground 20%; }
+#breaks-left, #recompiles-table, #compiles-tree { width: 45%; }
+#breaks-table { height: 1fr; }
+DataTable { overflow-x: hidden; }
+#break-stack { height: 1fr; border: none; }
+#kernels-table { height: 1fr; }
+#kernel-source { height: 2fr; border-left: none; border-top: hkey $foreground 20%; }
+#kernel-filter { height: 1; border: none; padding: 0 1; }
+.section { color: $text-muted; text-style: bold; margin-top: 1; }
+#overview-spark { height: 2; margin: 0 1; }
+#overview-spark-axis { height: 1; margin: 0 1; color: $text-muted; }
+#spark-start { width: 1fr; }
+#spark-end { width: auto; }
+#overview-counts, #overview-offenders, #overview-problems { padding: 0 1; }
+#output-log { height: 1fr; }
+#output-partial { height: auto; max-height: 3; }
+#stdin { height: 1; border: none; padding: 0 1; background: $boost; }
+ConfirmScreen, SearchScreen { align: center middle; }
+#confirm { width: 64; height: auto; border: round $warning; background: $surface; padding: 1 2; }
+#confirm-buttons { height: auto; margin-top: 1; }
+#confirm-buttons Button { margin-right: 1; }
+#search { width: 90%; height: 80%; border: round $accent; background: $surface; padding: 0 1; }
+#search-input { border: none; height: 1; margin-bottom: 1; }
+#search-count { color: $text-muted; }
+#search-results { height: 1fr; }
+"""
+
+
+class InspectorApp(App[int]):
+    """One run, live or finished. ``exit_code`` is what ``dyn-inspect`` returns on quit."""
+
+    CSS = CSS
+    TITLE = "dyn-inspect"
+    ENABLE_COMMAND_PALETTE = False
+    BINDINGS = [
+        Binding("1", "show('overview')", "Overview", show=False),
+        Binding("2", "show('breaks')", "Breaks", show=False),
+        Binding("3", "show('recompiles')", "Recompiles", show=False),
+        Binding("4", "show('compiles')", "Compiles", show=False),
+        Binding("5", "show('kernels')", "Kernels", show=False),
+        Binding("6", "show('output')", "Output", show=False),
+        Binding("/", "search", "Search"),
+        Binding("o", "open_editor", "Open in $EDITOR"),
+        Binding("e", "export", "Export"),
+        Binding("?", "toggle_help", "Keys"),
+        Binding("r", "next_rank", "Rank", show=False),
+        Binding("q", "quit", "Quit"),
+        Binding("ctrl+c", "interrupt", "Stop program", show=False, priority=True),
+    ]
+
+    def __init__(
+        self,
+        run_path: Path,
+        *,
+        run: Run | None = None,
+        launch: Launch | None = None,
+        clock: Callable[[], float] = time.time,
+        initial_view: str = "overview",
+        poll_interval: float = 0.1,
+        cursor_blink: bool = True,
+    ) -> None:
+        super().__init__()
+        self.cursor_blink = cursor_blink  # off for snapshots: a blinking cursor is not deterministic
+        self.run_path = Path(run_path)
+        self.loaded_run: Run | None = None
+        self._preloaded = run
+        self.launch = launch
+        self.clock = clock
+        self.initial_view = initial_view if initial_view in VIEW_IDS else "overview"
+        self.poll_interval = poll_interval
+        self.lock = threading.Lock()
+        self.output_buffer = OutputBuffer()
+        self.child: ChildProcess | None = None
+        self.follower: RunFollower | None = None
+        self.scope = digest.ALL
+        self.exit_code = 0
+        self._stale: set[str] = set(VIEW_IDS)
+        self._ranks: list[int] = []
+        self.load_error: str | None = None
+        self._exporting = False
+        self._frozen_at = 0
+        self.synced_events = -1  # the model's event count when the views were last synced (tests, bench)
+
+    # -- layout ----------------------------------------------------------------------------
+
+    def compose(self) -> ComposeResult:
+        with Horizontal(id="header-line1"):
+            yield Label("", id="header-command")
+            yield Label("", id="header-state")
+            yield Label("", id="header-elapsed")
+        with Horizontal(id="header-line2"):
+            yield Label("", id="header-env")
+            yield Select([("all ranks", ALL_RANKS)], prompt="rank", allow_blank=False, value=ALL_RANKS, id="rank-select", compact=True)
+            yield Label("", id="header-run")
+        with TabbedContent(initial=self.initial_view):
+            for view_id, title, cls in VIEWS:
+                with TabPane(title, id=view_id):
+                    if cls is OutputView:
+                        yield OutputView(id=f"view-{view_id}", interactive=self.launch is not None)
+                    else:
+                        yield cls(id=f"view-{view_id}")
+        yield Footer()
+
+    def view(self, view_id: str) -> View:
+        return self.query_one(f"#view-{view_id}", View)
+
+    @property
+    def output_view(self) -> OutputView:
+        return self.query_one(OutputView)
+
+    @property
+    def active_view(self) -> str:
+        return self.query_one(TabbedContent).active or "overview"
+
+    def on_mount(self) -> None:
+        self.query_one("#rank-select", Select).display = False
+        self.query_one("#header-command", Label).update(Text(f"dyn-inspect  {self.run_path.name}"))
+        self._set_state(digest.RunState("starting", "loading…" if self._preloaded is None else "starting"))
+        if self.launch is not None:
+            self._start_child()
+        elif not (self.run_path / "output.log").exists():
+            self.output_view.show_notice("The program's output was not recorded (it ran without the live TUI).")
+        self.follower = RunFollower(
+            self,
+            self.run_path,
+            self.lock,
+            run=self._preloaded,
+            interval=self.poll_interval,
+            output=self.output_buffer if self.launch is None else None,
+        )
+        if self._preloaded is not None:
+            self._loaded(self._preloaded)
+        else:
+            self.query_one(TabbedContent).loading = True
+        # Read the logs once the first frame is on screen (the reading thread competes for the GIL).
+        self.call_after_refresh(self.follower.start)
+        self.set_interval(0.5, self._tick)
+        self.call_after_refresh(lambda: self._focus_view(self.active_view))
+
+    def on_unmount(self) -> None:
+        if self.follower is not None:
+            self.follower.stop()
+        if self.child is not None and self.child.exit_code is None:
+            self.exit_code = self.child.stop_and_wait()
+
+    # -- the program -----------------------------------------------------------------------
+
+    def _start_child(self) -> None:
+        assert self.launch is not None
+        self.child = ChildProcess(self.launch, self, self.output_buffer)
+        width, height = self.size
+        try:
+            self.child.start(columns=max(20, width - 2), rows=max(5, height - 8))
+        except OSError as exc:
+            command = self.launch.spec.command[0]
+            self.output_view.show_notice(f"cannot start {command}: {exc.strerror or exc}")
+            self.exit_code = self.child.finish(127)
+            self.output_view.set_interactive(False)
+
+    def on_output_available(self, _message: OutputAvailable) -> None:
+        data = self.output_buffer.drain()
+        if data:
+            self.output_view.write_bytes(data)
+
+    def on_child_exited(self, message: ChildExited) -> None:
+        assert self.child is not None
+        self.exit_code = self.child.finish(message.returncode)
+        data = self.output_buffer.drain()
+        if data:
+            self.output_view.write_bytes(data)
+        self.output_view.set_interactive(False)
+        self.output_view.show_notice(f"[dyn-inspect: the program exited with code {self.exit_code} — press q to quit]")
+        if self.follower is not None and self.loaded_run is not None:
+            self.follower.poll()  # read run_end now rather than at the next tick
+        self._sync()
+        self.notify(f"Program exited with code {self.exit_code}.", severity="information" if self.exit_code == 0 else "warning")
+
+    @on(OutputView.StdinLine)
+    def _stdin_line(self, message: OutputView.StdinLine) -> None:
+        if self.child is not None:
+            self.child.write(message.text.encode() + b"\n")
+
+    @on(OutputView.StdinEOF)
+    def _stdin_eof(self, _message: OutputView.StdinEOF) -> None:
+        if self.child is not None:
+            self.child.send_eof()
+
+    def on_resize(self, event: object) -> None:
+        if self.child is not None and self.child.alive:
+            width, height = self.size
+            self.child.resize(max(20, width - 2), max(5, height - 8))
+
+    # -- the run ---------------------------------------------------------------------------
+
+    def on_run_loaded(self, message: RunLoaded) -> None:
+        self._loaded(message.run)
+
+    def _loaded(self, run: Run) -> None:
+        self.loaded_run = run
+        # The run's model is a large, long-lived heap (a 100k-event run is millions of
+        # objects): move it out of the cyclic GC's reach so that full collections do not
+        # freeze the screen for a few hundred milliseconds while scrolling.
+        gc.freeze()
+        self._frozen_at = run.model.event_count
+        self.query_one(TabbedContent).loading = False
+        self._sync(all_views=False)
+        with self.lock:
+            problems = run.problems
+        if problems:
+            self.notify(f"Skipped {len(problems)} unreadable line(s) of the log — see the overview.", severity="warning", timeout=8)
+
+    def on_load_failed(self, message: LoadFailed) -> None:
+        self.query_one(TabbedContent).loading = False
+        if self.loaded_run is None and self.launch is None:
+            # Nothing to show (e.g. a log from a newer dyn-inspect): leave with one line.
+            self.load_error = message.error
+            self.exit(None, return_code=2)
+            return
+        self._set_state(digest.RunState("crashed", "cannot read the run"))
+        self.notify(message.error, severity="error", timeout=30)
+
+    def on_run_updated(self, _message: RunUpdated) -> None:
+        if self.follower is not None:
+            self.follower.handled()
+        self._stale.update(VIEW_IDS)
+        self._sync()
+        if self.loaded_run is not None and self.loaded_run.model.event_count - self._frozen_at > FREEZE_EVERY:
+            gc.freeze()  # a live run's model grew: keep the collector off it too
+            self._frozen_at = self.loaded_run.model.event_count
+
+    def context(self) -> Context:
+        assert self.loaded_run is not None
+        return Context(self.loaded_run, self.scope, run_cwd(self.loaded_run.model))
+
+    def _sync(self, all_views: bool = False) -> None:
+        """Bring the header, the tab labels and the visible view up to date."""
+        if self.loaded_run is None:
+            return
+        with self.lock:
+            ctx = self.context()
+            model = ctx.run.model
+            self._sync_header(ctx)
+            tabs = self.query_one(TabbedContent)
+            for view_id, _, _ in VIEWS:
+                tabs.get_tab(view_id).label = Text(self.view(view_id).tab_label(ctx))
+            targets = VIEW_IDS if all_views else [self.active_view]
+            for view_id in targets:
+                if view_id in self._stale and view_id != "output":
+                    self.view(view_id).sync(ctx)
+                self._stale.discard(view_id)
+            self.synced_events = model.event_count
+
+    def _sync_header(self, ctx: Context) -> None:
+        model = ctx.run.model
+        if model.run_start is not None:
+            command = command_text(model.run_start.command, model.run_start.cwd)
+        else:
+            start = next((p.start for p in model.processes.values() if p.start), None)
+            command = command_text(["python", *start.argv]) if start else ctx.run.path.name
+        self.query_one("#header-command", Label).update(Text(f"dyn-inspect  {command}"))
+        state = digest.run_state(model, self.scope)
+        if self.child is not None and self.child.exit_code is not None and state.kind in ("running", "compiling", "starting"):
+            # The program ended but run_end is not read yet: say what we know.
+            code = self.child.exit_code
+            state = digest.RunState("finished" if code == 0 else "crashed", f"{'finished' if code == 0 else 'crashed'} · exit {code}", code)
+        elif self.child is not None and self.child.alive and state.kind == "starting":
+            state = digest.RunState("running", "running")  # a program that has not imported torch (yet)
+        self._set_state(state)
+        self.query_one("#header-env", Label).update(Text(digest.environment_text(model)))
+        self.query_one("#header-run", Label).update(Text(f"run {ctx.run.path.name}"))
+        self._show_elapsed()
+        ranks = model.ranks()
+        if ranks != self._ranks:
+            self._ranks = ranks
+            select = self.query_one("#rank-select", Select)
+            select.set_options([("all ranks", ALL_RANKS), *((f"rank {r}", r) for r in ranks)])
+            select.value = self.scope.rank if self.scope.rank is not None else ALL_RANKS
+            select.display = len(ranks) > 1
+
+    def _set_state(self, state: digest.RunState) -> None:
+        label = self.query_one("#header-state", Label)
+        marker = {"compiling": "◐", "running": "●", "starting": "○"}.get(state.kind, "■")
+        label.update(Text(f"{marker} {state.label}"))
+        for kind in ("starting", "compiling", "running", "finished", "crashed", "killed"):
+            label.set_class(kind == state.kind, f"state-{kind}")
+
+    def _tick(self) -> None:
+        """The elapsed time, twice a second. Skipped while the follower is applying events
+        (the model's dicts may be growing); the next tick catches up."""
+        if self.loaded_run is None or not self.lock.acquire(blocking=False):
+            return
+        try:
+            self._show_elapsed()
+        finally:
+            self.lock.release()
+
+    def _show_elapsed(self) -> None:
+        assert self.loaded_run is not None
+        seconds = digest.elapsed(self.loaded_run.model, self.clock())
+        self.query_one("#header-elapsed", Label).update(duration(seconds) if seconds is not None else "")
+
+    @on(Select.Changed, "#rank-select")
+    def _rank_changed(self, event: Select.Changed) -> None:
+        if self.loaded_run is None or event.value is Select.NULL:
+            return
+        rank = None if event.value == ALL_RANKS else int(event.value)  # type: ignore[arg-type]
+        if rank == self.scope.rank:
+            return
+        with self.lock:
+            self.scope = digest.scope_for_rank(self.loaded_run.model, rank)
+        self._stale.update(VIEW_IDS)
+        self._sync()
+
+    def action_next_rank(self) -> None:
+        """Cycle all ranks → rank 0 → rank 1 → … (only when the run has several)."""
+        if len(self._ranks) < 2:
+            return
+        order: list[int | None] = [None, *self._ranks]
+        self.set_rank(order[(order.index(self.scope.rank) + 1) % len(order)])
+
+    def set_rank(self, rank: int | None) -> None:
+        self.query_one("#rank-select", Select).value = ALL_RANKS if rank is None else rank
+
+    def on_descendant_focus(self, event: events.DescendantFocus) -> None:
+        if not self.cursor_blink and isinstance(event.widget, Input):
+            event.widget.cursor_blink = False
+
+    @on(TabbedContent.TabActivated)
+    def _tab_activated(self, event: TabbedContent.TabActivated) -> None:
+        if event.pane.id in self._stale:
+            self._sync()
+
+    # -- actions -----------------------------------------------------------------------------
+
+    def _focus_view(self, view_id: str) -> None:
+        """Focus the view's main widget. (Leaving focus inside the previous tab would make
+        TabbedContent switch back to it.)"""
+        view = self.view(view_id)
+        if view_id == "output":
+            stdin = view.query_one("#stdin")
+            (stdin if stdin.display else view.query_one("#output-log")).focus()
+            return
+        for widget_type in (DataTable, Tree, OptionList):
+            found = list(view.query(widget_type))
+            if found:
+                found[0].focus()
+                return
+        focusable = [w for w in view.query("*") if w.can_focus]
+        if focusable:
+            focusable[0].focus()
+
+    def action_show(self, view_id: str) -> None:
+        self.query_one(TabbedContent).active = view_id
+        self._focus_view(view_id)
+
+    def action_search(self) -> None:
+        if self.loaded_run is None:
+            return
+
+        def done(hit: SearchHit | None) -> None:
+            if hit is not None:
+                self.query_one(TabbedContent).active = hit.view
+                self._sync()
+                self.view(hit.view).reveal(hit.key)
+
+        self.push_screen(SearchScreen(self.search), done)
+
+    def search(self, query: str) -> list[SearchHit]:
+        """Every view's matches for ``query``, in view order."""
+        if self.loaded_run is None:
+            return []
+        hits: list[SearchHit] = []
+        with self.lock:
+            ctx = self.context()
+            for view_id in VIEW_IDS:
+                hits.extend(self.view(view_id).search(ctx, query))
+        return hits
+
+    def action_open_editor(self) -> None:
+        loc = self.view(self.active_view).selected_location()
+        if loc is None:
+            self.notify("Nothing with a source line is selected.", severity="warning")
+            return
+        self.open_in_editor(loc)
+
+    def open_in_editor(self, loc: Loc) -> None:
+        if not os.path.exists(loc.file):
+            self.notify(f"{loc.file} is not on this machine.", severity="error")
+            return
+        command = editor_command(loc.file, loc.line)
+        try:
+            with self.suspend():
+                subprocess.call(command)  # noqa: S603 - the user's own $EDITOR
+        except FileNotFoundError:
+            self.notify(f"cannot start the editor: {command[0]} (set $EDITOR)", severity="error")
+        except Exception as exc:  # noqa: BLE001 - e.g. SuspendNotSupported when headless
+            self.notify(f"cannot open an editor here: {exc}", severity="error")
+        else:
+            cwd = run_cwd(self.loaded_run.model) if self.loaded_run is not None else None
+            self.notify(f"Opened {display_loc(loc, cwd)}", timeout=2)
+
+    def action_export(self) -> None:
+        """Write a bug-report zip of the run (``dyn_inspect.inspector.export``) in the
+        background; the screen stays live and says when it is done."""
+        if self.loaded_run is None:
+            return
+        try:
+            from dyn_inspect.inspector import export
+        except ImportError:
+            export = None  # type: ignore[assignment]
+        export_run = getattr(export, "export_run", None) if export is not None else None
+        if export_run is None:
+            self.notify("Export is not available in this version of dyn-inspect.", severity="warning")
+            return
+        if self._exporting:
+            self.notify("An export is already being written.")
+            return
+        run = self.loaded_run
+        out = Path.cwd() / f"dyn-inspect-{run.path.name}.zip"
+        n = 2
+        while out.exists():
+            out = Path.cwd() / f"dyn-inspect-{run.path.name}-{n}.zip"
+            n += 1
+        self._exporting = True
+        self.notify(f"Exporting a bug report to {out.name}…", timeout=3)
+        self.run_worker(lambda: self._export_in_thread(export_run, run, out), thread=True, exclusive=False, group="export")
+
+    def _export_in_thread(self, export_run: Callable[..., object], run: Run, out: Path) -> None:
+        # The follower is the model's only writer: pausing it keeps the model still while
+        # the export reads it, without holding the lock the screen needs.
+        if self.follower is not None:
+            self.follower.pause()
+        try:
+            result = export_run(run, out)
+        except (InspectorError, OSError) as exc:
+            self.call_from_thread(self.notify, f"export failed: {exc}", severity="error", timeout=10)
+        else:
+            path = getattr(result, "path", out)
+            self.call_from_thread(self.notify, f"Bug report written: {path}", timeout=10)
+        finally:
+            if self.follower is not None:
+                self.follower.resume()
+            self._exporting = False
+
+    def action_toggle_help(self) -> None:
+        if self.screen.query("HelpPanel"):
+            self.action_hide_help_panel()
+        else:
+            self.action_show_help_panel()
+
+    def action_quit(self) -> None:  # type: ignore[override]
+        if self.child is not None and self.child.alive:
+
+            def answer(choice: str | None) -> None:
+                if choice == "kill":
+                    self._kill_and_quit()
+
+            self.push_screen(
+                ConfirmScreen("The program is still running. Stop it and quit?", [("kill", "Kill it and quit"), ("cancel", "Keep running")]),
+                answer,
+            )
+            return
+        self.exit(self.exit_code, return_code=self.exit_code)
+
+    def _kill_and_quit(self) -> None:
+        assert self.child is not None
+        self.exit_code = self.child.stop_and_wait()
+        self.exit(self.exit_code, return_code=self.exit_code)
+
+    def action_interrupt(self) -> None:
+        if isinstance(self.screen, ConfirmScreen):
+            return
+        if self.child is None or not self.child.alive:
+            self.action_quit()
+            return
+
+        def answer(choice: str | None) -> None:
+            if self.child is None:
+                return
+            if choice == "interrupt":
+                self.child.interrupt()
+                self.notify("Sent SIGINT (Ctrl-C) to the program.")
+            elif choice == "kill":
+                self.child.kill()
+                self.notify("Killed the program.")
+
+        self.push_screen(
+            ConfirmScreen(
+                "Stop the program?",
+                [("interrupt", "Interrupt (Ctrl-C)"), ("kill", "Kill"), ("cancel", "Cancel")],
+            ),
+            answer,
+        )
+
+
+def run_live(spec: LaunchSpec) -> int:
+    """``dyn-inspect train.py`` in a terminal: run the program and show it live; returns its
+    exit code when the user quits."""
+    launch = Launch(spec)
+    run = Run(launch.run_dir)
+    app = InspectorApp(launch.run_dir, run=run, launch=launch)
+
+    def stop(signum: int, _frame: object) -> None:
+        # The program runs in its own session, so a closed terminal (SIGHUP) or a kill of
+        # dyn-inspect (SIGTERM) would not reach it: stop it with us.
+        if app.child is not None:
+            app.child.kill()
+        app.exit(None)
+
+    previous = {sig: signal.signal(sig, stop) for sig in (signal.SIGTERM, signal.SIGHUP)}
+    try:
+        app.run()
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+        if app.child is not None and app.child.exit_code is None:
+            app.exit_code = app.child.stop_and_wait()
+        elif app.child is None:
+            launch.finish(130)
+    return app.exit_code
+
+
+def run_open(path: Path, initial_view: str = "overview") -> int:
+    """``dyn-inspect open RUN``: browse a finished (or still running) run."""
+    app = InspectorApp(path, initial_view=initial_view)
+    app.run()
+    if app.load_error is not None:
+        raise InspectorError(app.load_error)
+    return 0

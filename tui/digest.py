@@ -1,0 +1,284 @@
+"""What the screens show, computed from the run model without any widget: the run's state
+(compiling <frame> · <stage> / running / finished / crashed / killed), the overview's
+counts and top offenders, the compile-time series for the sparkline, and the rank scope.
+
+Kept apart from the widgets so that it is plain, typed and testable on a recorded run.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from dyn_inspect.inspector.model import BreakGroup, CompileInfo, FrameInfo, KernelInfo, RunModel
+
+
+@dataclass(frozen=True)
+class Scope:
+    """Which processes the views show: every one (``logs is None``) or one rank's."""
+
+    logs: frozenset[str] | None = None
+    rank: int | None = None
+
+    def has(self, log: str) -> bool:
+        return self.logs is None or log in self.logs
+
+
+ALL = Scope()
+
+
+def scope_for_rank(model: RunModel, rank: int | None) -> Scope:
+    if rank is None:
+        return ALL
+    logs = frozenset(log for log, p in model.processes.items() if p.rank == rank)
+    return Scope(logs, rank)
+
+
+# -- state -------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class RunState:
+    kind: str  # starting, compiling, running, finished, crashed, killed
+    label: str
+    exit_code: int | None = None
+    signal: int | None = None
+
+
+def compile_stage(c: CompileInfo) -> str:
+    """The pipeline stage an unfinished compile is in, judged by what it has logged so far
+    (torch logs each stage's graph when that stage ends)."""
+    if c.output_codes:
+        return "loading kernels"
+    stages = {g.stage for g in c.graphs}
+    if any(s.startswith("post_grad") for s in stages):
+        return "inductor codegen"
+    if any(s.startswith("aot") or s.startswith("joint") or s.startswith("pre_grad") for s in stages):
+        return "inductor"
+    if "dynamo" in stages:
+        return "aot autograd"
+    return "dynamo"
+
+
+def compiling_now(model: RunModel, scope: Scope = ALL) -> list[CompileInfo]:
+    """Compiles that started (``compile_start``) and have no ``capture`` yet, in processes
+    that are still alive."""
+    out = []
+    for (log, _cid), c in list(model.compiles.items()):
+        if c.start is None or c.capture is not None or not scope.has(log):
+            continue
+        process = model.processes.get(log)
+        if process is not None and process.end is not None:
+            continue
+        out.append(c)
+    return out
+
+
+def frame_name(c: CompileInfo) -> str:
+    if c.capture is not None and c.capture.co_name:
+        return c.capture.co_name
+    if c.start is not None and c.start.stack:
+        return c.start.stack[-1].name or "?"
+    return "?"
+
+
+def run_state(model: RunModel, scope: Scope = ALL) -> RunState:
+    status = model.status
+    end = model.run_end
+    if status == "killed" and end is not None:
+        return RunState("killed", f"killed by signal {end.signal}", end.exit_code, end.signal)
+    if status in ("finished", "crashed"):
+        code = end.exit_code if end is not None else None
+        return RunState(status, status + (f" · exit {code}" if code is not None else ""), code)
+    if model.run_end is None and not model.processes:
+        return RunState("starting", "starting")
+    active = compiling_now(model, scope) if model.run_end is None else []
+    if active:
+        c = active[-1]
+        return RunState("compiling", f"compiling {frame_name(c)} · {compile_stage(c)}")
+    return RunState("running", "running")
+
+
+def environment_text(model: RunModel) -> str:
+    start = next((p.start for p in model.processes.values() if p.start is not None), None)
+    imported = any(p.header is not None and p.header.source == "import" for p in model.processes.values())
+    if start is None or (imported and not start.torch):
+        return "imported from TORCH_TRACE (environment not recorded)" if imported else ""
+    parts = [f"torch {start.torch}" if start.torch else "torch ?"]
+    if start.triton:
+        parts.append(f"triton {start.triton}")
+    if start.devices:
+        parts.append(", ".join(dict.fromkeys(start.devices)))
+    elif start.cpu_isa:
+        parts.append(f"cpu ({start.cpu_isa.lower()})")
+    if start.world_size and start.world_size > 1:
+        parts.append(f"world {start.world_size}")
+    return " · ".join(parts)
+
+
+def start_time(model: RunModel) -> float | None:
+    """When the program started (for an imported trace: its first process, not the import)."""
+    if model.run_start is not None and model.run_start.t and model.run_start.mode != "import":
+        return model.run_start.t
+    times = [p.start.t for p in model.processes.values() if p.start is not None and p.start.t]
+    return min(times) if times else None
+
+
+def elapsed(model: RunModel, now: float) -> float | None:
+    """Run time: the recorded duration once finished, else the time since it started."""
+    if model.run_start is not None and model.run_start.mode == "import":
+        # The import's own duration says nothing; the trace's span does.
+        t0 = min((p.start.t for p in model.processes.values() if p.start is not None and p.start.t), default=None)
+        ends = [c.capture.t for c in list(model.compiles.values()) if c.capture is not None and c.capture.t]
+        ends += [p.end.t for p in model.processes.values() if p.end is not None and p.end.t]
+        return max(0.0, max(ends) - t0) if t0 is not None and ends else None
+    if model.run_end is not None:
+        return model.run_end.duration_s
+    ends = [p.end for p in model.processes.values()]
+    if ends and all(e is not None for e in ends) and model.run_start is None:
+        return max(e.duration_s for e in ends if e is not None)
+    t0 = start_time(model)
+    return max(0.0, now - t0) if t0 is not None else None
+
+
+# -- scoped selections -------------------------------------------------------------------
+
+
+def break_count(group: BreakGroup, scope: Scope) -> int:
+    if scope.logs is None:
+        return group.count
+    return sum(1 for log, _ in group.hits if log in scope.logs)
+
+
+def break_groups(model: RunModel, scope: Scope = ALL) -> list[tuple[BreakGroup, int]]:
+    """Unique breaks visible in the scope with their hit counts, most hit first."""
+    rows = [(g, break_count(g, scope)) for g in list(model.breaks.values())]
+    rows = [(g, n) for g, n in rows if n]
+    rows.sort(key=lambda r: (-r[1], r[0].loc.file, r[0].loc.line))
+    return rows
+
+
+def frames(model: RunModel, scope: Scope = ALL) -> list[FrameInfo]:
+    return [f for f in list(model.frames.values()) if scope.has(f.log)]
+
+
+def recompiled_frames(model: RunModel, scope: Scope = ALL) -> list[FrameInfo]:
+    """Frames compiled more than once or that hit the recompile limit, first compiled first."""
+    return [f for f in frames(model, scope) if len(f.compiles) > 1 or f.recompile_limit is not None]
+
+
+def kernels(model: RunModel, scope: Scope = ALL) -> list[KernelInfo]:
+    if scope.logs is None:
+        return list(model.kernels)
+    return [k for k in model.kernels if k.compile.log in scope.logs]
+
+
+def compiles(model: RunModel, scope: Scope = ALL) -> list[CompileInfo]:
+    return [c for (log, _), c in list(model.compiles.items()) if scope.has(log)]
+
+
+# -- overview ------------------------------------------------------------------------------
+
+STAGES = ("dynamo", "aot", "inductor", "codegen")
+
+
+@dataclass
+class Overview:
+    frames: int = 0
+    compiles: int = 0
+    graphs: int = 0
+    breaks_unique: int = 0
+    breaks_total: int = 0
+    recompiles: int = 0
+    limits_hit: int = 0
+    kernels: int = 0
+    compile_time: float = 0.0
+    by_stage: dict[str, float] = field(default_factory=dict)
+    cache: dict[str, int] = field(default_factory=dict)
+    top_breaks: list[tuple[BreakGroup, int]] = field(default_factory=list)
+    top_recompiled: list[FrameInfo] = field(default_factory=list)
+    slowest: list[CompileInfo] = field(default_factory=list)
+    spark: list[float] = field(default_factory=list)
+
+
+def compile_times(c: CompileInfo) -> dict[str, float]:
+    out: dict[str, float] = {}
+    for source in (c.capture, c.backward):
+        if source is None:
+            continue
+        for stage in STAGES:
+            value = getattr(source.times, f"{stage}_s")
+            if value:
+                out[stage] = out.get(stage, 0.0) + value
+    return out
+
+
+def series_span(model: RunModel, scope: Scope = ALL) -> float | None:
+    """The seconds the compile-time series covers (its x axis)."""
+    done = [c for c in compiles(model, scope) if c.capture is not None and c.capture.t]
+    t0 = start_time(model)
+    if not done or t0 is None:
+        return None
+    t_end = max(c.capture.t for c in done if c.capture)
+    if model.run_start is None or model.run_start.mode != "import":
+        t_end = max(t_end, model.last_event_time)
+    return max(t_end - t0, 1e-9)
+
+
+def compile_time_series(model: RunModel, scope: Scope = ALL, buckets: int = 60) -> list[float]:
+    """Compile seconds per time slice of the run: each compile's time spread over the
+    slices between its ``compile_start`` and its ``capture``."""
+    span = series_span(model, scope)  # a live run's axis grows with the run
+    t0 = start_time(model)
+    if span is None or t0 is None:
+        return []
+    done = [c for c in compiles(model, scope) if c.capture is not None and c.capture.t]
+    series = [0.0] * buckets
+    width = span / buckets
+
+    def bucket(t: float) -> int:
+        return min(buckets - 1, max(0, int((t - t0) / width)))
+
+    for c in done:
+        assert c.capture is not None
+        end = c.capture.t
+        begin = c.start.t if c.start is not None and c.start.t and c.start.t <= end else end
+        first, last = bucket(begin), bucket(end)
+        # Spread the compile's time over the slices it spanned (compile_start → capture).
+        share = c.compile_time_s / (last - first + 1)
+        for i in range(first, last + 1):
+            series[i] += share
+    return series
+
+
+def overview(model: RunModel, scope: Scope = ALL, top: int = 5) -> Overview:
+    cs = compiles(model, scope)
+    fs = frames(model, scope)
+    groups = break_groups(model, scope)
+    o = Overview()
+    o.frames = len(fs)
+    o.compiles = len(cs)
+    o.graphs = sum(1 for c in cs if c.graph("dynamo") is not None)
+    o.breaks_unique = len(groups)
+    o.breaks_total = sum(n for _, n in groups)
+    o.recompiles = sum(1 for r in list(model.recompiles) if scope.has(r.log))
+    o.limits_hit = sum(1 for log, _ in list(model.recompile_limits) if scope.has(log))
+    o.kernels = len(kernels(model, scope))
+    for c in cs:
+        for stage, seconds in compile_times(c).items():
+            o.by_stage[stage] = o.by_stage.get(stage, 0.0) + seconds
+        o.compile_time += c.compile_time_s
+        if c.capture is not None:
+            cap = c.capture
+            for key, value in (
+                ("fx hits", cap.fx_cache_hits),
+                ("fx misses", cap.fx_cache_misses),
+                ("aot hits", cap.aot_cache_hits),
+                ("aot misses", cap.aot_cache_misses),
+            ):
+                o.cache[key] = o.cache.get(key, 0) + value
+    o.top_breaks = groups[:top]
+    recompiled = [f for f in fs if len(f.compiles) > 1 or f.recompile_limit is not None]
+    o.top_recompiled = sorted(recompiled, key=lambda f: -len(f.compiles))[:top]
+    o.slowest = sorted((c for c in cs if c.compile_time_s), key=lambda c: -c.compile_time_s)[:top]
+    o.spark = compile_time_series(model, scope)
+    return o

@@ -1,0 +1,115 @@
+"""What every view shares: the context it is synced from and the search-hit record."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from rich.console import JustifyMethod
+from rich.text import Text
+from textual.timer import Timer
+from textual.widget import Widget
+
+from dyn_inspect.engine.schema import Loc
+from dyn_inspect.inspector.run import Run
+from dyn_inspect.tui.digest import ALL, Scope
+
+
+COMMON_KEYS = """
+**1**–**6** switch views · **/** search everything · **o** open in `$EDITOR` ·
+**e** export a bug report · **?** this help · **q** quit · **ctrl+c** stop the program
+"""
+
+
+@dataclass(frozen=True)
+class Context:
+    """The run as a view sees it: the model (read under the app's lock), the rank scope and
+    the directory paths are shown relative to."""
+
+    run: Run
+    scope: Scope = ALL
+    cwd: str | None = None
+
+
+@dataclass(frozen=True)
+class SearchHit:
+    view: str  # the tab id
+    key: str  # what ``reveal`` takes
+    label: str  # one line shown in the results
+
+
+class View(Widget):
+    """Base of the tab contents. ``sync`` runs on the UI thread with the model locked."""
+
+    view_id: str = ""
+
+    DETAIL_DELAY = 0.08  # s: while the cursor moves faster than this, details wait
+
+    def __init__(self, *, id: str | None = None) -> None:  # noqa: A002 - textual's name
+        super().__init__(id=id)
+        self.ctx: Context | None = None
+        self._last_move = 0.0
+        self._detail_timer: Timer | None = None
+
+    def show_detail_soon(self, show: Callable[[], None]) -> None:
+        """Show the selected row's details: at once when the cursor was resting, else when
+        it comes to rest. Holding ↓ over a long table then redraws only the table (cheap:
+        DataTable draws only its visible rows), not a highlighted source per row passed."""
+        now = time.monotonic()
+        resting = now - self._last_move > 2 * self.DETAIL_DELAY
+        self._last_move = now
+        if self._detail_timer is not None:
+            self._detail_timer.stop()
+            self._detail_timer = None
+        if resting:
+            show()
+        else:
+
+            def fire() -> None:
+                self._detail_timer = None
+                show()
+
+            self._detail_timer = self.set_timer(self.DETAIL_DELAY, fire)
+
+    @property
+    def detail_pending(self) -> bool:
+        return self._detail_timer is not None
+
+    def sync(self, ctx: Context) -> None:
+        self.ctx = ctx
+
+    def tab_label(self, ctx: Context) -> str:
+        return self.view_id
+
+    def search(self, ctx: Context, query: str) -> list[SearchHit]:
+        return []
+
+    def reveal(self, key: str) -> None:
+        pass
+
+    def selected_location(self) -> Loc | None:
+        return None
+
+
+def matches(query: str, *fields: str | None) -> bool:
+    q = query.casefold()
+    return any(q in f.casefold() for f in fields if f)
+
+
+class Cell(Text):
+    """A table cell that sorts by a value rather than by its text (memray's SortableText).
+
+    Every cell is a ``Text``, never a plain ``str``: DataTable would read a ``str`` as markup,
+    and a torch message such as ``[0/1]`` must show as written."""
+
+    __slots__ = ("value",)
+
+    def __init__(self, text: str, value: object = None, style: str = "", justify: JustifyMethod | None = None) -> None:
+        super().__init__(text, style=style, justify=justify, no_wrap=True, end="")
+        self.value = text if value is None else value
+
+    def __lt__(self, other: object) -> bool:
+        if not isinstance(other, Cell):
+            return NotImplemented
+        return self.value < other.value  # type: ignore[operator]

@@ -1,0 +1,222 @@
+"""Graph breaks: the deduplicated table (location, type, count, gb id) and, for the selected
+break, the source around its line, torch's explanation, hints and link, and the user stack
+(selecting a frame shows that frame's source)."""
+
+from __future__ import annotations
+
+from rich.console import Group, RenderableType
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.containers import Horizontal, Vertical
+from textual.widgets import DataTable, Label, OptionList
+from textual.widgets.option_list import Option
+
+from dyn_inspect.engine.schema import Loc
+from dyn_inspect.inspector.locations import is_library, nearest_user_frame
+from dyn_inspect.inspector.model import BreakGroup
+from dyn_inspect.tui import digest
+from dyn_inspect.tui.display import display_loc
+from dyn_inspect.tui.source import snippet
+from dyn_inspect.tui.views.base import COMMON_KEYS, Cell, Context, SearchHit, View, matches
+from dyn_inspect.tui.widgets import DetailPane
+
+
+def shown_loc(group: BreakGroup) -> Loc:
+    """Where the break is attributed: the innermost user frame when torch reports a line in
+    library code (a break inside transformers is the user's call into it)."""
+    b = group.first
+    if not is_library(b.loc.file):
+        return b.loc
+    return nearest_user_frame([*b.user_stack, b.loc]) or b.loc
+
+
+class BreaksView(View):
+    view_id = "breaks"
+    HELP = """
+## Graph breaks
+
+Each row is one break site (type + line), with how many times it was hit.
+
+- **↑/↓** select a break; its source, explanation and hints show on the right
+- **tab** move to the user stack (below the table); select a frame to see its source
+- **o** open the selected line in `$EDITOR`
+""" + COMMON_KEYS
+
+    def __init__(self, *, id: str | None = None) -> None:  # noqa: A002
+        super().__init__(id=id)
+        self._groups: dict[str, BreakGroup] = {}
+        self._counts: dict[str, int] = {}
+        self._scope: digest.Scope | None = None
+        self._shown: str | None = None
+        self._stack: list[Loc] = []
+        self._frame: Loc | None = None
+        self._source: RenderableType = Text("")
+        self._info: RenderableType = Text("")
+
+    def compose(self) -> ComposeResult:
+        with Horizontal():
+            with Vertical(id="breaks-left"):
+                yield DataTable(id="breaks-table", cursor_type="row", zebra_stripes=True)
+                yield Label("User stack (outermost first)", classes="section")
+                yield OptionList(id="break-stack")
+            yield DetailPane(id="break-detail", classes="detail")
+
+    def on_mount(self) -> None:
+        table = self.query_one(DataTable)
+        table.add_column("Location", key="loc")
+        table.add_column("Count", key="count")
+        table.add_column("GB id", key="gb")
+        table.add_column("Type", key="type")
+        self.query_one(DetailPane).show(Text("No graph breaks recorded (yet).", style="dim"))
+
+    def tab_label(self, ctx: Context) -> str:
+        n = len(digest.break_groups(ctx.run.model, ctx.scope))
+        return f"Graph breaks ({n})"
+
+    def sync(self, ctx: Context) -> None:
+        super().sync(ctx)
+        table = self.query_one(DataTable)
+        if ctx.scope != self._scope:
+            table.clear()
+            self._groups.clear()
+            self._counts.clear()
+            self._scope = ctx.scope
+        rows = digest.break_groups(ctx.run.model, ctx.scope)
+        changed = False
+        for group, count in rows:
+            if group.key not in self._groups:
+                self._groups[group.key] = group
+                self._counts[group.key] = count
+                b = group.first
+                loc = shown_loc(group)
+                table.add_row(
+                    Cell(display_loc(loc, ctx.cwd), (loc.file, loc.line)),
+                    Cell(str(count), -count, justify="right"),
+                    Cell(b.gb_id or ""),
+                    Cell(b.gb_type),
+                    key=group.key,
+                )
+                changed = True
+            elif self._counts[group.key] != count:
+                self._counts[group.key] = count
+                table.update_cell(group.key, "count", Cell(str(count), -count, justify="right"))
+                changed = True
+        if changed:
+            # Most hit first, then by location; the cursor stays on the break it was on.
+            selected = self._selected_key()
+            table.sort("count", "loc")
+            if selected is not None:
+                table.move_cursor(row=table.get_row_index(selected), animate=False)
+        if self._shown is None and table.row_count:
+            self._show(self._selected_key())
+        elif self._shown is not None and changed:
+            self._render_info()
+
+    def _selected_key(self) -> str | None:
+        table = self.query_one(DataTable)
+        if not table.row_count:
+            return None
+        try:
+            row_key, _ = table.coordinate_to_cell_key(table.cursor_coordinate)
+        except Exception:  # noqa: BLE001 - an empty or shrinking table
+            return None
+        return str(row_key.value)
+
+    def on_data_table_row_highlighted(self, event: DataTable.RowHighlighted) -> None:
+        event.stop()
+        if event.row_key is not None and event.row_key.value is not None:
+            key = str(event.row_key.value)
+            self.show_detail_soon(lambda: self._show(key))
+
+    def _show(self, key: str | None) -> None:
+        if key is None or key not in self._groups:
+            return
+        self._shown = key
+        group = self._groups[key]
+        self._frame = shown_loc(group)
+        self._stack = list(group.first.user_stack) or [group.first.loc]
+        self._source = self._snippet(self._frame)
+        self._render_info()
+        stack = self.query_one("#break-stack", OptionList)
+        stack.clear_options()
+        cwd = self.ctx.cwd if self.ctx else None
+        options = []
+        for i, frame in enumerate(self._stack):
+            style = "dim" if is_library(frame.file) else ""
+            label = Text.assemble((f"{display_loc(frame, cwd)}", style or "bold"), ("  in ", "dim"), (frame.name or "?", style))
+            if frame.code:
+                label.append(f"\n    {frame.code}", style="dim")
+            options.append(Option(label, id=str(i)))
+        stack.add_options(options)
+
+    def _snippet(self, loc: Loc) -> RenderableType:
+        cwd = self.ctx.cwd if self.ctx else None
+        return snippet(loc, display_loc(loc, cwd))
+
+    def _render_source(self, loc: Loc) -> None:
+        self._source = self._snippet(loc)
+        self.query_one(DetailPane).show(self._source, self._info)
+
+    def _render_info(self) -> None:
+        if self._shown is None:
+            return
+        group = self._groups[self._shown]
+        b = group.first
+        count = self._counts.get(self._shown, group.count)
+        parts: list[RenderableType] = []
+        title = Text.assemble((b.gb_type, "bold red"))
+        if b.gb_id:
+            title.append(f"  {b.gb_id}", style="bold")
+        parts.append(title)
+        cids = sorted({e.cid or "?" for _, e in group.hits})
+        parts.append(Text(f"hit {count}× · compiles {', '.join(cids)}", style="dim"))
+        if b.loc != self._frame:
+            cwd = self.ctx.cwd if self.ctx else None
+            parts.append(Text(f"torch reports the break at {display_loc(b.loc, cwd)}", style="dim"))
+        if b.reason:
+            parts.append(Text.assemble(("\nReason  ", "bold"), b.reason.strip()))
+        if b.explanation:
+            parts.append(Text.assemble(("\nExplanation  ", "bold"), b.explanation.strip()))
+        if b.hints:
+            parts.append(Text("\nHints", style="bold"))
+            for hint in b.hints:
+                parts.append(Text(f"  • {hint.strip()}"))
+        if b.url:
+            link = Text("\nDocs  ", style="bold")
+            link.append(b.url, style=f"underline link {b.url}")
+            parts.append(link)
+        self._info = Group(*parts)
+        self.query_one(DetailPane).show(self._source, self._info)
+
+    def on_option_list_option_highlighted(self, event: OptionList.OptionHighlighted) -> None:
+        event.stop()
+        if event.option_id is None:
+            return
+        index = int(event.option_id)
+        if 0 <= index < len(self._stack):
+            frame = self._frame = self._stack[index]
+            self.show_detail_soon(lambda: self._render_source(frame))
+
+    # -- search / reveal / open -------------------------------------------------------------
+
+    def search(self, ctx: Context, query: str) -> list[SearchHit]:
+        hits = []
+        for group, count in digest.break_groups(ctx.run.model, ctx.scope):
+            b = group.first
+            where = display_loc(shown_loc(group), ctx.cwd)
+            if matches(query, where, b.gb_type, b.gb_id, b.reason, b.explanation, *b.hints):
+                hits.append(SearchHit(self.view_id, group.key, f"break   {where}  {b.gb_type} ×{count}"))
+        return hits
+
+    def reveal(self, key: str) -> None:
+        table = self.query_one(DataTable)
+        if key in self._groups:
+            table.move_cursor(row=table.get_row_index(key), animate=False)
+            self._show(key)
+        table.focus()
+
+    def selected_location(self) -> Loc | None:
+        stack = self.query_one("#break-stack", OptionList)
+        if stack.has_focus and stack.highlighted is not None and stack.highlighted < len(self._stack):
+            return self._stack[stack.highlighted]
+        return self._frame

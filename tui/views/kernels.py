@@ -1,0 +1,191 @@
+"""Kernels: every generated kernel (name, backend, fused ATen ops, the user lines it came
+from, size) with its Triton or C++ source highlighted; the filter narrows by name, op or
+source line (``train.py:27``)."""
+
+from __future__ import annotations
+
+import re
+
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.containers import Vertical
+from textual.widgets import DataTable, Input
+
+from dyn_inspect.engine.schema import Loc
+from dyn_inspect.inspector.model import KernelInfo
+from dyn_inspect.tui import digest
+from dyn_inspect.tui.display import display_loc
+from dyn_inspect.tui.views.base import COMMON_KEYS, Cell, Context, SearchHit, View, matches
+from dyn_inspect.tui.views.compiles import kernel_detail
+from dyn_inspect.tui.widgets import DetailPane
+
+_LINE_QUERY = re.compile(r"^(?P<file>.*):(?P<line>\d+)$")
+
+
+def kernel_matches(k: KernelInfo, query: str, cwd: str | None) -> bool:
+    """``file:line`` (or ``:line``) matches kernels whose provenance includes that line;
+    anything else is a case-insensitive substring of the name, backend, ops or lines."""
+    q = query.strip()
+    if not q:
+        return True
+    m = _LINE_QUERY.match(q)
+    if m:
+        line = int(m["line"])
+        name = m["file"]
+        for loc in k.lines:
+            if loc.line == line and (not name or loc.file.endswith(name) or display_loc(loc, cwd).startswith(name + ":")):
+                return True
+        return False
+    e = k.event
+    return matches(q, e.name, e.backend, *e.fused_ops, *e.source_nodes, *(display_loc(loc, cwd) for loc in k.lines))
+
+
+def lines_text(k: KernelInfo, cwd: str | None, limit: int = 3) -> str:
+    shown = [display_loc(loc, cwd) for loc in k.lines[:limit]]
+    more = len(k.lines) - limit
+    return ", ".join(shown) + (f" +{more}" if more > 0 else "")
+
+
+class KernelsView(View):
+    view_id = "kernels"
+    HELP = """
+## Kernels
+
+Every kernel Inductor generated, with the ATen ops it fuses and the user lines it came
+from (provenance). The source shows below.
+
+- **f** filter: a name, an op, or a source line such as `train.py:27`
+- **↑/↓** select · **o** open the kernel's first source line in `$EDITOR`
+""" + COMMON_KEYS
+
+    BINDINGS = [("f", "focus_filter", "Filter")]
+
+    def __init__(self, *, id: str | None = None) -> None:  # noqa: A002
+        super().__init__(id=id)
+        self._seen = 0  # model.kernels[:_seen] were considered for the table
+        self._kernels: dict[str, KernelInfo] = {}
+        self._scope: digest.Scope | None = None
+        self._filter = ""
+        self._shown: str | None = None
+
+    def compose(self) -> ComposeResult:
+        with Vertical():
+            yield Input(placeholder="filter kernels: name, op, or file:line (press f)", id="kernel-filter")
+            yield DataTable(id="kernels-table", cursor_type="row", zebra_stripes=True)
+            yield DetailPane(id="kernel-source", classes="detail")
+
+    def on_mount(self) -> None:
+        table = self.query_one(DataTable)
+        table.add_column("Kernel", key="name")
+        table.add_column("Backend", key="backend")
+        table.add_column("Size", key="size")
+        table.add_column("Source lines", key="lines")
+        table.add_column("Fused ops", key="ops")
+        self.query_one(DetailPane).show(Text("No kernels recorded (yet).", style="dim"))
+
+    def tab_label(self, ctx: Context) -> str:
+        return f"Kernels ({len(digest.kernels(ctx.run.model, ctx.scope))})"
+
+    def sync(self, ctx: Context) -> None:
+        super().sync(ctx)
+        table = self.query_one(DataTable)
+        if ctx.scope != self._scope:
+            self._scope = ctx.scope
+            self._rebuild()
+            return
+        self._add(ctx.run.model.kernels[self._seen :], self._seen)
+
+    def _rebuild(self) -> None:
+        table = self.query_one(DataTable)
+        table.clear()
+        self._kernels.clear()
+        self._seen = 0
+        self._shown = None
+        if self.ctx is not None:
+            self._add(self.ctx.run.model.kernels, 0)
+        if not table.row_count:
+            message = "No kernel matches the filter." if self._filter else "No kernels recorded (yet)."
+            self.query_one(DetailPane).show(Text(message, style="dim"))
+
+    def _add(self, new: list[KernelInfo], start: int) -> None:
+        assert self.ctx is not None
+        ctx = self.ctx
+        table = self.query_one(DataTable)
+        rows = []
+        for i, k in enumerate(new, start):
+            if not ctx.scope.has(k.compile.log) or not kernel_matches(k, self._filter, ctx.cwd):
+                continue
+            key = str(i)
+            self._kernels[key] = k
+            e = k.event
+            ops = ", ".join(e.fused_ops)
+            rows.append(
+                (
+                    key,
+                    (
+                        Cell(e.name + (" (bw)" if e.backward else "")),
+                        Cell(e.backend),
+                        Cell(f"{e.lines} lines", e.lines, justify="right"),
+                        Cell(lines_text(k, ctx.cwd), [(loc.file, loc.line) for loc in k.lines]),
+                        Cell(ops[:60] + ("…" if len(ops) > 60 else ""), ops),
+                    ),
+                )
+            )
+        self._seen = start + len(new)
+        for key, cells in rows:
+            table.add_row(*cells, key=key)
+        if self._shown is None and table.row_count:
+            self._show(str(table.coordinate_to_cell_key(table.cursor_coordinate).row_key.value))
+
+    def on_input_changed(self, event: Input.Changed) -> None:
+        if event.input.id != "kernel-filter":
+            return
+        event.stop()
+        self._filter = event.value
+        self._rebuild()
+
+    def on_input_submitted(self, event: Input.Submitted) -> None:
+        if event.input.id == "kernel-filter":
+            event.stop()
+            self.query_one(DataTable).focus()
+
+    def action_focus_filter(self) -> None:
+        self.query_one("#kernel-filter", Input).focus()
+
+    def set_filter(self, text: str) -> None:
+        self.query_one("#kernel-filter", Input).value = text  # Input.Changed rebuilds
+
+    def on_data_table_row_highlighted(self, event: DataTable.RowHighlighted) -> None:
+        event.stop()
+        if event.row_key is not None and event.row_key.value is not None:
+            key = str(event.row_key.value)
+            self.show_detail_soon(lambda: self._show(key))
+
+    def _show(self, key: str) -> None:
+        k = self._kernels.get(key)
+        if k is None or self.ctx is None:
+            return
+        self._shown = key
+        self.query_one(DetailPane).show(*kernel_detail(self.ctx, k))
+
+    def search(self, ctx: Context, query: str) -> list[SearchHit]:
+        hits = []
+        for i, k in enumerate(list(ctx.run.model.kernels)):
+            if ctx.scope.has(k.compile.log) and kernel_matches(k, query, ctx.cwd):
+                hits.append(SearchHit(self.view_id, str(i), f"kernel   {k.name}  {', '.join(k.event.fused_ops[:3])}"))
+        return hits
+
+    def reveal(self, key: str) -> None:
+        table = self.query_one(DataTable)
+        if key not in self._kernels and self._filter:
+            self.set_filter("")
+            self._filter = ""
+            self._rebuild()
+        if key in self._kernels:
+            table.move_cursor(row=table.get_row_index(key), animate=False)
+            self._show(key)
+        table.focus()
+
+    def selected_location(self) -> Loc | None:
+        k = self._kernels.get(self._shown or "")
+        return k.lines[0] if k is not None and k.lines else None

@@ -1,0 +1,157 @@
+"""The program's output (ANSI colours kept, bounded scrollback) and, while it runs, a line
+that sends what you type to its stdin."""
+
+from __future__ import annotations
+
+import codecs
+from collections import deque
+
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Vertical
+from textual.message import Message
+from textual.widgets import Input, RichLog, Static
+
+from dyn_inspect.tui.views.base import COMMON_KEYS, Context, SearchHit, View, matches
+
+SCROLLBACK = 10_000  # lines kept in the pane (and searched)
+
+
+class LineAssembler:
+    """Bytes from a terminal → complete lines plus the line still being written.
+
+    Decodes UTF-8 incrementally (a character split across reads survives), drops the
+    ``\\r`` a pty adds before ``\\n``, and treats a lone ``\\r`` as the terminal does for a
+    progress bar: the line restarts, so only the latest state is shown. Lines keep their
+    ANSI escape sequences (rendered by ``Text.from_ansi``)."""
+
+    def __init__(self) -> None:
+        self._decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
+        self.partial = ""
+
+    def feed(self, data: bytes) -> list[str]:
+        text = self.partial + self._decoder.decode(data)
+        text = text.replace("\r\n", "\n")
+        *lines, self.partial = text.split("\n")
+        out = [self._overwrite(line) for line in lines]
+        # A trailing \r may be the first half of \r\n: keep it until the next read says.
+        trailing = self.partial.endswith("\r")
+        self.partial = self._overwrite(self.partial.rstrip("\r")) + ("\r" if trailing else "")
+        return out
+
+    @staticmethod
+    def _overwrite(line: str) -> str:
+        if "\r" not in line:
+            return line
+        parts = [p for p in line.split("\r") if p]
+        return parts[-1] if parts else ""
+
+
+class StdinInput(Input):
+    """The line typed to the program's stdin; ctrl+d sends end-of-file (not delete-right)."""
+
+    BINDINGS = [Binding("ctrl+d", "eof", "End of input", priority=True)]
+
+    class EOF(Message):
+        pass
+
+    def action_eof(self) -> None:
+        self.post_message(self.EOF())
+
+
+class OutputView(View):
+    view_id = "output"
+    HELP = """
+## Output
+
+What the program printed (stdout and stderr, as a terminal shows them).
+While it runs, type in the line at the bottom and press **enter** to send it to the
+program's stdin; **ctrl+d** there sends end-of-file.
+""" + COMMON_KEYS
+
+    class StdinLine(Message):
+        def __init__(self, text: str) -> None:
+            self.text = text
+            super().__init__()
+
+    class StdinEOF(Message):
+        pass
+
+    def __init__(self, *, id: str | None = None, interactive: bool = False) -> None:  # noqa: A002
+        super().__init__(id=id)
+        self._assembler = LineAssembler()
+        self._lines: deque[str] = deque(maxlen=SCROLLBACK)  # plain text, for search
+        self._first = 0  # number of lines dropped from the front (for reveal)
+        self.interactive = interactive
+        self._notice_shown = False
+
+    def compose(self) -> ComposeResult:
+        with Vertical():
+            yield RichLog(id="output-log", max_lines=SCROLLBACK, wrap=False, markup=False, highlight=False, auto_scroll=True)
+            yield Static("", id="output-partial")
+            yield StdinInput(placeholder="stdin: type a line and press enter (ctrl+d: end of input)", id="stdin")
+
+    def on_mount(self) -> None:
+        self.query_one("#stdin", Input).display = self.interactive
+
+    def tab_label(self, ctx: Context) -> str:
+        return "Output"
+
+    def write_bytes(self, data: bytes) -> None:
+        log = self.query_one("#output-log", RichLog)
+        lines = self._assembler.feed(data)
+        if len(lines) > SCROLLBACK:
+            # A flood: lines that would scroll out of the bounded pane at once are not drawn.
+            self._first += len(lines) - SCROLLBACK + len(self._lines)
+            self._lines.clear()
+            log.clear()
+            lines = lines[-SCROLLBACK:]
+        for line in lines:
+            text = Text.from_ansi(line)
+            if len(self._lines) == self._lines.maxlen:
+                self._first += 1
+            self._lines.append(text.plain)
+            log.write(text)
+        partial = self._assembler.partial
+        self.query_one("#output-partial", Static).update(Text.from_ansi(partial) if partial else "")
+
+    def show_notice(self, text: str) -> None:
+        """A line from dyn-inspect itself (not the program), e.g. that no output was recorded."""
+        self.query_one("#output-log", RichLog).write(Text(text, style="dim italic"))
+
+    def set_interactive(self, interactive: bool) -> None:
+        self.interactive = interactive
+        stdin = self.query_one("#stdin", Input)
+        if stdin.has_focus and not interactive:
+            self.query_one("#output-log", RichLog).focus()
+        stdin.display = interactive
+
+    def on_input_submitted(self, event: Input.Submitted) -> None:
+        if event.input.id != "stdin":
+            return
+        event.stop()
+        self.post_message(self.StdinLine(event.value))
+        event.input.value = ""
+
+    def on_stdin_input_eof(self, event: StdinInput.EOF) -> None:
+        event.stop()
+        self.post_message(self.StdinEOF())
+
+    def search(self, ctx: Context, query: str) -> list[SearchHit]:
+        hits = []
+        for i, line in enumerate(self._lines):
+            if matches(query, line):
+                hits.append(SearchHit(self.view_id, str(self._first + i), f"output   {line.strip()[:100]}"))
+        return hits[:200]
+
+    def reveal(self, key: str) -> None:
+        log = self.query_one("#output-log", RichLog)
+        index = int(key) - self._first
+        if 0 <= index < len(self._lines):
+            log.auto_scroll = False
+            log.scroll_to(y=max(0, index - 2), animate=False)
+        log.focus()
+
+    def plain_lines(self) -> list[str]:
+        return list(self._lines)

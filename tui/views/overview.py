@@ -1,0 +1,145 @@
+"""Overview: the run's counts, compile time by stage, cache hits, the top offenders, a
+compile-time sparkline over the run, and what could not be read."""
+
+from __future__ import annotations
+
+from rich.console import Group, RenderableType
+from rich.table import Table
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.containers import Horizontal, VerticalScroll
+from textual.widgets import Label, Sparkline, Static
+
+from dyn_inspect.inspector.locations import def_line
+from dyn_inspect.tui import digest
+from dyn_inspect.tui.display import display_loc, display_path, duration
+from dyn_inspect.tui.views.base import COMMON_KEYS, Context, SearchHit, View
+from dyn_inspect.tui.views.breaks import shown_loc
+
+MAX_PROBLEMS = 8
+
+
+def _counts(o: digest.Overview) -> Table:
+    t = Table.grid(padding=(0, 2))
+    t.add_column(justify="right", style="bold")
+    t.add_column()
+    t.add_column(justify="right", style="bold")
+    t.add_column()
+    stage = ", ".join(f"{k} {duration(o.by_stage[k])}" for k in digest.STAGES if k in o.by_stage) or "—"
+    cache = o.cache
+    cache_text = (
+        f"fx {cache.get('fx hits', 0)} hit / {cache.get('fx misses', 0)} miss · "
+        f"aot {cache.get('aot hits', 0)} hit / {cache.get('aot misses', 0)} miss"
+    )
+    rows = [
+        (str(o.frames), "frames", str(o.compiles), "compiles"),
+        (str(o.graphs), "graphs", str(o.kernels), "kernels"),
+        (f"{o.breaks_unique} / {o.breaks_total}", "graph breaks (unique / total)", str(o.recompiles), "recompiles"),
+        (str(o.limits_hit), "recompile limits hit", duration(o.compile_time), "compile time"),
+    ]
+    for a, la, b, lb in rows:
+        t.add_row(a, la, b, lb)
+    detail = Table.grid(padding=(0, 2))
+    detail.add_column(style="bold")
+    detail.add_column()
+    detail.add_row("by stage", stage)
+    detail.add_row("caches", cache_text)
+    outer = Table.grid()
+    outer.add_row(t)
+    outer.add_row(Text(""))
+    outer.add_row(detail)
+    return outer
+
+
+def _offenders(o: digest.Overview, cwd: str | None) -> RenderableType:
+    parts: list[RenderableType] = []
+    if o.top_breaks:
+        t = Table(title="Top graph breaks", title_justify="left", title_style="bold", box=None, padding=(0, 1), expand=False)
+        t.add_column("hits", justify="right")
+        t.add_column("location")
+        t.add_column("type")
+        for group, count in o.top_breaks:
+            t.add_row(str(count), Text(display_loc(shown_loc(group), cwd)), Text(group.first.gb_type))
+        parts.append(t)
+    if o.top_recompiled:
+        t = Table(title="Most recompiled", title_justify="left", title_style="bold", box=None, padding=(0, 1))
+        t.add_column("compiles", justify="right")
+        t.add_column("function")
+        t.add_column("location")
+        for f in o.top_recompiled:
+            where = f"{display_path(f.filename, cwd)}:{def_line(f.filename, f.firstlineno)}"
+            limit = "  [limit hit]" if f.recompile_limit is not None else ""
+            t.add_row(str(len(f.compiles)), Text(f.name + limit), Text(where))
+        parts.append(Text(""))
+        parts.append(t)
+    if o.slowest:
+        t = Table(title="Slowest compiles", title_justify="left", title_style="bold", box=None, padding=(0, 1))
+        t.add_column("time", justify="right")
+        t.add_column("compile")
+        t.add_column("function")
+        for c in o.slowest:
+            t.add_row(duration(c.compile_time_s), Text(c.cid), Text(digest.frame_name(c)))
+        parts.append(Text(""))
+        parts.append(t)
+    if not parts:
+        parts.append(Text("Nothing compiled yet.", style="dim"))
+    return Group(*parts)
+
+
+class OverviewView(View):
+    view_id = "overview"
+    HELP = """
+## Overview
+
+The run at a glance: counts, compile time by stage, cache hits, the top offenders and
+compile time over the run (sparkline). Press **2**–**6** for the other views.
+""" + COMMON_KEYS
+
+    def compose(self) -> ComposeResult:
+        with VerticalScroll():
+            yield Static(id="overview-counts")
+            yield Label("Compile time over the run", classes="section")
+            yield Sparkline([], id="overview-spark")
+            with Horizontal(id="overview-spark-axis"):
+                yield Label("", id="spark-start")
+                yield Label("", id="spark-end")
+            yield Static(id="overview-offenders")
+            yield Static(id="overview-problems")
+
+    def tab_label(self, ctx: Context) -> str:
+        return "Overview"
+
+    def sync(self, ctx: Context) -> None:
+        super().sync(ctx)
+        o = digest.overview(ctx.run.model, ctx.scope)
+        self.query_one("#overview-counts", Static).update(_counts(o))
+        spark = self.query_one("#overview-spark", Sparkline)
+        # Textual draws a flat series as full bars: show nothing until something compiled.
+        has_data = bool(o.spark) and max(o.spark) > 0
+        spark.display = has_data
+        spark.data = o.spark if has_data else [0.0]
+        span = digest.series_span(ctx.run.model)
+        self.query_one("#spark-start", Label).update("start" if span else "")
+        self.query_one("#spark-end", Label).update(f"+{duration(span)}" if span else "")
+        self.query_one("#overview-offenders", Static).update(_offenders(o, ctx.cwd))
+        self.query_one("#overview-problems", Static).update(problems_text(ctx))
+
+    def search(self, ctx: Context, query: str) -> list[SearchHit]:
+        return []
+
+
+def problems_text(ctx: Context) -> RenderableType:
+    """What was skipped while reading: corrupted or truncated lines, unknown event kinds."""
+    problems = ctx.run.problems
+    unknown = len(ctx.run.unknown)
+    if not problems and not unknown:
+        return Text("")
+    out = Text("\nSkipped while reading the log\n", style="bold yellow")
+    for p in problems[:MAX_PROBLEMS]:
+        out.append(f"  {p}\n")
+    if len(problems) > MAX_PROBLEMS:
+        out.append(f"  … and {len(problems) - MAX_PROBLEMS} more\n")
+    if unknown:
+        kinds = sorted({e.kind for e in ctx.run.unknown})
+        out.append(f"  {unknown} events of kinds this version does not know ({', '.join(kinds[:5])}) kept but not shown\n")
+    return out
