@@ -145,6 +145,8 @@ class FileFindings:
     failures: list[FailureFinding] = field(default_factory=list)
     kernels_by_line: dict[int, list[KernelRef]] = field(default_factory=dict)
     kernel_line_code: dict[int, str | None] = field(default_factory=dict)
+    # --profile-kernels runs: "this line: 0.80 ms/step in 2 kernels" per recorded line
+    profile_by_line: dict[int, str] = field(default_factory=dict)
 
 
 def signature(ff: FileFindings) -> tuple[object, ...]:
@@ -440,3 +442,8 @@ def _add_kernels(m: RunModel, ws: Workspace, files: dict[str, FileFindings]) -> 
             refs.append(KernelRef(name, meta[(name, ops, bwd)], ops, first, bwd, len(ids)))
         ff.kernels_by_line[line] = refs
         ff.kernel_line_code[line] = codes.get((path, line))
+    for entry in m.line_profile():
+        if ws.contains(entry.file):
+            path = norm_path(entry.file)
+            if path in files:
+                files[path].profile_by_line[entry.line] = entry.describe()

@@ -86,6 +86,16 @@ def _kernels_md(kernels: Sequence[KernelRef]) -> list[str]:
     return out
 
 
+def profile_at(ff: FileFindings | None, lines: Sequence[str], line1: int) -> str | None:
+    """The profiled time of the recorded line that is now ``line1`` (None when not profiled)."""
+    if ff is None:
+        return None
+    for recorded, text in ff.profile_by_line.items():
+        if relocate(lines, recorded, ff.kernel_line_code.get(recorded)) == line1:
+            return text
+    return None
+
+
 def kernels_at(ff: FileFindings | None, lines: Sequence[str], line1: int) -> list[KernelRef]:
     """Kernels whose provenance names the recorded line that is now ``line1``."""
     if ff is None:
@@ -116,6 +126,9 @@ def hover(view: TextView, placed: list[Placed], ff: FileFindings | None, positio
     kernels = kernels_at(ff, view.lines, line0 + 1)
     if kernels:
         parts.append(_kernels_md(kernels))
+    profile = profile_at(ff, view.lines, line0 + 1)
+    if profile:
+        parts.append([f"**Steady state** (`--profile-kernels`): {profile}"])
     text = "\n\n---\n\n".join("\n".join(p) for p in parts)
     span = here[0].span
     return types.Hover(

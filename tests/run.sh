@@ -12,7 +12,9 @@ if ! command -v chromium >/dev/null || ! command -v dot >/dev/null; then
 fi
 
 python3 -m venv .venv
-.venv/bin/pip install -q --disable-pip-version-check -c constraints.txt -e '.[test]' || exit 1
+# (pip warns once per package about this machine's extra local index folders: noise.)
+.venv/bin/pip install -q --disable-pip-version-check -c constraints.txt -e '.[test]' 2>&1 | grep -v "^WARNING: Location 'file:"
+[ "${PIPESTATUS[0]}" -eq 0 ] || { echo "pip install failed"; exit 1; }
 
 .venv/bin/python -m pytest -q -p no:cacheprovider "$@"
 rc=$?

@@ -143,3 +143,19 @@ def test_bad_step_counts_are_refused(value: str, tmp_path: Path) -> None:
     )
     assert proc.returncode == 2
     assert "--profile-kernels" in proc.stderr and "Traceback" not in proc.stderr
+
+
+def test_lsp_hover_shows_the_line_profile(profiled) -> None:
+    """The language server's hover on a marked line carries the profiled time of that line."""
+    from dyn_inspect.lsp.findings import Workspace, build_index
+    from dyn_inspect.lsp.hover import profile_at
+
+    run, _ = profiled
+    index = build_index(run, Workspace([EXAMPLES]))
+    ff = index.files[str(TRAIN)]
+    source = TRAIN.read_text().splitlines()
+    branch = marker_line(TRAIN, "# data-dependent branch: graph break")
+    text = profile_at(ff, source, branch)
+    expected = {(lp.file, lp.line): lp.describe() for lp in run.model.line_profile()}[(str(TRAIN), branch)]
+    assert text == expected and "ms/step" in text
+    assert profile_at(ff, source, 1) is None  # a line no kernel came from
