@@ -16,8 +16,9 @@ python3 -m venv .venv
 .venv/bin/pip install -q --disable-pip-version-check -c constraints.txt -e '.[test]' 2>&1 | grep -v "^WARNING: Location 'file:"
 [ "${PIPESTATUS[0]}" -eq 0 ] || { echo "pip install failed"; exit 1; }
 
-.venv/bin/python -m pytest -q -p no:cacheprovider "$@"
-rc=$?
+pytest_log=$(mktemp)
+.venv/bin/python -m pytest -q -p no:cacheprovider "$@" 2>&1 | tee "$pytest_log"
+rc=${PIPESTATUS[0]}
 if [ "$rc" -eq 5 ]; then
   echo "pytest: no tests collected"
   rc=0
@@ -34,4 +35,8 @@ if [ -f vscode-extension/scripts/ci.sh ]; then
     bash vscode-extension/scripts/ci.sh || rc=1
   rm -rf "$ws"
 fi
+# The runner's summary line again, last, so it is the first thing a reader of CI sees.
+summary=$(grep -E "^(=+ )?[0-9]+ (passed|failed|error|skipped|deselected)|no tests ran" "$pytest_log" | tail -1)
+echo "pytest summary: ${summary:-none (pytest exit $rc)}"
+rm -f "$pytest_log"
 exit "$rc"
