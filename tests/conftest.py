@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -45,45 +46,24 @@ def corpus(tmp_path_factory: pytest.TempPathFactory) -> Corpus:
     return c
 
 
-def _run(corpus: Corpus, name: str) -> Run:
-    rec: Recording = corpus[name]
-    return Run(rec.run_dir)
+def _run_fixture(program: str, doc: str) -> Callable[[Corpus], Run]:
+    """A session fixture: the recorded run of one corpus program (see RUN_FIXTURES)."""
+
+    def fixture(corpus: Corpus) -> Run:
+        rec: Recording = corpus[program]
+        return Run(rec.run_dir)
+
+    fixture.__doc__ = doc
+    return pytest.fixture(scope="session", name=f"{program}_run")(fixture)
 
 
-@pytest.fixture(scope="session")
-def breaks_run(corpus: Corpus) -> Run:
-    return _run(corpus, "breaks")
-
-
-@pytest.fixture(scope="session")
-def recompiles_run(corpus: Corpus) -> Run:
-    return _run(corpus, "recompiles")
-
-
-@pytest.fixture(scope="session")
-def limit_run(corpus: Corpus) -> Run:
-    return _run(corpus, "limit")
-
-
-@pytest.fixture(scope="session")
-def raises_run(corpus: Corpus) -> Run:
-    return _run(corpus, "raises")
-
-
-@pytest.fixture(scope="session")
-def killed_run(corpus: Corpus) -> Run:
-    return _run(corpus, "killed")
-
-
-@pytest.fixture(scope="session")
-def example_run(corpus: Corpus) -> Run:
-    return _run(corpus, "example")
-
-
-@pytest.fixture(scope="session")
-def ranks_run(corpus: Corpus) -> Run:
-    """torchrun --nproc-per-node 2 (gloo, CPU) of tests/corpus/ranks/train.py."""
-    return _run(corpus, "ranks")
+breaks_run = _run_fixture("breaks", "tests/corpus/breaks.py: one break of each kind at marked lines.")
+recompiles_run = _run_fixture("recompiles", "tests/corpus/recompiles.py: shape and dtype recompiles.")
+limit_run = _run_fixture("limit", "tests/corpus/limit.py: the recompile limit, then eager.")
+raises_run = _run_fixture("raises", "tests/corpus/raises.py: raises after compiling.")
+killed_run = _run_fixture("killed", "tests/corpus/killed.py: SIGKILLed after compiling.")
+example_run = _run_fixture("example", "examples/train.py --steps 4: the README's example.")
+ranks_run = _run_fixture("ranks", "torchrun --nproc-per-node 2 (gloo, CPU) of tests/corpus/ranks/train.py.")
 
 
 @pytest.fixture(scope="session")
