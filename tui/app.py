@@ -353,8 +353,17 @@ class InspectorApp(App[int]):
             select.value = self.scope.rank if self.scope.rank is not None else ALL_RANKS
             select.display = len(ranks) > 1
 
+    def _header_label(self, selector: str) -> Label | None:
+        """A header label, or None while the screen is not (or no longer) mounted: timers
+        and follower messages can arrive during start-up and shutdown."""
+        for label in self.query(selector).results(Label):
+            return label
+        return None
+
     def _set_state(self, state: digest.RunState) -> None:
-        label = self.query_one("#header-state", Label)
+        label = self._header_label("#header-state")
+        if label is None:
+            return
         marker = {"compiling": "◐", "running": "●", "starting": "○"}.get(state.kind, "■")
         label.update(Text(f"{marker} {state.label}"))
         for kind in ("starting", "compiling", "running", "finished", "crashed", "killed"):
@@ -373,7 +382,9 @@ class InspectorApp(App[int]):
     def _show_elapsed(self) -> None:
         assert self.loaded_run is not None
         seconds = digest.elapsed(self.loaded_run.model, self.clock())
-        self.query_one("#header-elapsed", Label).update(duration(seconds) if seconds is not None else "")
+        label = self._header_label("#header-elapsed")
+        if label is not None:
+            label.update(duration(seconds) if seconds is not None else "")
 
     @on(Select.Changed, "#rank-select")
     def _rank_changed(self, event: Select.Changed) -> None:
