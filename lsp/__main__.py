@@ -1,4 +1,4 @@
-"""``python -m dyn_inspect.lsp [--tcp HOST:PORT]``: the language server over stdio."""
+"""``python -m dyn_inspect.lsp [--stdio | --tcp HOST:PORT | --socket PORT | --pipe NAME]``: the language server."""
 
 import sys
 
