@@ -8,6 +8,9 @@ User mistakes (``InspectorError``) print one line and exit 2, never a traceback.
 from __future__ import annotations
 
 import argparse
+import difflib
+import os
+import shutil
 import sys
 from collections.abc import Sequence
 from types import ModuleType
@@ -40,6 +43,46 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+# `dyn-inspect run` options that take a value: the bare form's target is the first word
+# that is neither an option nor such a value.
+_RUN_VALUE_OPTIONS = ("--profile-kernels", "--runs-dir")
+
+
+def _bare_target(argv: list[str]) -> str | None:
+    """The script/command word of a bare ``dyn-inspect [run-opts] WORD ...``; None for
+    ``-m module``, ``-- command`` or when there is none."""
+    i = 0
+    while i < len(argv):
+        word = argv[i]
+        if word == "-m" or word.startswith("-m") and not word.startswith("--"):
+            return None
+        if word == "--":
+            return None
+        if word in _RUN_VALUE_OPTIONS:
+            i += 2
+            continue
+        if word.startswith("-"):
+            i += 1
+            continue
+        return word
+    return None
+
+
+def unknown_command(argv: list[str]) -> str | None:
+    """Why the bare form cannot be a run: a word that is no file, no program on PATH and
+    looks like a misspelt subcommand (``sumary``). Such a "run" would only record a crash
+    and move ``latest`` off the user's last real run."""
+    if not argv or argv[0] in _commands() or argv[0] in ("-h", "--help", "--version"):
+        return None
+    word = _bare_target(argv)
+    if word is None or os.path.exists(word) or os.sep in word or word.endswith(".py") or shutil.which(word):
+        return None
+    close = difflib.get_close_matches(word, list(_commands()), n=1, cutoff=0.6)
+    if not close:
+        return None
+    return f"unknown command '{word}' — did you mean '{close[0]}'?"
+
+
 def _rewrite_bare_run(argv: list[str]) -> list[str]:
     """`dyn-inspect [run-opts] train.py ...` and `-m mod ...` mean `dyn-inspect run ...`."""
     names = set(_commands())
@@ -55,6 +98,10 @@ def main(argv: Sequence[str] | None = None) -> int:
 
         print(f"dyn-inspect {TOOL_VERSION}")
         return 0
+    typo = unknown_command(args_list)
+    if typo is not None:
+        print(f"dyn-inspect: {typo}", file=sys.stderr)
+        return 2
     parser = build_parser()
     args = parser.parse_args(_rewrite_bare_run(args_list))
     if args.command is None:

@@ -1,12 +1,19 @@
 """``dyn-inspect runs``: the runs under the runs directory, oldest first — when, command,
-outcome and counts. A run that cannot be read is listed with why, not skipped."""
+outcome and counts. A run that cannot be read is listed with why, not skipped.
+
+``runs --prune [--keep N]`` deletes all but the newest N runs; the run ``latest`` points
+at and runs still recording (a live process on this host) are always kept."""
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
+import shutil
+import socket
 import sys
 import time
+from pathlib import Path
 from typing import Any
 
 from rich.table import Table
@@ -16,12 +23,83 @@ from dyn_inspect.inspector.console import make_console
 from dyn_inspect.inspector.errors import InspectorError
 from dyn_inspect.inspector.run import Run, latest_run, list_runs
 
-HELP = "list recorded runs: when, command, outcome, breaks/recompiles/kernels"
+HELP = "list recorded runs: when, command, outcome, breaks/recompiles/kernels (--prune deletes old ones)"
 
 
 def prepare_parser(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--runs-dir", metavar="DIR", help="runs directory (default: ./.dyn-inspect/runs)")
     parser.add_argument("--json", action="store_true", help="machine-readable output")
+    parser.add_argument("--prune", action="store_true", help="delete old runs, keeping the newest --keep (and latest, and live ones)")
+    parser.add_argument("--keep", type=_keep_count, default=None, metavar="N", help="with --prune: how many of the newest runs to keep (default 5)")
+
+
+DEFAULT_KEEP = 5
+
+
+def _keep_count(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number of runs, got {text!r}") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError("--keep cannot be negative")
+    return value
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:  # exists, owned by someone else
+        return True
+    return True
+
+
+def _header_pids(path: Path) -> list[int]:
+    """The writers' pids from each log's first line (``log_header``)."""
+    pids = []
+    for log in path.glob("*.jsonl"):
+        try:
+            with open(log, "rb") as f:
+                head = json.loads(f.readline(4096) or b"{}")
+        except (OSError, ValueError):
+            continue
+        if isinstance(head, dict) and head.get("kind") == "log_header" and isinstance(head.get("pid"), int):
+            pids.append(head["pid"])
+    return pids
+
+
+def _is_live(path: Path) -> bool:
+    """Still recording: no end written and a writer of its logs alive on this host."""
+    try:
+        m = Run(path).model
+    except (InspectorError, OSError, ValueError):
+        return False  # unreadable: nothing is writing a readable log there
+    if m.status != "running":
+        return False
+    host = socket.gethostname()
+    pids = _header_pids(path)
+    pids += [p.start.pid for p in m.processes.values() if p.start is not None and p.start.hostname == host]
+    return any(_alive(pid) for pid in pids if pid > 0)
+
+
+def prune(root: Path, keep: int) -> tuple[list[Path], list[Path]]:
+    """(deleted, kept because live) — all but the newest ``keep`` runs and latest."""
+    paths = list_runs(root)
+    latest = latest_run(root)
+    old = paths[: max(0, len(paths) - keep)]
+    deleted: list[Path] = []
+    live: list[Path] = []
+    for path in old:
+        if latest is not None and path.resolve() == latest.resolve():
+            continue
+        if _is_live(path):
+            live.append(path)
+            continue
+        shutil.rmtree(path)
+        deleted.append(path)
+    return deleted, live
 
 
 def run_row(path: Any, latest: Any) -> dict[str, Any]:
@@ -57,6 +135,10 @@ def run_row(path: Any, latest: Any) -> dict[str, Any]:
 
 def run(args: argparse.Namespace) -> int:
     root = runs_root(args.runs_dir)
+    if args.keep is not None and not args.prune:
+        raise InspectorError("--keep goes with --prune: dyn-inspect runs --prune --keep N")
+    if args.prune:
+        return _run_prune(args, root)
     paths = list_runs(root)
     latest = latest_run(root)
     rows = [run_row(p, latest) for p in paths]
@@ -83,4 +165,23 @@ def run(args: argparse.Namespace) -> int:
             str(row["kernels"]), f"{row['compile_time_s']:.1f}",
         )
     console.print(table)
+    return 0
+
+
+def _run_prune(args: argparse.Namespace, root: Path) -> int:
+    keep = DEFAULT_KEEP if args.keep is None else args.keep
+    if not root.is_dir():
+        raise InspectorError(f"no runs directory at {root}")
+    try:
+        deleted, live = prune(root, keep)
+    except OSError as exc:
+        raise InspectorError(f"cannot delete a run in {root}: {exc}") from None
+    if args.json:
+        sys.stdout.write(json.dumps({"runs_dir": str(root), "deleted": [str(p) for p in deleted], "kept_live": [str(p) for p in live]}, indent=2) + "\n")
+        return 0
+    console = make_console()
+    left = len(list_runs(root))
+    console.print(f"deleted {len(deleted)} run(s) from {root}; {left} left", markup=False, highlight=False)
+    for path in live:
+        console.print(f"kept {path.name}: still recording", markup=False, highlight=False)
     return 0
