@@ -76,6 +76,7 @@ class ProcessStart(Event, tag="process_start"):
     compile_disabled: bool = False
     provenance: bool = False
     config: dict[str, Any] = {}
+    hooks: dict[str, str] = {}  # torch_compat: hook → "active" | "off" | "degraded: what is lost (why)"
 
 
 class ExceptionInfo(msgspec.Struct, omit_defaults=True):
@@ -92,6 +93,7 @@ class ProcessEnd(Event, tag="process_end"):
     # Read at exit, once the program itself initialized CUDA (never forced at start).
     devices: list[str] = []
     cuda_driver: str | None = None
+    hooks: dict[str, str] = {}  # torch_compat's hooks at exit (one may have turned off mid-run)
 
 
 class RunStart(Event, tag="run_start"):
@@ -117,6 +119,9 @@ class CompileStart(Event, tag="compile_start"):
     frame_id: int | None = None
     attempt: int = 0
     stack: list[Loc] = []
+    # torch._dynamo.config.recompile_limit when this compile started (live runs only): the
+    # program may change it at any time, so the value at process start can be wrong.
+    recompile_limit: int | None = None
 
 
 class StageTimes(msgspec.Struct, omit_defaults=True, frozen=True):
@@ -241,6 +246,10 @@ class KernelProvenance(Event, tag="kernel_provenance"):
 
     kernels: dict[str, list[Loc]]
     backward: bool = False
+    # "provenance": Inductor's provenance tracking; "graph": the post-grad graph's
+    # "# File:" comments of each kernel's source nodes (when provenance has none, e.g.
+    # the backward never compiled). Provenance, when it comes, replaces the graph's lines.
+    origin: str = "provenance"
 
 
 class Symbol(Event, tag="symbol"):
@@ -273,6 +282,7 @@ class Bytecode(Event, tag="bytecode"):
 class CacheEvent(Event, tag="cache"):
     cache: str  # "fx_graph", "aotautograd", ...
     hit: bool
+    bypass: bool = False  # torch did not use the cache at all (neither hit nor miss)
     key: str | None = None
     detail: Blob | None = None
 

@@ -5,8 +5,10 @@ Built incrementally: ``RunModel.apply(event, log)`` is called once per event in 
 so a live run's model grows with its log and is never rebuilt. Payloads stay on disk
 (events hold ``Blob`` references; ``Run.blob_text`` loads them on demand).
 
-Compile ids ("frame/n") are unique per process only, so compiles are keyed by
-(log, compile id).
+Compile ids ("frame/n", with an ``@rN`` epoch after the N-th ``torch._dynamo.reset()``,
+``engine/compile_ids.py``) are unique per process only, so compiles are keyed by
+(log, compile id), and frames — one per code object torch compiled — by (log, torch's
+frame id in its epoch): two resume functions with the same name and line are two frames.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass, field
 
+from dyn_inspect.engine import compile_ids
 from dyn_inspect.engine.schema import (
     Artifact,
     BackwardCapture,
@@ -118,11 +121,14 @@ class CompileInfo:
         return next((a for a in self.artifacts if a.name == name), None)
 
     @property
-    def frame_key(self) -> tuple[str, str, int, str] | None:
-        c = self.capture
-        if c is not None and c.co_filename is not None:
-            return (self.log, c.co_filename, c.co_firstlineno or 0, c.co_name or "?")
-        return None
+    def frame_id(self) -> str:
+        """Torch's frame id with its reset epoch ("3", "0@r1"): one code object."""
+        return compile_ids.frame_of(self.cid)
+
+    @property
+    def torch_id(self) -> str:
+        """The id as torch's own logs print it ("0/0" also after a reset)."""
+        return compile_ids.torch_id(self.cid)
 
     @property
     def outcome(self) -> str:
@@ -154,6 +160,21 @@ class FrameInfo:
     name: str
     compiles: list[CompileInfo] = field(default_factory=list)
     recompile_limit: RecompileLimit | None = None
+    frame_id: str = ""  # torch's frame id in its reset epoch ("3", "0@r1")
+
+    @property
+    def key(self) -> str:
+        """Unique within a run: the process log and torch's frame id."""
+        return f"{self.log}|{self.frame_id}"
+
+    @property
+    def limit_in_force(self) -> int | None:
+        """The recompile limit the program had set when this frame last compiled (read
+        live at compile start; None for imported logs)."""
+        for c in reversed(self.compiles):
+            if c.start is not None and c.start.recompile_limit is not None:
+                return c.start.recompile_limit
+        return None
 
     @property
     def is_resume_function(self) -> bool:
@@ -212,7 +233,7 @@ class RunModel:
         self.run_end: RunEnd | None = None
         self.processes: dict[str, Process] = {}
         self.compiles: dict[tuple[str, str], CompileInfo] = {}
-        self.frames: dict[tuple[str, str, int, str], FrameInfo] = {}
+        self.frames: dict[tuple[str, str], FrameInfo] = {}  # (log, frame id) → frame
         self.breaks: dict[str, BreakGroup] = {}
         self.recompiles: list[RecompileInfo] = []
         self.recompile_limits: list[tuple[str, RecompileLimit]] = []
@@ -272,11 +293,12 @@ class RunModel:
                 c.start = event
         elif isinstance(event, Capture):
             c.capture = event
-            key = c.frame_key
-            if key is not None:
-                frame = self.frames.get(key)
+            if event.co_filename is not None or (log, c.frame_id) in self.frames:
+                frame = self.frames.get((log, c.frame_id))
                 if frame is None:
-                    frame = self.frames[key] = FrameInfo(log, key[1], key[2], key[3])
+                    frame = self.frames[(log, c.frame_id)] = FrameInfo(
+                        log, event.co_filename or "", event.co_firstlineno or 0, event.co_name or "?", frame_id=c.frame_id
+                    )
                 frame.compiles.append(c)
         elif isinstance(event, BackwardCapture):
             c.backward = event
@@ -291,8 +313,7 @@ class RunModel:
             self.recompiles.append(RecompileInfo(log, c, event))
         elif isinstance(event, RecompileLimit):
             self.recompile_limits.append((log, event))
-            key = (log, event.co_filename or "", event.co_firstlineno or 0, event.co_name or "?")
-            frame = self.frames.get(key)
+            frame = self.frames.get((log, c.frame_id))
             if frame is not None:
                 frame.recompile_limit = event
         elif isinstance(event, Guards):
@@ -308,6 +329,8 @@ class RunModel:
         elif isinstance(event, KernelProvenance):
             for k in c.kernels:
                 if k.event.backward == event.backward and k.name in event.kernels:
+                    if event.origin == "graph" and k.lines:
+                        continue  # Inductor's provenance beats the graph comments' guess
                     k.lines = list(event.kernels[k.name])
         elif isinstance(event, Symbol):
             c.symbols.append(event)
@@ -380,13 +403,31 @@ class RunModel:
         return sum(c.compile_time_s for c in self.compiles.values())
 
     def cache_counts(self) -> dict[str, int]:
+        """FX graph and AOTAutograd cache hits/misses/bypasses over every compile.
+
+        The cache artifacts are counted, not only the capture's counters: a backward graph
+        compiled lazily (at the first backward call, after torch's compilation_metrics for
+        the frame) looks the cache up after the capture was written. The capture's counters
+        stay a floor for logs whose torch emitted no cache artifacts.
+        """
         out: Counter[str] = Counter()
         for c in self.compiles.values():
-            if c.capture:
-                out["fx_graph_hits"] += c.capture.fx_cache_hits
-                out["fx_graph_misses"] += c.capture.fx_cache_misses
-                out["aot_hits"] += c.capture.aot_cache_hits
-                out["aot_misses"] += c.capture.aot_cache_misses
+            seen: Counter[str] = Counter()
+            for ce in c.caches:
+                prefix = {"fx_graph": "fx_graph", "aotautograd": "aot"}.get(ce.cache)
+                if prefix is not None:
+                    seen[f"{prefix}_{'bypasses' if ce.bypass else 'hits' if ce.hit else 'misses'}"] += 1
+            cap = c.capture
+            floors = {
+                "fx_graph_hits": cap.fx_cache_hits if cap else 0,
+                "fx_graph_misses": cap.fx_cache_misses if cap else 0,
+                "aot_hits": cap.aot_cache_hits if cap else 0,
+                "aot_misses": cap.aot_cache_misses if cap else 0,
+            }
+            for key in ("fx_graph_hits", "fx_graph_misses", "aot_hits", "aot_misses"):
+                out[key] += max(seen[key], floors[key])
+            for key in ("fx_graph_bypasses", "aot_bypasses"):
+                out[key] += seen[key]
         return dict(out)
 
     def _profiled_kernels(self, event: KernelProfile, log: str) -> list[KernelInfo]:

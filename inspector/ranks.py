@@ -36,6 +36,7 @@ from collections.abc import Hashable, Iterable
 from dataclasses import dataclass, field
 from typing import Literal
 
+from dyn_inspect.engine import compile_ids
 from dyn_inspect.engine.schema import Event, LogHeader, ProcessStart
 from dyn_inspect.inspector.errors import InspectorError
 from dyn_inspect.inspector.model import BreakGroup, CompileInfo, Process, RunModel
@@ -421,12 +422,8 @@ def divergence_report(model: RunModel) -> list[Divergence]:
 
 
 def _cid_order(cid: str) -> tuple[object, ...]:
-    """"0/0" < "0/1" < "1/0" < "10/0"; compiled-autograd ids ("!0/1/0") after plain ones."""
-    parts = cid.lstrip("!").split("/")
-    try:
-        return (cid.startswith("!"), tuple(int(p) for p in parts), cid)
-    except ValueError:
-        return (True, (), cid)
+    """"0/0" < "0/1" < "1/0" < "10/0" < "0/0@r1"; compiled-autograd ids ("!0/1/0") after plain ones."""
+    return compile_ids.order_key(cid)
 
 
 def divergence_dict(d: Divergence) -> dict[str, object]:

@@ -15,8 +15,9 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
+from dyn_inspect.engine import compile_ids
 from dyn_inspect.engine.eventlog import BlobStore
-from dyn_inspect.engine.schema import Event, Raw
+from dyn_inspect.engine.schema import Event, Loc, Raw
 
 # Keys torch puts beside the kind in every record's metadata.
 COMMON_KEYS = frozenset(
@@ -31,6 +32,7 @@ class TraceRecord:
     metadata: dict[str, Any]
     payload: str | None = None
     t: float = 0.0
+    epoch: int = 0  # resets of Dynamo seen before this record (``compile_ids``); set by Normalizer
 
     @property
     def kind(self) -> str:
@@ -44,7 +46,8 @@ class TraceRecord:
         return self.metadata.get(self.kind)
 
     @property
-    def compile_id(self) -> str | None:
+    def torch_compile_id(self) -> str | None:
+        """The id as torch prints it ("0/0"), the same again after ``torch._dynamo.reset()``."""
         md = self.metadata
         frame, n = md.get("frame_id"), md.get("frame_compile_id")
         if frame is None or n is None:
@@ -53,6 +56,12 @@ class TraceRecord:
         if md.get("compiled_autograd_id") is not None:
             cid = f"!{md['compiled_autograd_id']}/{cid}"
         return cid
+
+    @property
+    def compile_id(self) -> str | None:
+        """Unique for the process's life: torch's id qualified by the reset epoch."""
+        cid = self.torch_compile_id
+        return compile_ids.qualify(cid, self.epoch) if cid is not None else None
 
 
 @dataclass
@@ -77,6 +86,31 @@ class Context:
     has_backward: set[str] = field(default_factory=set)  # compiles with an AOT backward graph
     forward_done: set[str] = field(default_factory=set)  # compiles whose forward module is out
     pending_break: PendingBreak | None = None
+    epoch: int = 0  # Dynamo resets seen so far (compile ids restart at 0/0 after each)
+    started: set[tuple[str, int]] = field(default_factory=set)  # (torch id, attempt) this epoch
+    live: bool = False  # records come from this very process (torch's config can be read)
+    # Files this process's fresh records name (Dynamo's stacks and graphs, never cached):
+    # cached Inductor artifacts may name another checkout's copies of them.
+    source_files: set[str] = field(default_factory=set)
+    # (cid, backward) → post-grad graph node name → the user line its "# File:" comment names
+    node_lines: dict[tuple[str, bool], dict[str, Loc]] = field(default_factory=dict)
+
+    def qualify(self, torch_id: object) -> str | None:
+        """A compile id found inside a payload ("0/0"), in the current reset epoch."""
+        if torch_id in (None, "", "None"):
+            return None
+        return compile_ids.qualify(str(torch_id), self.epoch)
+
+    def note_start(self, record: TraceRecord) -> None:
+        """A compile starts: the same (id, attempt) starting twice means Dynamo was reset."""
+        cid = record.torch_compile_id
+        if cid is None:
+            return
+        key = (cid, int(record.metadata.get("attempt") or 0))
+        if key in self.started:
+            self.epoch += 1
+            self.started.clear()
+        self.started.add(key)
 
     def is_backward_phase(self, cid: str) -> bool:
         """Is Inductor now compiling the backward of this compile? Lazily (the usual case)
@@ -144,11 +178,14 @@ def raw_event(record: TraceRecord, ctx: Context) -> Raw:
 class Normalizer:
     """Feeds records through the registered handlers; never raises on odd input."""
 
-    def __init__(self, blobs: BlobStore) -> None:
-        self.ctx = Context(blobs=blobs)
+    def __init__(self, blobs: BlobStore, live: bool = False) -> None:
+        self.ctx = Context(blobs=blobs, live=live)
         self.failures = 0
 
     def feed(self, record: TraceRecord) -> list[Event]:
+        if record.metadata.get("dynamo_start") is not None:
+            self.ctx.note_start(record)
+        record.epoch = self.ctx.epoch
         handler = _handler_for(record)
         if handler is None:
             return [raw_event(record, self.ctx)]

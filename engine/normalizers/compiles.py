@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import json
+import sys
 from collections.abc import Iterable
 from typing import Any
 
@@ -27,13 +28,25 @@ def intern_string(record: TraceRecord, ctx: Context) -> Iterable[Event]:
     return ()
 
 
+def _live_recompile_limit() -> int | None:
+    """torch._dynamo.config.recompile_limit now (``cache_size_limit`` on older torch)."""
+    config = sys.modules.get("torch._dynamo.config")
+    for name in ("recompile_limit", "cache_size_limit"):
+        value = getattr(config, name, None)
+        if isinstance(value, int) and not isinstance(value, bool):
+            return value
+    return None
+
+
 @handles("dynamo_start")
 def compile_start(record: TraceRecord, ctx: Context) -> Iterable[Event]:
     stack = [loc_from_interned(f, ctx.filename(f.get("filename"))) for f in record.body.get("stack", [])]
+    ctx.source_files.update(loc.file for loc in stack)
     yield CompileStart(
         frame_id=record.metadata.get("frame_id"),
         attempt=int(record.metadata.get("attempt") or 0),
         stack=stack,
+        recompile_limit=_live_recompile_limit() if ctx.live else None,
     )
 
 
@@ -94,7 +107,7 @@ def _outcome(m: dict[str, Any], breaks: int) -> str:
 @handles("compilation_metrics")
 def capture(record: TraceRecord, ctx: Context) -> Iterable[Event]:
     m: dict[str, Any] = record.body
-    cid = m.get("compile_id") or record.compile_id
+    cid = ctx.qualify(m.get("compile_id")) or record.compile_id
     ctx.captured.add(str(cid))
     breaks = ctx.breaks_in_compile.get(str(cid), 0)
     fail_loc = None
@@ -104,7 +117,7 @@ def capture(record: TraceRecord, ctx: Context) -> Iterable[Event]:
     outcome = _outcome(m, breaks)
     # A compile refused by the recompile limit carries no code object: it is the same
     # frame (frame_id) as the compiles before it.
-    frame_id = record.metadata.get("frame_id")
+    frame_id = (ctx.epoch, record.metadata.get("frame_id"))  # frame ids restart after a reset
     if m.get("co_name") is not None:
         ctx.frames[frame_id] = (m.get("co_name"), m.get("co_filename"), m.get("co_firstlineno"))
     co_name, co_filename, co_firstlineno = (
@@ -152,7 +165,7 @@ def capture(record: TraceRecord, ctx: Context) -> Iterable[Event]:
 def backward_capture(record: TraceRecord, ctx: Context) -> Iterable[Event]:
     m: dict[str, Any] = record.body
     yield BackwardCapture(
-        cid=m.get("compile_id") or record.compile_id,
+        cid=ctx.qualify(m.get("compile_id")) or record.compile_id,
         times=StageTimes(
             total_s=m.get("inductor_compile_time_s"),
             inductor_s=_sub(m.get("inductor_compile_time_s"), m.get("code_gen_time_s")),

@@ -27,22 +27,44 @@ def dedup_key(gb_type: str, loc: Loc) -> str:
     return hashlib.blake2b(raw, digest_size=8).hexdigest()
 
 
+_NESTED = "*** While handling this graph break, another graph break occurred: ***"
+_SECTION_ENDS = ("User code traceback:", "Stack variable source attribution:")
+
+
 def _section(text: str) -> str:
     """The reason block: from 'Graph Break Reason' up to the user traceback."""
     start = text.find("Graph Break Reason:")
-    end = text.find("User code traceback:")
-    return text[start:end if end > start else None] if start >= 0 else ""
+    if start < 0:
+        return ""
+    ends = [i for i in (text.find(e, start) for e in _SECTION_ENDS) if i > start]
+    return text[start:min(ends) if ends else None]
 
 
-def parse_break_text(text: str) -> dict[str, object]:
-    section = _section(text)
-    reason_m = _REASON_RE.search(section)
-    reason = reason_m["reason"].strip() if reason_m else ""
+def _parse_block(block: str, first: bool) -> dict[str, object]:
+    """One break's part of torch's message: its type line, explanation, hints and link.
+
+    torch writes one such block per break and, when handling a break raised another
+    ("graph break in loop" after an ``.item()`` break), a second one after ``_NESTED``;
+    each block carries its own gb id, so type and id are read from the same block.
+    """
+    lines = block.splitlines()
+    reason = ""
+    if first:
+        reason_m = _REASON_RE.search(block)
+        reason = reason_m["reason"].strip() if reason_m else ""
+        lines = lines[1:]
+    body = [ln.strip() for ln in lines if ln.strip()]
+    # The type is the Unsupported message's first line. A reason ending in ":" is a prefix
+    # ("Encountered graph break when attempting to trace CALL: ...:", "Failed to handle
+    # graph break gracefully. ... encountered:"): the type is the next line.
+    if first and reason and not reason.endswith(":"):
+        gb_type = reason
+    else:
+        gb_type = body[0] if body else reason
     explanation_lines: list[str] = []
     hints: list[str] = []
     in_expl = False
-    for line in section.splitlines():
-        s = line.strip()
+    for s in body:
         if s.startswith("Explanation:"):
             in_expl = True
             explanation_lines.append(s[len("Explanation:"):].strip())
@@ -51,33 +73,49 @@ def parse_break_text(text: str) -> dict[str, object]:
             hints.append(s[len("Hint:"):].strip())
         elif s.startswith("Developer debug context:") or s.startswith("For more details"):
             in_expl = False
-        elif in_expl and s:
+        elif in_expl:
             explanation_lines.append(s)
-    # gb_type: the first line of the Unsupported message. With "Encountered graph break when
-    # attempting to trace X:" prefixes it is the first non-empty line after that one.
-    gb_type = ""
-    exc_m = _EXC_TYPE_RE.search(text)
-    if exc_m:
-        gb_type = exc_m["type"].strip()
-    else:
-        body = [ln.strip() for ln in section.splitlines()[1:] if ln.strip()]
-        if reason.startswith("Encountered graph break") and body:
-            gb_type = body[0]
-        else:
-            gb_type = reason
-    url_m = _URL_RE.search(text)
-    tb_start = text.find("User code traceback:")
-    tb_end = text.find("Traceback (most recent call last):", tb_start)
-    stack = parse_traceback(text[tb_start:tb_end if tb_end > 0 else None]) if tb_start >= 0 else []
+    url_m = _URL_RE.search(block)
     return {
         "reason": reason,
-        "gb_type": gb_type or reason or "unknown",
+        "gb_type": gb_type,
         "explanation": " ".join(explanation_lines).strip(),
         "hints": hints,
         "url": url_m[1] if url_m else None,
         "gb_id": url_m["id"].upper() if url_m else None,
-        "stack": stack,
     }
+
+
+def parse_break_text(text: str) -> dict[str, object]:
+    """torch's break message: the first break's fields, every break's block under
+    ``"blocks"``, and the user stack."""
+    section = _section(text)
+    blocks = [_parse_block(b, i == 0) for i, b in enumerate(section.split(_NESTED))] if section else []
+    head = dict(blocks[0]) if blocks else {"reason": "", "gb_type": "", "explanation": "", "hints": [], "url": None, "gb_id": None}
+    exc_m = _EXC_TYPE_RE.search(text)
+    if exc_m:  # older torch: "torch._dynamo.exc.Unsupported: <type>"
+        head["gb_type"] = exc_m["type"].strip()
+    if not head["url"]:
+        url_m = _URL_RE.search(text)
+        if url_m:
+            head["url"], head["gb_id"] = url_m[1], url_m["id"].upper()
+    tb_start = text.find("User code traceback:")
+    tb_end = text.find("Traceback (most recent call last):", tb_start)
+    stack = parse_traceback(text[tb_start:tb_end if tb_end > 0 else None]) if tb_start >= 0 else []
+    head["gb_type"] = head["gb_type"] or head["reason"] or "unknown"
+    head["blocks"] = blocks
+    head["stack"] = stack
+    return head
+
+
+def block_for(parsed: dict[str, object], gb_type: str) -> dict[str, object]:
+    """The block of torch's message that describes ``gb_type`` (its id, explanation and
+    hints), else the first one: a type is never paired with another break's id."""
+    blocks: list[dict[str, object]] = parsed.get("blocks") or []  # type: ignore[assignment]
+    for block in blocks:
+        if block["gb_type"] == gb_type:
+            return block
+    return parsed
 
 
 @handles_artifact("dynamo_graph_break_reason")
@@ -104,6 +142,7 @@ def graph_break(record: TraceRecord, ctx: Context) -> Iterable[Event]:
                           col=inner.col, end_col=inner.end_col, code=loc.code or inner.code)
     if loc is None:
         loc = Loc(file="<unknown>", line=0)
+    block = block_for(parsed, gb_type)
     cid = record.compile_id
     if cid:
         ctx.breaks_in_compile[cid] += 1
@@ -111,11 +150,11 @@ def graph_break(record: TraceRecord, ctx: Context) -> Iterable[Event]:
         key=dedup_key(gb_type, loc),
         gb_type=gb_type,
         loc=loc,
-        gb_id=parsed["gb_id"],  # type: ignore[arg-type]
-        url=parsed["url"],  # type: ignore[arg-type]
+        gb_id=block["gb_id"],  # type: ignore[arg-type]
+        url=block["url"],  # type: ignore[arg-type]
         reason=str(parsed["reason"]),
-        explanation=str(parsed["explanation"]),
-        hints=list(parsed["hints"]),  # type: ignore[arg-type]
+        explanation=str(block["explanation"]),
+        hints=list(block["hints"]),  # type: ignore[arg-type]
         user_stack=stack,
         text=ctx.blobs.put(text),
     )

@@ -9,7 +9,7 @@ from collections import Counter
 from collections.abc import Iterable
 
 from dyn_inspect.engine.normalizers import Context, TraceRecord, handles, handles_artifact
-from dyn_inspect.engine.schema import Event, Graph
+from dyn_inspect.engine.schema import Event, Graph, Loc
 
 STAGE_OF_KIND = {
     "dynamo_output_graph": "dynamo",
@@ -77,10 +77,38 @@ def _stage_for(stage: str, record: TraceRecord, ctx: Context) -> str:
     return stage
 
 
+# `# File: /path/train.py:27 in forward, code: y = x * 2` above the nodes it made.
+_FILE_RE = re.compile(r"^\s*# File: (?P<file>.+?):(?P<line>\d+) in (?P<name>[^,\n]+)(?:, code: (?P<code>.*))?$")
+
+
+def node_lines(code: str) -> dict[str, Loc]:
+    """Each node of a readable FX graph → the source line of the ``# File:`` comment above it."""
+    out: dict[str, Loc] = {}
+    current: Loc | None = None
+    for line in code.splitlines():
+        m = _FILE_RE.match(line)
+        if m:
+            current = Loc(file=m["file"], line=int(m["line"]), name=m["name"].strip(), code=(m["code"] or "").strip() or None)
+            continue
+        n = _NODE_RE.match(line)
+        if n and current is not None and not line.lstrip().startswith(("#", "def ", "return")):
+            out[n["name"]] = current
+        elif not line.strip() or line.lstrip().startswith("return"):
+            current = None
+    return out
+
+
 def _graph(stage: str, record: TraceRecord, ctx: Context) -> Graph:
     code = record.payload or ""
     nodes, ops = summarize_graph(code)
-    return Graph(stage=_stage_for(stage, record, ctx), code=ctx.blobs.put(code), node_count=nodes, op_counts=ops)
+    full_stage = _stage_for(stage, record, ctx)
+    if stage == "dynamo":
+        # Dynamo traces afresh on every compile (never from a cache): its paths are this run's.
+        ctx.source_files.update(m["file"] for m in map(_FILE_RE.match, code.splitlines()) if m)
+    elif stage == "post_grad":
+        # The kernels' "Source Nodes" are these nodes: their lines, when provenance has none.
+        ctx.node_lines[(record.compile_id or "", full_stage.endswith("_bw"))] = node_lines(code)
+    return Graph(stage=full_stage, code=ctx.blobs.put(code), node_count=nodes, op_counts=ops)
 
 
 @handles(*STAGE_OF_KIND)

@@ -6,7 +6,10 @@ from __future__ import annotations
 
 import functools
 import json
+import linecache
+import os
 import re
+import sys
 from collections.abc import Iterable
 
 from dyn_inspect.engine.normalizers import Context, TraceRecord, handles, handles_artifact
@@ -172,8 +175,13 @@ def output_code(record: TraceRecord, ctx: Context) -> Iterable[Event]:
         backward=backward,
         kernels=[str(k["name"]) for k in kernels],
     )
+    from_graph: dict[str, list[Loc]] = {}
+    nodes = ctx.node_lines.get((cid, backward), {})
     for k in kernels:
         src = str(k["src"])
+        locs = _dedup([nodes[n] for n in k["nodes"] if n in nodes])  # type: ignore[union-attr]
+        if locs:
+            from_graph[str(k["name"])] = locs
         yield Kernel(
             name=str(k["name"]),
             backend=k["backend"],  # type: ignore[arg-type]
@@ -184,6 +192,8 @@ def output_code(record: TraceRecord, ctx: Context) -> Iterable[Event]:
             vectorized=k["vectorized"],  # type: ignore[arg-type]
             lines=src.count("\n"),
         )
+    if from_graph:
+        yield KernelProvenance(kernels=from_graph, backward=backward, origin="graph")
 
 
 def _is_library(path: str) -> bool:
@@ -211,7 +221,66 @@ def provenance(record: TraceRecord, ctx: Context) -> Iterable[Event]:
                     user = next((f for f in reversed(frames) if not _is_library(f.file)), None)
                     if user is not None:
                         locs.append(user)
+        locs = [mapped for loc in locs if (mapped := _this_checkout(loc, ctx)) is not None]
         if locs:
             kernels.setdefault(name, []).extend(locs)
     if kernels:
-        yield KernelProvenance(kernels=kernels, backward=backward)
+        yield KernelProvenance(kernels={k: _dedup(v) for k, v in kernels.items()}, backward=backward)
+
+
+def _dedup(locs: list[Loc]) -> list[Loc]:
+    seen: set[tuple[str, int]] = set()
+    out: list[Loc] = []
+    for loc in locs:
+        if (loc.file, loc.line) not in seen:
+            seen.add((loc.file, loc.line))
+            out.append(loc)
+    return out
+
+
+def _this_checkout(loc: Loc, ctx: Context) -> Loc | None:
+    """``loc`` as this run's file. Provenance from a warm Inductor cache carries the paths
+    of the process that filled the cache (another checkout, another venv): map a path this
+    run never traced onto the traced file with the longest common path tail (same file
+    name at least); in a live run, a path that does not exist here and maps onto nothing
+    is dropped rather than shown as the user's line."""
+    if loc.file in ctx.source_files or not ctx.source_files:
+        return loc
+    parts = loc.file.replace("\\", "/").split("/")
+    best, best_len = None, 0
+    for known in ctx.source_files:
+        kparts = known.replace("\\", "/").split("/")
+        n = 0
+        while n < min(len(parts), len(kparts)) and parts[-1 - n] == kparts[-1 - n]:
+            n += 1
+        if n > best_len and _same_text(known, loc):
+            best, best_len = known, n
+    if best is not None:
+        return Loc(file=best, line=loc.line, name=loc.name, col=loc.col, end_col=loc.end_col, code=loc.code)
+    if ctx.live and _is_library(loc.file):
+        here = _library_here(loc.file)
+        if here is not None:
+            return Loc(file=here, line=loc.line, name=loc.name, code=loc.code)
+    if ctx.live and not os.path.exists(loc.file):
+        return None
+    return loc
+
+
+def _same_text(path: str, loc: Loc) -> bool:
+    """Does ``path`` hold ``loc``'s recorded line text (or is there nothing to compare)?"""
+    if not loc.code:
+        return True
+    text = linecache.getline(path, loc.line)
+    return not text or text.strip() == loc.code.strip()
+
+
+def _library_here(path: str) -> str | None:
+    """A site-packages path of another environment → the same module in this one."""
+    for marker in ("site-packages/", "dist-packages/"):
+        if marker in path:
+            tail = path.split(marker, 1)[1]
+            for entry in sys.path:
+                candidate = os.path.join(entry, tail)
+                if os.path.isfile(candidate):
+                    return candidate
+    return None

@@ -34,10 +34,11 @@ def cache(record: TraceRecord, ctx: Context) -> Iterable[Event]:
         pass
     hit = m["state"] == "hit"
     cid = record.compile_id or ""
-    ctx.cache_counts.setdefault(cid, Counter())[f"{m['cache']}:{'hit' if hit else 'miss'}"] += 1
+    ctx.cache_counts.setdefault(cid, Counter())[f"{m['cache']}:{m['state']}"] += 1
     yield CacheEvent(
         cache=m["cache"],
         hit=hit,
+        bypass=m["state"] == "bypass",
         key=key,
         detail=ctx.blobs.put(record.payload) if record.payload else None,
     )
@@ -49,7 +50,7 @@ def chromium(record: TraceRecord, ctx: Context) -> Iterable[Event]:
     args = e.get("args") or {}
     cid = args.get("compile_id")
     yield Chromium(
-        cid=str(cid) if cid not in (None, "None", "") else record.compile_id,
+        cid=ctx.qualify(cid) or record.compile_id,
         name=str(e.get("name")),
         ph=str(e.get("ph")),
         ts=float(e.get("ts") or 0.0),

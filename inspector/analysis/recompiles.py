@@ -422,11 +422,13 @@ _LIMIT_RE = re.compile(r"currently set to (\d+)")
 
 def recompile_limit_of(model: RunModel, frame: FrameInfo) -> int | None:
     """The recompile limit that applied to ``frame``: from torch's message when it was hit,
-    else from the process's recorded config."""
+    else the value in force at its last compile, else the process's config at start."""
     if frame.recompile_limit is not None:
         m = _LIMIT_RE.search(frame.recompile_limit.reason)
         if m:
             return int(m[1])
+    if frame.limit_in_force is not None:  # what the program had set when it compiled
+        return frame.limit_in_force
     proc = model.processes.get(frame.log)
     if proc is not None and proc.start is not None:
         value = proc.start.config.get("dynamo.recompile_limit", proc.start.config.get("dynamo.cache_size_limit"))

@@ -26,7 +26,7 @@ MAX_DIFF_LINES = 8
 
 
 def frame_key(f: FrameInfo) -> str:
-    return f"{f.log}|{f.filename}|{f.firstlineno}|{f.name}"
+    return f.key
 
 
 def _diff(ctx: Context, before: CompileInfo, after: CompileInfo) -> RenderableType | None:
