@@ -355,19 +355,43 @@ class RunModel:
 
     @property
     def status(self) -> str:
-        """running / finished / crashed / killed (a process log without its end)."""
+        """running / finished / exited / crashed / killed.
+
+        ``exited``: the program ended itself with a non-zero code (``sys.exit(3)``);
+        ``crashed``: an uncaught exception ended it; ``killed``: a signal did (or a
+        process log has no end).
+        """
+        raised = any(p.end and p.end.exception for p in self.processes.values())
         if self.run_end is not None:
             if self.run_end.signal:
                 return "killed"
-            return "finished" if self.run_end.exit_code == 0 else "crashed"
+            if self.run_end.exit_code == 0:
+                return "finished"
+            return "crashed" if raised else "exited"
         if self.run_start is None and self.processes:
             ended = all(p.end is not None for p in self.processes.values())
             if ended:
-                if any(p.end and p.end.exception for p in self.processes.values()):
+                if raised:
                     return "crashed"
                 # exit_code > 128: a signal; a rank's launcher wrote the end (torchrun --no-python dyn-inspect)
-                return "killed" if any(p.end and (p.end.exit_code or 0) > 128 for p in self.processes.values()) else "finished"
+                codes = [p.end.exit_code or 0 for p in self.processes.values() if p.end]
+                if any(code > 128 for code in codes):
+                    return "killed"
+                return "exited" if any(codes) else "finished"
         return "running"
+
+    @property
+    def outcome_text(self) -> str:
+        """What ended the program, in words: "finished", "exited with 3", "crashed (exit 1)",
+        "killed by signal 9", "running"."""
+        status, code = self.status, self.exit_code
+        if status == "killed" and self.run_end is not None and self.run_end.signal:
+            return f"killed by signal {self.run_end.signal}"
+        if status == "exited":
+            return f"exited with {code}" if code is not None else "exited"
+        if status == "crashed" and code is not None:
+            return f"crashed (exit {code})"
+        return status
 
     @property
     def exit_code(self) -> int | None:

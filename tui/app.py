@@ -71,6 +71,7 @@ CSS = """
 .state-starting { color: $text-muted; }
 .state-finished { color: $success; text-style: bold; }
 .state-crashed, .state-killed { color: $error; text-style: bold; }
+.state-exited { color: $warning; text-style: bold; }
 TabbedContent { height: 1fr; }
 TabPane { padding: 0; }
 View { height: 1fr; }
@@ -366,7 +367,7 @@ class InspectorApp(App[int]):
             return
         marker = {"compiling": "◐", "running": "●", "starting": "○"}.get(state.kind, "■")
         label.update(Text(f"{marker} {state.label}"))
-        for kind in ("starting", "compiling", "running", "finished", "crashed", "killed"):
+        for kind in ("starting", "compiling", "running", "finished", "exited", "crashed", "killed"):
             label.set_class(kind == state.kind, f"state-{kind}")
 
     def _tick(self) -> None:

@@ -86,6 +86,9 @@ def run_state(model: RunModel, scope: Scope = ALL) -> RunState:
     end = model.run_end
     if status == "killed" and end is not None:
         return RunState("killed", f"killed by signal {end.signal}", end.exit_code, end.signal)
+    if status == "exited":
+        code = end.exit_code if end is not None else None
+        return RunState(status, f"exited with {code}" if code is not None else "exited", code)
     if status in ("finished", "crashed"):
         code = end.exit_code if end is not None else None
         return RunState(status, status + (f" · exit {code}" if code is not None else ""), code)

@@ -33,7 +33,9 @@ def print_summary(run: Run, as_json: bool = False, file: IO[str] | None = None) 
     gb = data["graph_breaks"]
     stages = ", ".join(f"{k} {v:.2f}s" for k, v in data["compile_time_by_stage_s"].items())
     exit_text = f"exit {data['exit_code']}" if data["exit_code"] is not None else "no exit status"
-    console.print(f"[bold]dyn-inspect[/]: {data['status']} ({exit_text}) — log: {short_path(data['run'])}")
+    # sys.exit(3) is the program's own answer, not a crash: "exited with 3".
+    outcome = f"exited with {data['exit_code']}" if data["status"] == "exited" else f"{data['status']} ({exit_text})"
+    console.print(f"[bold]dyn-inspect[/]: {outcome} — log: {short_path(data['run'])}")
     if data["compile_disabled"]:
         console.print("  compile disabled (--disable-compile): the program ran eagerly")
     console.print(
