@@ -22,6 +22,9 @@ RUN_FIXTURES = {
     "killed_run": "killed",
     "example_run": "example",
     "ranks_run": "ranks",
+    "faces_long_run": "faces_long",
+    "faces_failure_run": "faces_failure",
+    "faces_recompiles_run": "faces_recompiles",
 }
 _needed: list[str] = []
 
@@ -64,6 +67,9 @@ raises_run = _run_fixture("raises", "tests/corpus/raises.py: raises after compil
 killed_run = _run_fixture("killed", "tests/corpus/killed.py: SIGKILLed after compiling.")
 example_run = _run_fixture("example", "examples/train.py --steps 4: the README's example.")
 ranks_run = _run_fixture("ranks", "torchrun --nproc-per-node 2 (gloo, CPU) of tests/corpus/ranks/train.py.")
+faces_long_run = _run_fixture("faces_long", "tests/corpus/faces_long.py: 319 lines, breaks past line 200.")
+faces_failure_run = _run_fixture("faces_failure", "tests/corpus/faces_failure.py: a caught fullgraph=True failure.")
+faces_recompiles_run = _run_fixture("faces_recompiles", "tests/corpus/faces_recompiles.py: float lr, kwargs, .item(), ids.")
 
 
 @pytest.fixture(scope="session")

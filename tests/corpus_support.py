@@ -28,6 +28,11 @@ PROGRAMS: dict[str, tuple[Path, list[str]]] = {
     "example": (EXAMPLES, ["train.py", "--steps", "4"]),
     "eager": (EXAMPLES, ["--disable-compile", "train.py", "--steps", "2"]),
     "shadow": (CORPUS / "shadow", ["train.py"]),
+    # helper T's (issue 12 items 1, 9, 11): breaks past line 200, a fullgraph=True failure,
+    # recompiles whose right advice is specific
+    "faces_long": (CORPUS, ["faces_long.py"]),
+    "faces_failure": (CORPUS, ["faces_failure.py"]),
+    "faces_recompiles": (CORPUS, ["faces_recompiles.py"]),
     # torchrun with gloo on CPU, 2 ranks (rank 1 breaks the graph and recompiles; rank 0 not)
     "ranks": (CORPUS / "ranks", [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc-per-node", "2", "train.py"]),
 }

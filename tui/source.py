@@ -63,18 +63,22 @@ def snippet(loc: Loc, title: str, context: int = 6) -> RenderableType:
     # lines before it (so a docstring opened above still lexes as a string), not the file.
     lead = max(1, first - LEXER_LEAD)
     window = "\n".join(text.splitlines()[lead - 1 : last])
+    # Rich counts ``line_range`` and ``stylize_range`` lines inside the code it is given (the
+    # window, line 1 = file line ``lead``), while ``start_line`` and ``highlight_lines`` are
+    # the numbers shown: convert, or a line past the lexer lead shows blank or shifted.
+    offset = lead - 1
     syntax = Syntax(
         window,
         "python",
         theme=THEME,
         line_numbers=True,
         start_line=lead,
-        line_range=(first, last),
+        line_range=(first - offset, last - offset),
         highlight_lines={loc.line},
         word_wrap=False,
     )
     if loc.col is not None and loc.end_col is not None and loc.end_col > loc.col:
-        syntax.stylize_range("bold underline", (loc.line, loc.col), (loc.line, loc.end_col))
+        syntax.stylize_range("bold underline", (loc.line - offset, loc.col), (loc.line - offset, loc.end_col))
     parts: list[RenderableType] = [Text(title, style="bold")]
     if stale(loc, text):
         parts.append(Text(f"⚠ the file changed since the run; line {loc.line} was: {loc.code}", style="yellow"))
