@@ -1,7 +1,8 @@
 """What the recorded process runs on: python, torch, triton, CUDA, devices, CPU ISA, rank.
 
 Collected without initializing CUDA at start (that would change the user's program);
-device names are read at exit, when the program has initialized CUDA itself.
+device names are read at exit, when the program has initialized CUDA itself. What needs
+torch's internals is probed in ``torch_compat`` (a failing probe leaves a field empty).
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ import warnings
 from typing import Any
 
 
-def _version(dist: str) -> str | None:
+def dist_version(dist: str) -> str | None:
     try:
         return importlib.metadata.version(dist)
     except importlib.metadata.PackageNotFoundError:
@@ -60,19 +61,10 @@ def static_info() -> dict[str, Any]:
 
 
 def torch_info() -> dict[str, Any]:
-    import torch
+    """The fields that need torch: probed and fenced in torch_compat (private API)."""
+    from dyn_inspect.engine import torch_compat
 
-    info: dict[str, Any] = {
-        "torch": str(torch.__version__),
-        "triton": _version("triton") or _version("pytorch-triton"),
-        "cuda": getattr(torch.version, "cuda", None),
-    }
-    try:
-        info["cpu_isa"] = torch.backends.cpu.get_cpu_capability()
-    except Exception:  # noqa: BLE001 - older builds
-        info["cpu_isa"] = None
-    info["config"] = compile_config()
-    return info
+    return torch_compat.torch_info()
 
 
 def compile_config() -> dict[str, Any]:
@@ -112,18 +104,6 @@ def _collect(out: dict[str, Any], dynamo_config: Any, inductor_config: Any) -> N
 
 def cuda_devices() -> tuple[list[str], str | None]:
     """Device names and driver version, only if the program initialized CUDA itself."""
-    torch = sys.modules.get("torch")
-    if torch is None:
-        return [], None
-    try:
-        if not torch.cuda.is_initialized():
-            return [], None
-        names = [torch.cuda.get_device_name(i) for i in range(torch.cuda.device_count())]
-        driver = None
-        get_driver = getattr(torch._C, "_cuda_getDriverVersion", None)
-        if get_driver is not None:
-            v = int(get_driver())
-            driver = f"{v // 1000}.{(v % 1000) // 10}"
-        return names, driver
-    except Exception:  # noqa: BLE001 - a broken CUDA setup must not break the program
-        return [], None
+    from dyn_inspect.engine import torch_compat
+
+    return torch_compat.cuda_devices()

@@ -402,6 +402,9 @@ class StepProfiler:
             self.done = True
             self.message = f"kernel profiling failed: {exc!r}"
             self._prof = None
+            from dyn_inspect.engine import torch_compat
+
+            torch_compat.HOOKS.degrade("profiler", f"profiling failed: {exc!r}")
 
     def _step(self) -> None:
         records = self.recorder.records
@@ -489,51 +492,6 @@ def requested() -> int:
         return 0
 
 
-def _add_kernel_bytes_to_triton_metadata() -> None:
-    """Put Inductor's byte estimate into every Triton kernel's metadata (what
-    ``benchmark_kernel`` does, without the benchmark harness and its stderr line): the
-    launcher hands it to the profiler as ``kernel_num_gb``. torch ≥ 2.12 builds the
-    metadata in ``inductor_meta_per_kernel``; older Inductor writes it inline into the
-    kernel's source (``inductor_meta={...}``), where we add the key."""
-    try:
-        from torch._inductor.codegen.triton import TritonKernel
-    except Exception:  # noqa: BLE001 - no Triton backend in this build
-        return
-
-    def estimate(kernel: Any) -> float | None:
-        try:
-            return float(kernel.estimate_kernel_num_bytes()) / 1e9
-        except Exception:  # noqa: BLE001 - the estimate is optional
-            return None
-
-    per_kernel = getattr(TritonKernel, "inductor_meta_per_kernel", None)
-    if per_kernel is not None and not getattr(per_kernel, "_dyn_inspect", False):
-
-        def inductor_meta_per_kernel(self: Any) -> dict[str, Any]:
-            out = per_kernel(self)
-            if "kernel_num_gb" not in out and (gb := estimate(self)) is not None:
-                out["kernel_num_gb"] = gb
-            return out
-
-        inductor_meta_per_kernel._dyn_inspect = True  # type: ignore[attr-defined]
-        TritonKernel.inductor_meta_per_kernel = inductor_meta_per_kernel  # type: ignore[method-assign]
-        return
-    codegen = getattr(TritonKernel, "codegen_kernel", None)
-    if codegen is None or getattr(codegen, "_dyn_inspect", False):
-        return
-
-    def codegen_kernel(self: Any, *args: Any, **kwargs: Any) -> Any:
-        code = codegen(self, *args, **kwargs)
-        if isinstance(code, str) and "kernel_num_gb" not in code and "inductor_meta={" in code:
-            gb = estimate(self)
-            if gb is not None:
-                code = code.replace("inductor_meta={", f"inductor_meta={{'kernel_num_gb': {gb!r}, ", 1)
-        return code
-
-    codegen_kernel._dyn_inspect = True  # type: ignore[attr-defined]
-    TritonKernel.codegen_kernel = codegen_kernel  # type: ignore[method-assign]
-
-
 def _dump(events: list[Any], path: str) -> None:
     """DYN_INSPECT_PROFILE_DUMP=FILE: what the profiler handed us, for checking a new torch."""
     import json
@@ -562,33 +520,12 @@ def _dump(events: list[Any], path: str) -> None:
 
 def install(recorder: _RecorderLike, steps: int) -> StepProfiler | None:
     """Hook every torch.compile context's entry; make Inductor's kernels visible to the
-    profiler. Needs torch imported; called by the recorder only when profiling is asked."""
-    try:
-        import torch._inductor.config as inductor_config
-        from torch._dynamo import eval_frame
-    except Exception:  # noqa: BLE001
-        return None
+    profiler (torch_compat's ``profiler`` hook: probed and fenced there). Needs torch
+    imported; called by the recorder only when profiling is asked."""
+    from dyn_inspect.engine import torch_compat
+
     profiler = StepProfiler(recorder, steps)
-    cls = eval_frame.OptimizeContext
-    original_init = cls.__init__
-    if getattr(original_init, "_dyn_inspect", False):
+    if not torch_compat.install_step_hooks(profiler.hook_for):
         return None
-
-    def __init__(self: Any, *args: Any, **kwargs: Any) -> None:  # noqa: N807 - patching
-        original_init(self, *args, **kwargs)
-        try:
-            self.enter_exit_hooks.append(profiler.hook_for(id(self)))
-        except Exception:  # noqa: BLE001 - an older Dynamo without hooks: no profile
-            pass
-
-    __init__._dyn_inspect = True  # type: ignore[attr-defined]
-    cls.__init__ = __init__  # type: ignore[method-assign]
-    # C++ kernels are invisible to the profiler unless Inductor wraps them in a
-    # RECORD_FUNCTION; this also keys the FX-graph cache apart from unprofiled runs.
-    try:
-        inductor_config.cpp.enable_kernel_profile = True
-    except AttributeError:
-        pass
-    _add_kernel_bytes_to_triton_metadata()
     atexit.register(profiler.finish)
     return profiler

@@ -8,7 +8,9 @@ event log. Fallback (``DYN_INSPECT_TRACE_HOOK=0``): a handler first on ``torch._
 first, because torch's lazy TORCH_TRACE handler removes itself during dispatch and a
 handler after it would miss that record. It never changes the user's backend; it only
 turns on Inductor provenance tracking (kernel → source line), which
-``DYN_INSPECT_PROVENANCE=0`` turns off.
+``DYN_INSPECT_PROVENANCE=0`` turns off. Every touch of torch's private API goes through
+``torch_compat`` (probed, fenced; which hooks are active is written into process_start
+and process_end as ``hooks``).
 """
 
 from __future__ import annotations
@@ -25,7 +27,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from dyn_inspect.engine import environment, tracehook
+from dyn_inspect.engine import environment, torch_compat
 from dyn_inspect.engine.eventlog import EventLog
 from dyn_inspect.engine.normalizers import Normalizer, PendingBreak, TraceRecord
 from dyn_inspect.engine.schema import Event, ExceptionInfo, Loc, ProcessEnd, ProcessStart
@@ -139,6 +141,7 @@ class Recorder:
                     t=self.started,
                     compile_disabled=self.compile_disabled,
                     provenance=self.provenance,
+                    hooks=torch_compat.HOOKS.report(),
                     **info,
                 )
             )
@@ -226,6 +229,7 @@ class Recorder:
                     exception=exc_info,
                     devices=devices,
                     cuda_driver=driver,
+                    hooks=torch_compat.HOOKS.report(),  # a hook may have turned off since the start
                 )
             )
             self._log.close()
@@ -234,41 +238,21 @@ class Recorder:
 def _hook_graph_breaks(recorder: Recorder) -> None:
     """Hand Dynamo's Unsupported exception (gb_type, real_stack with columns) to the
     normalizer of the text record that log_graph_break is about to emit."""
-    try:
-        from torch._dynamo import symbolic_convert
-    except Exception:  # noqa: BLE001
-        return
-    cls = getattr(symbolic_convert, "InstructionTranslatorBase", None)
-    original = getattr(cls, "log_graph_break", None)
-    if original is None or getattr(original, "_dyn_inspect", False):
-        return  # torch 2.9: a module-level function; the text alone is parsed
-
-    def log_graph_break(self: Any, code_options: Any, reason: str, exc: Any) -> Any:
-        recorder.set_pending_break(exc)
-        try:
-            return original(self, code_options, reason, exc)
-        finally:
-            recorder.clear_pending_break()
-
-    log_graph_break._dyn_inspect = True  # type: ignore[attr-defined]
-    setattr(cls, "log_graph_break", log_graph_break)
+    torch_compat.install_graph_breaks(recorder.set_pending_break, recorder.clear_pending_break)
 
 
 def _enable_provenance(recorder: Recorder) -> None:
     if os.environ.get(PROVENANCE_ENV, "1") == "0":
+        torch_compat.HOOKS.off("provenance", f"{PROVENANCE_ENV}=0")
         return
-    try:
-        import torch._inductor.config as inductor_config
+    recorder.provenance = torch_compat.enable_provenance()
 
-        if hasattr(inductor_config.trace, "provenance_tracking_level"):
-            if not inductor_config.trace.provenance_tracking_level:
-                inductor_config.trace.provenance_tracking_level = 1
-            recorder.provenance = True
-        elif hasattr(inductor_config.trace, "provenance_tracking"):
-            inductor_config.trace.provenance_tracking = True
-            recorder.provenance = True
-    except Exception:  # noqa: BLE001
-        pass
+
+def _install_trace_handler(recorder: Recorder) -> None:
+    logger = logging.getLogger("torch.__trace")
+    logger.setLevel(logging.DEBUG)
+    if not any(isinstance(h, _TraceHandler) for h in logger.handlers):
+        logger.handlers.insert(0, _TraceHandler(recorder))
 
 
 def _install_excepthook(recorder: Recorder) -> None:
@@ -293,19 +277,26 @@ def activate(run_dir: str | Path | None = None) -> Recorder | None:
     eager = launcher is not None and str(os.getppid()) == launcher
     recorder = Recorder(Path(target), eager_log=False)
     _recorder = recorder
+    hooks = torch_compat.HOOKS
+    # One note on stderr per run (not one per torchrun worker): the launcher's child, or
+    # rank 0, or a process activated without the launcher.
+    hooks.announce = eager or launcher is None or os.environ.get("RANK", "0") == "0"
     _enable_provenance(recorder)
-    if eager:
-        recorder._open()
     # The lean path (engine/tracehook.py) hands torch's records straight to us; the logging
-    # handler is the fallback (DYN_INSPECT_TRACE_HOOK=0, or a torch without the hook point).
-    if os.environ.get(TRACE_HOOK_ENV, "1") == "0" or not tracehook.install(recorder.on_record):
-        logger = logging.getLogger("torch.__trace")
-        logger.setLevel(logging.DEBUG)
-        logger.handlers.insert(0, _TraceHandler(recorder))
+    # handler is the fallback (DYN_INSPECT_TRACE_HOOK=0, or a torch whose trace_structured
+    # is not the one we know, or our lean code failing).
+    if os.environ.get(TRACE_HOOK_ENV, "1") == "0":
+        hooks.off("trace", f"{TRACE_HOOK_ENV}=0")
+        _install_trace_handler(recorder)
+    else:
+        torch_compat.install_trace(recorder.on_record, fallback=lambda: _install_trace_handler(recorder))
     _hook_graph_breaks(recorder)
     _install_excepthook(recorder)
     atexit.register(recorder.finish)
     _start_kernel_profiler(recorder)  # after finish: atexit runs it first
+    if eager:
+        recorder._open()  # after the hooks: process_start says which are active
+    hooks.say_start()
     return recorder
 
 
@@ -325,3 +316,4 @@ def _start_kernel_profiler(recorder: Recorder) -> None:
 
 def current() -> Recorder | None:
     return _recorder
+

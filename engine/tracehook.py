@@ -18,6 +18,10 @@ what goes is the md5, the orphan stack and the logging layer. Torch's overhead c
 
 If another handler is on the logger at call time (the user also set TORCH_TRACE), the
 original function runs unchanged for it and we take a copy of what it computed.
+
+Which torch this fits is checked by ``torch_compat.install_trace`` (the parameters of
+torch's function must be the ones ``_bind`` knows); a call of another shape, or our own
+code raising, switches back to torch's original for good (see ``install``).
 """
 
 from __future__ import annotations
@@ -60,8 +64,26 @@ def _print_stats(stats: dict[str, list[int]]) -> None:
     sys.stderr.write("\n".join(out) + "\n")
 
 
-def install(feed: Callable[[TraceRecord], None]) -> bool:
-    """Route torch's structured trace to ``feed``; False if torch lacks what we rely on."""
+def _bind(
+    name: str,
+    metadata_fn: Callable[[], Any] = dict,
+    *,
+    payload_fn: Callable[[], object] = lambda: None,
+    suppress_context: bool = False,
+    expect_trace_id: bool = True,
+    record_logging_overhead: bool = True,
+    compile_id: Any = None,
+) -> tuple[str, Callable[[], Any], Callable[[], object], bool, bool, Any]:
+    """The call shape we understand; a TypeError for any other (a newer torch's caller)."""
+    return name, metadata_fn, payload_fn, suppress_context, record_logging_overhead, compile_id
+
+
+def install(feed: Callable[[TraceRecord], None], on_failure: Callable[[str], None] | None = None) -> bool:
+    """Route torch's structured trace to ``feed``; False if torch lacks what we rely on.
+
+    Fenced (torch_compat's ``trace`` hook): a call we do not understand, or our own code
+    raising, turns the lean path off for good — ``on_failure(reason)`` puts the logging
+    handler in place — and torch's original handles that call and every later one."""
     try:
         import torch
         import torch._logging as torch_logging
@@ -79,6 +101,14 @@ def install(feed: Callable[[TraceRecord], None]) -> bool:
         atexit.register(_print_stats, stats)
     guards = torch._guards
     dist = torch.distributed
+    subgraph_name = getattr(getattr(torch.fx, "traceback", None), "_get_regional_inductor_subgraph_name", None)
+    lean = [True]
+
+    def turn_off(reason: str) -> None:
+        if lean[0]:
+            lean[0] = False
+            if on_failure is not None:
+                on_failure(reason)
 
     def context(record: dict[str, Any], compile_id: Any) -> None:
         if dist.is_available() and dist.is_initialized():
@@ -94,19 +124,18 @@ def install(feed: Callable[[TraceRecord], None]) -> bool:
                 record["frame_compile_id"] = cid.frame_compile_id
         if trace_id:
             record["attempt"] = trace_id.attempt
+        if subgraph_name is not None and (sub := subgraph_name()) is not None:
+            record["subgraph_name"] = sub
 
-    def trace_structured(
-        name: str,
-        metadata_fn: Callable[[], Any] = dict,
-        *,
-        payload_fn: Callable[[], object] = lambda: None,
-        suppress_context: bool = False,
-        expect_trace_id: bool = True,
-        record_logging_overhead: bool = True,
-        compile_id: Any = None,
-        **extra: Any,
-    ) -> None:
-        if trace_log.handlers or extra:
+    def trace_structured(*args: Any, **kwargs: Any) -> None:
+        if not lean[0]:
+            return original(*args, **kwargs)
+        try:
+            name, metadata_fn, payload_fn, suppress_context, record_overhead, compile_id = _bind(*args, **kwargs)
+        except TypeError as exc:
+            turn_off(f"trace_structured called in a way we do not know ({exc})")
+            return original(*args, **kwargs)
+        if trace_log.handlers:
             # Someone else listens (TORCH_TRACE): torch builds the record once for them.
             seen: list[Any] = []
 
@@ -118,38 +147,52 @@ def install(feed: Callable[[TraceRecord], None]) -> bool:
                 seen.append(payload_fn())
                 return seen[-1]
 
-            original(name, metadata_copy, payload_fn=payload_copy, suppress_context=suppress_context,
-                     expect_trace_id=expect_trace_id, record_logging_overhead=record_logging_overhead,
-                     compile_id=compile_id, **extra)
+            kwargs = dict(kwargs, payload_fn=payload_copy)
+            if len(args) > 1:
+                args = (args[0], metadata_copy, *args[2:])
+            else:
+                kwargs["metadata_fn"] = metadata_copy
+            original(*args, **kwargs)
             if len(seen) == 2:
-                _feed(name, seen[0], seen[1], suppress_context, compile_id)
-            return
+                try:
+                    _feed(name, seen[0], seen[1], suppress_context, compile_id)
+                except Exception as exc:  # noqa: BLE001 - our code: the handler takes over
+                    turn_off(f"our trace handler failed: {exc!r}")
+            return None
         start = time.time_ns()
-        metadata = metadata_fn()  # torch's own errors propagate, as without us
-        payload = payload_fn()
+        try:
+            metadata = metadata_fn()
+            payload = payload_fn()
+        except Exception:  # noqa: BLE001 - torch's own formatting; without us it would not run
+            return None
         computed = time.time_ns()
-        _feed(name, metadata, payload, suppress_context, compile_id)
+        try:
+            _feed(name, metadata, payload, suppress_context, compile_id)
+        except Exception as exc:  # noqa: BLE001 - our code: off, and torch's original (now
+            turn_off(f"our trace handler failed: {exc!r}")  # with the fallback handler) records it
+            return original(*args, **kwargs)
         end = time.time_ns()
-        if record_logging_overhead and add_overhead is not None:
-            add_overhead((end - start) / 1e9)
+        if record_overhead and add_overhead is not None:
+            try:
+                add_overhead((end - start) / 1e9)
+            except Exception:  # noqa: BLE001
+                pass
         if stats is not None:
             key = name if name != "artifact" or not isinstance(metadata, dict) else f"artifact:{metadata.get('name')}"
             entry = stats.setdefault(key, [0, 0, 0])
             entry[0] += 1
             entry[1] += computed - start
             entry[2] += end - computed
+        return None
 
     def _feed(name: str, metadata: Any, payload: object, suppress_context: bool, compile_id: Any) -> None:
-        try:
-            record: dict[str, Any] = {name: metadata}
-            if not suppress_context:
-                context(record, compile_id)
-            text = _payload_text(payload)
-            if log_event is not None:
-                log_event(name, record)
-            feed(TraceRecord(record, text, time.time()))
-        except Exception:  # noqa: BLE001 - recording must never break the user's program
-            pass
+        record: dict[str, Any] = {name: metadata}
+        if not suppress_context:
+            context(record, compile_id)
+        text = _payload_text(payload)
+        if log_event is not None:
+            log_event(name, record)
+        feed(TraceRecord(record, text, time.time()))
 
     trace_structured._dyn_inspect = True  # type: ignore[attr-defined]
     trace_structured.__wrapped__ = original  # type: ignore[attr-defined]

@@ -1,0 +1,456 @@
+"""Every place dyn-inspect touches torch's private API, probed by feature and fenced.
+
+Torch changes its internals every release, and the recorder runs *inside* the user's
+compile: a renamed attribute or a new parameter must never turn into an exception in the
+user's program. So each touchpoint is a named hook with a state in ``HOOKS``:
+
+- ``trace``: the lean ``trace_structured`` replacement (``tracehook.py`` builds records);
+  when it cannot be installed, or our code in it fails, torch's original runs again and a
+  logging handler on ``torch.__trace`` records instead (same data, slower);
+- ``graph_breaks``: the wrapper on Dynamo's ``log_graph_break`` that hands us the
+  ``Unsupported`` exception (graph-break type, stack with columns);
+- ``provenance``: Inductor's provenance tracking (kernel → source line), a config flag;
+- ``profiler``: ``--profile-kernels``' patches (compiled-call hook, C++ kernel ranges,
+  Triton byte estimates);
+- ``environment``: torch/triton/CUDA/config probes written into ``process_start``.
+
+Each is probed by feature (attribute present, signature as the code expects), not by
+version. A probe that fails leaves torch untouched; a wrapper whose own code raises turns
+itself off for the rest of the process and calls torch's original with the same
+arguments. ``report()`` is what ``process_start`` / ``process_end`` carry as ``hooks``:
+``{"trace": "active", "graph_breaks": "degraded: no graph-break types (...)", ...}``;
+the first degradation is said once on stderr.
+"""
+
+from __future__ import annotations
+
+import inspect
+import os
+import re
+import sys
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+# The releases recorded for the compatibility matrix (docs/compatibility.md).
+TESTED_VERSIONS = ("2.9.1", "2.11.0", "2.13.0", "2.14.1", "2.15.0")
+NEWEST_TESTED = (2, 15)
+QUIET_ENV = "DYN_INSPECT_QUIET_COMPAT"  # "1": no stderr note (process_start still says it)
+
+# What the user loses when a hook is down (shown by summary, TUI header, LSP status).
+LOSES = {
+    "trace": "lean trace hook off, logging handler instead (slower)",
+    "graph_breaks": "no graph-break types or Dynamo stacks (text only)",
+    "provenance": "no kernel → source lines",
+    "profiler": "no kernel profile",
+    "environment": "environment partly unknown",
+}
+
+
+@dataclass
+class HookState:
+    state: str = "off"  # "active" | "off" (not asked for) | "degraded"
+    reason: str = ""
+
+
+class Hooks:
+    """The state of every touchpoint in this process; thread-safe, each change said once."""
+
+    def __init__(self) -> None:
+        self.states: dict[str, HookState] = {name: HookState() for name in LOSES}
+        self._lock = threading.Lock()
+        self.announce = False  # set by the recorder: this process speaks on stderr
+        self._said: set[str] = set()
+
+    def active(self, name: str) -> None:
+        with self._lock:
+            if self.states[name].state != "degraded":
+                self.states[name] = HookState("active")
+
+    def off(self, name: str, reason: str = "") -> None:
+        with self._lock:
+            self.states[name] = HookState("off", reason)
+
+    def degrade(self, name: str, reason: str) -> None:
+        """Turn a hook's recording off for good (first reason wins)."""
+        with self._lock:
+            if self.states[name].state == "degraded":
+                return
+            self.states[name] = HookState("degraded", reason)
+            late = "start" in self._said  # after the start-up note: say this one alone
+        if late:
+            self._say(f"{name} hook turned off: {self.describe(name)}")
+
+    def is_active(self, name: str) -> bool:
+        return self.states[name].state == "active"
+
+    def describe(self, name: str) -> str:
+        s = self.states[name]
+        return f"{LOSES[name]} (torch {torch_version()}: {s.reason})" if s.reason else LOSES[name]
+
+    def report(self) -> dict[str, str]:
+        out: dict[str, str] = {}
+        for name, s in self.states.items():
+            out[name] = f"degraded: {self.describe(name)}" if s.state == "degraded" else s.state
+        note = version_note()
+        if note:
+            out["torch"] = note
+        return out
+
+    def degraded(self) -> list[str]:
+        return [name for name, s in self.states.items() if s.state == "degraded"]
+
+    def say_start(self) -> None:
+        """Once per process, after install: the newer torch and the hooks that are down."""
+        with self._lock:
+            if "start" in self._said:
+                return
+            self._said.add("start")
+        parts = []
+        note = version_note()
+        if note:
+            parts.append(f"{note}: recording anyway")
+        down = [f"{n} ({self.describe(n)})" for n in self.degraded()]
+        if note:
+            active = [n for n, s in self.states.items() if s.state == "active"]
+            parts.append("active: " + (", ".join(active) or "none"))
+        if down:
+            parts.append("degraded: " + "; ".join(down))
+        if note or down:
+            self._say("; ".join(parts))
+
+    def _say(self, text: str) -> None:
+        if self.announce and os.environ.get(QUIET_ENV) != "1":
+            try:
+                sys.stderr.write(f"dyn-inspect: {text}\n")
+            except Exception:  # noqa: BLE001 - a closed stderr must not break the program
+                pass
+
+
+HOOKS = Hooks()
+
+
+def torch_version() -> str:
+    torch = sys.modules.get("torch")
+    return str(getattr(torch, "__version__", "?")) if torch is not None else "?"
+
+
+def _release(version: str) -> tuple[int, ...]:
+    m = re.match(r"(\d+)\.(\d+)", version)
+    return (int(m[1]), int(m[2])) if m else ()
+
+
+def version_note() -> str | None:
+    """'torch 2.16.0 is newer than the newest tested (2.15)' or None."""
+    version = torch_version()
+    release = _release(version)
+    if release and release > NEWEST_TESTED:
+        return f"torch {version} is newer than the newest tested ({'.'.join(map(str, NEWEST_TESTED))})"
+    return None
+
+
+def _keyword_params(fn: Any) -> set[str] | None:
+    try:
+        return set(inspect.signature(fn).parameters)
+    except (TypeError, ValueError):
+        return None
+
+
+# --- trace: torch._logging._internal.trace_structured ----------------------------------
+
+TRACE_PARAMS = {
+    "name", "metadata_fn", "payload_fn", "suppress_context", "expect_trace_id",
+    "record_logging_overhead", "compile_id",
+}
+
+
+def install_trace(feed: Callable[[Any], None], fallback: Callable[[], None]) -> bool:
+    """The lean path (tracehook.py) or, when torch's function is not what it expects,
+    ``fallback()`` (the logging handler). Returns whether the lean path is in place."""
+    from dyn_inspect.engine import tracehook
+
+    try:
+        import torch._logging._internal as internal
+
+        original = getattr(internal, "trace_structured", None)
+        if original is None or getattr(internal, "trace_log", None) is None:
+            return _trace_fallback(fallback, "torch._logging._internal.trace_structured/trace_log not found")
+        params = _keyword_params(original)
+        if params is None or params != TRACE_PARAMS:
+            extra = sorted((params or set()) ^ TRACE_PARAMS)
+            return _trace_fallback(fallback, f"trace_structured's parameters changed ({', '.join(extra) or '?'})")
+        ok = tracehook.install(feed, on_failure=lambda why: _trace_fallback(fallback, why))
+        if ok:
+            HOOKS.active("trace")
+            return True
+        return _trace_fallback(fallback, "trace_structured already replaced")
+    except Exception as exc:  # noqa: BLE001 - never break the import of torch
+        return _trace_fallback(fallback, f"install failed: {exc!r}")
+
+
+def _trace_fallback(fallback: Callable[[], None], reason: str) -> bool:
+    HOOKS.degrade("trace", reason)
+    try:
+        fallback()
+    except Exception:  # noqa: BLE001
+        pass
+    return False
+
+
+# --- graph_breaks: InstructionTranslatorBase.log_graph_break -----------------------------
+
+GRAPH_BREAK_PARAMS = ["self", "code_options", "reason", "exc"]
+
+
+def install_graph_breaks(on_exc: Callable[[Any], None], on_done: Callable[[], None]) -> bool:
+    """Wrap Dynamo's ``log_graph_break(self, code_options, reason, exc)``: ``on_exc(exc)``
+    before torch logs the break, ``on_done()`` after. Our part failing turns it off."""
+    try:
+        from torch._dynamo import symbolic_convert
+
+        cls = getattr(symbolic_convert, "InstructionTranslatorBase", None)
+        original = cls.__dict__.get("log_graph_break") if cls is not None else None
+        if original is None:
+            # torch 2.9: a module-level function without the exception; the text is parsed.
+            HOOKS.degrade("graph_breaks", "InstructionTranslatorBase.log_graph_break not found")
+            return False
+        if getattr(original, "_dyn_inspect", False):
+            return True
+        try:
+            params = list(inspect.signature(original).parameters)
+        except (TypeError, ValueError):
+            params = []
+        if params != GRAPH_BREAK_PARAMS:
+            HOOKS.degrade("graph_breaks", f"log_graph_break{tuple(params)} is not {tuple(GRAPH_BREAK_PARAMS)}")
+            return False
+    except Exception as exc:  # noqa: BLE001
+        HOOKS.degrade("graph_breaks", f"install failed: {exc!r}")
+        return False
+
+    def log_graph_break(self: Any, *args: Any, **kwargs: Any) -> Any:
+        ours = HOOKS.is_active("graph_breaks")
+        if ours:
+            try:
+                exc = kwargs["exc"] if "exc" in kwargs else args[2]
+                on_exc(exc)
+            except Exception as err:  # noqa: BLE001 - our code: off for good, torch's runs
+                HOOKS.degrade("graph_breaks", f"our handler failed: {err!r}")
+                ours = False
+        try:
+            return original(self, *args, **kwargs)
+        finally:
+            if ours:
+                try:
+                    on_done()
+                except Exception as err:  # noqa: BLE001
+                    HOOKS.degrade("graph_breaks", f"our handler failed: {err!r}")
+
+    log_graph_break._dyn_inspect = True  # type: ignore[attr-defined]
+    log_graph_break.__wrapped__ = original  # type: ignore[attr-defined]
+    cls.log_graph_break = log_graph_break
+    HOOKS.active("graph_breaks")
+    return True
+
+
+# --- provenance: torch._inductor.config.trace.provenance_tracking* ------------------------
+
+
+def enable_provenance() -> bool:
+    """Turn on Inductor's provenance tracking (kernel → source line); False if we cannot."""
+    try:
+        import torch._inductor.config as inductor_config
+
+        trace = inductor_config.trace
+        if hasattr(trace, "provenance_tracking_level"):  # 2.11+
+            if not trace.provenance_tracking_level:
+                trace.provenance_tracking_level = 1
+        elif hasattr(trace, "provenance_tracking"):  # 2.9
+            trace.provenance_tracking = True
+        else:
+            HOOKS.degrade("provenance", "inductor config has no trace.provenance_tracking[_level]")
+            return False
+    except Exception as exc:  # noqa: BLE001 - a renamed or read-only config key
+        HOOKS.degrade("provenance", f"could not set it: {exc!r}")
+        return False
+    HOOKS.active("provenance")
+    return True
+
+
+# --- profiler: OptimizeContext.enter_exit_hooks, cpp.enable_kernel_profile, TritonKernel --
+
+
+def install_step_hooks(hook_for: Callable[[int], Callable[[], Callable[[], None]]]) -> bool:
+    """Add ``hook_for(id(ctx))`` to every torch.compile context's ``enter_exit_hooks``
+    (called on each entry of a compiled callable), and make Inductor's kernels visible to
+    torch.profiler. False (profiler degraded) where torch lacks what it needs."""
+    try:
+        import torch._inductor.config as inductor_config
+        from torch._dynamo import eval_frame
+
+        cls = getattr(eval_frame, "OptimizeContext", None)
+        original_init = getattr(cls, "__init__", None)
+        if cls is None or original_init is None:
+            HOOKS.degrade("profiler", "torch._dynamo.eval_frame.OptimizeContext not found")
+            return False
+        if getattr(original_init, "_dyn_inspect", False):
+            return True
+    except Exception as exc:  # noqa: BLE001
+        HOOKS.degrade("profiler", f"install failed: {exc!r}")
+        return False
+
+    def __init__(self: Any, *args: Any, **kwargs: Any) -> None:  # noqa: N807 - patching
+        original_init(self, *args, **kwargs)
+        if not HOOKS.is_active("profiler"):
+            return
+        try:
+            hooks = getattr(self, "enter_exit_hooks", None)
+            if not isinstance(hooks, list):
+                HOOKS.degrade("profiler", "OptimizeContext has no enter_exit_hooks list")
+                return
+            hooks.append(_fenced_enter(hook_for(id(self))))
+        except Exception as err:  # noqa: BLE001
+            HOOKS.degrade("profiler", f"our hook failed: {err!r}")
+
+    __init__._dyn_inspect = True  # type: ignore[attr-defined]
+    cls.__init__ = __init__  # type: ignore[method-assign]
+    HOOKS.active("profiler")
+    # C++ kernels are invisible to the profiler unless Inductor wraps them in a
+    # RECORD_FUNCTION; this also keys the FX-graph cache apart from unprofiled runs.
+    try:
+        inductor_config.cpp.enable_kernel_profile = True
+    except Exception:  # noqa: BLE001 - no such key: C++ kernels show as their ATen ops only
+        pass
+    _add_kernel_bytes_to_triton_metadata()
+    return True
+
+
+def _noop() -> None:
+    return None
+
+
+def _fenced_enter(enter: Callable[[], Callable[[], None]]) -> Callable[[], Callable[[], None]]:
+    """An enter_exit hook whose failure turns the profiler off instead of failing the call."""
+
+    def hook() -> Callable[[], None]:
+        if not HOOKS.is_active("profiler"):
+            return _noop
+        try:
+            leave = enter()
+        except Exception as err:  # noqa: BLE001
+            HOOKS.degrade("profiler", f"our hook failed: {err!r}")
+            return _noop
+
+        def fenced_leave() -> None:
+            try:
+                leave()
+            except Exception as err:  # noqa: BLE001
+                HOOKS.degrade("profiler", f"our hook failed: {err!r}")
+
+        return fenced_leave
+
+    return hook
+
+
+def _add_kernel_bytes_to_triton_metadata() -> None:
+    """Put Inductor's byte estimate into every Triton kernel's metadata (what
+    ``benchmark_kernel`` does, without the benchmark harness and its stderr line): the
+    launcher hands it to the profiler as ``kernel_num_gb``. torch ≥ 2.12 builds the
+    metadata in ``inductor_meta_per_kernel``; older Inductor writes it inline into the
+    kernel's source (``inductor_meta={...}``), where we add the key."""
+    try:
+        from torch._inductor.codegen.triton import TritonKernel
+    except Exception:  # noqa: BLE001 - no Triton backend in this build
+        return
+
+    def estimate(kernel: Any) -> float | None:
+        try:
+            return float(kernel.estimate_kernel_num_bytes()) / 1e9
+        except Exception:  # noqa: BLE001 - the estimate is optional
+            return None
+
+    per_kernel = getattr(TritonKernel, "inductor_meta_per_kernel", None)
+    if per_kernel is not None and not getattr(per_kernel, "_dyn_inspect", False):
+
+        def inductor_meta_per_kernel(self: Any, *args: Any, **kwargs: Any) -> Any:
+            out = per_kernel(self, *args, **kwargs)
+            try:
+                if isinstance(out, dict) and "kernel_num_gb" not in out and (gb := estimate(self)) is not None:
+                    out["kernel_num_gb"] = gb
+            except Exception:  # noqa: BLE001 - the estimate is optional
+                pass
+            return out
+
+        inductor_meta_per_kernel._dyn_inspect = True  # type: ignore[attr-defined]
+        TritonKernel.inductor_meta_per_kernel = inductor_meta_per_kernel  # type: ignore[method-assign]
+        return
+    codegen = getattr(TritonKernel, "codegen_kernel", None)
+    if codegen is None or getattr(codegen, "_dyn_inspect", False):
+        return
+
+    def codegen_kernel(self: Any, *args: Any, **kwargs: Any) -> Any:
+        code = codegen(self, *args, **kwargs)
+        try:
+            if isinstance(code, str) and "kernel_num_gb" not in code and "inductor_meta={" in code:
+                gb = estimate(self)
+                if gb is not None:
+                    code = code.replace("inductor_meta={", f"inductor_meta={{'kernel_num_gb': {gb!r}, ", 1)
+        except Exception:  # noqa: BLE001 - the estimate is optional
+            pass
+        return code
+
+    codegen_kernel._dyn_inspect = True  # type: ignore[attr-defined]
+    TritonKernel.codegen_kernel = codegen_kernel  # type: ignore[method-assign]
+
+
+# --- environment: versions, CPU ISA, compile config, CUDA devices -------------------------
+
+
+def torch_info() -> dict[str, Any]:
+    """The ProcessStart fields that need torch; what a probe cannot read stays None."""
+    from dyn_inspect.engine import environment
+
+    info: dict[str, Any] = {"torch": None, "triton": None, "cuda": None, "cpu_isa": None, "config": {}}
+    failed: list[str] = []
+    try:
+        import torch
+
+        info["torch"] = str(torch.__version__)
+        info["cuda"] = getattr(getattr(torch, "version", None), "cuda", None)
+    except Exception as exc:  # noqa: BLE001
+        failed.append(f"version: {exc!r}")
+    info["triton"] = environment.dist_version("triton") or environment.dist_version("pytorch-triton")
+    try:
+        import torch
+
+        info["cpu_isa"] = torch.backends.cpu.get_cpu_capability()
+    except Exception as exc:  # noqa: BLE001 - older builds
+        failed.append(f"cpu capability: {exc!r}")
+    try:
+        info["config"] = environment.compile_config()
+    except Exception as exc:  # noqa: BLE001
+        failed.append(f"compile config: {exc!r}")
+    if failed:
+        HOOKS.degrade("environment", "; ".join(failed))
+    else:
+        HOOKS.active("environment")
+    return info
+
+
+def cuda_devices() -> tuple[list[str], str | None]:
+    """Device names and driver version, only if the program initialized CUDA itself."""
+    torch = sys.modules.get("torch")
+    if torch is None:
+        return [], None
+    try:
+        if not torch.cuda.is_initialized():
+            return [], None
+        names = [torch.cuda.get_device_name(i) for i in range(torch.cuda.device_count())]
+        driver = None
+        get_driver = getattr(torch._C, "_cuda_getDriverVersion", None)
+        if get_driver is not None:
+            v = int(get_driver())
+            driver = f"{v // 1000}.{(v % 1000) // 10}"
+        return names, driver
+    except Exception:  # noqa: BLE001 - a broken CUDA setup must not break the program
+        return [], None
