@@ -25,8 +25,20 @@ RUN_FIXTURES = {
     "faces_long_run": "faces_long",
     "faces_failure_run": "faces_failure",
     "faces_recompiles_run": "faces_recompiles",
+    # the differential corpus (tests/test_differential.py compares each with torch)
+    "long_file_run": "long_file",
+    "pkg_run": "pkg",
+    "hf_gpt2_run": "hf_gpt2",
+    "hf_bert_run": "hf_bert",
+    "optim_lr_run": "optim_lr",
+    "reset_run": "reset",
+    "fullgraph_fail_run": "fullgraph_fail",
+    "exit3_run": "exit3",
+    "first_forward_fail_run": "first_forward_fail",
+    "warm_cache_run": "warm_cache",
 }
 _needed: list[str] = []
+_needed_plain: list[str] = []  # programs whose plain (torch-only) run the selection needs
 
 
 def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config, items: list[pytest.Item]) -> None:
@@ -40,12 +52,18 @@ def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config
             for program in ("eager", "shadow", "raises", "killed"):
                 if program not in _needed:
                     _needed.append(program)
+        program = getattr(item, "callspec", None) and item.callspec.params.get("program")
+        if "differential" in getattr(item, "fixturenames", ()) and program and program not in _needed_plain:
+            _needed_plain.append(program)
 
 
 @pytest.fixture(scope="session")
 def corpus(tmp_path_factory: pytest.TempPathFactory) -> Corpus:
     c = Corpus(tmp_path_factory.mktemp("corpus-runs"))
-    c.prestart(_needed)
+    # Recordings first: the differential's plain runs are started behind them, so the
+    # programs other tests wait on get the cores first.
+    c.prestart([*_needed, *(p for p in _needed_plain if p not in _needed)])
+    c.prestart_plain(_needed_plain)
     return c
 
 
@@ -70,6 +88,16 @@ ranks_run = _run_fixture("ranks", "torchrun --nproc-per-node 2 (gloo, CPU) of te
 faces_long_run = _run_fixture("faces_long", "tests/corpus/faces_long.py: 319 lines, breaks past line 200.")
 faces_failure_run = _run_fixture("faces_failure", "tests/corpus/faces_failure.py: a caught fullgraph=True failure.")
 faces_recompiles_run = _run_fixture("faces_recompiles", "tests/corpus/faces_recompiles.py: float lr, kwargs, .item(), ids.")
+long_file_run = _run_fixture("long_file", "tests/corpus/long_file.py: 300+ lines, three breaks past line 200.")
+pkg_run = _run_fixture("pkg", "python -m pkg.train (tests/corpus/pkg/): the break is in pkg/metrics.py.")
+hf_gpt2_run = _run_fixture("hf_gpt2", "tests/corpus/hf_gpt2.py: tiny random GPT-2, forward+backward, 3 lengths.")
+hf_bert_run = _run_fixture("hf_bert", "tests/corpus/hf_bert.py: tiny random BERT, inference, 3 lengths.")
+optim_lr_run = _run_fixture("optim_lr", "tests/corpus/optim_lr.py: compiled optimizer step, float lr, new kwarg.")
+reset_run = _run_fixture("reset", "tests/corpus/reset.py: dynamo reset, recompile limit 3, two breaks on a line.")
+fullgraph_fail_run = _run_fixture("fullgraph_fail", "tests/corpus/fullgraph_fail.py: uncaught fullgraph=True error.")
+exit3_run = _run_fixture("exit3", "tests/corpus/exit3.py: compiles, then sys.exit(3).")
+first_forward_fail_run = _run_fixture("first_forward_fail", "tests/corpus/first_forward_fail.py: fails before backward.")
+warm_cache_run = _run_fixture("warm_cache", "tests/corpus/warm/train.py, its Inductor cache warmed from another copy.")
 
 
 @pytest.fixture(scope="session")

@@ -8,9 +8,12 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
+import shutil
 import subprocess
 import sys
-from dataclasses import dataclass
+import threading
+from dataclasses import dataclass, field
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -35,7 +38,67 @@ PROGRAMS: dict[str, tuple[Path, list[str]]] = {
     "faces_recompiles": (CORPUS, ["faces_recompiles.py"]),
     # torchrun with gloo on CPU, 2 ranks (rank 1 breaks the graph and recompiles; rank 0 not)
     "ranks": (CORPUS / "ranks", [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc-per-node", "2", "train.py"]),
+    # The differential corpus (issue 12, tests/test_differential.py): realistic programs
+    # whose every count is compared with torch's own account of a plain run.
+    "long_file": (CORPUS, ["long_file.py"]),
+    "pkg": (CORPUS, ["-m", "pkg.train"]),
+    "hf_gpt2": (CORPUS, ["hf_gpt2.py"]),
+    "hf_bert": (CORPUS, ["hf_bert.py"]),
+    "optim_lr": (CORPUS, ["optim_lr.py"]),
+    "reset": (CORPUS, ["reset.py"]),
+    "fullgraph_fail": (CORPUS, ["fullgraph_fail.py"]),
+    "exit3": (CORPUS, ["exit3.py"]),
+    "first_forward_fail": (CORPUS, ["first_forward_fail.py"]),
+    "warm_cache": (CORPUS / "warm", ["train.py"]),
 }
+
+# The programs the differential harness compares with torch (tests/test_differential.py).
+DIFFERENTIAL: list[str] = [
+    "long_file",
+    "pkg",
+    "hf_gpt2",
+    "hf_bert",
+    "optim_lr",
+    "reset",
+    "fullgraph_fail",
+    "exit3",
+    "first_forward_fail",
+    "warm_cache",
+    "breaks",
+    "recompiles",
+    "limit",
+]
+
+# Extra environment per program. Hugging Face must never reach for the hub: the models
+# are built from a config with random weights.
+PROGRAM_ENV: dict[str, dict[str, str]] = {
+    "hf_gpt2": {"HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1"},
+    "hf_bert": {"HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1"},
+}
+
+# Programs recorded twice with one Inductor cache, the first time from a copy of their
+# folder in another directory; the second recording is the one tests read.
+WARM_FROM_COPY: set[str] = {"warm_cache"}
+
+# The exit status each program is meant to end with (anything else: the recording broke).
+EXPECTED_EXIT: dict[str, int] = {"fullgraph_fail": 1, "exit3": 3, "first_forward_fail": 1, "raises": 1}
+
+GROUND_TRUTH = ROOT / "tests" / "differential" / "ground_truth.py"
+
+
+def _program_env(name: str) -> dict[str, str]:
+    env = dict(os.environ)
+    for var in ("DYN_INSPECT_RUNS_DIR", "TORCH_LOGS", "TORCH_TRACE", "TORCHINDUCTOR_CACHE_DIR"):
+        env.pop(var, None)
+    env.update(PROGRAM_ENV.get(name, {}))
+    return env
+
+
+def _dyn_inspect_cmd(runs_dir: Path, argv: list[str]) -> list[str]:
+    cmd = [str(DYN_INSPECT), "--no-tui", "--runs-dir", str(runs_dir), *argv]
+    if argv and argv[0].startswith("--"):
+        cmd = [str(DYN_INSPECT), "--no-tui", argv[0], "--runs-dir", str(runs_dir), *argv[1:]]
+    return cmd
 
 
 def marker_line(path: Path, marker: str) -> int:
@@ -58,14 +121,20 @@ class Recording:
     returncode: int | None = None
     stdout: str = ""
     stderr: str = ""
+    # A run that starts only after another one ends (see Corpus._start_plain).
+    starter: threading.Thread | None = None
+    _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
     def wait(self, timeout: float = 900) -> Recording:
-        if self.returncode is None and self.process is not None:
-            self.stdout, self.stderr = self.process.communicate(timeout=timeout)
-            self.returncode = self.process.returncode
-            if os.environ.get(CACHE_ENV):
-                result = {"returncode": self.returncode, "stdout": self.stdout, "stderr": self.stderr}
-                (self.runs_dir / "result.json").write_text(json.dumps(result))
+        if self.starter is not None:
+            self.starter.join(timeout)
+        with self._lock:
+            if self.returncode is None and self.process is not None:
+                self.stdout, self.stderr = self.process.communicate(timeout=timeout)
+                self.returncode = self.process.returncode
+                if os.environ.get(CACHE_ENV):
+                    result = {"returncode": self.returncode, "stdout": self.stdout, "stderr": self.stderr}
+                    (self.runs_dir / "result.json").write_text(json.dumps(result))
         return self
 
     @classmethod
@@ -106,23 +175,86 @@ class Corpus:
             self.recordings[name] = cached
             return cached
         if runs_dir.exists():
-            import shutil
-
             shutil.rmtree(runs_dir)
         root = self.root
-        env = dict(os.environ)
+        env = _program_env(name)
         env["DYN_INSPECT_NO_TUI"] = "1"
-        env.pop("DYN_INSPECT_RUNS_DIR", None)
         # A fresh Inductor cache: every session sees first-run behaviour (all graph stages
-        # are logged; an FX-cache hit would skip pre/post-grad graphs).
-        env["TORCHINDUCTOR_CACHE_DIR"] = str(root / "inductor-cache")
+        # are logged; an FX-cache hit would skip pre/post-grad graphs). The differential
+        # programs get one each, so that their cache hits and misses do not depend on which
+        # other program compiled the same graph first.
+        cache = root / (f"inductor-cache-{name}" if name in DIFFERENTIAL else "inductor-cache")
+        if name in DIFFERENTIAL and cache.exists():
+            shutil.rmtree(cache)
+        env["TORCHINDUCTOR_CACHE_DIR"] = str(cache)
         cwd, argv = PROGRAMS[name]
-        cmd = [str(DYN_INSPECT), "--no-tui", "--runs-dir", str(runs_dir), *argv]
-        if argv and argv[0].startswith("--"):
-            cmd = [str(DYN_INSPECT), "--no-tui", argv[0], "--runs-dir", str(runs_dir), *argv[1:]]
+        cmd = _dyn_inspect_cmd(runs_dir, argv)
+        if name in WARM_FROM_COPY:
+            # First the same program from a copy elsewhere (another checkout), same cache.
+            other = root / f"{name}-other-checkout" / cwd.name
+            if other.exists():
+                shutil.rmtree(other)
+            shutil.copytree(cwd, other)
+            first = _dyn_inspect_cmd(root / f"{name}-other-runs", argv)
+            script = f"cd {shlex.quote(str(other))} && {shlex.join(first)} >{shlex.quote(str(other.parent / 'log.txt'))} 2>&1; cd {shlex.quote(str(cwd))} && exec {shlex.join(cmd)}"
+            cmd = ["bash", "-c", script]
         process = subprocess.Popen(cmd, cwd=cwd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         rec = self.recordings[name] = Recording(name, runs_dir, process)
         return rec
+
+    def plain(self, name: str) -> Recording:
+        """The program run without dyn-inspect, under tests/differential/ground_truth.py with
+        ``TORCH_LOGS=graph_breaks,recompiles``: torch's own account (``truth.json`` in the
+        returned recording's ``runs_dir``, torch's log in its ``stderr``). Started on first
+        use; ``prestart_plain`` starts several."""
+        return self._start_plain(name).wait()
+
+    def prestart_plain(self, names: list[str]) -> None:
+        for name in names:
+            self._start_plain(name)
+
+    def _start_plain(self, name: str) -> Recording:
+        key = f"{name}@plain"
+        if key in self.recordings:
+            return self.recordings[key]
+        out = self.root / key
+        cached = Recording.cached(key, out)
+        if cached is not None:
+            self.recordings[key] = cached
+            return cached
+        if out.exists():
+            shutil.rmtree(out)
+        out.mkdir(parents=True)
+        recording = self._start(name)
+        rec = self.recordings[key] = Recording(key, out, None)
+
+        def start() -> None:
+            # After the recording: its Inductor cache, less the FX-graph and AOT caches,
+            # seeds this run's, so compiled C++ kernels are not built twice (the counts
+            # compared — FX-cache hits and misses, graphs, kernel names — do not change).
+            recording.wait()
+            rec.process = self._popen_plain(name, out, self.root / f"inductor-cache-{name}")
+
+        rec.starter = threading.Thread(target=start, name=f"plain-{name}", daemon=True)
+        rec.starter.start()
+        return rec
+
+    def _popen_plain(self, name: str, out: Path, seed: Path) -> subprocess.Popen[str]:
+        cache = out / "inductor-cache"
+        if seed.is_dir():
+            shutil.copytree(seed, cache, copy_function=os.link, ignore=lambda d, names: [n for n in names if d == str(seed) and n in ("fxgraph", "aotautograd")])
+        env = _program_env(name)
+        env["TORCH_LOGS"] = "graph_breaks,recompiles"
+        env["TORCHINDUCTOR_CACHE_DIR"] = str(cache)
+        cwd, argv = PROGRAMS[name]
+        cmd = [sys.executable, str(GROUND_TRUTH), str(out / "truth.json"), *argv]
+        if name in WARM_FROM_COPY:
+            other = out / "other-checkout" / cwd.name
+            shutil.copytree(cwd, other)
+            first = [sys.executable, str(GROUND_TRUTH), str(out / "truth-first.json"), *argv]
+            script = f"cd {shlex.quote(str(other))} && {shlex.join(first)} >{shlex.quote(str(out / 'first-log.txt'))} 2>&1; cd {shlex.quote(str(cwd))} && exec {shlex.join(cmd)}"
+            cmd = ["bash", "-c", script]
+        return subprocess.Popen(cmd, cwd=cwd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
 
     def __getitem__(self, name: str) -> Recording:
         return self._start(name).wait()

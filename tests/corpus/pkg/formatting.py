@@ -1,0 +1,5 @@
+"""String helpers (plain Python; traced through by Dynamo)."""
+
+
+def banner(name: str) -> str:
+    return f"[{name}]"
