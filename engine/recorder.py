@@ -29,7 +29,7 @@ from typing import Any
 
 from dyn_inspect.engine import environment, torch_compat
 from dyn_inspect.engine.eventlog import EventLog
-from dyn_inspect.engine.normalizers import Normalizer, PendingBreak, TraceRecord
+from dyn_inspect.engine.normalizers import Normalizer, PendingBreak, TraceRecord, on_torch_thread
 from dyn_inspect.engine.schema import Event, ExceptionInfo, Loc, ProcessEnd, ProcessStart
 
 RUN_DIR_ENV = "DYN_INSPECT_RUN_DIR"
@@ -132,7 +132,7 @@ class Recorder:
     def _open(self) -> EventLog:
         if self._log is None:
             self._log = EventLog(self.run_dir, f"p{os.getpid()}.jsonl")
-            self._normalizer = Normalizer(self._log.blobs)
+            self._normalizer = Normalizer(self._log.blobs, live=True)
             info = environment.static_info()
             if "torch" in sys.modules:
                 info.update(environment.torch_info())
@@ -149,6 +149,7 @@ class Recorder:
 
     def on_record(self, record: TraceRecord) -> None:
         self.records += 1
+        on_torch_thread(record)  # thread-local torch state, before the record changes thread
         pending = None
         if record.kind == "artifact" and (record.body or {}).get("name") == "dynamo_graph_break_reason":
             pending = getattr(self._pending, "value", None)  # thread-local: read it on torch's thread

@@ -130,9 +130,13 @@ class CompileInfo:
         """The id as torch's own logs print it ("0/0" also after a reset)."""
         return compile_ids.torch_id(self.cid)
 
+    unfinished: bool = False  # its process ended (or was killed) before torch finished it
+
     @property
     def outcome(self) -> str:
-        return self.capture.outcome if self.capture else "compiling"
+        if self.capture:
+            return self.capture.outcome
+        return "unfinished" if self.unfinished else "compiling"
 
     @property
     def compile_time_s(self) -> float:
@@ -269,6 +273,8 @@ class RunModel:
             return
         if isinstance(event, RunEnd):
             self.run_end = event
+            for c in self.compiles.values():  # the run is over: nothing is still compiling
+                c.unfinished = c.capture is None
             return
         if isinstance(event, LogHeader):
             if log != "launcher.jsonl":
@@ -279,6 +285,9 @@ class RunModel:
             return
         if isinstance(event, ProcessEnd):
             self.processes.setdefault(log, Process(log)).end = event
+            for c in self.compiles.values():
+                if c.log == log and c.capture is None:
+                    c.unfinished = True
             return
         if isinstance(event, KernelProfile):
             self.kernel_profiles.append((log, event))

@@ -10,6 +10,7 @@ A record nobody handles becomes a ``Raw`` event: nothing torch emits is dropped.
 from __future__ import annotations
 
 import re
+import sys
 from collections import Counter
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
@@ -33,6 +34,9 @@ class TraceRecord:
     payload: str | None = None
     t: float = 0.0
     epoch: int = 0  # resets of Dynamo seen before this record (``compile_ids``); set by Normalizer
+    # torch state read on the compiling thread (``on_torch_thread``): Dynamo's config is
+    # thread-local, so the recorder's writer thread would read the defaults.
+    recompile_limit: int | None = None
 
     @property
     def kind(self) -> str:
@@ -64,6 +68,18 @@ class TraceRecord:
         return compile_ids.qualify(cid, self.epoch) if cid is not None else None
 
 
+def on_torch_thread(record: TraceRecord) -> None:
+    """Called by the live recorder on torch's own thread, before the record is queued:
+    copies into it what only that thread can read (the recompile limit in force now)."""
+    if "dynamo_start" in record.metadata:
+        config = sys.modules.get("torch._dynamo.config")
+        for name in ("recompile_limit", "cache_size_limit"):
+            value = getattr(config, name, None)
+            if isinstance(value, int) and not isinstance(value, bool):
+                record.recompile_limit = value
+                break
+
+
 @dataclass
 class PendingBreak:
     """What the live hook on Dynamo's log_graph_break saw before torch logged the text."""
@@ -88,7 +104,7 @@ class Context:
     pending_break: PendingBreak | None = None
     epoch: int = 0  # Dynamo resets seen so far (compile ids restart at 0/0 after each)
     started: set[tuple[str, int]] = field(default_factory=set)  # (torch id, attempt) this epoch
-    live: bool = False  # records come from this very process (torch's config can be read)
+    live: bool = False  # records come from this very process (its files are on this disk)
     # Files this process's fresh records name (Dynamo's stacks and graphs, never cached):
     # cached Inductor artifacts may name another checkout's copies of them.
     source_files: set[str] = field(default_factory=set)

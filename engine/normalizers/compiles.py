@@ -4,7 +4,6 @@
 from __future__ import annotations
 
 import json
-import sys
 from collections.abc import Iterable
 from typing import Any
 
@@ -28,16 +27,6 @@ def intern_string(record: TraceRecord, ctx: Context) -> Iterable[Event]:
     return ()
 
 
-def _live_recompile_limit() -> int | None:
-    """torch._dynamo.config.recompile_limit now (``cache_size_limit`` on older torch)."""
-    config = sys.modules.get("torch._dynamo.config")
-    for name in ("recompile_limit", "cache_size_limit"):
-        value = getattr(config, name, None)
-        if isinstance(value, int) and not isinstance(value, bool):
-            return value
-    return None
-
-
 @handles("dynamo_start")
 def compile_start(record: TraceRecord, ctx: Context) -> Iterable[Event]:
     stack = [loc_from_interned(f, ctx.filename(f.get("filename"))) for f in record.body.get("stack", [])]
@@ -46,7 +35,7 @@ def compile_start(record: TraceRecord, ctx: Context) -> Iterable[Event]:
         frame_id=record.metadata.get("frame_id"),
         attempt=int(record.metadata.get("attempt") or 0),
         stack=stack,
-        recompile_limit=_live_recompile_limit() if ctx.live else None,
+        recompile_limit=record.recompile_limit,
     )
 
 

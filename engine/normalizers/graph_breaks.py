@@ -22,8 +22,10 @@ _EXC_TYPE_RE = re.compile(r"^torch\._dynamo\.exc\.\w+: (?P<type>.+)$", re.M)
 
 
 def dedup_key(gb_type: str, loc: Loc) -> str:
-    """Stable across recompiles, resume frames and runs: type + innermost file:line."""
-    raw = f"{gb_type}\0{loc.file}\0{loc.line}".encode()
+    """Stable across recompiles, resume frames and runs: type + innermost file:line, and
+    the column where torch gives one (two ``print`` calls on one line are two breaks)."""
+    col = "" if loc.col is None else f"\0{loc.col}"
+    raw = f"{gb_type}\0{loc.file}\0{loc.line}{col}".encode()
     return hashlib.blake2b(raw, digest_size=8).hexdigest()
 
 
