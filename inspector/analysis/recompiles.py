@@ -17,8 +17,12 @@ Public API (used by the CLI, TUI, LSP and exports)::
 
 from __future__ import annotations
 
+import ast
+import functools
+import os
 import re
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Literal
 
 from dyn_inspect.inspector.model import CompileInfo, FrameInfo, RunModel
@@ -116,7 +120,8 @@ _REQ_GRAD_RE = re.compile(r"^requires_grad mismatch\. expected requires_grad=(?P
 _OBJ_ID_RE = re.compile(r"___check_obj_id\((?P<src>.+?), (?P<id>\d+)\)")
 _TYPE_ID_RE = re.compile(r"___check_type_id\((?P<src>.+?), (?P<id>\d+)\)")
 _MARKING_RE = re.compile(r"^hasattr\((?P<src>.+?), '_dynamo_\w*_indices'\) == (?P<exp>True|False)$")
-_LEN_RE = re.compile(r"^len\((?P<src>.+)\) == (?P<exp>\d+)$")
+# Torch prints a length guard as ``len(x) == 2`` or (2.13) as the failing ``len(x) != 2``.
+_LEN_RE = re.compile(r"^len\((?P<src>.+)\) (?:==|!=) (?P<exp>\d+)$")
 _EQ_RE = re.compile(r"^(?P<src>.+?) (?P<op>==|!=|is not|is) (?P<exp>.+)$")
 _SIZE_EXPR_RE = re.compile(r"(?P<src>[\w.\[\]'\"]+?)\.(?:size|stride)\(\)\[(?P<dim>\d+)\]")
 _HINT_RE = re.compile(r"\s*\(HINT: (?P<hint>.*)\)\s*$", re.S)
@@ -231,12 +236,58 @@ def _var(source: str | None, fallback: str = "x") -> str:
     return fallback
 
 
+_SUBSCRIPT_RE = re.compile(r"""^(?P<base>[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*)\[\s*(?P<q>['"])(?P<key>[^'"]+)(?P=q)\s*\]$""")
+_KWARGS_NAMES = ("kwargs", "kw", "kwds")
+_LR_RE = re.compile(r"""param_groups\[\d+\]\[\s*['"]lr['"]\s*\]$""")
+_INT_RE = re.compile(r"^-?\d+$")
+_RESUME_RE = re.compile(r"^torch_dynamo_resume_in_(?P<fn>\w+?)_at_(?P<line>\d+)$")
+
+
+@dataclass(frozen=True)
+class SuggestContext:
+    """What the frame around a guard failure says, when known: advice that depends on it is
+    given only when it is known to be right (``suggest`` says less without it)."""
+
+    varkw: str | None = None  # the compiled function's ``**kwargs`` parameter name
+    resume_line: int | None = None  # a resume function: the line of the break it resumes after
+    item_break: bool = False  # that break is a ``Tensor.item()`` break
+    repeats: int = 1  # recompiles of this frame that failed on the same guard source
+
+
+def _keyword(source: str | None, ctx: SuggestContext | None) -> str | None:
+    """``kwargs['input_ids']`` → ``input_ids`` when ``kwargs`` is the frame's ``**kwargs``
+    (or, without a frame, is spelt like one)."""
+    m = _SUBSCRIPT_RE.match(source or "")
+    if m is None or not m["key"].isidentifier():
+        return None
+    varkw = ctx.varkw if ctx is not None else None
+    if m["base"] == varkw or (varkw is None and m["base"] in _KWARGS_NAMES):
+        return m["key"]
+    return None
+
+
+def _snippet_var(source: str | None) -> str | None:
+    """The source as a Python expression the user can write, else None (no snippet is
+    better than one naming a placeholder)."""
+    if not source or source.startswith("___"):
+        return None
+    if _IDENT_PATH_RE.match(source) or _SUBSCRIPT_RE.match(source):
+        return source
+    return None
+
+
+def _is_float(value: str | None) -> bool:
+    return bool(value) and _scalar_like(value or "") and not _INT_RE.match((value or "").strip())
+
+
 def _is_stack_value(source: str | None) -> bool:
     return bool(source and source.startswith("___stack"))
 
 
-def suggest(f: GuardFailure) -> Suggestion:
-    """A concrete suggestion for one structured guard failure."""
+def suggest(f: GuardFailure, ctx: SuggestContext | None = None) -> Suggestion:
+    """A concrete suggestion for one structured guard failure. ``ctx`` (the frame's
+    ``**kwargs`` name, resume-function origin, repeats) makes some advice specific; without
+    it the advice that depends on it is left out rather than guessed."""
     src = f.source or "the value"
     if f.kind == "size":
         if _is_stack_value(f.source):
@@ -246,12 +297,21 @@ def suggest(f: GuardFailure) -> Suggestion:
                 f"dim dynamic on the input it is computed from, or compile with dynamic=True.",
                 "torch.compile(model, dynamic=True)",
             )
-        var = _var(f.source, "x")
+        keyword = _keyword(f.source, ctx)
+        if keyword is not None:
+            return Suggestion(
+                f"dim {f.dim} of the keyword argument `{keyword}` changed from {f.expected} to {f.actual}: "
+                f"torch compiled for a static size. Mark that dim dynamic on the tensor you pass as "
+                f"`{keyword}=` before the first call (or compile with dynamic=True) so one graph serves "
+                f"every size; otherwise torch recompiles once and then goes dynamic.",
+                f"torch._dynamo.mark_dynamic({keyword}, {f.dim})  # the tensor passed as {keyword}=",
+            )
+        var = _snippet_var(f.source)
         return Suggestion(
             f"dim {f.dim} of `{src}` changed from {f.expected} to {f.actual}: torch compiled for a "
             f"static size. Mark the dim dynamic before the first call (or compile with dynamic=True) "
             f"so one graph serves every size; otherwise torch recompiles once and then goes dynamic.",
-            f"torch._dynamo.mark_dynamic({var}, {f.dim})",
+            f"torch._dynamo.mark_dynamic({var}, {f.dim})" if var is not None else None,
         )
     if f.kind == "stride":
         return Suggestion(
@@ -298,6 +358,23 @@ def suggest(f: GuardFailure) -> Suggestion:
         )
     if f.kind == "scalar":
         var = _var(f.source, "n")
+        if _is_stack_value(f.source) and _is_float(f.expected):
+            # A float carried across a break into a resume function is guarded by value even
+            # with dynamic=True (checked on torch 2.13): dynamic=True is no fix here.
+            if ctx is not None and ctx.item_break and ctx.resume_line is not None:
+                return Suggestion(
+                    f"a float from the `.item()` at line {ctx.resume_line} crossed the graph break into "
+                    f"this resume function and changed (compiled for {f.expected}): the float is guarded "
+                    f"by value, so each new value compiles again (dynamic=True does not change that). "
+                    f"Keep it a tensor (drop the .item()), or let Dynamo trace .item() so there is no "
+                    f"break at all.",
+                    "torch._dynamo.config.capture_scalar_outputs = True",
+                )
+            return Suggestion(
+                f"a Python float carried across a graph break (`{f.source}`, compiled for {f.expected}) "
+                f"changed: it is guarded by value, so each new value compiles again. Keep the value a "
+                f"tensor across the break."
+            )
         if _is_stack_value(f.source):
             return Suggestion(
                 f"a Python number on the stack (`{f.source}`, compiled for {f.expected}) changed: Dynamo "
@@ -311,12 +388,23 @@ def suggest(f: GuardFailure) -> Suggestion:
             f"also makes it dynamic automatically after one recompile.",
             f"torch.compile(fn, dynamic=True)  # or pass torch.tensor({var})",
         )
+    if f.kind == "attribute" and _LR_RE.search(f.source or "") and _is_float(f.expected):
+        # A compiled optimizer step guards on the float lr: a scheduler changing it recompiles
+        # every step. torch's documented fix is a tensor lr (read at run time).
+        return Suggestion(
+            f"the optimizer's learning rate changed (compiled for {f.expected}): a Python float lr is "
+            f"baked into the compiled step, so every new value (e.g. from an LR scheduler) compiles "
+            f"again. Give the optimizer a tensor lr; its value is then read at run time.",
+            f"lr=torch.tensor({f.expected})  # in the optimizer's constructor, e.g. torch.optim.SGD(params, lr=torch.tensor({f.expected}))",
+        )
     if f.kind == "attribute":
+        # allow_unspec_int_on_nn_module is about ints only (and only on an nn.Module).
+        unspec = bool(_INT_RE.match((f.expected or "").strip())) and (f.source or "").startswith("self.")
         return Suggestion(
             f"the attribute `{src}` changed (compiled for {f.expected}): Dynamo bakes attribute values into "
             f"the graph. Keep it constant during compiled calls, or store it as a tensor/buffer so its "
-            f"value is read at run time." + (" For int attributes on an nn.Module you can also set torch._dynamo.config.allow_unspec_int_on_nn_module = True." if _scalar_like(f.expected or "") else ""),
-            "torch._dynamo.config.allow_unspec_int_on_nn_module = True" if _scalar_like(f.expected or "") else None,
+            f"value is read at run time." + (" For int attributes on an nn.Module you can also set torch._dynamo.config.allow_unspec_int_on_nn_module = True." if unspec else ""),
+            "torch._dynamo.config.allow_unspec_int_on_nn_module = True" if unspec else None,
         )
     if f.kind == "global":
         src = re.sub(r"^G\[\s*['\"](.*?)['\"]\s*\]", r"\1", src)
@@ -331,17 +419,38 @@ def suggest(f: GuardFailure) -> Suggestion:
             f"values, move the branch outside the compiled function or pass a tensor."
         )
     if f.kind == "length":
+        if ctx is not None and ctx.varkw is not None and f.source == ctx.varkw:
+            return Suggestion(
+                f"a new keyword argument was passed (or one left out): the compiled call had "
+                f"{f.expected} keyword argument{'s' if f.expected != '1' else ''} in `**{f.source}`, and each "
+                f"set of keyword names compiles its own graph. Pass the same keyword arguments on every call."
+            )
+        # What the container is (a list unrolled in a loop, a dict, ...) is not known here.
         return Suggestion(
-            f"the length of `{src}` changed (compiled for {f.expected}): Dynamo unrolls loops over "
-            f"lists/tuples, so each length compiles anew. Stack the items into one tensor, or keep the "
-            f"length fixed."
+            f"the length of `{src}` changed (compiled for {f.expected}): each length compiles its own "
+            f"graph. Keep the number of items the same across calls if it changes by accident."
         )
     if f.kind == "object_id":
-        return Suggestion(
-            f"`{src}` is a different object than when compiled ({f.expected}): the guard checks object "
-            f"identity, so creating it on every call (a lambda, functools.partial, a new module or "
-            f"closure) recompiles each time. Create it once outside the loop and reuse it."
+        if (f.source or "").endswith(".__code__"):
+            # Guarding __code__ means a different function (a lambda re-created in a loop
+            # keeps its code object and would not fail this guard).
+            fn = (f.source or "").removesuffix(".__code__")
+            return Suggestion(
+                f"a different function was passed as `{fn}` than when compiled: the compiled code is "
+                f"specialized to the function it calls, so each distinct function compiles its own "
+                f"graph. Expected for a few functions."
+            )
+        text = (
+            f"`{src}` is a different object than when compiled ({f.expected}): the compiled code is "
+            f"specialized to that object, so each distinct object compiles its own graph."
         )
+        if ctx is not None and ctx.repeats >= 3:
+            # Repeated identity failures on one source: likely a new object on every call.
+            text += (
+                f" `{src}` changed on {ctx.repeats} recompiles: if it is created on every call (a "
+                f"lambda, functools.partial, a new module), create it once and reuse it."
+            )
+        return Suggestion(text)
     if f.kind == "type_id":
         return Suggestion(
             f"`{src}` has a different type than when compiled: pass values of one type (e.g. always a "
@@ -446,6 +555,53 @@ def reasons_of(c: CompileInfo) -> list[str]:
     return []
 
 
+@functools.lru_cache(maxsize=256)
+def _varkw_names(path: str, mtime: float) -> dict[int, str | None]:
+    """def line (and first decorator line) -> the function's ``**kwargs`` name."""
+    try:
+        tree = ast.parse(Path(path).read_text(encoding="utf-8"))
+    except (OSError, SyntaxError, UnicodeDecodeError, ValueError):
+        return {}
+    out: dict[int, str | None] = {}
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
+            name = node.args.kwarg.arg if node.args.kwarg is not None else None
+            out[node.lineno] = name
+            for d in getattr(node, "decorator_list", []):
+                out.setdefault(d.lineno, name)
+    return out
+
+
+def varkw_of(frame: FrameInfo) -> str | None:
+    """The frame's ``**kwargs`` parameter name, read from its source (None when unknown)."""
+    try:
+        mtime = os.stat(frame.filename).st_mtime
+    except OSError:
+        return None
+    return _varkw_names(frame.filename, mtime).get(frame.firstlineno)
+
+
+def suggest_context(model: RunModel, frame: FrameInfo, failure: GuardFailure | None = None) -> SuggestContext:
+    """What ``suggest`` may rely on for a failure of ``frame``."""
+    resume_line, item_break = None, False
+    m = _RESUME_RE.match(frame.name)
+    if m is not None:
+        resume_line = int(m["line"])
+        item_break = any(
+            g.loc.file == frame.filename and g.loc.line == resume_line and ("item()" in g.first.gb_type or g.first.gb_id == "GB0124")
+            for g in list(model.breaks.values())
+        )
+    repeats = 1
+    if failure is not None and failure.source:
+        repeats = sum(
+            1
+            for c in frame.compiles
+            for r in reasons_of(c)[:1]
+            if (p := parse_reason(r)).kind == failure.kind and p.source == failure.source
+        )
+    return SuggestContext(varkw=varkw_of(frame), resume_line=resume_line, item_break=item_break, repeats=repeats)
+
+
 def recompile_timeline(model: RunModel, frame: FrameInfo) -> list[TimelineEntry]:
     """Every compile of ``frame`` in order, each recompile with its parsed guard failures and
     a suggestion (for the newest cache entry's failure, the one the user just changed), and
@@ -462,7 +618,7 @@ def recompile_timeline(model: RunModel, frame: FrameInfo) -> list[TimelineEntry]
             entry.limit_reached = True
             entry.suggestion = limit_suggestion(limit)
         elif failures:
-            entry.suggestion = suggest(failures[0])
+            entry.suggestion = suggest(failures[0], suggest_context(model, frame, failures[0]))
         out.append(entry)
     return out
 
