@@ -338,8 +338,8 @@ class RunModel:
         elif isinstance(event, KernelProvenance):
             for k in c.kernels:
                 if k.event.backward == event.backward and k.name in event.kernels:
-                    if event.origin == "graph" and k.lines:
-                        continue  # Inductor's provenance beats the graph comments' guess
+                    if event.origin != "provenance" and k.lines:
+                        continue  # Inductor's provenance beats the graph comments, they the call site
                     k.lines = list(event.kernels[k.name])
         elif isinstance(event, Symbol):
             c.symbols.append(event)

@@ -110,6 +110,7 @@ class Context:
     source_files: set[str] = field(default_factory=set)
     # (cid, backward) → post-grad graph node name → the user line its "# File:" comment names
     node_lines: dict[tuple[str, bool], dict[str, Loc]] = field(default_factory=dict)
+    call_sites: dict[str, Loc] = field(default_factory=dict)  # cid → innermost user frame that called it
 
     def qualify(self, torch_id: object) -> str | None:
         """A compile id found inside a payload ("0/0"), in the current reset epoch."""

@@ -8,7 +8,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from dyn_inspect.engine.normalizers import Context, TraceRecord, handles
-from dyn_inspect.engine.normalizers.locations import loc_from_interned
+from dyn_inspect.engine.normalizers.locations import is_library_file, loc_from_interned
 from dyn_inspect.engine.schema import (
     BackwardCapture,
     Capture,
@@ -31,6 +31,9 @@ def intern_string(record: TraceRecord, ctx: Context) -> Iterable[Event]:
 def compile_start(record: TraceRecord, ctx: Context) -> Iterable[Event]:
     stack = [loc_from_interned(f, ctx.filename(f.get("filename"))) for f in record.body.get("stack", [])]
     ctx.source_files.update(loc.file for loc in stack)
+    user = next((loc for loc in reversed(stack) if not is_library_file(loc.file)), None)
+    if user is not None and record.compile_id:
+        ctx.call_sites[record.compile_id] = user
     yield CompileStart(
         frame_id=record.metadata.get("frame_id"),
         attempt=int(record.metadata.get("attempt") or 0),

@@ -13,7 +13,7 @@ import sys
 from collections.abc import Iterable
 
 from dyn_inspect.engine.normalizers import Context, TraceRecord, handles, handles_artifact
-from dyn_inspect.engine.normalizers.locations import parse_traceback
+from dyn_inspect.engine.normalizers.locations import is_library_file, parse_traceback
 from dyn_inspect.engine.schema import Event, Kernel, KernelProvenance, Loc, OutputCode
 
 # `name = async_compile.<backend>('name', '''src''' ...)` or `(..., r'''src''')`.
@@ -194,10 +194,13 @@ def output_code(record: TraceRecord, ctx: Context) -> Iterable[Event]:
         )
     if from_graph:
         yield KernelProvenance(kernels=from_graph, backward=backward, origin="graph")
-
-
-def _is_library(path: str) -> bool:
-    return "site-packages" in path or "dist-packages" in path or path.startswith("<")
+    # Neither yet: the line that called the compiled code (a frame traced inside library
+    # code such as nn.Sequential has no user stack in its graphs). Provenance, when
+    # Inductor writes it (often only once the backward compiled), replaces both guesses.
+    call_site = ctx.call_sites.get(cid)
+    rest = [str(k["name"]) for k in kernels if str(k["name"]) not in from_graph and (k["aten"] or k["nodes"])]
+    if call_site is not None and rest:
+        yield KernelProvenance(kernels={name: [call_site] for name in rest}, backward=backward, origin="call_site")
 
 
 @handles_artifact("inductor_provenance_tracking_kernel_stack_traces")
@@ -217,8 +220,8 @@ def provenance(record: TraceRecord, ctx: Context) -> Iterable[Event]:
             frames = parse_traceback(trace)
             if frames:
                 locs.append(frames[-1])
-                if _is_library(frames[-1].file):
-                    user = next((f for f in reversed(frames) if not _is_library(f.file)), None)
+                if is_library_file(frames[-1].file):
+                    user = next((f for f in reversed(frames) if not is_library_file(f.file)), None)
                     if user is not None:
                         locs.append(user)
         locs = [mapped for loc in locs if (mapped := _this_checkout(loc, ctx)) is not None]
@@ -257,7 +260,7 @@ def _this_checkout(loc: Loc, ctx: Context) -> Loc | None:
             best, best_len = known, n
     if best is not None:
         return Loc(file=best, line=loc.line, name=loc.name, col=loc.col, end_col=loc.end_col, code=loc.code)
-    if ctx.live and _is_library(loc.file):
+    if ctx.live and is_library_file(loc.file):
         here = _library_here(loc.file)
         if here is not None:
             return Loc(file=here, line=loc.line, name=loc.name, code=loc.code)

@@ -69,3 +69,13 @@ def loc_from_frame_summary(fs: Any) -> Loc:
         end_col = None  # a multi-line expression: underline to the end of the first line
     code = (fs.line or "").strip() or None
     return Loc(file=fs.filename, line=int(fs.lineno or 0), name=fs.name, col=col, end_col=end_col, code=code)
+
+
+def is_library_file(path: str) -> bool:
+    """Installed code (site-packages, the standard library, frozen/synthetic modules)."""
+    return (
+        "site-packages" in path
+        or "dist-packages" in path
+        or "/lib/python3" in path
+        or path.startswith("<")
+    )
