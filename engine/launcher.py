@@ -13,6 +13,13 @@ workers of one torchrun agent attempt join one run directory (``join_group_run``
 launcher started inside a recorded run (``DYN_INSPECT_RUN_DIR`` set) records into that
 run. Joined launchers write no ``launcher.jsonl``: the run's status then comes from the
 rank processes' own ends.
+
+Faults (docs/security.md): a runs directory that cannot hold a run (read-only, a file,
+full) is refused in one line before the program starts, with nothing left behind and
+``latest`` unchanged. Once the program runs, recording faults never change its exit code:
+a write that fails stops recording, and the user reads one line
+(``dyn-inspect: recording stopped: disk full (...)``) after the program ends; the
+recording processes report theirs through a pipe to the launcher, which says it once.
 """
 
 from __future__ import annotations
@@ -32,7 +39,17 @@ from typing import Literal
 import msgspec
 
 from dyn_inspect.engine import recorder
-from dyn_inspect.engine.eventlog import TOOL_VERSION, EventLog, new_run_dir, point_latest, runs_root
+from dyn_inspect.engine.eventlog import (
+    NOTICE_FD_ENV,
+    TOOL_VERSION,
+    EventLog,
+    RecordingUnavailable,
+    describe_error,
+    new_run_dir,
+    point_latest,
+    remove_run_dir,
+    runs_root,
+)
 from dyn_inspect.engine.schema import ProcessEnd, RunEnd, RunStart
 
 BOOTSTRAP_DIR = Path(__file__).resolve().parent / "bootstrap"
@@ -138,43 +155,97 @@ def joined_run_dir(spec: LaunchSpec) -> Path | None:
 
 
 class Launch:
-    """A started run: the run directory, the launcher log and (once started) the child."""
+    """A started run: the run directory, the launcher log and (once started) the child.
+
+    Raises ``RecordingUnavailable`` (one line for the user) when the run cannot be
+    created; nothing is left behind and ``latest`` does not move."""
 
     def __init__(self, spec: LaunchSpec) -> None:
         self.spec = spec
-        joined = joined_run_dir(spec)
-        self.run_dir = joined or new_run_dir(runs_root(spec.runs_dir))
+        try:
+            joined = joined_run_dir(spec)
+        except OSError as exc:
+            raise RecordingUnavailable(f"cannot join the run in {runs_root(spec.runs_dir)}: {exc.strerror or exc}") from None
         self.joined = joined is not None
-        self.log: EventLog | None = None if self.joined else EventLog(self.run_dir, "launcher.jsonl")
         self.started = time.time()
         self.process: subprocess.Popen[bytes] | None = None
-        if self.log is None:
+        self.notice: str | None = None  # "recording stopped: ..." once the run ended, if it did
+        self._notice_read = -1
+        if joined is not None:
+            self.run_dir, self.log = joined, None
             return
-        self.log.write(
-            RunStart(
-                t=self.started,
-                command=spec.command,
-                cwd=os.getcwd(),
-                mode=spec.mode,
-                tool_version=TOOL_VERSION,
-                compile_disabled=spec.compile_disabled,
+        root = runs_root(spec.runs_dir)
+        self.run_dir = new_run_dir(root, point=False)
+        try:
+            self.log: EventLog | None = EventLog(self.run_dir, "launcher.jsonl", strict=True)
+            self.log.write(
+                RunStart(
+                    t=self.started,
+                    command=spec.command,
+                    cwd=os.getcwd(),
+                    mode=spec.mode,
+                    tool_version=TOOL_VERSION,
+                    compile_disabled=spec.compile_disabled,
+                )
             )
-        )
+        except OSError as exc:
+            remove_run_dir(self.run_dir)
+            raise RecordingUnavailable(f"cannot record into {root}: {describe_error(exc)}") from None
+        # Only a run that could start is ``latest`` (editors follow it from here on).
+        point_latest(root, self.run_dir)
 
     def start(self, **popen_kwargs: object) -> subprocess.Popen[bytes]:
-        self.process = subprocess.Popen(  # noqa: S603 - the user's own command
-            self.spec.command, env=child_env(self.run_dir, self.spec), **popen_kwargs  # type: ignore[arg-type]
-        )
+        env = child_env(self.run_dir, self.spec)
+        read, write = os.pipe()
+        os.set_blocking(read, False)
+        st = os.fstat(write)
+        env[NOTICE_FD_ENV] = f"{write}:{st.st_dev}:{st.st_ino}"
+        pass_fds = tuple(popen_kwargs.pop("pass_fds", ()) or ()) + (write,)  # type: ignore[call-overload]
+        try:
+            self.process = subprocess.Popen(  # noqa: S603 - the user's own command
+                self.spec.command, env=env, pass_fds=pass_fds, **popen_kwargs  # type: ignore[arg-type]
+            )
+        except BaseException:
+            os.close(read)
+            raise
+        finally:
+            os.close(write)
+        self._notice_read = read
         return self.process
+
+    def _child_notices(self) -> list[str]:
+        """What the recording processes said through the pipe (each: why it stopped)."""
+        if self._notice_read < 0:
+            return []
+        chunks: list[bytes] = []
+        try:
+            while True:
+                chunk = os.read(self._notice_read, 65536)
+                if not chunk:
+                    break
+                chunks.append(chunk)
+        except OSError:
+            pass  # EAGAIN: a forked grandchild still holds the pipe
+        os.close(self._notice_read)
+        self._notice_read = -1
+        return [m for m in b"".join(chunks).decode("utf-8", "replace").split("\n") if m]
 
     def finish(self, returncode: int) -> int:
         sig = -returncode if returncode < 0 else None
         exit_code = 128 + sig if sig else returncode
+        own: OSError | None = None
         if self.log is not None:
-            self.log.write(RunEnd(exit_code=exit_code, signal=sig, duration_s=time.time() - self.started))
+            try:
+                self.log.write(RunEnd(exit_code=exit_code, signal=sig, duration_s=time.time() - self.started))
+            except OSError as exc:
+                own = exc  # the program's exit code still wins
             self.log.close()
         elif sig and self.process is not None:
             self._end_killed_child(exit_code)
+        notices = self._child_notices()
+        reason = notices[0] if notices else (describe_error(own) if own is not None else None)
+        if reason is not None and self.notice is None:
+            self.notice = f"dyn-inspect: recording stopped: {reason}"
         return exit_code
 
     def _end_killed_child(self, exit_code: int) -> None:
@@ -199,22 +270,51 @@ class Launch:
             pass  # no log: the child never imported torch
 
 
+def _wait_forwarding(process: subprocess.Popen[bytes]) -> int:
+    """Wait for the child; forward SIGTERM, and SIGINT that was *sent* to us (``kill -INT``,
+    an IDE's stop button). A terminal's Ctrl-C reaches the whole foreground group, the
+    child included, so that one (sent by the kernel) is not forwarded a second time."""
+    watched = {signal.SIGINT, signal.SIGTERM, signal.SIGCHLD}
+    previous = signal.pthread_sigmask(signal.SIG_BLOCK, watched)
+    try:
+        while True:
+            returncode = process.poll()
+            if returncode is not None:
+                return returncode
+            info = signal.sigtimedwait(watched, 1.0)
+            if info is None or info.si_signo == signal.SIGCHLD:
+                continue
+            # si_code <= 0: sent by a process (SI_USER, SI_QUEUE, SI_TKILL); > 0: the kernel.
+            if info.si_signo == signal.SIGTERM or info.si_code <= 0:
+                try:
+                    process.send_signal(info.si_signo)
+                except OSError:
+                    pass
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, previous)
+
+
 def run_foreground(spec: LaunchSpec) -> tuple[Path, int]:
-    """Run with the terminal shared (no TUI); Ctrl-C reaches the child, not us."""
+    """Run with the terminal shared (no TUI); Ctrl-C reaches the child, not us. Raises
+    ``RecordingUnavailable`` before starting anything when the run cannot be recorded."""
     launch = Launch(spec)
     try:
         process = launch.start()
     except OSError as exc:
         launch.finish(127)
         raise FileNotFoundError(f"cannot start {spec.command[0]}: {exc.strerror}") from exc
-    # The terminal sends SIGINT to the whole foreground group: the child gets it and decides;
-    # we wait for it to finish so that run_end and the summary are still written.
-    previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
-    forward = lambda signum, _frame: process.send_signal(signum)  # noqa: E731
-    previous_term = signal.signal(signal.SIGTERM, forward)
-    try:
-        returncode = process.wait()
-    finally:
-        signal.signal(signal.SIGINT, previous)
-        signal.signal(signal.SIGTERM, previous_term)
-    return launch.run_dir, launch.finish(returncode)
+    if hasattr(signal, "sigtimedwait"):
+        returncode = _wait_forwarding(process)
+    else:  # no POSIX signal waiting: the plain way (Ctrl-C reaches the child by itself)
+        previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
+        forward = lambda signum, _frame: process.send_signal(signum)  # noqa: E731
+        previous_term = signal.signal(signal.SIGTERM, forward)
+        try:
+            returncode = process.wait()
+        finally:
+            signal.signal(signal.SIGINT, previous)
+            signal.signal(signal.SIGTERM, previous_term)
+    exit_code = launch.finish(returncode)
+    if launch.notice:
+        print(launch.notice, file=sys.stderr, flush=True)
+    return launch.run_dir, exit_code

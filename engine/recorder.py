@@ -293,6 +293,7 @@ def activate(run_dir: str | Path | None = None) -> Recorder | None:
         torch_compat.install_trace(recorder.on_record, fallback=lambda: _install_trace_handler(recorder))
     _hook_graph_breaks(recorder)
     _install_excepthook(recorder)
+    os.register_at_fork(after_in_child=lambda: _after_fork_in_child(recorder))  # its own log
     atexit.register(recorder.finish)
     _start_kernel_profiler(recorder)  # after finish: atexit runs it first
     if eager:
@@ -318,3 +319,18 @@ def _start_kernel_profiler(recorder: Recorder) -> None:
 def current() -> Recorder | None:
     return _recorder
 
+
+def _after_fork_in_child(recorder: Recorder) -> None:
+    """A forked child is a process of its own: it starts its own log (``p<pid>.jsonl``,
+    written on its first record) instead of appending to its parent's with clashing compile
+    ids. The parent's log, locks and worker thread are not the child's (a lock held by the
+    parent's worker at the fork would never be released here). The child writes on the
+    synchronous path (the worker belongs to the parent's pid)."""
+    log = recorder._log
+    recorder._lock = threading.RLock()
+    recorder._log = None
+    recorder._normalizer = None
+    recorder._exception = None
+    recorder.started = time.time()
+    if log is not None:
+        log.forget()

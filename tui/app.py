@@ -14,6 +14,7 @@ import gc
 import os
 import signal
 import subprocess
+import sys
 import threading
 import time
 from collections.abc import Callable
@@ -605,6 +606,8 @@ def run_live(spec: LaunchSpec) -> int:
             app.exit_code = app.child.stop_and_wait()
         elif app.child is None:
             launch.finish(130)
+        if launch.notice:  # "recording stopped: disk full (...)", once the screen is back
+            print(launch.notice, file=sys.stderr)
     return app.exit_code
 
 

@@ -92,16 +92,24 @@ def _want_tui(args: argparse.Namespace) -> bool:
 
 
 def run(args: argparse.Namespace) -> int:
-    spec = _spec(args)
-    if _want_tui(args):
-        from dyn_inspect.tui.app import run_live
+    from dyn_inspect.engine.eventlog import RecordingUnavailable
 
-        return run_live(spec)
-    from dyn_inspect.engine.launcher import run_foreground
+    spec = _spec(args)
+    # A runs directory that cannot hold the run is refused before the program starts
+    # (docs/security.md): one line, exit 2, nothing left behind.
+    try:
+        if _want_tui(args):
+            from dyn_inspect.tui.app import run_live
+
+            return run_live(spec)
+        from dyn_inspect.engine.launcher import run_foreground
+
+        run_dir, exit_code = run_foreground(spec)
+    except RecordingUnavailable as exc:
+        raise InspectorError(f"{exc}; nothing was run (choose another place with --runs-dir)") from None
     from dyn_inspect.inspector.commands.summary import print_summary
     from dyn_inspect.inspector.run import Run
 
-    run_dir, exit_code = run_foreground(spec)
     if os.environ.get("DYN_INSPECT_RUN_DIR") or (os.environ.get("TORCHELASTIC_RUN_ID") and os.environ.get("RANK", "0") != "0"):
         return exit_code  # one summary per torchrun job (rank 0's), none from a nested run
     try:
