@@ -298,9 +298,10 @@ class Artifact(Event, tag="artifact"):
 class Chromium(Event, tag="chromium"):
     name: str
     ph: str
-    ts: float
+    ts: float  # µs since the epoch (torch's clock for these events)
     cat: str | None = None
     args: dict[str, Any] = {}
+    dur: float | None = None  # µs, for complete ("X") events
 
 
 class Raw(Event, tag="raw"):

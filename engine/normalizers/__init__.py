@@ -103,7 +103,7 @@ class Context:
     forward_done: set[str] = field(default_factory=set)  # compiles whose forward module is out
     pending_break: PendingBreak | None = None
     epoch: int = 0  # Dynamo resets seen so far (compile ids restart at 0/0 after each)
-    started: set[tuple[str, int]] = field(default_factory=set)  # (torch id, attempt) this epoch
+    begun: dict[str, set[str]] = field(default_factory=dict)  # torch id → begin signals seen this epoch
     live: bool = False  # records come from this very process (its files are on this disk)
     # Files this process's fresh records name (Dynamo's stacks and graphs, never cached):
     # cached Inductor artifacts may name another checkout's copies of them.
@@ -118,16 +118,18 @@ class Context:
             return None
         return compile_ids.qualify(str(torch_id), self.epoch)
 
-    def note_start(self, record: TraceRecord) -> None:
-        """A compile starts: the same (id, attempt) starting twice means Dynamo was reset."""
-        cid = record.torch_compile_id
-        if cid is None:
+    def note_begin(self, torch_id: object, signal: str) -> None:
+        """A compile begins. torch signals it twice (the "dynamo" timing span, then the
+        ``dynamo_start`` record): the same signal again for the same id means torch's
+        counters restarted, i.e. ``torch._dynamo.reset()`` ran — a new epoch."""
+        if torch_id in (None, "", "None"):
             return
-        key = (cid, int(record.metadata.get("attempt") or 0))
-        if key in self.started:
+        seen = self.begun.setdefault(str(torch_id), set())
+        if signal in seen:
             self.epoch += 1
-            self.started.clear()
-        self.started.add(key)
+            self.begun = {str(torch_id): {signal}}
+        else:
+            seen.add(signal)
 
     def is_backward_phase(self, cid: str) -> bool:
         """Is Inductor now compiling the backward of this compile? Lazily (the usual case)
@@ -201,7 +203,7 @@ class Normalizer:
 
     def feed(self, record: TraceRecord) -> list[Event]:
         if record.metadata.get("dynamo_start") is not None:
-            self.ctx.note_start(record)
+            self.ctx.note_begin(record.torch_compile_id, f"dynamo_start/{record.metadata.get('attempt') or 0}")
         record.epoch = self.ctx.epoch
         handler = _handler_for(record)
         if handler is None:

@@ -49,6 +49,8 @@ def chromium(record: TraceRecord, ctx: Context) -> Iterable[Event]:
     e = json.loads(record.payload or "{}")
     args = e.get("args") or {}
     cid = args.get("compile_id")
+    if e.get("name") == "dynamo" and e.get("ph") == "B":  # the first record of a frame compile
+        ctx.note_begin(cid or record.torch_compile_id, "dynamo_span")
     yield Chromium(
         cid=ctx.qualify(cid) or record.compile_id,
         name=str(e.get("name")),
@@ -56,6 +58,7 @@ def chromium(record: TraceRecord, ctx: Context) -> Iterable[Event]:
         ts=float(e.get("ts") or 0.0),
         cat=e.get("cat"),
         args=args,
+        dur=float(e["dur"]) if isinstance(e.get("dur"), (int, float)) else None,
     )
 
 

@@ -24,6 +24,7 @@ COMMAND_MODULES: dict[str, str] = {
     "export": "export",
     "import": "import_trace",
     "schema": "schema",
+    "trace": "trace",
 }
 
 
