@@ -40,7 +40,7 @@ QUIET_ENV = "DYN_INSPECT_QUIET_COMPAT"  # "1": no stderr note (process_start sti
 
 # What the user loses when a hook is down (shown by summary, TUI header, LSP status).
 LOSES = {
-    "trace": "lean trace hook off, logging handler instead (slower)",
+    "trace": "lean trace hook off, recording through a logging handler (slower)",
     "graph_breaks": "no graph-break types or Dynamo stacks (text only)",
     "provenance": "no kernel → source lines",
     "profiler": "no kernel profile",
@@ -80,7 +80,7 @@ class Hooks:
             self.states[name] = HookState("degraded", reason)
             late = "start" in self._said  # after the start-up note: say this one alone
         if late:
-            self._say(f"{name} hook turned off: {self.describe(name)}")
+            self._say(f"degraded: {name}: {self.describe(name)}")
 
     def is_active(self, name: str) -> bool:
         return self.states[name].state == "active"
@@ -111,7 +111,7 @@ class Hooks:
         note = version_note()
         if note:
             parts.append(f"{note}: recording anyway")
-        down = [f"{n} ({self.describe(n)})" for n in self.degraded()]
+        down = [f"{n}: {self.describe(n)}" for n in self.degraded()]
         if note:
             active = [n for n, s in self.states.items() if s.state == "active"]
             parts.append("active: " + (", ".join(active) or "none"))
@@ -454,3 +454,21 @@ def cuda_devices() -> tuple[list[str], str | None]:
         return names, driver
     except Exception:  # noqa: BLE001 - a broken CUDA setup must not break the program
         return [], None
+
+
+# --- reader side: what the faces (summary, TUI header, LSP status) say -----------------
+
+
+def degraded_notes(processes: Any) -> list[str]:
+    """'no kernel → source lines (torch 2.16.0: why)' per hook that was down in any
+    process of a run, and the newer-than-tested note; from each process's ``hooks``
+    (process_end's, written later, win). Imports no torch: the inspector calls it."""
+    notes: list[str] = []
+    for p in processes:
+        hooks: dict[str, str] = dict(getattr(p.start, "hooks", None) or {})
+        hooks.update(getattr(p.end, "hooks", None) or {})
+        for name, value in hooks.items():
+            note = value if name == "torch" else value.removeprefix("degraded: ") if value.startswith("degraded: ") else None
+            if note and note not in notes:
+                notes.append(note)
+    return notes

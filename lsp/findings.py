@@ -29,6 +29,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from dyn_inspect.engine.schema import GraphBreak, Loc
+from dyn_inspect.engine.torch_compat import degraded_notes
 from dyn_inspect.inspector.locations import def_line, inside, is_library
 from dyn_inspect.inspector.model import CompileInfo, FrameInfo, RunModel
 from dyn_inspect.inspector.run import Run
@@ -167,6 +168,7 @@ class RunIndex:
     unique_breaks: int = 0
     recompiles: int = 0
     event_count: int = 0
+    degraded: list[str] = field(default_factory=list)  # recorder hooks down in that torch
 
     def for_path(self, path: str) -> FileFindings | None:
         return self.files.get(norm_path(path))
@@ -204,6 +206,7 @@ def build_index(run: Run | None, workspace: Workspace) -> RunIndex:
         unique_breaks=len(m.breaks),
         recompiles=len(m.recompiles),
         event_count=m.event_count,
+        degraded=degraded_notes(m.processes.values()),
     )
     files: dict[str, FileFindings] = defaultdict(FileFindings)
     _add_breaks(m, workspace, files)

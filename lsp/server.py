@@ -272,7 +272,8 @@ class DynInspectServer(LanguageServer):
     # -- commands ---------------------------------------------------------------------
 
     def summary(self) -> dict[str, Any]:
-        return {"breaks": self.index.unique_breaks, "recompiles": self.index.recompiles, "run": self.index.run_path}
+        return {"breaks": self.index.unique_breaks, "recompiles": self.index.recompiles, "run": self.index.run_path,
+                "degraded": self.index.degraded}
 
     def details(self, file: str, line: int) -> dict[str, Any]:
         ff = self.index.for_path(file)
