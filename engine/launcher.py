@@ -51,6 +51,7 @@ from dyn_inspect.engine.eventlog import (
     runs_root,
 )
 from dyn_inspect.engine.schema import ProcessEnd, RunEnd, RunStart
+from dyn_inspect.engine.stderr_tail import StderrTee
 
 BOOTSTRAP_DIR = Path(__file__).resolve().parent / "bootstrap"
 
@@ -298,11 +299,17 @@ def run_foreground(spec: LaunchSpec) -> tuple[Path, int]:
     """Run with the terminal shared (no TUI); Ctrl-C reaches the child, not us. Raises
     ``RecordingUnavailable`` before starting anything when the run cannot be recorded."""
     launch = Launch(spec)
+    # Keep the stderr tail in the run (a compile failure's traceback): engine/stderr_tail.py.
+    tee = StderrTee.create()
     try:
-        process = launch.start()
+        process = launch.start(**(tee.popen_kwargs() if tee is not None else {}))
     except OSError as exc:
+        if tee is not None:
+            tee.abandon()
         launch.finish(127)
         raise FileNotFoundError(f"cannot start {spec.command[0]}: {exc.strerror}") from exc
+    if tee is not None:
+        tee.started()
     if hasattr(signal, "sigtimedwait"):
         returncode = _wait_forwarding(process)
     else:  # no POSIX signal waiting: the plain way (Ctrl-C reaches the child by itself)
@@ -314,6 +321,8 @@ def run_foreground(spec: LaunchSpec) -> tuple[Path, int]:
         finally:
             signal.signal(signal.SIGINT, previous)
             signal.signal(signal.SIGTERM, previous_term)
+    if tee is not None:
+        tee.finish(launch.run_dir)
     exit_code = launch.finish(returncode)
     if launch.notice:
         print(launch.notice, file=sys.stderr, flush=True)

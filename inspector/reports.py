@@ -7,13 +7,19 @@ import os
 from typing import Any
 
 from dyn_inspect.engine.schema import Loc
-from dyn_inspect.engine.torch_compat import degraded_notes
+from dyn_inspect.inspector.analysis.breaks import BreakSite, break_sites
+from dyn_inspect.inspector.analysis.failures import FailureSite, failure_sites, line_text
 from dyn_inspect.inspector.model import BreakGroup, RecompileInfo
 from dyn_inspect.inspector.ranks import break_ranks, divergence_dict, divergence_report
 from dyn_inspect.inspector.run import Run
 
 
 def short_path(path: str, cwd: str | None = None) -> str:
+    """``path`` as text output shows it: relative to ``cwd`` when under it, a library file
+    from its package (``torch/optim/optimizer.py``, as the TUI shows it), else absolute."""
+    for marker in ("site-packages/", "dist-packages/"):
+        if marker in path:
+            return path.split(marker, 1)[1]
     base = cwd or os.getcwd()
     try:
         rel = os.path.relpath(path, base)
@@ -45,6 +51,32 @@ def break_dict(group: BreakGroup) -> dict[str, Any]:
     }
 
 
+def break_site_dict(site: BreakSite, ranks: list[int]) -> dict[str, Any]:
+    """A break for ``summary --json``: the user line first (``user_loc``: the nearest user
+    frame, torch's own ``loc`` when that is user code), then what torch reported."""
+    return {
+        "user_loc": loc_dict(site.user_frame or site.loc),
+        "in_library": site.in_library,
+        **break_dict(site.group),
+        "ranks": ranks,
+    }
+
+
+def failure_dict(site: FailureSite) -> dict[str, Any]:
+    f = site.first
+    user = f.user_loc
+    return {
+        "type": f.fail_type,
+        "function": f.function,
+        "count": site.count,
+        "user_loc": {**loc_dict(user), "code": line_text(user)} if user is not None else None,  # type: ignore[dict-item]
+        "at_def": f.at_def,
+        "headline": f.headline,
+        "reason": f.reason,
+        "compile_ids": site.compile_ids,
+    }
+
+
 def recompile_dict(r: RecompileInfo) -> dict[str, Any]:
     c = r.compile
     cap = c.capture
@@ -56,6 +88,17 @@ def recompile_dict(r: RecompileInfo) -> dict[str, Any]:
         "reasons": r.event.reasons,
         "cache_size": cap.cache_size if cap else None,
     }
+
+
+STDERR_TAIL_LINES = 40
+
+
+def _stderr_tail(run: Run) -> str | None:
+    """The last lines of the program's stderr, kept by a --no-tui run (else None)."""
+    from dyn_inspect.engine.stderr_tail import read_tail
+
+    text = read_tail(run.path)
+    return "\n".join(text.splitlines()[-STDERR_TAIL_LINES:]) if text else None
 
 
 def summary_dict(run: Run) -> dict[str, Any]:
@@ -92,11 +135,12 @@ def summary_dict(run: Run) -> dict[str, Any]:
         "compile_time_s": round(m.total_compile_time(), 4),
         "compile_time_by_stage_s": {k: round(v, 4) for k, v in m.compile_time_by_stage().items()},
         "cache": m.cache_counts(),
-        "breaks": [{**break_dict(g), "ranks": break_ranks(m, g)} for g in m.break_groups()],
+        "breaks": [break_site_dict(site, break_ranks(m, site.group)) for site in break_sites(m)],
+        "compile_failures": [failure_dict(site) for site in failure_sites(m)],
+        "stderr_tail": _stderr_tail(run),
         "recompile_list": [recompile_dict(r) for r in m.recompiles],
         "problems": [str(p) for p in run.problems],
         "compile_disabled": bool(start and start.compile_disabled),
-        "degraded": degraded_notes(procs),  # hooks the recorder could not use in this torch
         "divergence": [divergence_dict(d) for d in divergence_report(m)],
     }
 

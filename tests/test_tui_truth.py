@@ -83,3 +83,45 @@ async def test_user_stack_frame_past_line_200_marks_that_frame(faces_long_run: R
         assert str(caller) in row and "y = clamp_if_large(y)" in row
         loc = app.view("breaks").selected_location()
         assert loc is not None and (loc.file, loc.line) == (str(LONG), caller)
+
+
+# -- compile failures ------------------------------------------------------------------------
+
+FAILURE = CORPUS / "faces_failure.py"
+
+
+async def test_fullgraph_failure_is_counted_and_has_its_own_view(faces_failure_run: Run) -> None:
+    line = marker_line(FAILURE, "FAIL:fullgraph")
+    app = app_for(faces_failure_run)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        counts = flat(render(app.query_one("#overview-counts").content))
+        assert "1 compile failures" in counts
+        offenders = flat(render(app.query_one("#overview-offenders").content))
+        assert "Compile failures" in offenders and f"faces_failure.py:{line}" in offenders
+        assert "Unsupported: Data-dependent branching" in offenders
+        await pilot.press("7")
+        await settle(pilot)
+        assert "Failures (1)" in render(app.query_one("TabbedContent").get_tab("failures").label)
+        table = app.query_one("#failures-table", DataTable)
+        (row,) = rows(table)
+        assert row[0] == f"faces_failure.py:{line}" and row[1].strip() == "1" and row[2] == "strict"
+        assert row[3].startswith("Unsupported: Data-dependent branching")
+        pane = app.query_one("#failure-detail", DetailPane)
+        assert "if y.sum() > 0:" in marked(visible_lines(pane))
+        detail = flat(pane.text())
+        # torch's own exception text, hints and link included
+        assert "Detected data-dependent branching" in detail and "gb0170.html" in detail
+        loc = app.view("failures").selected_location()
+        assert loc is not None and (loc.file, loc.line) == (str(FAILURE), line)
+        hits = app.search("data-dependent")
+        assert any(h.view == "failures" for h in hits)
+
+
+async def test_run_without_failures_shows_zero(faces_long_run: Run) -> None:
+    app = app_for(faces_long_run)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("7")
+        await settle(pilot)
+        assert rows(app.query_one("#failures-table", DataTable)) == []
+        assert "No compile failed." in app.query_one("#failure-detail", DetailPane).text()

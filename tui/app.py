@@ -29,6 +29,7 @@ from textual.widgets import DataTable, Footer, Input, Label, OptionList, Select,
 
 from dyn_inspect.engine.launcher import Launch, LaunchSpec
 from dyn_inspect.engine.schema import Loc
+from dyn_inspect.engine.stderr_tail import read_tail
 from dyn_inspect.inspector.errors import InspectorError
 from dyn_inspect.inspector.run import Run
 from dyn_inspect.tui import digest
@@ -41,6 +42,7 @@ from dyn_inspect.tui.source import editor_command
 from dyn_inspect.tui.views.base import Context, SearchHit, View
 from dyn_inspect.tui.views.breaks import BreaksView
 from dyn_inspect.tui.views.compiles import CompilesView
+from dyn_inspect.tui.views.failures import FailuresView
 from dyn_inspect.tui.views.kernels import KernelsView
 from dyn_inspect.tui.views.output import OutputView
 from dyn_inspect.tui.views.overview import OverviewView
@@ -53,6 +55,7 @@ VIEWS: list[tuple[str, str, type[View]]] = [
     ("compiles", "Compiles", CompilesView),
     ("kernels", "Kernels", KernelsView),
     ("output", "Output", OutputView),
+    ("failures", "Failures", FailuresView),
 ]
 VIEW_IDS = [v for v, _, _ in VIEWS]
 ALL_RANKS = -1
@@ -77,7 +80,7 @@ TabbedContent { height: 1fr; }
 TabPane { padding: 0; }
 View { height: 1fr; }
 .detail { width: 1fr; padding: 0 1; border-left: vkey $foreground 20%; }
-#breaks-left, #recompiles-table, #compiles-tree { width: 45%; }
+#breaks-left, #recompiles-table, #compiles-tree, #failures-table { width: 45%; }
 #breaks-table { height: 1fr; }
 DataTable { overflow-x: hidden; }
 #break-stack { height: 1fr; border: none; }
@@ -117,6 +120,7 @@ class InspectorApp(App[int]):
         Binding("4", "show('compiles')", "Compiles", show=False),
         Binding("5", "show('kernels')", "Kernels", show=False),
         Binding("6", "show('output')", "Output", show=False),
+        Binding("7", "show('failures')", "Failures", show=False),
         Binding("/", "search", "Search"),
         Binding("o", "open_editor", "Open in $EDITOR"),
         Binding("e", "export", "Export"),
@@ -197,7 +201,12 @@ class InspectorApp(App[int]):
         if self.launch is not None:
             self._start_child()
         elif not (self.run_path / "output.log").exists():
-            self.output_view.show_notice("The program's output was not recorded (it ran without the live TUI).")
+            tail = read_tail(self.run_path)  # --no-tui keeps the stderr tail (engine/stderr_tail.py)
+            if tail is None:
+                self.output_view.show_notice("The program's output was not recorded (it ran without the live TUI).")
+            else:
+                self.output_view.show_notice("The program ran without the live TUI: the end of its stderr was kept.")
+                self.output_view.write_bytes(tail.encode() + (b"" if tail.endswith("\n") else b"\n"))
         self.follower = RunFollower(
             self,
             self.run_path,

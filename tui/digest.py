@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from dyn_inspect.inspector.analysis.failures import CompileFailure, compile_failures
 from dyn_inspect.inspector.model import BreakGroup, CompileInfo, FrameInfo, KernelInfo, RunModel
 
 
@@ -172,6 +173,11 @@ def recompiled_frames(model: RunModel, scope: Scope = ALL) -> list[FrameInfo]:
     return [f for f in frames(model, scope) if len(f.compiles) > 1 or f.recompile_limit is not None]
 
 
+def failures(model: RunModel, scope: Scope = ALL) -> list[CompileFailure]:
+    """Failed compiles (fullgraph=True errors, backend exceptions) in the scope."""
+    return [f for f in compile_failures(model) if scope.has(f.compile.log)]
+
+
 def kernels(model: RunModel, scope: Scope = ALL) -> list[KernelInfo]:
     if scope.logs is None:
         return list(model.kernels)
@@ -196,10 +202,12 @@ class Overview:
     breaks_total: int = 0
     recompiles: int = 0
     limits_hit: int = 0
+    failures: int = 0
     kernels: int = 0
     compile_time: float = 0.0
     by_stage: dict[str, float] = field(default_factory=dict)
     cache: dict[str, int] = field(default_factory=dict)
+    top_failures: list[CompileFailure] = field(default_factory=list)
     top_breaks: list[tuple[BreakGroup, int]] = field(default_factory=list)
     top_recompiled: list[FrameInfo] = field(default_factory=list)
     slowest: list[CompileInfo] = field(default_factory=list)
@@ -269,6 +277,9 @@ def overview(model: RunModel, scope: Scope = ALL, top: int = 5) -> Overview:
     o.recompiles = sum(1 for r in list(model.recompiles) if scope.has(r.log))
     o.limits_hit = sum(1 for log, _ in list(model.recompile_limits) if scope.has(log))
     o.kernels = len(kernels(model, scope))
+    failed = failures(model, scope)
+    o.failures = len(failed)
+    o.top_failures = failed[:top]
     for c in cs:
         for stage, seconds in compile_times(c).items():
             o.by_stage[stage] = o.by_stage.get(stage, 0.0) + seconds

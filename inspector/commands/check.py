@@ -3,7 +3,9 @@ CI gate. Exit 0 within limits; 1 with the offending items when a limit is exceed
 break/recompile appears that the baseline run did not have; 2 when a run cannot be read.
 
 Graph breaks count unique break sites (what you would fix), recompiles count recompile
-events (each one a compile beyond a frame's first, including a recompile-limit hit)."""
+events (each one a compile beyond a frame's first, including a recompile-limit hit).
+Compile failures (a ``fullgraph=True`` error, a backend exception) fail the check by
+default, even when the program caught them: ``--max-failures N`` allows N."""
 
 from __future__ import annotations
 
@@ -13,6 +15,7 @@ import sys
 from typing import Any
 
 from dyn_inspect.inspector.analysis.breaks import break_sites
+from dyn_inspect.inspector.analysis.failures import compile_failures, line_text
 from dyn_inspect.inspector.analysis.diff import break_items, compare, recompile_items
 from dyn_inspect.inspector.console import make_console
 from dyn_inspect.inspector.ranks import add_rank_argument, divergence_dict, divergence_report, format_ranks
@@ -27,6 +30,8 @@ def prepare_parser(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--max-graph-breaks", type=int, metavar="N", help="most unique graph-break sites allowed")
     parser.add_argument("--max-recompiles", type=int, metavar="N", help="most recompiles allowed")
     parser.add_argument("--baseline", metavar="RUN", help="fail on any break or recompile cause this run did not have")
+    parser.add_argument("--max-failures", type=int, metavar="N", default=0,
+                        help="most failed compiles allowed (default 0: any compile failure fails the check)")
     parser.add_argument("--max-divergences", type=int, metavar="N", help="most rank divergences allowed (distributed runs; always reported)")
     parser.add_argument("--json", action="store_true", help="machine-readable output")
     add_rank_argument(parser)
@@ -56,6 +61,15 @@ def run(args: argparse.Namespace) -> int:
             for x in m.recompiles
         ]
         failures.append({"check": "max_recompiles", "limit": args.max_recompiles, "actual": recompiles, "items": items})
+    compile_fails = compile_failures(m)
+    if len(compile_fails) > args.max_failures:
+        items = [
+            {"compile_id": f.cid, "function": f.function, "type": f.fail_type, "message": f.headline, "reason": f.reason,
+             "file": f.user_loc.file if f.user_loc else None, "line": f.user_loc.line if f.user_loc else None,
+             "code": line_text(f.user_loc)}
+            for f in compile_fails
+        ]
+        failures.append({"check": "max_failures", "limit": args.max_failures, "actual": len(compile_fails), "items": items})
     if base is not None:
         new_breaks = compare(break_items(base.model), break_items(m)).added
         if new_breaks:
@@ -79,7 +93,8 @@ def run(args: argparse.Namespace) -> int:
             "ok": ok,
             "graph_breaks": len(sites),
             "recompiles": recompiles,
-            "limits": {"max_graph_breaks": args.max_graph_breaks, "max_recompiles": args.max_recompiles},
+            "compile_failures": len(compile_fails),
+            "limits": {"max_graph_breaks": args.max_graph_breaks, "max_recompiles": args.max_recompiles, "max_failures": args.max_failures},
             "failures": failures,
             "divergence": [divergence_dict(d) for d in divergences],
         }
@@ -91,7 +106,8 @@ def run(args: argparse.Namespace) -> int:
         say(f"note: ranks diverge — {d.message} ({format_ranks(d.ranks)})")
     if ok:
         base_note = f", nothing new vs {base.path.name}" if base else ""
-        say(f"check passed: {len(sites)} graph-break site(s), {recompiles} recompile(s){base_note}")
+        fails = f", {len(compile_fails)} compile failure(s) allowed" if compile_fails else ""
+        say(f"check passed: {len(sites)} graph-break site(s), {recompiles} recompile(s){fails}{base_note}")
         return 0
     for f in failures:
         if f["check"] == "max_graph_breaks":
@@ -106,6 +122,11 @@ def run(args: argparse.Namespace) -> int:
             say(f"FAIL {f['actual']} graph break site(s) not in baseline {short_path(f['baseline'])}")
             for b in f["items"]:
                 say(f"  {b['file']}:{b['line']}  {b['type']}  ×{b['count']}")
+        elif f["check"] == "max_failures":
+            say(f"FAIL compile failures: {f['actual']} > {f['limit']} allowed")
+            for x in f["items"]:
+                where = f"{short_path(x['file'])}:{x['line']}" if x["file"] else "?"
+                say(f"  [{x['compile_id']}] {where}  {x['function']}: {x['type']}: {x['message']}")
         elif f["check"] == "max_divergences":
             say(f"FAIL rank divergences: {f['actual']} > {f['limit']} allowed (listed above)")
         elif f["check"] == "new_recompiles":

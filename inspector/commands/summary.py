@@ -7,7 +7,11 @@ import json
 import sys
 from typing import IO
 
-from dyn_inspect.inspector.analysis.recompiles import parse_reason, suggest
+from collections.abc import Callable
+from typing import Any
+
+from dyn_inspect.inspector.analysis.recompiles import TimelineEntry, frames_with_recompiles, recompile_timeline
+from dyn_inspect.inspector.locations import def_line
 from dyn_inspect.inspector.console import make_console
 from dyn_inspect.inspector.ranks import add_rank_argument, format_ranks, select_rank
 from dyn_inspect.inspector.reports import short_path, summary_dict
@@ -20,10 +24,51 @@ def prepare_parser(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("run", nargs="?", help="run directory or id (default: latest)")
     parser.add_argument("--runs-dir", metavar="DIR")
     parser.add_argument("--json", action="store_true", help="machine-readable output")
+    parser.add_argument("--all", action="store_true", help="list every recompile (by default: the most recompiled functions)")
     add_rank_argument(parser)
 
 
-def print_summary(run: Run, as_json: bool = False, file: IO[str] | None = None) -> None:
+TOP_RECOMPILED = 5  # functions listed by the text summary without --all
+
+
+def _first_failure(entries: list[TimelineEntry]) -> TimelineEntry | None:
+    return next((e for e in entries if e.is_recompile and e.failures), None)
+
+
+def print_recompiles(run: Run, data: dict[str, Any], say: Callable[[str], None], show_all: bool) -> None:
+    """Recompiles by function, most recompiled first: the guard that failed and what to try.
+    Without ``show_all`` only the top few functions (a run can recompile hundreds of times)."""
+    m = run.model
+    frames = [(f, recompile_timeline(m, f)) for f in frames_with_recompiles(m)]
+    frames.sort(key=lambda ft: -len(ft[0].compiles))
+    say(f"  recompiles: {data['recompiles']}" + (f" in {len(frames)} function{'s' if len(frames) != 1 else ''}" if frames else ""))
+    shown = frames if show_all else frames[:TOP_RECOMPILED]
+    for frame, entries in shown:
+        where = f"{short_path(frame.filename)}:{def_line(frame.filename, frame.firstlineno)}"
+        limit = ", recompile limit hit — runs eagerly from then on" if frame.recompile_limit is not None else ""
+        first = _first_failure(entries)
+        guards = {x.failures[0].text for x in entries if x.is_recompile and x.failures}
+        if show_all:
+            say(f"    {frame.name} ({where}): {len(frame.compiles)} compiles{limit}")
+            for e in entries:
+                if e.is_recompile and e.failures:
+                    say(f"      [{e.cid}] {e.failures[0].text}")
+                    if e.suggestion is not None and e.suggestion.code:
+                        say(f"        try: {e.suggestion.code}")
+            continue
+        reason = f" — {first.failures[0].text}" if first is not None else ""
+        more = f" (+{len(guards) - 1} other guard{'s' if len(guards) > 2 else ''})" if len(guards) > 1 else ""
+        say(f"    {frame.name} ({where}): {len(frame.compiles)} compiles{limit}{reason}{more}")
+        # The snippet only; `recompiles` explains it.
+        if first is not None and first.suggestion is not None and first.suggestion.code:
+            say(f"      try: {first.suggestion.code}")
+    hidden = frames[len(shown):]
+    if hidden:
+        n = sum(len(f.compiles) - 1 for f, _ in hidden)
+        say(f"    … and {len(hidden)} more function{'s' if len(hidden) != 1 else ''} ({n} recompiles) — `dyn-inspect recompiles` or `summary --all`")
+
+
+def print_summary(run: Run, as_json: bool = False, file: IO[str] | None = None, show_all: bool = False) -> None:
     data = summary_dict(run)
     out = file or sys.stdout
     if as_json:
@@ -38,33 +83,30 @@ def print_summary(run: Run, as_json: bool = False, file: IO[str] | None = None) 
     console.print(f"[bold]dyn-inspect[/]: {outcome} — log: {short_path(data['run'])}")
     if data["compile_disabled"]:
         console.print("  compile disabled (--disable-compile): the program ran eagerly")
-    for note in data.get("degraded", []):
-        console.print(f"  degraded: {note}", markup=False, highlight=False)
     console.print(
         f"  compiled frames: {data['frames']} ({data['compiles']} compiles, {data['graphs']} graphs), "
         f"kernels: {data['kernels']}, compile time: {data['compile_time_s']:.2f}s" + (f" ({stages})" if stages else "")
     )
-    console.print(f"  graph breaks: {gb['unique']} unique / {gb['total']} total")
+    say = lambda text: console.print(text, markup=False, highlight=False)  # noqa: E731 - log text is not markup
+    say(f"  graph breaks: {gb['unique']} unique / {gb['total']} total")
     for b in data["breaks"]:
-        loc = b["loc"]
+        # The user's line first; torch's own location (inside a library) after it.
+        user, loc = b["user_loc"], b["loc"]
         gbid = f" {b['gb_id']}" if b["gb_id"] else ""
         on = f"  ({format_ranks(b['ranks'])})" if len(data["ranks"]) > 1 else ""
-        console.print(f"    {short_path(loc['file'])}:{loc['line']}  {b['type']}{gbid}  ×{b['count']}{on}", markup=False, highlight=False)
-    console.print(f"  recompiles: {data['recompiles']}")
-    for r in data["recompile_list"]:
-        # torch's reason text carries padding and the user-code comment: show the guard.
-        failure = parse_reason(r["reasons"][0]) if r["reasons"] else None
-        reason = failure.text if failure else "?"
-        hint = (suggest(failure).code or "") if failure else ""  # the snippet; `recompiles` explains
-        where = f"{short_path(r['file'])}:{r['line']}" if r["file"] else "?"
-        console.print(f"    {r['function']} ({where}): {reason}", markup=False, highlight=False)
-        if hint:
-            console.print(f"      try: {hint}", markup=False, highlight=False)
-    for lim in data["recompile_limit_hit"]:
-        console.print(
-            f"    {lim['function']} ({short_path(lim['file'] or '?')}:{lim['line']}): recompile limit reached — runs eagerly from then on",
-            markup=False, highlight=False,
-        )
+        inside = f"  (in {short_path(loc['file'])}:{loc['line']})" if (user["file"], user["line"]) != (loc["file"], loc["line"]) else ""
+        say(f"    {short_path(user['file'])}:{user['line']}  {b['type']}{gbid}  ×{b['count']}{inside}{on}")
+    failures = data["compile_failures"]
+    # A failed compile (fullgraph=True, a backend exception) is in no other count.
+    say(f"  compile failures: {sum(f['count'] for f in failures)}")
+    for f in failures:
+        user = f["user_loc"]
+        where = f"{short_path(user['file'])}:{user['line']}" if user else "?"
+        times = f"  ×{f['count']}" if f["count"] > 1 else ""
+        say(f"    {where}  {f['function']}: {f['type']}: {f['headline']}{times}")
+        if user and user.get("code") and not f["at_def"]:
+            say(f"      {user['code']}")
+    print_recompiles(run, data, say, show_all)
     if len(data["ranks"]) > 1:
         divergences = data["divergence"]
         verdict = f"{len(divergences)} divergence{'s' if len(divergences) != 1 else ''}" if divergences else "all compiled the same"
@@ -77,5 +119,5 @@ def print_summary(run: Run, as_json: bool = False, file: IO[str] | None = None) 
 
 def run(args: argparse.Namespace) -> int:
     run = open_run(args.run, args.runs_dir)
-    print_summary(select_rank(run, getattr(args, "rank", None)), as_json=args.json)
+    print_summary(select_rank(run, getattr(args, "rank", None)), as_json=args.json, show_all=args.all)
     return 0

@@ -22,6 +22,7 @@ from dyn_inspect.inspector.reports import short_path
 
 SECTIONS = (
     ("overview", "Overview"),
+    ("failures", "Compile failures"),  # only when a compile failed
     ("graph-breaks", "Graph breaks"),
     ("recompiles", "Recompiles"),
     ("kernels", "Kernels"),
@@ -33,7 +34,7 @@ SECTIONS = (
 
 @dataclass
 class BreakRow:
-    where: str
+    where: str  # the user's line (the nearest user frame for a break inside a library)
     code: str | None
     gb_type: str
     gb_id: str | None
@@ -42,6 +43,21 @@ class BreakRow:
     reason: str
     explanation: str
     hints: list[str]
+    compile_ids: list[str]
+    torch_where: str | None = None  # torch's own location when it is not the user's line
+
+
+@dataclass
+class FailureRow:
+    """A failed compile (fullgraph=True, a backend exception) at its user line."""
+
+    where: str
+    code: str | None
+    fail_type: str
+    function: str
+    headline: str
+    reason: str
+    count: int
     compile_ids: list[str]
 
 
@@ -92,6 +108,7 @@ class ReportData:
     redacted: bool
     selection: str
     breaks: list[BreakRow] = field(default_factory=list)
+    failures: list[FailureRow] = field(default_factory=list)
     recompiles: list[RecompileRow] = field(default_factory=list)
     limits: list[str] = field(default_factory=list)
     kernels: list[KernelRow] = field(default_factory=list)
@@ -118,6 +135,24 @@ def _suggestions(reason: str) -> list[tuple[str, str | None]]:
     except Exception:  # noqa: BLE001 - an odd reason must not stop the export
         return []
     return [(s.text, s.code)]
+
+
+def _timeline_suggestions(model: RunModel) -> dict[int, tuple[str, str | None]]:
+    """id(compile) -> its recompile timeline's suggestion (which knows the frame)."""
+    try:
+        from dyn_inspect.inspector.analysis.recompiles import frames_with_recompiles, recompile_timeline
+    except ImportError:
+        return {}
+    out: dict[int, tuple[str, str | None]] = {}
+    for frame in frames_with_recompiles(model):
+        try:
+            entries = recompile_timeline(model, frame)
+        except Exception:  # noqa: BLE001 - an odd reason must not stop the export
+            continue
+        for e in entries:
+            if e.suggestion is not None:
+                out[id(e.compile)] = (e.suggestion.text, e.suggestion.code)
+    return out
 
 
 def build(
@@ -151,18 +186,32 @@ def build(
         selection=selection,
         skipped=skipped,
     )
-    for g in model.break_groups():
-        b = g.first
-        code = b.loc.code if b.loc.code and b.loc.code != REDACTED else None
+    from dyn_inspect.inspector.analysis.breaks import break_sites
+    from dyn_inspect.inspector.analysis.failures import failure_sites, line_text
+
+    for site in break_sites(model):
+        b, user = site.first, site.user_frame or site.loc
+        code = user.code if user.code and user.code != REDACTED else None
         data.breaks.append(
-            BreakRow(where(b.loc), code, b.gb_type, b.gb_id, b.url, g.count, b.reason, b.explanation, list(b.hints),
-                     sorted({e.cid or "?" for _, e in g.hits}))
+            BreakRow(where(user), code, b.gb_type, b.gb_id, b.url, site.count, b.reason, b.explanation, list(b.hints),
+                     site.compile_ids, where(b.loc) if user != b.loc else None)
         )
+    for fsite in failure_sites(model):
+        f = fsite.first
+        # The line's text is read from the file (torch records only file:line): never when redacting.
+        code = None if redacted else line_text(f.user_loc)
+        data.failures.append(
+            FailureRow(where(f.user_loc), code, f.fail_type, f.function, scrub(f.headline), scrub(f.reason), fsite.count, fsite.compile_ids)
+        )
+    timeline_suggestions = _timeline_suggestions(model)
     for r in model.recompiles:
         cap = r.compile.capture
         fn = cap.co_name if cap and cap.co_name else "?"
         loc = _def_loc(cap.co_filename, cap.co_firstlineno) if cap else None
-        sugg = [(scrub(t), scrub(c) if c else None) for reason in r.event.reasons for t, c in _suggestions(reason)]
+        # The frame-aware suggestion (what `recompiles` and the TUI say), else one per reason.
+        found = timeline_suggestions.get(id(r.compile))
+        pairs = [found] if found is not None else [p for reason in r.event.reasons for p in _suggestions(reason)]
+        sugg = [(scrub(t), scrub(c) if c else None) for t, c in pairs]
         data.recompiles.append(RecompileRow(fn, where(loc), r.compile.cid, list(r.event.reasons), sugg))
     for _log, lim in model.recompile_limits:
         loc = _def_loc(lim.co_filename, lim.co_firstlineno)
@@ -214,6 +263,16 @@ def summary_markdown(d: ReportData) -> str:
         f"- contents: {d.selection}; source code {'redacted' if d.redacted else 'included (graph comments, guards, tracebacks)'}",
         "- files: see `index.md`; open `report.html` in a browser; `torch_trace/` works with `tlparse`",
         "",
+    ]
+    if d.failures:
+        out += [f"## Compile failures ({sum(f.count for f in d.failures)})", ""]
+        for f in d.failures:
+            out.append(f"### `{f.where}` — {_md(f.function)}: {_md(f.fail_type)}: {_md(f.headline)} ×{f.count}")
+            out.append("")
+            if f.code:
+                out += ["```python", f.code, "```", ""]
+            out += ["```", f.reason, "```", "", f"- compile ids: {', '.join(f.compile_ids)}", ""]
+    out += [
         f"## Graph breaks ({len(d.breaks)} unique, {sum(b.count for b in d.breaks)} total)",
         "",
     ]
@@ -223,6 +282,8 @@ def summary_markdown(d: ReportData) -> str:
         out.append("")
         if b.code:
             out += ["```python", b.code, "```", ""]
+        if b.torch_where:
+            out.append(f"- torch reports it at `{b.torch_where}`")
         if b.reason:
             out.append(f"- reason: {_md(b.reason)}")
         if b.explanation:
@@ -340,12 +401,25 @@ def report_html(d: ReportData) -> str:
         ("OS", env.get("os")),
         ("contents", d.selection),
         ("source code", "redacted (--redact-source)" if d.redacted else "included: graph comments, guards and tracebacks quote the model"),
-        ("summary", f"{len(d.breaks)} graph break sites, {len(d.recompiles)} recompiles, {len(d.kernels)} kernels, "
+        ("summary", f"{sum(f.count for f in d.failures)} compile failures, "
+                    f"{len(d.breaks)} graph break sites, {len(d.recompiles)} recompiles, {len(d.kernels)} kernels, "
                     f"{len(d.compiles)} compiles, {d.total_compile_s:.2f}s compiling"),
     ]
     for k, v in rows:
         add(f"<tr><th>{_e(k)}</th><td>{_e(v)}</td></tr>")
     add("</table></section>")
+
+    # compile failures (tlparse's "Failures and Restarts"): first, they are in no other count
+    if d.failures:
+        add(f'<section id="failures" data-count="{sum(f.count for f in d.failures)}"><h2>Compile failures</h2>')
+        for f in d.failures:
+            add(f'<div class="card failure"><h3><code>{_e(f.where)}</code> — <code>{_e(f.function)}</code>: '
+                f'{_e(f.fail_type)}: {_e(f.headline)} <span class="muted">×{f.count}</span></h3>')
+            if f.code:
+                add(f"<pre>{_e(f.code)}</pre>")
+            add(f"<pre>{_e(f.reason)}</pre>")
+            add(f'<p class="muted">compile ids: {_e(", ".join(f.compile_ids))}</p></div>')
+        add("</section>")
 
     # graph breaks
     add(f'<section id="graph-breaks" data-count="{len(d.breaks)}"><h2>Graph breaks</h2>')
@@ -356,6 +430,8 @@ def report_html(d: ReportData) -> str:
         add(f'<div class="card gb"><h3><code>{_e(b.where)}</code> — {_e(b.gb_type)}{gb} <span class="muted">×{b.count}</span></h3>')
         if b.code:
             add(f"<pre>{_e(b.code)}</pre>")
+        if b.torch_where:
+            add(f'<p class="muted">torch reports it at <code>{_e(b.torch_where)}</code></p>')
         if b.reason:
             add(f"<p><b>Reason:</b> {_e(b.reason)}</p>")
         if b.explanation:

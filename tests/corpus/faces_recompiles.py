@@ -15,7 +15,7 @@ opt = torch.optim.SGD(model.parameters(), lr=0.01)
 
 @torch.compile(backend="eager")
 def opt_step():  # RECOMPILE:lr
-    opt.step()
+    opt.step()  # CALLS:step
 
 
 for lr in (0.01, 0.005):

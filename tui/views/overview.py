@@ -39,6 +39,9 @@ def _counts(o: digest.Overview) -> Table:
     ]
     for a, la, b, lb in rows:
         t.add_row(a, la, b, lb)
+    # A failed compile is in no other count: red when there is one (press 7).
+    failed = "bold red" if o.failures else ""
+    t.add_row(Text(str(o.failures), style=failed), Text("compile failures", style=failed), "", "")
     detail = Table.grid(padding=(0, 2))
     detail.add_column(style="bold")
     detail.add_column()
@@ -53,6 +56,15 @@ def _counts(o: digest.Overview) -> Table:
 
 def _offenders(o: digest.Overview, cwd: str | None) -> RenderableType:
     parts: list[RenderableType] = []
+    if o.top_failures:
+        t = Table(title="Compile failures", title_justify="left", title_style="bold red", box=None, padding=(0, 1))
+        t.add_column("compile")
+        t.add_column("location")
+        t.add_column("failure")
+        for f in o.top_failures:
+            t.add_row(Text(f.cid), Text(display_loc(f.user_loc, cwd)), Text(f"{f.fail_type}: {f.headline}"))
+        parts.append(t)
+        parts.append(Text(""))
     if o.top_breaks:
         t = Table(title="Top graph breaks", title_justify="left", title_style="bold", box=None, padding=(0, 1), expand=False)
         t.add_column("hits", justify="right")
@@ -92,7 +104,7 @@ class OverviewView(View):
 ## Overview
 
 The run at a glance: counts, compile time by stage, cache hits, the top offenders and
-compile time over the run (sparkline). Press **2**–**6** for the other views.
+compile time over the run (sparkline). Press **2**–**7** for the other views.
 """ + COMMON_KEYS
 
     def compose(self) -> ComposeResult:

@@ -1,0 +1,141 @@
+"""The text faces tell the truth on realistic programs (issue 12 items 9 and 12, issue 19's
+summary length): compile failures at the top level of `summary` (text, --json, the
+end-of-run summary), `check` and report.html; the user line first for a break inside a
+library; `summary` lists the most recompiled functions and points to `--all`.
+
+Lines come from the corpus programs' markers."""
+
+from __future__ import annotations
+
+import html
+import json
+import zipfile
+from pathlib import Path
+
+import pytest
+
+from corpus_support import CORPUS, Corpus, marker_line
+from dyn_inspect.inspector.cli import main
+from dyn_inspect.inspector.export import export_run
+from dyn_inspect.inspector.run import Run
+
+FAILURE = CORPUS / "faces_failure.py"
+RECOMPILES = CORPUS / "faces_recompiles.py"
+pytestmark = pytest.mark.corpus
+
+
+def run_cli(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str]:
+    code = main(list(args))
+    return code, capsys.readouterr().out
+
+
+# -- compile failures ------------------------------------------------------------------------
+
+
+def test_summary_shows_the_fullgraph_failure_with_its_user_line(faces_failure_run: Run, capsys) -> None:
+    line = marker_line(FAILURE, "FAIL:fullgraph")
+    code, text = run_cli(capsys, "summary", str(faces_failure_run.path))
+    assert code == 0
+    assert "compile failures: 1" in text
+    assert f"faces_failure.py:{line}  strict: Unsupported: Data-dependent branching" in text
+    assert "if y.sum() > 0:  # FAIL:fullgraph" in text
+    code, out = run_cli(capsys, "summary", str(faces_failure_run.path), "--json")
+    data = json.loads(out)
+    (f,) = data["compile_failures"]
+    assert (f["type"], f["function"], f["count"]) == ("Unsupported", "strict", 1)
+    assert (f["user_loc"]["file"], f["user_loc"]["line"]) == (str(FAILURE), line)
+    # torch's own exception text, whole
+    assert "Detected data-dependent branching" in f["reason"] and "gb0170.html" in f["reason"]
+    assert data["graph_breaks"]["total"] == 0 and data["recompiles"] == 0  # in no other count
+
+
+def test_end_of_run_summary_shows_the_failure(corpus: Corpus) -> None:
+    rec = corpus["faces_failure"]
+    assert rec.returncode == 0, rec.stderr[-2000:]  # the program caught torch's exception
+    line = marker_line(FAILURE, "FAIL:fullgraph")
+    assert "compile failures: 1" in rec.stderr
+    assert f"faces_failure.py:{line}  strict: Unsupported: Data-dependent branching" in rec.stderr
+
+
+def test_check_fails_on_a_compile_failure_unless_allowed(faces_failure_run: Run, capsys) -> None:
+    line = marker_line(FAILURE, "FAIL:fullgraph")
+    code, text = run_cli(capsys, "check", str(faces_failure_run.path))
+    assert code == 1
+    assert "FAIL compile failures: 1 > 0 allowed" in text and f"faces_failure.py:{line}" in text
+    code, out = run_cli(capsys, "check", str(faces_failure_run.path), "--json")
+    data = json.loads(out)
+    assert code == 1 and not data["ok"] and data["compile_failures"] == 1
+    (fail,) = [f for f in data["failures"] if f["check"] == "max_failures"]
+    assert fail["items"][0]["line"] == line and fail["items"][0]["type"] == "Unsupported"
+    code, text = run_cli(capsys, "check", str(faces_failure_run.path), "--max-failures", "1")
+    assert code == 0 and "1 compile failure(s) allowed" in text
+
+
+def test_check_passes_a_run_without_failures(faces_long_run: Run, capsys) -> None:
+    code, out = run_cli(capsys, "check", str(faces_long_run.path), "--json")
+    assert code == 0 and json.loads(out)["compile_failures"] == 0
+
+
+def test_report_pages_have_a_failures_section(faces_failure_run: Run, tmp_path: Path) -> None:
+    line = marker_line(FAILURE, "FAIL:fullgraph")
+    export_run(faces_failure_run, tmp_path / "b.zip")
+    with zipfile.ZipFile(tmp_path / "b.zip") as z:
+        page = html.unescape(z.read("report.html").decode())
+        md = z.read("summary.md").decode()
+    assert '<section id="failures" data-count="1">' in page
+    for text in (page, md):
+        assert f"faces_failure.py:{line}" in text and "Data-dependent branching" in text
+        assert "Detected data-dependent branching" in text and "if y.sum() > 0:" in text
+    assert "1 compile failures" in page
+    # redacted: the line's text (read from the file) is left out
+    export_run(faces_failure_run, tmp_path / "r.zip", redact_source=True)
+    with zipfile.ZipFile(tmp_path / "r.zip") as z:
+        assert "if y.sum() > 0:" not in z.read("report.html").decode()
+
+
+# -- the user line first ---------------------------------------------------------------------
+
+
+def test_library_break_shows_the_user_line_first(faces_recompiles_run: Run, capsys) -> None:
+    # Optimizer.step breaks inside torch/optim/optimizer.py; the user's line is opt.step().
+    user = marker_line(RECOMPILES, "CALLS:step")
+    code, out = run_cli(capsys, "summary", str(faces_recompiles_run.path), "--json")
+    (brk,) = [b for b in json.loads(out)["breaks"] if b["in_library"]]
+    assert (brk["user_loc"]["file"], brk["user_loc"]["line"]) == (str(RECOMPILES), user)
+    assert "torch/optim/" in brk["loc"]["file"]
+    assert list(brk)[0] == "user_loc"
+    code, text = run_cli(capsys, "summary", str(faces_recompiles_run.path))
+    row = next(r for r in text.splitlines() if "torch/optim/" in r)
+    assert row.split()[0].endswith(f"faces_recompiles.py:{user}") and "(in torch/optim/optimizer.py:" in row
+    assert "site-packages" not in text
+
+
+def test_report_shows_the_user_line_for_a_library_break(faces_recompiles_run: Run, tmp_path: Path) -> None:
+    user = marker_line(RECOMPILES, "CALLS:step")
+    export_run(faces_recompiles_run, tmp_path / "b.zip")
+    with zipfile.ZipFile(tmp_path / "b.zip") as z:
+        page = html.unescape(z.read("report.html").decode())
+    assert f"<code>faces_recompiles.py:{user}</code>" in page and "torch reports it at <code>torch/optim/optimizer.py:" in page
+    # suggestions are the frame-aware ones: a tensor lr, not the int flag
+    assert "lr=torch.tensor(0.01)" in page and "allow_unspec_int_on_nn_module" not in page
+
+
+# -- recompiles summarized ---------------------------------------------------------------------
+
+
+def test_summary_lists_the_top_recompiled_functions_and_points_to_all(faces_recompiles_run: Run, capsys) -> None:
+    m = faces_recompiles_run.model
+    recompiled = [f for f in m.frames_in_order() if len(f.compiles) > 1]
+    assert len(recompiled) == 6  # faces_recompiles.py recompiles six functions once each
+    code, text = run_cli(capsys, "summary", str(faces_recompiles_run.path))
+    lines = text.splitlines()
+    start = next(i for i, line in enumerate(lines) if line.startswith("  recompiles: "))
+    assert lines[start] == f"  recompiles: {len(m.recompiles)} in 6 functions"
+    listed = [line for line in lines[start + 1 :] if line.startswith("    ") and not line.startswith("      ")]
+    assert len(listed) == 6 and listed[-1].startswith("    … and 1 more function (1 recompiles)")
+    assert "`summary --all`" in listed[-1]
+    code, text = run_cli(capsys, "summary", str(faces_recompiles_run.path), "--all")
+    for frame in recompiled:
+        assert f"    {frame.name} (" in text
+    assert "… and" not in text
+    assert "size mismatch at index 1. expected 8, actual 16" in text

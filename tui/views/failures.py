@@ -1,0 +1,143 @@
+"""Compile failures (tlparse's "Failures and Restarts"): every compile torch gave up on — a
+``fullgraph=True`` break, a backend exception — deduplicated by cause and user line, with
+the source at that line and torch's exception text (``inspector.analysis.failures``)."""
+
+from __future__ import annotations
+
+from rich.console import Group, RenderableType
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.containers import Horizontal
+from textual.widgets import DataTable
+
+from dyn_inspect.engine.schema import Loc
+from dyn_inspect.inspector.analysis.failures import FailureSite, failure_sites
+from dyn_inspect.inspector.model import RunModel
+from dyn_inspect.tui import digest
+from dyn_inspect.tui.display import display_loc
+from dyn_inspect.tui.source import snippet
+from dyn_inspect.tui.views.base import COMMON_KEYS, Cell, Context, SearchHit, View, matches
+from dyn_inspect.tui.widgets import DetailPane
+
+
+def sites(model: RunModel, scope: digest.Scope = digest.ALL) -> list[FailureSite]:
+    """Failure sites of the processes in ``scope`` (each site keeps only their failures)."""
+    out = []
+    for site in failure_sites(model):
+        kept = [f for f in site.failures if scope.has(f.compile.log)]
+        if kept:
+            out.append(FailureSite(kept[0], kept))
+    return out
+
+
+def site_key(site: FailureSite) -> str:
+    return site.first.cid + "|" + site.first.compile.log
+
+
+class FailuresView(View):
+    view_id = "failures"
+    HELP = """
+## Compile failures
+
+Compiles torch gave up on (a `fullgraph=True` graph break, a backend exception): the frame
+ran eagerly, or the exception reached the program. One row per cause and user line.
+
+- **↑/↓** select a failure; its source line and torch's exception text show on the right
+- **o** open the line in `$EDITOR`
+""" + COMMON_KEYS
+
+    def __init__(self, *, id: str | None = None) -> None:  # noqa: A002
+        super().__init__(id=id)
+        self._sites: dict[str, FailureSite] = {}
+        self._counts: dict[str, int] = {}
+        self._scope: digest.Scope | None = None
+        self._shown: str | None = None
+
+    def compose(self) -> ComposeResult:
+        with Horizontal():
+            yield DataTable(id="failures-table", cursor_type="row", zebra_stripes=True)
+            yield DetailPane(id="failure-detail", classes="detail")
+
+    def on_mount(self) -> None:
+        table = self.query_one(DataTable)
+        table.add_column("Location", key="loc")
+        table.add_column("Count", key="count")
+        table.add_column("Function", key="fn")
+        table.add_column("Failure", key="what")
+        self.query_one(DetailPane).show(Text("No compile failed.", style="dim"))
+
+    def tab_label(self, ctx: Context) -> str:
+        return f"Failures ({sum(s.count for s in sites(ctx.run.model, ctx.scope))})"
+
+    def sync(self, ctx: Context) -> None:
+        super().sync(ctx)
+        table = self.query_one(DataTable)
+        if ctx.scope != self._scope:
+            table.clear()
+            self._sites.clear()
+            self._counts.clear()
+            self._scope = ctx.scope
+        for site in sites(ctx.run.model, ctx.scope):
+            key = site_key(site)
+            count = Cell(str(site.count), -site.count, justify="right")
+            if key not in self._sites:
+                f = site.first
+                where = display_loc(f.user_loc, ctx.cwd)
+                table.add_row(
+                    Cell(where, (f.user_loc.file, f.user_loc.line) if f.user_loc else ("", 0)),
+                    count,
+                    Cell(f.function),
+                    Cell(f"{f.fail_type}: {f.headline}"),
+                    key=key,
+                )
+            elif self._counts[key] != site.count:
+                table.update_cell(key, "count", count)
+            self._sites[key] = site
+            self._counts[key] = site.count
+        if self._shown is None and table.row_count:
+            self._show(str(table.coordinate_to_cell_key(table.cursor_coordinate).row_key.value))
+
+    def on_data_table_row_highlighted(self, event: DataTable.RowHighlighted) -> None:
+        event.stop()
+        if event.row_key is not None and event.row_key.value is not None:
+            key = str(event.row_key.value)
+            self.show_detail_soon(lambda: self._show(key))
+
+    def _show(self, key: str | None) -> None:
+        if key is None or key not in self._sites:
+            return
+        self._shown = key
+        site = self._sites[key]
+        f = site.first
+        cwd = self.ctx.cwd if self.ctx else None
+        parts: list[RenderableType] = []
+        if f.user_loc is not None:
+            title = display_loc(f.user_loc, cwd) + ("  (the function's def: torch named no line)" if f.at_def else "")
+            parts.append(snippet(f.user_loc, title))
+        info: list[RenderableType] = [Text.assemble((f.fail_type, "bold red"), ("  in ", "dim"), (f.function, "bold"))]
+        info.append(Text(f"failed {site.count}× · compiles {', '.join(site.compile_ids)}", style="dim"))
+        info.append(Text(""))
+        info.append(Text(f.reason or "(torch gave no message)"))
+        parts.append(Group(*info))
+        self.query_one(DetailPane).show(*parts)
+
+    def search(self, ctx: Context, query: str) -> list[SearchHit]:
+        hits = []
+        for site in sites(ctx.run.model, ctx.scope):
+            f = site.first
+            where = display_loc(f.user_loc, ctx.cwd)
+            if matches(query, where, f.function, f.fail_type, f.reason):
+                hits.append(SearchHit(self.view_id, site_key(site), f"failure   {where}  {f.fail_type}: {f.headline}"))
+        return hits
+
+    def reveal(self, key: str) -> None:
+        table = self.query_one(DataTable)
+        if key in self._sites:
+            table.move_cursor(row=table.get_row_index(key), animate=False)
+            self._show(key)
+        table.focus()
+
+    def selected_location(self) -> Loc | None:
+        if self._shown is None:
+            return None
+        return self._sites[self._shown].first.user_loc
