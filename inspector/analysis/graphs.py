@@ -177,6 +177,11 @@ def compile_graph(run: Run, compile: CompileInfo, stage: str = "dynamo") -> nx.D
         return None
     g = parse_fx(run.blob_text(graph.code))
     g.graph.update({"compile_id": compile.cid, "stage": stage, "log": compile.log})
+    aliases = run.model.path_aliases.get(compile.log)
+    if aliases:  # graphs from a warm cache name the checkout that filled it: show this one
+        for _, data in g.nodes(data=True):
+            if data.get("file") in aliases:
+                data["file"] = aliases[data["file"]]
     return g
 
 
