@@ -108,3 +108,29 @@ def gpu_trace_run(tmp_path_factory: pytest.TempPathFactory) -> Run:
     out = tmp_path_factory.mktemp("gpu") / "run"
     result = import_trace(FIXTURES / "h200_torch211_toy.log.gz", out=out)
     return Run(result.run_dir)
+
+
+# -- the differential's verdict per program, printed at the end (tests/test_differential.py)
+_differential: dict[str, list[str]] = {}  # program -> quantities that did not match torch
+
+
+def pytest_runtest_logreport(report: pytest.TestReport) -> None:
+    if "test_differential.py::" not in report.nodeid or "[" not in report.nodeid:
+        return
+    # tests/test_differential.py::test_x[program-quantity] or ::test_y[program]
+    program = report.nodeid.rsplit("[", 1)[1].rstrip("]").split("-")[0]
+    failed = _differential.setdefault(program, [])
+    name = report.nodeid.split("::", 1)[1]
+    if report.failed and name not in failed:
+        failed.append(name)
+
+
+def pytest_terminal_summary(terminalreporter, exitstatus: int, config: pytest.Config) -> None:
+    if not _differential:
+        return
+    matching = sorted(p for p, failed in _differential.items() if not failed)
+    terminalreporter.write_sep("-", "differential corpus vs torch")
+    for program, failed in sorted(_differential.items()):
+        if failed:
+            terminalreporter.write_line(f"  {program}: differs in {', '.join(failed)}")
+    terminalreporter.write_line(f"differential: {len(matching)}/{len(_differential)} programs match torch")

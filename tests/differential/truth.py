@@ -1,0 +1,244 @@
+"""Both sides of the differential, reduced to the same comparable shape.
+
+``torch_side`` reads a plain run: torch's own log (``TORCH_LOGS=graph_breaks,recompiles``,
+plus the recompile-limit warning torch always prints) and the JSON that
+``ground_truth.py`` dumped at exit (counters, compilation metrics, resets, output code).
+``ours`` reads a recorded run through dyn-inspect's CLI JSON (``breaks``, ``recompiles``,
+``summary``, ``kernels``). Both become a ``Facts``; the tests compare them field by field.
+
+Paths are made comparable by resolving them against the program's working directory
+(torch prints the path as the program was started: ``breaks.py``; dyn-inspect keeps it
+absolute) and shown relative to it when inside it.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+
+# `V1201 09:53:23.525000 16116 torch/_dynamo/x.py:5124] [0/0] [__graph_breaks] message`;
+# the compile id is missing outside a compile, and torchrun adds `[rank0]:` in front.
+LOG_LINE = re.compile(
+    r"^(?:\[rank\d+\]:)?(?P<head>[VIWEDC]\d{4} [\d:.]+ +\d+ \S+:\d+\]) (?:\[(?P<cid>[^\]\s]+)\] )?(?:\[__(?P<artifact>\w+)\] )?(?P<msg>.*)$"
+)
+BREAK_AT = re.compile(r"^Graph break (?:\(user stack suppressed due to duplicate graph break\) )?in user code at (?P<file>.+):(?P<line>\d+)$")
+GB_ID = re.compile(r"/gb/gb(\d{4})\.html")
+RECOMPILING = re.compile(r"^Recompiling function (?P<name>\S+) in (?P<file>.+):(?P<line>\d+)$")
+LIMIT_HIT = re.compile(r"^torch\._dynamo hit config\.(?P<kind>\w+) \((?P<value>\d+)\)$")
+LIMIT_FUNCTION = re.compile(r"^\s*function: '(?P<name>[^']+)' \((?P<file>.+):(?P<line>\d+)\)$")
+# a guard failure as torch logs it: `- 0/0: tensor 'x' size mismatch ...`
+REASON_ITEM = re.compile(r"^\s*- (?:(?P<entry>\d+/\d+): )?(?P<text>.*)$")
+
+
+@dataclass(frozen=True, order=True)
+class BreakSite:
+    file: str
+    line: int
+    gb_id: str | None
+
+
+@dataclass(frozen=True, order=True)
+class FrameKey:
+    name: str
+    file: str
+    line: int
+
+
+@dataclass(frozen=True, order=True)
+class Reason:
+    """One failed guard of one recompile: the cache entry it names and torch's text
+    (without torch's trailing ``# user code`` comment, which dyn-inspect keeps apart)."""
+
+    entry: str | None
+    text: str
+
+
+@dataclass(frozen=True, order=True)
+class LimitHit:
+    kind: str
+    value: int
+    frame: FrameKey
+
+
+@dataclass
+class Facts:
+    """What one side says happened in one program."""
+
+    breaks: Counter[BreakSite] = field(default_factory=Counter)  # site -> hits
+    # frame -> one entry per recompile, in order: its failed guards
+    recompiles: dict[FrameKey, list[list[Reason]]] = field(default_factory=dict)
+    limit_hits: list[LimitHit] = field(default_factory=list)
+    compiles: int = 0
+    frames: int = 0
+    graphs: int = 0
+    cache_hits: int = 0
+    cache_misses: int = 0
+    kernels: Counter[str] = field(default_factory=Counter)  # kernel name -> graphs defining it
+    failures: list[str] = field(default_factory=list)  # compile failures: "file:line" of the user line
+    exit_code: int | None = None
+
+
+def norm_path(path: str, cwd: Path) -> str:
+    p = Path(path)
+    if not p.is_absolute():
+        p = cwd / p
+    try:
+        p = p.resolve()
+    except OSError:
+        pass
+    try:
+        return str(p.relative_to(cwd.resolve()))
+    except ValueError:
+        return str(p)
+
+
+def strip_user_comment(text: str) -> str:
+    """Torch ends many guard texts with ``  # x.size()[0] ... in f at file.py:7``."""
+    return re.sub(r"\s+#\s.*$", "", text).strip()
+
+
+# ---------------------------------------------------------------------------------------
+# torch's side
+# ---------------------------------------------------------------------------------------
+
+
+@dataclass
+class _Record:
+    head: str
+    cid: str | None
+    artifact: str | None
+    lines: list[str]
+
+
+def log_records(stderr: str) -> list[_Record]:
+    """Group torch's log lines into records: one per log call (its lines share a header)."""
+    records: list[_Record] = []
+    for raw in stderr.splitlines():
+        m = LOG_LINE.match(raw)
+        if not m:
+            continue
+        msg = m["msg"]
+        opener = BREAK_AT.match(msg) or RECOMPILING.match(msg) or LIMIT_HIT.match(msg)
+        last = records[-1] if records else None
+        if last is not None and not opener and last.head == m["head"] and last.artifact == m["artifact"]:
+            last.lines.append(msg)
+        else:
+            records.append(_Record(m["head"], m["cid"], m["artifact"], [msg]))
+    return records
+
+
+def torch_side(truth_json: Path, stderr: str, cwd: Path, returncode: int | None) -> Facts:
+    data = json.loads(truth_json.read_text())
+    facts = Facts(exit_code=returncode)
+    for rec in log_records(stderr):
+        first = rec.lines[0]
+        if m := BREAK_AT.match(first):
+            gb = next((g.group(1) for line in rec.lines if (g := GB_ID.search(line))), None)
+            facts.breaks[BreakSite(norm_path(m["file"], cwd), int(m["line"]), f"GB{gb}" if gb else None)] += 1
+        elif m := RECOMPILING.match(first):
+            key = FrameKey(m["name"], norm_path(m["file"], cwd), int(m["line"]))
+            reasons = []
+            for line in rec.lines[1:]:
+                if "triggered by the following guard failure" in line:
+                    continue
+                if r := REASON_ITEM.match(line):
+                    reasons.append(Reason(r["entry"], strip_user_comment(r["text"])))
+            facts.recompiles.setdefault(key, []).append(reasons)
+        elif m := LIMIT_HIT.match(first):
+            fn = next((f for line in rec.lines[1:] if (f := LIMIT_FUNCTION.match(line))), None)
+            if fn is not None:
+                frame = FrameKey(fn["name"], norm_path(fn["file"], cwd), int(fn["line"]))
+                facts.limit_hits.append(LimitHit(m["kind"], int(m["value"]), frame))
+
+    # Compiles and frames from the compilation metrics torch records per compile attempt.
+    # Frame ids and compile ids restart at each torch._dynamo.reset(): count them per epoch.
+    resets = data.get("resets", [])
+    compiles: set[tuple[int, str]] = set()
+    frames: set[tuple[int, str]] = set()
+    for i, m in enumerate(data["metrics"]):
+        cid = m.get("compile_id")
+        if not cid:
+            continue
+        epoch = sum(1 for r in resets if r <= i)
+        # "0/1" -> frame 0, attempt 1; restarts ("0/1_1") are the same compile
+        base = cid.split("_")[0]
+        compiles.add((epoch, base))
+        frames.add((epoch, base.split("/")[0]))
+        # the attempt that hits the recompile limit is recorded as failed; it is a limit
+        # hit (compared as such), not a compile failure
+        if m.get("fail_type") and not (m.get("fail_reason") or "").startswith("Dynamo recompile limit exceeded"):
+            filename = m.get("fail_user_frame_filename")
+            lineno = m.get("fail_user_frame_lineno")
+            facts.failures.append(f"{norm_path(filename, cwd)}:{lineno}" if filename else "?")
+    facts.compiles = len(compiles)
+    facts.frames = len(frames)
+    counters = data["counters"]
+    facts.graphs = counters.get("stats", {}).get("unique_graphs", 0)
+    facts.cache_hits = counters.get("inductor", {}).get("fxgraph_cache_hit", 0)
+    facts.cache_misses = counters.get("inductor", {}).get("fxgraph_cache_miss", 0)
+    for load in data["loads"]:
+        facts.kernels.update(load["kernels"])
+    return facts
+
+
+# ---------------------------------------------------------------------------------------
+# dyn-inspect's side
+# ---------------------------------------------------------------------------------------
+
+
+def cli_json(dyn_inspect: Path, command: str, run_dir: Path) -> dict:
+    proc = subprocess.run([str(dyn_inspect), command, "--json", str(run_dir)], capture_output=True, text=True, timeout=300)
+    if proc.returncode != 0:
+        raise AssertionError(f"dyn-inspect {command} --json exited {proc.returncode}: {proc.stderr[-2000:]}")
+    return json.loads(proc.stdout)
+
+
+@dataclass
+class Ours:
+    """dyn-inspect's CLI JSON for one run, and the Facts read from it."""
+
+    breaks: dict
+    recompiles: dict
+    summary: dict
+    kernels: dict
+    facts: Facts
+
+
+def ours(dyn_inspect: Path, run_dir: Path, cwd: Path) -> Ours:
+    breaks = cli_json(dyn_inspect, "breaks", run_dir)
+    recompiles = cli_json(dyn_inspect, "recompiles", run_dir)
+    summary = cli_json(dyn_inspect, "summary", run_dir)
+    kernels = cli_json(dyn_inspect, "kernels", run_dir)
+    facts = Facts(exit_code=summary.get("exit_code"))
+    for b in breaks["breaks"]:
+        # torch logs the frame's own location (`loc`), which for a break in a library is
+        # the library line; dyn-inspect adds the user line separately (user_frame).
+        loc = b["loc"]
+        facts.breaks[BreakSite(norm_path(loc["file"], cwd), int(loc["line"]), b.get("gb_id"))] += int(b["count"])
+    for frame in recompiles["frames"]:
+        key = FrameKey(frame["function"], norm_path(frame["file"], cwd), int(frame["line"]))
+        for entry in frame["timeline"]:
+            if not entry["failures"] and entry["index"] == 0:
+                continue  # the first compile of the frame: not a recompile
+            reasons = [Reason(f.get("entry"), strip_user_comment(f["text"])) for f in entry["failures"]]
+            facts.recompiles.setdefault(key, []).append(reasons)
+        if frame.get("limit_reached"):
+            # the limit in force when the frame hit it (torch prints that value)
+            facts.limit_hits.append(LimitHit("recompile_limit", int(frame.get("recompile_limit") or 0), key))
+    facts.compiles = summary["compiles"]
+    facts.frames = summary["frames"]
+    facts.graphs = summary["graphs"]
+    cache = summary.get("cache") or {}
+    facts.cache_hits = cache.get("fx_graph_hits", 0)
+    facts.cache_misses = cache.get("fx_graph_misses", 0)
+    for k in kernels["kernels"]:
+        facts.kernels[k["name"]] += 1
+    for f in summary.get("compile_failures", []) or []:
+        loc = f.get("user_loc") or {}
+        where = f"{norm_path(loc['file'], cwd)}:{loc['line']}" if loc.get("file") else "?"
+        facts.failures.extend([where] * int(f.get("count", 1)))
+    return Ours(breaks, recompiles, summary, kernels, facts)
