@@ -252,6 +252,14 @@ class KernelProvenance(Event, tag="kernel_provenance"):
     origin: str = "provenance"
 
 
+class PathAlias(Event, tag="path_alias"):
+    """A path that a cached artifact (warm Inductor cache) named, and this run's file it
+    stands for: readers show ``here`` wherever ``recorded`` appears (graph node sources)."""
+
+    recorded: str
+    here: str
+
+
 class Symbol(Event, tag="symbol"):
     symbol: str
     value: str | None = None
@@ -360,6 +368,7 @@ AnyEvent = Union[
     OutputCode,
     Kernel,
     KernelProvenance,
+    PathAlias,
     Symbol,
     Specialization,
     ShapeGuard,

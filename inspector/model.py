@@ -36,6 +36,7 @@ from dyn_inspect.engine.schema import (
     Loc,
     LogHeader,
     OutputCode,
+    PathAlias,
     ProcessEnd,
     ProcessStart,
     Recompile,
@@ -243,6 +244,8 @@ class RunModel:
         self.recompile_limits: list[tuple[str, RecompileLimit]] = []
         self.kernels: list[KernelInfo] = []
         self.kernel_profiles: list[tuple[str, KernelProfile]] = []  # (log, event), library kernels too
+        # per process log: a path a cached artifact named → this run's file (PathAlias)
+        self.path_aliases: dict[str, dict[str, str]] = {}
         self.kinds: Counter[str] = Counter()
         self.event_count = 0
         self.last_event_time = 0.0
@@ -293,6 +296,9 @@ class RunModel:
             self.kernel_profiles.append((log, event))
             for k in self._profiled_kernels(event, log):
                 k.profile = event
+            return
+        if isinstance(event, PathAlias):
+            self.path_aliases.setdefault(log, {})[event.recorded] = event.here
             return
         if event.cid is None or isinstance(event, (Chromium, Raw)):
             return

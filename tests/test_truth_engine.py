@@ -12,6 +12,7 @@ import pytest
 from corpus_support import CORPUS, marker_line
 from dyn_inspect.engine import compile_ids
 from dyn_inspect.engine.normalizers.graph_breaks import block_for, parse_break_text
+from dyn_inspect.inspector.analysis.graphs import compile_graph
 from dyn_inspect.inspector.analysis.recompiles import recompile_limit_of
 from dyn_inspect.inspector.reports import summary_dict
 from dyn_inspect.inspector.run import Run
@@ -106,23 +107,42 @@ def test_each_break_type_keeps_its_own_gb_id() -> None:
 
 @pytest.mark.corpus
 def test_kernels_have_lines_when_the_backward_never_compiled(first_forward_fail_run: Run) -> None:
+    program = CORPUS / "first_forward_fail.py"
     kernels = [k for k in first_forward_fail_run.model.kernels if k.event.fused_ops or k.event.source_nodes]
     assert kernels
     for k in kernels:
         assert k.lines, f"{k.name} has no source line"
         assert all(Path(loc.file).is_file() for loc in k.lines)
+    lines = {(loc.file, loc.line) for k in kernels for loc in k.lines}
+    # the user's module: the lines its ops are on (from the graph, provenance never came)
+    assert (str(program), marker_line(program, "KERNEL:ffail_gate")) in lines
+    # nn.Sequential, traced inside torch: the line that called it
+    assert (str(program), marker_line(program, "FORWARD:ffail_mlp")) in lines
 
 
 @pytest.mark.corpus
 def test_warm_cache_lines_name_this_checkout(warm_cache_run: Run) -> None:
     m = warm_cache_run.model
-    cwd = Path(m.run_start.cwd if m.run_start else ".")
-    assert m.kernels
+    program = CORPUS / "warm" / "train.py"
+    assert m.cache_counts().get("fx_graph_hits", 0) > 0  # the kernels did come from the warm cache
+    lines = set()
     for k in m.kernels:
         for loc in k.lines:
             assert "other-checkout" not in loc.file, f"{k.name}: {loc.file}"
             assert Path(loc.file).is_file(), loc.file
-    assert cwd.name == "warm"
+            lines.add((loc.file, loc.line))
+    assert (str(program), marker_line(program, "KERNELS:warm")) in lines
+    # the cached post-grad graphs' "# File:" comments name the other checkout: node sources
+    # (graph command, TUI, export) show this one
+    shown = 0
+    for c in m.compiles.values():
+        for g in c.graphs:
+            graph = compile_graph(warm_cache_run, c, g.stage)
+            for _, data in (graph.nodes(data=True) if graph is not None else ()):
+                if data.get("file"):
+                    assert "other-checkout" not in str(data["file"]), (g.stage, data)
+                    shown += 1
+    assert shown
 
 
 # -- how the program ended -----------------------------------------------------------------

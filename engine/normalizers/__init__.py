@@ -9,6 +9,8 @@ A record nobody handles becomes a ``Raw`` event: nothing torch emits is dropped.
 
 from __future__ import annotations
 
+import linecache
+import os
 import re
 import sys
 from collections import Counter
@@ -18,7 +20,8 @@ from typing import Any
 
 from dyn_inspect.engine import compile_ids
 from dyn_inspect.engine.eventlog import BlobStore
-from dyn_inspect.engine.schema import Event, Loc, Raw
+from dyn_inspect.engine.normalizers.locations import is_library_file
+from dyn_inspect.engine.schema import Event, Loc, PathAlias, Raw
 
 # Keys torch puts beside the kind in every record's metadata.
 COMMON_KEYS = frozenset(
@@ -111,6 +114,8 @@ class Context:
     # (cid, backward) → post-grad graph node name → the user line its "# File:" comment names
     node_lines: dict[tuple[str, bool], dict[str, Loc]] = field(default_factory=dict)
     call_sites: dict[str, Loc] = field(default_factory=dict)  # cid → innermost user frame that called it
+    aliases: dict[str, str] = field(default_factory=dict)  # a cached artifact's path → this run's file
+    unannounced: list[tuple[str, str]] = field(default_factory=list)
 
     def qualify(self, torch_id: object) -> str | None:
         """A compile id found inside a payload ("0/0"), in the current reset epoch."""
@@ -131,6 +136,35 @@ class Context:
         else:
             seen.add(signal)
 
+    def local_loc(self, loc: Loc) -> Loc | None:
+        """``loc`` as this run's file. Cached Inductor artifacts (provenance, post-grad
+        graphs from a warm FX/AOT cache) carry the paths of the process that filled the
+        cache — another checkout, another venv: a path this run never traced maps onto the
+        traced file with the longest common path tail (the same file name at least, and
+        the same line text where both are known). In a live run, a path that does not
+        exist here and maps onto nothing is dropped rather than shown as the user's line.
+        Each mapping is announced once as a ``PathAlias`` (``new_aliases``)."""
+        if loc.file in self.source_files or not self.source_files:
+            return loc
+        here = self.aliases.get(loc.file)
+        if here is None:
+            here = _tail_match(loc, self.source_files)
+            if here is None and self.live and is_library_file(loc.file):
+                here = _library_here(loc.file)
+            if here is not None:
+                self.aliases[loc.file] = here
+                self.unannounced.append((loc.file, here))
+        if here is not None:
+            return Loc(file=here, line=loc.line, name=loc.name, col=loc.col, end_col=loc.end_col, code=loc.code)
+        if self.live and not os.path.exists(loc.file):
+            return None
+        return loc
+
+    def new_aliases(self) -> list[Event]:
+        out: list[Event] = [PathAlias(recorded=a, here=b) for a, b in self.unannounced]
+        self.unannounced.clear()
+        return out
+
     def is_backward_phase(self, cid: str) -> bool:
         """Is Inductor now compiling the backward of this compile? Lazily (the usual case)
         it happens after compilation_metrics; with dynamic shapes AOTAutograd compiles it
@@ -142,6 +176,39 @@ class Context:
         if isinstance(ref, int):
             return self.strings.get(ref, f"<unknown file #{ref}>")
         return str(ref)
+
+
+def _tail_match(loc: Loc, known_files: set[str]) -> str | None:
+    parts = loc.file.replace("\\", "/").split("/")
+    best, best_len = None, 0
+    for known in known_files:
+        kparts = known.replace("\\", "/").split("/")
+        n = 0
+        while n < min(len(parts), len(kparts)) and parts[-1 - n] == kparts[-1 - n]:
+            n += 1
+        if n > best_len and _same_text(known, loc):
+            best, best_len = known, n
+    return best
+
+
+def _same_text(path: str, loc: Loc) -> bool:
+    """Does ``path`` hold ``loc``'s recorded line text (or is there nothing to compare)?"""
+    if not loc.code:
+        return True
+    text = linecache.getline(path, loc.line)
+    return not text or text.strip() == loc.code.strip()
+
+
+def _library_here(path: str) -> str | None:
+    """A site-packages path of another environment → the same module in this one."""
+    for marker in ("site-packages/", "dist-packages/"):
+        if marker in path:
+            tail = path.split(marker, 1)[1]
+            for entry in sys.path:
+                candidate = os.path.join(entry, tail)
+                if os.path.isfile(candidate):
+                    return candidate
+    return None
 
 
 Handler = Callable[[TraceRecord, Context], Iterable[Event]]

@@ -107,15 +107,21 @@ def _graph(stage: str, record: TraceRecord, ctx: Context) -> Graph:
         ctx.source_files.update(m["file"] for m in map(_FILE_RE.match, code.splitlines()) if m)
     elif stage == "post_grad":
         # The kernels' "Source Nodes" are these nodes: their lines, when provenance has none.
-        ctx.node_lines[(record.compile_id or "", full_stage.endswith("_bw"))] = node_lines(code)
+        # (From a warm cache their "# File:" paths may be another checkout's: mapped.)
+        mapped = {name: ctx.local_loc(loc) for name, loc in node_lines(code).items()}
+        ctx.node_lines[(record.compile_id or "", full_stage.endswith("_bw"))] = {n: loc for n, loc in mapped.items() if loc}
     return Graph(stage=full_stage, code=ctx.blobs.put(code), node_count=nodes, op_counts=ops)
 
 
 @handles(*STAGE_OF_KIND)
 def kind_graph(record: TraceRecord, ctx: Context) -> Iterable[Event]:
-    yield _graph(STAGE_OF_KIND[record.kind], record, ctx)
+    graph = _graph(STAGE_OF_KIND[record.kind], record, ctx)
+    yield from ctx.new_aliases()
+    yield graph
 
 
 @handles_artifact(*STAGE_OF_ARTIFACT)
 def artifact_graph(record: TraceRecord, ctx: Context) -> Iterable[Event]:
-    yield _graph(STAGE_OF_ARTIFACT[record.body["name"]], record, ctx)
+    graph = _graph(STAGE_OF_ARTIFACT[record.body["name"]], record, ctx)
+    yield from ctx.new_aliases()
+    yield graph

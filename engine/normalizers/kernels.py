@@ -6,10 +6,7 @@ from __future__ import annotations
 
 import functools
 import json
-import linecache
-import os
 import re
-import sys
 from collections.abc import Iterable
 
 from dyn_inspect.engine.normalizers import Context, TraceRecord, handles, handles_artifact
@@ -224,9 +221,10 @@ def provenance(record: TraceRecord, ctx: Context) -> Iterable[Event]:
                     user = next((f for f in reversed(frames) if not is_library_file(f.file)), None)
                     if user is not None:
                         locs.append(user)
-        locs = [mapped for loc in locs if (mapped := _this_checkout(loc, ctx)) is not None]
+        locs = [mapped for loc in locs if (mapped := ctx.local_loc(loc)) is not None]
         if locs:
             kernels.setdefault(name, []).extend(locs)
+    yield from ctx.new_aliases()
     if kernels:
         yield KernelProvenance(kernels={k: _dedup(v) for k, v in kernels.items()}, backward=backward)
 
@@ -239,51 +237,3 @@ def _dedup(locs: list[Loc]) -> list[Loc]:
             seen.add((loc.file, loc.line))
             out.append(loc)
     return out
-
-
-def _this_checkout(loc: Loc, ctx: Context) -> Loc | None:
-    """``loc`` as this run's file. Provenance from a warm Inductor cache carries the paths
-    of the process that filled the cache (another checkout, another venv): map a path this
-    run never traced onto the traced file with the longest common path tail (same file
-    name at least); in a live run, a path that does not exist here and maps onto nothing
-    is dropped rather than shown as the user's line."""
-    if loc.file in ctx.source_files or not ctx.source_files:
-        return loc
-    parts = loc.file.replace("\\", "/").split("/")
-    best, best_len = None, 0
-    for known in ctx.source_files:
-        kparts = known.replace("\\", "/").split("/")
-        n = 0
-        while n < min(len(parts), len(kparts)) and parts[-1 - n] == kparts[-1 - n]:
-            n += 1
-        if n > best_len and _same_text(known, loc):
-            best, best_len = known, n
-    if best is not None:
-        return Loc(file=best, line=loc.line, name=loc.name, col=loc.col, end_col=loc.end_col, code=loc.code)
-    if ctx.live and is_library_file(loc.file):
-        here = _library_here(loc.file)
-        if here is not None:
-            return Loc(file=here, line=loc.line, name=loc.name, code=loc.code)
-    if ctx.live and not os.path.exists(loc.file):
-        return None
-    return loc
-
-
-def _same_text(path: str, loc: Loc) -> bool:
-    """Does ``path`` hold ``loc``'s recorded line text (or is there nothing to compare)?"""
-    if not loc.code:
-        return True
-    text = linecache.getline(path, loc.line)
-    return not text or text.strip() == loc.code.strip()
-
-
-def _library_here(path: str) -> str | None:
-    """A site-packages path of another environment → the same module in this one."""
-    for marker in ("site-packages/", "dist-packages/"):
-        if marker in path:
-            tail = path.split(marker, 1)[1]
-            for entry in sys.path:
-                candidate = os.path.join(entry, tail)
-                if os.path.isfile(candidate):
-                    return candidate
-    return None
