@@ -108,6 +108,11 @@ def test_library_break_shows_the_user_line_first(faces_recompiles_run: Run, caps
     row = next(r for r in text.splitlines() if "torch/optim/" in r)
     assert row.split()[0].endswith(f"faces_recompiles.py:{user}") and "(in torch/optim/optimizer.py:" in row
     assert "site-packages" not in text
+    code, text = run_cli(capsys, "breaks", str(faces_recompiles_run.path))
+    header = next(r for r in text.splitlines() if r.startswith("hits"))
+    assert header.split()[:2] == ["hits", "your"]
+    row = next(r for r in text.splitlines() if "torch/optim/" in r)
+    assert row.split()[1].endswith(f"faces_recompiles.py:{user}") and row.split()[-1].startswith("torch/optim/optimizer.py:")
 
 
 def test_report_shows_the_user_line_for_a_library_break(faces_recompiles_run: Run, tmp_path: Path) -> None:

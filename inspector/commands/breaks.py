@@ -67,15 +67,16 @@ def run(args: argparse.Namespace) -> int:
     if not sites:
         return 0
     table = Table(box=None, pad_edge=False, show_edge=False, header_style="bold cyan")
-    for col in ("hits", "location", "type", "your line"):
+    # The user's line first (what they can change); torch's own location when it differs.
+    for col in ("hits", "your line", "type", "torch reports"):
         table.add_column(col, overflow="fold")
     for s in sites:
         loc = f"{short_path(s.loc.file)}:{s.loc.line}"
         gb = f" ({s.first.gb_id})" if s.first.gb_id else ""
         user = ", ".join(f"{short_path(f.file)}:{f.line}" for f in s.user_frames) or "-"
         if s.user_frame is not None and (s.user_frame.file, s.user_frame.line) == (s.loc.file, s.loc.line) and len(s.user_frames) == 1:
-            user = "(same)"
-        table.add_row(f"×{s.count}", loc, f"{s.first.gb_type}{gb}", user)
+            user, loc = loc, "(same)"
+        table.add_row(f"×{s.count}", user, f"{s.first.gb_type}{gb}", loc)
     console.print(table)
     if args.stacks:
         for s in sites:
