@@ -210,3 +210,15 @@ def test_reason_strings_torch_emits(reason: str, kind: str, source: str | None, 
     f = parse_reason(reason)
     assert (f.kind, f.source, f.dim, f.expected, f.actual) == (kind, source, dim, expected, actual)
     assert suggest_for(reason).text  # every kind gets a sentence, never an exception
+
+
+def test_resume_function_local_gets_no_mark_dynamic_on_it(example_run: Run) -> None:
+    # train.py's forward breaks at line 27; its resume function receives the live local `h`,
+    # which the user cannot mark before a call: the advice names the compiled input instead.
+    line = next(n for n, text in enumerate((EXAMPLES / "train.py").read_text().splitlines(), 1) if "if h.mean() > 0.5:" in text)
+    frame = _frame(example_run.model, f"torch_dynamo_resume_in_forward_at_{line}")
+    entry = recompile_timeline(example_run.model, frame)[1]
+    f = entry.failures[0]
+    assert (f.kind, f.source) == ("size", "h")
+    assert entry.suggestion is not None and "mark_dynamic(h" not in (entry.suggestion.code or "")
+    assert entry.suggestion.code == "torch.compile(model, dynamic=True)" and f"line {line}" in entry.suggestion.text

@@ -298,6 +298,16 @@ def suggest(f: GuardFailure, ctx: SuggestContext | None = None) -> Suggestion:
                 "torch.compile(model, dynamic=True)",
             )
         keyword = _keyword(f.source, ctx)
+        if ctx is not None and ctx.resume_line is not None and keyword is None:
+            # A resume function's arguments are the locals live at the break: the user
+            # cannot mark them before a call, only the compiled function's own inputs.
+            return Suggestion(
+                f"dim {f.dim} of `{src}`, carried across the graph break at line {ctx.resume_line} into "
+                f"this resume function, changed from {f.expected} to {f.actual}: it was compiled for a "
+                f"static size. Mark the dim dynamic on the compiled function's input it is computed "
+                f"from, or compile with dynamic=True; otherwise torch recompiles once and then goes dynamic.",
+                "torch.compile(model, dynamic=True)",
+            )
         if keyword is not None:
             return Suggestion(
                 f"dim {f.dim} of the keyword argument `{keyword}` changed from {f.expected} to {f.actual}: "
