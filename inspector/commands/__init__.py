@@ -14,6 +14,7 @@ COMMAND_MODULES: dict[str, str] = {
     "summary": "summary",
     "breaks": "breaks",
     "recompiles": "recompiles",
+    "causes": "causes",
     "kernels": "kernels",
     "graph": "graph",
     "runs": "runs",
@@ -25,6 +26,7 @@ COMMAND_MODULES: dict[str, str] = {
     "import": "import_trace",
     "schema": "schema",
     "trace": "trace",
+    "verify": "verify",
 }
 
 

@@ -1,0 +1,340 @@
+"""Root causes: the findings of a run grouped by what causes them, each with one fix.
+
+A changing batch size recompiles the compiled function *and* every resume function and
+helper frame that the change flows into: torch reports five recompiles, each naming a
+different local (``x``, ``h``, ``___stack0``), and suggests a fix for each. They have one
+cause and one fix — mark the dim dynamic where the batch is made. ``recompile_causes``
+groups recompiles whose guard failures say the same thing (same kind, dim and
+expected → actual values) in the same call (consecutive in capture order), takes the
+outermost frame whose failing guard names one of its own parameters as the root, and
+traces that parameter to the caller's variable and the line that made it (the compile's
+own stack names the calling line; the caller's source says which argument it passed and
+where that variable was last assigned).
+
+A fix is offered only where it is known to be right: a dim change (``size`` guard) of a
+tensor the user passes in. Other groups say what changed and suggest nothing specific.
+Graph breaks are causes too (one per break site). ``causes(model)`` returns both, most
+expensive first (recompiles, then compile time, then graph fragments).
+"""
+
+from __future__ import annotations
+
+import ast
+import functools
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Literal
+
+from dyn_inspect.engine.normalizers.locations import is_library_file
+from dyn_inspect.engine.schema import Loc
+from dyn_inspect.inspector.analysis.recompiles import GuardFailure, frames_with_recompiles, recompile_timeline
+from dyn_inspect.inspector.locations import def_line
+from dyn_inspect.inspector.model import BreakGroup, CompileInfo, FrameInfo, RunModel
+
+
+@dataclass(frozen=True)
+class Fix:
+    """An edit that removes the cause: insert ``code`` (indented) on a new line after
+    ``after_line`` of ``file`` — right after the variable is made."""
+
+    code: str
+    file: str
+    after_line: int
+    indent: str
+    why: str  # "where `x` is made"
+    keeps_behaviour: bool = True
+
+    @property
+    def text(self) -> str:
+        return self.indent + self.code + "\n"
+
+
+@dataclass
+class Cause:
+    kind: Literal["recompile", "graph_break"]
+    title: str
+    detail: str
+    recompiles: list[CompileInfo] = field(default_factory=list)  # the compiles it caused
+    frames: list[FrameInfo] = field(default_factory=list)
+    sites: list[Loc] = field(default_factory=list)  # where it shows: def lines of frames, break lines
+    fix: Fix | None = None
+    break_group: BreakGroup | None = None
+    values: list[str] = field(default_factory=list)  # for a dim: the sizes seen, in order
+
+    @property
+    def recompile_count(self) -> int:
+        return len(self.recompiles)
+
+    @property
+    def compile_time_s(self) -> float:
+        if self.break_group is not None:
+            return 0.0
+        return sum(c.compile_time_s for c in self.recompiles)
+
+    @property
+    def fragments(self) -> int:
+        return self.break_group.count if self.break_group is not None else 0
+
+    @property
+    def cost(self) -> tuple[int, float, int]:
+        return (self.recompile_count, self.compile_time_s, self.fragments)
+
+
+# -- recompiles ------------------------------------------------------------------------------
+
+
+def _signature(f: GuardFailure) -> tuple[object, ...]:
+    """What the failure says changed, without the local's name (it differs per frame)."""
+    if f.kind in ("size", "stride", "dtype", "device", "rank", "requires_grad", "dispatch_key"):
+        return (f.kind, f.dim, f.expected, f.actual)
+    return (f.kind, f.source, f.expected, f.actual)
+
+
+@dataclass
+class _Recompile:
+    frame: FrameInfo
+    compile: CompileInfo
+    failure: GuardFailure
+
+    @property
+    def t(self) -> float:
+        c = self.compile
+        return c.start.t if c.start is not None and c.start.t else (c.capture.t if c.capture else 0.0)
+
+
+def recompile_causes(model: RunModel) -> list[Cause]:
+    items: list[_Recompile] = []
+    for frame in frames_with_recompiles(model):
+        for entry in recompile_timeline(model, frame):
+            if entry.is_recompile and entry.failures:
+                items.append(_Recompile(frame, entry.compile, entry.failures[0]))
+    order = {id(c): i for i, c in enumerate(model.compiles_in_order())}
+    items.sort(key=lambda r: order.get(id(r.compile), 0))
+    # First compiles of resume functions may sit between a call's recompiles (a frame
+    # that only now broke the graph); any other compile ends the call.
+    between_ok = {
+        id(c) for c in model.compiles_in_order() if c.capture and (c.capture.co_name or "").startswith("torch_dynamo_resume_in_")
+    }
+    compiles = model.compiles_in_order()
+    groups: list[list[_Recompile]] = []
+    for item in items:
+        # Same process, same change, and nothing else compiled since the group's last
+        # recompile: the change flowing through one call's frames.
+        last = groups[-1] if groups else None
+        if (
+            last is not None
+            and last[-1].compile.log == item.compile.log
+            and _signature(last[-1].failure) == _signature(item.failure)
+            and all(r.frame is not item.frame for r in last)
+            and all(
+                id(c) in between_ok or c.log != item.compile.log
+                for c in compiles[order[id(last[-1].compile)] + 1 : order[id(item.compile)]]
+            )
+        ):
+            last.append(item)
+        else:
+            groups.append([item])
+    # The same change through the same frames again later is the same cause.
+    merged: dict[tuple[str, str, int | None, str], list[_Recompile]] = {}
+    for group in groups:
+        f = group[0].failure
+        # ... also with other values: a dtype that takes Float, Double, Half is one cause
+        merged.setdefault((group[0].compile.log, f.kind, f.dim, group[0].frame.key), []).extend(group)
+    return [_cause(group, model) for group in merged.values()]
+
+
+def _cause(group: list[_Recompile], model: RunModel) -> Cause:
+    f = group[0].failure
+    frames = list({id(r.frame): r.frame for r in group}.values())
+    root = next((r for r in group if not r.frame.is_resume_function and _param_index(r.frame, r.failure.source) is not None), None)
+    shown = root or group[0]
+    name = shown.failure.source or "a value"
+    others = len(frames) - 1
+    where = f"{frames[0].name}" + (f" and {others} more frame{'s' if others != 1 else ''}" if others else "")
+    values: list[str] = []
+    for r in group:
+        for v in (r.failure.expected, r.failure.actual):
+            if v is not None and v not in values:
+                values.append(v)
+    n = len(group)
+    plural = "s" if n != 1 else ""
+    if f.kind == "size" and f.dim is not None:
+        what = f"`{name}.shape[{f.dim}]` takes {', '.join(values)}"
+    elif len(values) > 2:
+        what = f"{f.kind} of `{name}` takes {', '.join(values)}"
+    elif f.expected is not None and f.actual is not None:
+        what = f"{f.kind} of `{name}` changes ({f.expected} → {f.actual})"
+    else:
+        what = f"guard `{f.text}` fails"
+    fix = _mark_dynamic_fix(shown, model) if f.kind == "size" and root is not None else None
+    detail = f"{n} recompile{plural} in {where}"
+    if fix is not None:
+        detail += f"; 1 fix: `{fix.code}` at {Path(fix.file).name}:{fix.after_line} ({fix.why})"
+    sites = [Loc(file=fr.filename, line=def_line(fr.filename, fr.firstlineno), name=fr.name) for fr in frames]
+    return Cause(
+        kind="recompile",
+        title=f"{what} → {n} recompile{plural}",
+        detail=detail,
+        recompiles=[r.compile for r in group],
+        frames=frames,
+        sites=sites,
+        fix=fix,
+        values=values,
+    )
+
+
+# -- tracing a parameter to the caller's variable ------------------------------------------------
+
+
+@functools.lru_cache(maxsize=64)
+def _tree(path: str) -> ast.Module | None:
+    try:
+        return ast.parse(Path(path).read_text(encoding="utf-8"))
+    except (OSError, SyntaxError, ValueError, UnicodeDecodeError):
+        return None
+
+
+def _function_at(path: str, line: int) -> ast.FunctionDef | ast.AsyncFunctionDef | None:
+    tree = _tree(path)
+    if tree is None:
+        return None
+    best = None
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            start = min([node.lineno, *(d.lineno for d in node.decorator_list)])
+            if start <= line <= (node.end_lineno or node.lineno) and (best is None or start >= best[0]):
+                best = (start, node)
+    return best[1] if best else None
+
+
+def _params(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> list[str]:
+    names = [a.arg for a in [*fn.args.posonlyargs, *fn.args.args]]
+    if names and names[0] in ("self", "cls"):
+        names = names[1:]
+    return names
+
+
+def _param_index(frame: FrameInfo, source: str | None) -> int | None:
+    if not source or not source.isidentifier():
+        return None
+    fn = _function_at(frame.filename, def_line(frame.filename, frame.firstlineno))
+    if fn is None:
+        return None
+    names = _params(fn)
+    kwonly = [a.arg for a in fn.args.kwonlyargs]
+    if source in names:
+        return names.index(source)
+    if source in kwonly:
+        return -1  # keyword-only: matched by name at the call
+    return None
+
+
+def _call_site(c: CompileInfo) -> Loc | None:
+    """The user line that called the compiled frame (from the compile's own stack)."""
+    if c.start is None or len(c.start.stack) < 2:
+        return None
+    return next((loc for loc in reversed(c.start.stack[:-1]) if not is_library_file(loc.file)), None)
+
+
+def _argument_name(call_line: Loc, index: int, param: str, arity: int) -> str | None:
+    """The caller's variable passed as the frame's parameter on ``call_line``: the call
+    there whose positional arity matches the frame's, or that passes ``param=`` by name."""
+    tree = _tree(call_line.file)
+    if tree is None:
+        return None
+    calls = [n for n in ast.walk(tree) if isinstance(n, ast.Call) and n.lineno <= call_line.line <= (n.end_lineno or n.lineno)]
+    for call in calls:
+        for kw in call.keywords:
+            if kw.arg == param and isinstance(kw.value, ast.Name):
+                return kw.value.id
+    fitting = [c for c in calls if len(c.args) == arity and not any(isinstance(a, ast.Starred) for a in c.args)]
+    if len(fitting) == 1 and 0 <= index < len(fitting[0].args):
+        arg = fitting[0].args[index]
+        if isinstance(arg, ast.Name):
+            return arg.id
+    return None
+
+
+def _assigned_at(path: str, before_line: int, name: str) -> ast.stmt | None:
+    """The last statement before ``before_line`` in the same function that binds ``name``."""
+    fn = _function_at(path, before_line)
+    tree = _tree(path)
+    scope = fn if fn is not None else tree
+    if scope is None:
+        return None
+    best: ast.stmt | None = None
+    for node in ast.walk(scope):
+        targets: list[ast.expr] = []
+        if isinstance(node, ast.Assign):
+            targets = list(node.targets)
+        elif isinstance(node, (ast.AnnAssign, ast.AugAssign)):
+            targets = [node.target]
+        elif isinstance(node, (ast.For, ast.AsyncFor)):
+            targets = [node.target]
+        if not targets or (node.end_lineno or node.lineno) >= before_line:
+            continue
+        bound = {n.id for t in targets for n in ast.walk(t) if isinstance(n, ast.Name)}
+        if name in bound and (best is None or node.lineno > best.lineno):
+            best = node
+    return best
+
+
+def _mark_dynamic_fix(r: _Recompile, model: RunModel) -> Fix | None:
+    f = r.failure
+    index = _param_index(r.frame, f.source)
+    call = _call_site(r.frame.compiles[0])
+    if index is None or call is None or f.source is None or f.dim is None:
+        return None
+    fn = _function_at(r.frame.filename, def_line(r.frame.filename, r.frame.firstlineno))
+    arity = len(_params(fn)) if fn is not None else 0
+    var = _argument_name(call, index, f.source, arity)
+    if var is None:
+        return None
+    code = f"torch._dynamo.mark_dynamic({var}, {f.dim})"
+    made = _assigned_at(call.file, call.line, var)
+    lines = _lines(call.file)
+    if made is not None and made.lineno <= len(lines):
+        stmt_line = lines[made.lineno - 1]
+        indent = stmt_line[: len(stmt_line) - len(stmt_line.lstrip())]
+        if isinstance(made, (ast.For, ast.AsyncFor)):  # the loop variable: first thing in the body
+            body = made.body[0]
+            first = lines[body.lineno - 1]
+            return Fix(code, call.file, body.lineno - 1, first[: len(first) - len(first.lstrip())], f"where `{var}` is made")
+        return Fix(code, call.file, made.end_lineno or made.lineno, indent, f"where `{var}` is made")
+    if call.line <= len(lines):  # a parameter or global of the caller: right before the call
+        text = lines[call.line - 1]
+        return Fix(code, call.file, call.line - 1, text[: len(text) - len(text.lstrip())], f"before the call at line {call.line}")
+    return None
+
+
+def _lines(path: str) -> list[str]:
+    try:
+        return Path(path).read_text(encoding="utf-8").splitlines()
+    except (OSError, UnicodeDecodeError):
+        return []
+
+
+# -- graph breaks --------------------------------------------------------------------------------
+
+
+def break_causes(model: RunModel) -> list[Cause]:
+    out: list[Cause] = []
+    for g in model.break_groups():
+        e = g.first
+        user = next((loc for loc in reversed(e.user_stack) if not is_library_file(loc.file)), None)
+        site = g.loc if not is_library_file(g.loc.file) or user is None else user
+        out.append(
+            Cause(
+                kind="graph_break",
+                title=f"graph break: {e.gb_type}" + (f" ({e.gb_id})" if e.gb_id else ""),
+                detail=f"{Path(site.file).name}:{site.line}, hit {g.count}×",
+                sites=[site],
+                break_group=g,
+            )
+        )
+    return out
+
+
+def causes(model: RunModel) -> list[Cause]:
+    """Every cause, most expensive first: recompiles caused, compile time, graph fragments."""
+    return sorted(recompile_causes(model) + break_causes(model), key=lambda c: c.cost, reverse=True)

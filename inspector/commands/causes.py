@@ -1,0 +1,65 @@
+"""``dyn-inspect causes [RUN]``: findings grouped by root cause, most expensive first, each
+with the one fix that removes it where one is known (see ``analysis/causes.py``)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+from dyn_inspect.inspector.analysis.causes import Cause, causes
+from dyn_inspect.inspector.console import make_console
+from dyn_inspect.inspector.ranks import add_rank_argument
+from dyn_inspect.inspector.reports import open_cli_run, print_read_warnings
+
+HELP = "group recompiles and graph breaks by root cause, with one fix per cause"
+
+
+def prepare_parser(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("run", nargs="?", help="run directory or id (default: latest)")
+    parser.add_argument("--runs-dir", metavar="DIR")
+    parser.add_argument("--json", action="store_true", help="machine-readable output")
+    add_rank_argument(parser)
+
+
+def cause_dict(c: Cause) -> dict[str, Any]:
+    fix = c.fix
+    return {
+        "kind": c.kind,
+        "title": c.title,
+        "detail": c.detail,
+        "recompiles": c.recompile_count,
+        "compile_time_s": round(c.compile_time_s, 4),
+        "graph_fragments": c.fragments,
+        "compile_ids": [x.cid for x in c.recompiles],
+        "frames": [f.name for f in c.frames],
+        "values": c.values,
+        "sites": [{"file": s.file, "line": s.line, "name": s.name} for s in c.sites],
+        "fix": None
+        if fix is None
+        else {"code": fix.code, "file": fix.file, "after_line": fix.after_line, "insert": fix.text, "why": fix.why, "keeps_behaviour": fix.keeps_behaviour},
+    }
+
+
+def run(args: argparse.Namespace) -> int:
+    r = open_cli_run(args.run, args.runs_dir, args.rank)
+    print_read_warnings(r)
+    found = causes(r.model)
+    if args.json:
+        sys.stdout.write(json.dumps({"run": str(r.path), "causes": [cause_dict(c) for c in found]}, indent=2) + "\n")
+        return 0
+    console = make_console()
+    n_re = sum(c.recompile_count for c in found)
+    console.print(f"causes: {len(found)} ({n_re} recompiles, {sum(1 for c in found if c.kind == 'graph_break')} break sites) — {r.path}", markup=False, highlight=False)
+    for i, c in enumerate(found, 1):
+        console.print(f"\n{i}. {c.title}", markup=False, highlight=False, style="bold")
+        console.print(f"   {c.detail}", markup=False, highlight=False)
+        if c.kind == "recompile" and c.compile_time_s:
+            console.print(f"   compile time spent on them: {c.compile_time_s:.2f}s", markup=False, highlight=False)
+        if c.fix is not None:
+            console.print(f"   fix: insert after {Path(c.fix.file).name}:{c.fix.after_line}:  {c.fix.code}", markup=False, highlight=False, style="green")
+        elif c.kind == "recompile":
+            console.print("   (no fix known to be right for this change: see `dyn-inspect recompiles`)", markup=False, highlight=False, style="dim")
+    return 0

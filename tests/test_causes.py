@@ -1,0 +1,88 @@
+"""Root causes (issue 14): the bundled example's five batch-size recompiles are one cause
+with one fix where the batch is made; applying the fix and ``dyn-inspect verify`` shows
+5 → 0 recompiles, end to end, on real compiles."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from corpus_support import EXAMPLES
+from dyn_inspect.inspector.analysis.causes import causes, recompile_causes
+from dyn_inspect.inspector.run import Run
+
+DYN_INSPECT = Path(sys.executable).parent / "dyn-inspect"
+
+
+def _line_of(path: Path, text: str) -> int:
+    return next(i for i, line in enumerate(path.read_text().splitlines(), 1) if text in line)
+
+
+@pytest.mark.corpus
+def test_example_batch_size_recompiles_are_one_cause(example_run: Run) -> None:
+    m = example_run.model
+    found = recompile_causes(m)
+    assert len(m.recompiles) == 5
+    assert len(found) == 1
+    cause = found[0]
+    assert cause.recompile_count == 5 and {c.cid for c in cause.recompiles} == {r.compile.cid for r in m.recompiles}
+    assert cause.title.startswith("`x.shape[0]` takes 16, 32")
+    assert cause.fix is not None and cause.fix.code == "torch._dynamo.mark_dynamic(x, 0)"
+    train = EXAMPLES / "train.py"
+    assert Path(cause.fix.file) == train and cause.fix.after_line == _line_of(train, "x, y = torch.randn(bs")
+    assert cause.fix.text.startswith(" " * 8)  # the loop body's indentation
+    # the frames it shows on: forward and its resume functions, plus the helper
+    assert {f.name for f in cause.frames} >= {"forward", "log_stats"}
+    # breaks are causes too; the recompile cause costs the most
+    everything = causes(m)
+    assert everything[0] is not None and everything[0].kind == "recompile"
+    assert sum(1 for c in everything if c.kind == "graph_break") == len(m.breaks)
+
+
+@pytest.mark.corpus
+def test_causes_stay_apart_across_functions_and_resets(reset_run: Run) -> None:
+    found = recompile_causes(reset_run.model)
+    by_frame = {c.frames[0].name: c for c in found}
+    assert set(by_frame) == {"warm", "limited"}
+    assert by_frame["limited"].recompile_count == 3 and "Float, Double, Half, BFloat16" in by_frame["limited"].title
+    assert by_frame["warm"].recompile_count == 1
+    assert all(c.fix is None for c in found)  # a dtype change: no fix is known to be right
+
+
+@pytest.mark.corpus
+def test_apply_the_fix_and_verify_end_to_end(tmp_path: Path) -> None:
+    work = tmp_path / "example"
+    shutil.copytree(EXAMPLES, work, ignore=shutil.ignore_patterns(".dyn-inspect", "__pycache__"))
+    runs = tmp_path / "runs"
+    env = {"DYN_INSPECT_NO_TUI": "1", "TORCHINDUCTOR_CACHE_DIR": str(tmp_path / "inductor"), "PATH": "/usr/bin:/bin"}
+    rec = subprocess.run([str(DYN_INSPECT), "--no-tui", "--runs-dir", str(runs), "train.py", "--steps", "4"], cwd=work, env=env, capture_output=True, text=True, timeout=900)
+    assert rec.returncode == 0, rec.stderr[-2000:]
+    out = subprocess.run([str(DYN_INSPECT), "causes", "--runs-dir", str(runs), "--json"], capture_output=True, text=True, check=True)
+    fix = next(c["fix"] for c in json.loads(out.stdout)["causes"] if c["fix"])
+    lines = (work / "train.py").read_text().splitlines(keepends=True)
+    lines.insert(fix["after_line"], fix["insert"])
+    (work / "train.py").write_text("".join(lines))
+
+    done = subprocess.run([str(DYN_INSPECT), "verify", "--runs-dir", str(runs), "--json"], env=env, capture_output=True, text=True, timeout=900)
+    assert done.returncode == 0, done.stderr[-2000:]
+    v = json.loads(done.stdout)
+    assert v["before"]["recompiles"] == 5 and v["after"]["recompiles"] == 0
+    assert [c["title"] for c in v["fixed"]] == [next(c["title"] for c in json.loads(out.stdout)["causes"] if c["fix"])]
+    assert v["after"]["breaks_unique"] == v["before"]["breaks_unique"]  # the breaks were not the fix's business
+    assert (Path(v["after_run"]) / "verify.json").is_file()
+    # the re-run is a normal run of the same program: the other commands read it
+    after = Run(v["after_run"])
+    assert after.model.status == "finished" and not after.model.recompiles
+
+
+def test_verify_without_a_recorded_command_is_one_line(tmp_path: Path) -> None:
+    fixture = Path(__file__).parent / "fixtures" / "h200_torch211_toy.log.gz"
+    subprocess.run([str(DYN_INSPECT), "import", str(fixture), "--runs-dir", str(tmp_path)], capture_output=True, text=True, check=True)
+    done = subprocess.run([str(DYN_INSPECT), "verify", "--runs-dir", str(tmp_path)], capture_output=True, text=True)
+    assert done.returncode == 2 and "Traceback" not in done.stderr
+    assert "no recorded command" in done.stderr or "nothing to re-run" in done.stderr
