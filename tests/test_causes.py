@@ -86,3 +86,13 @@ def test_verify_without_a_recorded_command_is_one_line(tmp_path: Path) -> None:
     done = subprocess.run([str(DYN_INSPECT), "verify", "--runs-dir", str(tmp_path)], capture_output=True, text=True)
     assert done.returncode == 2 and "Traceback" not in done.stderr
     assert "no recorded command" in done.stderr or "nothing to re-run" in done.stderr
+
+
+@pytest.mark.corpus
+def test_check_counts_causes(example_run: Run) -> None:
+    fail = subprocess.run([str(DYN_INSPECT), "check", str(example_run.path), "--max-causes", "0", "--json"], capture_output=True, text=True)
+    ok = subprocess.run([str(DYN_INSPECT), "check", str(example_run.path), "--max-causes", "1"], capture_output=True, text=True)
+    assert fail.returncode == 1 and ok.returncode == 0, (fail.stderr, ok.stderr)
+    data = json.loads(fail.stdout)
+    item = next(f for f in data["failures"] if f["check"] == "max_causes")
+    assert item["actual"] == 1 and item["items"][0]["recompiles"] == 5

@@ -29,6 +29,7 @@ def prepare_parser(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--runs-dir", metavar="DIR")
     parser.add_argument("--max-graph-breaks", type=int, metavar="N", help="most unique graph-break sites allowed")
     parser.add_argument("--max-recompiles", type=int, metavar="N", help="most recompiles allowed")
+    parser.add_argument("--max-causes", type=int, metavar="N", help="most recompile root causes allowed (dyn-inspect causes)")
     parser.add_argument("--baseline", metavar="RUN", help="fail on any break or recompile cause this run did not have")
     parser.add_argument("--max-failures", type=int, metavar="N", default=0,
                         help="most failed compiles allowed (default 0: any compile failure fails the check)")
@@ -61,6 +62,13 @@ def run(args: argparse.Namespace) -> int:
             for x in m.recompiles
         ]
         failures.append({"check": "max_recompiles", "limit": args.max_recompiles, "actual": recompiles, "items": items})
+    if args.max_causes is not None:
+        from dyn_inspect.inspector.analysis.causes import recompile_causes
+
+        found = recompile_causes(m)
+        if len(found) > args.max_causes:
+            failures.append({"check": "max_causes", "limit": args.max_causes, "actual": len(found),
+                             "items": [{"title": c.title, "recompiles": c.recompile_count, "fix": c.fix.code if c.fix else None} for c in found]})
     compile_fails = compile_failures(m)
     if len(compile_fails) > args.max_failures:
         items = [
@@ -94,7 +102,8 @@ def run(args: argparse.Namespace) -> int:
             "graph_breaks": len(sites),
             "recompiles": recompiles,
             "compile_failures": len(compile_fails),
-            "limits": {"max_graph_breaks": args.max_graph_breaks, "max_recompiles": args.max_recompiles, "max_failures": args.max_failures},
+            "limits": {"max_graph_breaks": args.max_graph_breaks, "max_recompiles": args.max_recompiles, "max_failures": args.max_failures,
+                       "max_causes": args.max_causes},
             "failures": failures,
             "divergence": [divergence_dict(d) for d in divergences],
         }
@@ -118,6 +127,10 @@ def run(args: argparse.Namespace) -> int:
             say(f"FAIL recompiles: {f['actual']} > {f['limit']} allowed")
             for x in f["items"]:
                 say(f"  [{x['compile_id']}] {x['function']} ({short_path(x['file'] or '?')}): {x['reasons'][0] if x['reasons'] else '?'}")
+        elif f["check"] == "max_causes":
+            say(f"FAIL recompile causes: {f['actual']} > {f['limit']} allowed")
+            for x in f["items"]:
+                say(f"  {x['title']}" + (f"  — fix: {x['fix']}" if x["fix"] else ""))
         elif f["check"] == "new_graph_breaks":
             say(f"FAIL {f['actual']} graph break site(s) not in baseline {short_path(f['baseline'])}")
             for b in f["items"]:
