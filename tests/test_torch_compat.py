@@ -143,6 +143,7 @@ def test_trace_falls_back_to_the_logging_handler(results: dict[str, Result], fau
     assert run.kind("recompile") and run.kind("kernel")
 
 
+@pytest.mark.corpus
 def test_newer_torch_is_said_once(results: dict[str, Result]) -> None:
     run = results["newer_torch"]
     notes = [line for line in run.stderr.splitlines() if "newer than the newest tested" in line]
