@@ -116,3 +116,20 @@ def test_live_recording_agreed_with_replay() -> None:
             live = recorded[program]["live"]
             for key in ("breaks", "recompiles", "recompiled"):
                 assert live[key] == want[key], (version, program, key)
+
+
+def test_torch_has_no_upper_bound_and_the_floor_is_tested() -> None:
+    """pip must never downgrade a user's newer torch; the floor is the oldest recorded."""
+    import tomllib
+
+    from dyn_inspect.engine import torch_compat
+
+    project = tomllib.loads((Path(__file__).parent.parent / "pyproject.toml").read_text())["project"]
+    torch_req = next(d for d in project["dependencies"] if re.match(r"torch\b", d))
+    assert "<" not in torch_req and "==" not in torch_req, torch_req
+    floor = re.search(r">=\s*([\d.]+)", torch_req)[1]  # type: ignore[index]
+    recorded = sorted({re.match(r"torch-([\d.]+)", v)[1] for v in EXPECTED}, key=lambda v: tuple(map(int, v.split("."))))  # type: ignore[index]
+    assert recorded[0].startswith(floor), (floor, recorded)
+    assert sorted(torch_compat.TESTED_VERSIONS) == sorted(recorded)
+    newest = tuple(int(x) for x in recorded[-1].split(".")[:2])
+    assert torch_compat.NEWEST_TESTED == newest

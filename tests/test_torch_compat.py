@@ -43,6 +43,7 @@ class Result:
     stdout: str
     stderr: str
     events: list[dict]
+    run_dir: Path | None = None
 
     def kind(self, kind: str) -> list[dict]:
         return [e for e in self.events if e.get("kind") == kind]
@@ -90,7 +91,8 @@ def results(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Result]:
             while running:
                 name, rec, proc = running.pop(0)
                 stdout, stderr = proc.communicate(timeout=900)
-                out[name] = Result(proc.returncode, stdout, stderr, _events(root / name) if rec else [])
+                out[name] = Result(proc.returncode, stdout, stderr, _events(root / name) if rec else [],
+                                   root / name if rec else None)
     return out
 
 
@@ -157,3 +159,26 @@ def _marker_line() -> int:
         if line.rstrip().endswith("# BREAK:branch"):
             return number
     raise LookupError("BREAK:branch")
+
+
+@pytest.mark.corpus
+def test_faces_say_what_was_degraded(results: dict[str, Result], tmp_path_factory: pytest.TempPathFactory) -> None:
+    """summary (text and --json), the TUI header and the LSP summary name the lost hook."""
+    import io
+
+    from dyn_inspect.inspector.commands.summary import print_summary
+    from dyn_inspect.inspector.reports import summary_dict
+    from dyn_inspect.inspector.run import Run
+    from dyn_inspect.lsp.findings import Workspace, build_index
+    from dyn_inspect.tui.digest import environment_text
+
+    run = Run(results["provenance_refused"].run_dir)
+    lost = torch_compat.LOSES["provenance"]
+    out = io.StringIO()
+    print_summary(run, file=out)
+    assert f"degraded: {lost}" in out.getvalue()
+    assert any(note.startswith(lost) for note in summary_dict(run)["degraded"])
+    assert f"degraded: {lost}" in environment_text(run.model)
+    assert any(note.startswith(lost) for note in build_index(run, Workspace([PROGRAM.parent])).degraded)
+    clean = Run(results["none"].run_dir)
+    assert summary_dict(clean)["degraded"] == [] and "degraded" not in environment_text(clean.model)
