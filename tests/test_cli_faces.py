@@ -131,16 +131,29 @@ def test_report_shows_the_user_line_for_a_library_break(faces_recompiles_run: Ru
 def test_summary_lists_the_top_recompiled_functions_and_points_to_all(faces_recompiles_run: Run, capsys) -> None:
     m = faces_recompiles_run.model
     recompiled = [f for f in m.frames_in_order() if len(f.compiles) > 1]
-    assert len(recompiled) == 6  # faces_recompiles.py recompiles six functions once each
+    # faces_recompiles.py recompiles six functions once each and by_dtypes four times
+    assert sorted(len(f.compiles) for f in recompiled) == [2, 2, 2, 2, 2, 2, 5]
     code, text = run_cli(capsys, "summary", str(faces_recompiles_run.path))
     lines = text.splitlines()
     start = next(i for i, line in enumerate(lines) if line.startswith("  recompiles: "))
-    assert lines[start] == f"  recompiles: {len(m.recompiles)} in 6 functions"
+    assert lines[start] == f"  recompiles: {len(m.recompiles)} in 7 functions"
     listed = [line for line in lines[start + 1 :] if line.startswith("    ") and not line.startswith("      ")]
-    assert len(listed) == 6 and listed[-1].startswith("    … and 1 more function (1 recompiles)")
+    assert len(listed) == 6 and listed[-1].startswith("    … and 2 more functions (2 recompiles)")
+    assert listed[0].startswith("    by_dtypes (") and "5 compiles" in listed[0]  # most recompiled first
     assert "`summary --all`" in listed[-1]
     code, text = run_cli(capsys, "summary", str(faces_recompiles_run.path), "--all")
     for frame in recompiled:
         assert f"    {frame.name} (" in text
     assert "… and" not in text
     assert "size mismatch at index 1. expected 8, actual 16" in text
+
+
+def test_recompiles_text_shows_a_few_older_cache_entries_per_recompile(faces_recompiles_run: Run, capsys) -> None:
+    # by_dtypes' fifth compile failed on all four older cache entries: two are listed.
+    code, text = run_cli(capsys, "recompiles", str(faces_recompiles_run.path))
+    block = text.split("by_dtypes", 1)[1]
+    last = block.split("] guard failed")[4]
+    assert last.count("also failed") == 2 and "… and 1 older cache entry failed too" in last
+    code, out = run_cli(capsys, "recompiles", str(faces_recompiles_run.path), "--json")
+    (frame,) = [f for f in json.loads(out)["frames"] if f["function"] == "by_dtypes"]
+    assert len(frame["timeline"][4]["failures"]) == 4  # JSON keeps every one

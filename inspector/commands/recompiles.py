@@ -24,6 +24,7 @@ from dyn_inspect.inspector.model import FrameInfo
 from dyn_inspect.inspector.reports import open_cli_run, print_read_warnings, short_path
 
 HELP = "explain recompiles: per frame, which guard failed, on what value, and what to do"
+MAX_OLDER_ENTRIES = 2  # older cache entries' failures printed per recompile (text output)
 
 
 def prepare_parser(parser: argparse.ArgumentParser) -> None:
@@ -99,11 +100,16 @@ def run(args: argparse.Namespace) -> int:
                 continue
             if e.limit_reached:
                 say(f"{head}RECOMPILE LIMIT reached — runs eagerly from here on")
-            for i, f in enumerate(e.failures):
+            # Torch lists one failure per older cache entry: show the newest few, so a frame
+            # recompiled N times prints O(N) lines, not O(N²).
+            for i, f in enumerate(e.failures[: 1 + MAX_OLDER_ENTRIES]):
                 label = "guard failed" if i == 0 else "also failed"
                 entry = f" (entry {f.entry})" if f.entry else ""
                 where = f"  at {f.where}" if f.where else ""
                 say(f"{head if i == 0 and not e.limit_reached else ' ' * len(head)}{label}{entry}: [{f.kind}] {f.text}{where}")
+            hidden = len(e.failures) - 1 - MAX_OLDER_ENTRIES
+            if hidden > 0:
+                say(f"{' ' * len(head)}… and {hidden} older cache entr{'y' if hidden == 1 else 'ies'} failed too (--json lists every one)")
             if e.suggestion is not None:
                 say(f"{' ' * len(head)}→ {e.suggestion.text}")
                 if e.suggestion.code:

@@ -97,4 +97,12 @@ def embed(**inputs):  # RECOMPILE:kwarg_size
 
 embed(input_ids=torch.ones(2, 8))
 embed(input_ids=torch.ones(2, 16))
+# Five dtypes: each recompile lists every older cache entry's failed guard (4 at the last).
+@torch.compile(backend="eager")
+def by_dtypes(x):  # RECOMPILE:dtypes
+    return x + 1
+
+
+for dtype in (torch.float32, torch.float64, torch.float16, torch.bfloat16, torch.int32):
+    by_dtypes(torch.ones(4, dtype=dtype))
 print("faces_recompiles done", flush=True)
