@@ -28,6 +28,8 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import msgspec
+
 from dyn_inspect.engine.schema import GraphBreak, Loc
 from dyn_inspect.engine.torch_compat import degraded_notes
 from dyn_inspect.inspector.locations import def_line, inside, is_library
@@ -175,11 +177,35 @@ class RunIndex:
 
 
 class Workspace:
-    """Which paths are the user's: inside a workspace root and not library code."""
+    """Which paths are the user's (inside a workspace root, not library code), and where a
+    path recorded by a run is in the opened checkout.
 
-    def __init__(self, roots: list[Path]) -> None:
+    A run recorded in another place (a copy, a clone, a container path, or before the
+    folder moved) names files that do not exist here. ``local(path)`` maps them: the same
+    path relative to the run's working directory, taken from the folder that holds the
+    run's ``.dyn-inspect`` (``local_cwd``), else the longest tail of the path that exists
+    under a workspace root. Among several candidates the one whose line holds the recorded
+    text wins; placement later drops a finding whose text is not found at all.
+    """
+
+    def __init__(self, roots: list[Path], recorded_cwd: str | None = None, local_cwd: Path | None = None) -> None:
         self.roots = [Path(norm_path(str(r))) for r in roots]
+        self.recorded_cwd = recorded_cwd
+        self.local_cwd = Path(norm_path(str(local_cwd))) if local_cwd is not None else None
         self._cache: dict[str, bool] = {}
+        self._mapped: dict[str, str | None] = {}
+
+    @classmethod
+    def for_run(cls, roots: list[Path], run: Run | None) -> Workspace:
+        if run is None:
+            return cls(roots)
+        m = run.model
+        recorded = m.run_start.cwd if m.run_start is not None else None
+        if recorded is None:
+            recorded = next((p.start.cwd for p in m.processes.values() if p.start is not None), None)
+        runs_root = run.path.parent
+        local = runs_root.parent.parent if runs_root.name == "runs" and runs_root.parent.name == ".dyn-inspect" else None
+        return cls(roots, recorded, local)
 
     def contains(self, path: str) -> bool:
         known = self._cache.get(path)
@@ -189,11 +215,75 @@ class Workspace:
             self._cache[path] = known
         return known
 
+    def _candidates(self, path: str) -> list[str]:
+        out: list[str] = []
+        if self.recorded_cwd and self.local_cwd is not None:
+            try:
+                rel = os.path.relpath(path, self.recorded_cwd)
+            except ValueError:
+                rel = None
+            if rel is not None:
+                out.append(os.path.normpath(os.path.join(self.local_cwd, rel)))
+        parts = Path(path).parts[1:]
+        bases = ([self.local_cwd] if self.local_cwd is not None else []) + self.roots
+        for k in range(len(parts), 0, -1):
+            tail = os.path.join(*parts[-k:])
+            for base in bases:
+                out.append(os.path.join(base, tail))
+        seen: set[str] = set()
+        found = []
+        for c in out:
+            if c not in seen and os.path.isfile(c) and self.contains(c):
+                seen.add(c)
+                found.append(c)
+        return found
+
+    def local(self, path: str, line: int | None = None, code: str | None = None) -> str | None:
+        """The workspace file for a recorded ``path`` (itself when it is in the
+        workspace), or None for library code and files not in this checkout."""
+        if path in self._mapped:
+            return self._mapped[path]
+        if self.contains(path):
+            self._mapped[path] = path
+            return path
+        if is_library(path) or not os.path.isabs(path):
+            self._mapped[path] = None
+            return None
+        candidates = self._candidates(path)
+        chosen = candidates[0] if candidates else None
+        if len(candidates) > 1 and line is not None and code:
+            for c in candidates:
+                if _line_text(c, line) == code.strip():
+                    chosen = c
+                    break
+            else:
+                return chosen  # not confirmed: decide again with the next location's text
+        self._mapped[path] = chosen
+        return chosen
+
+    def local_loc(self, loc: Loc) -> Loc | None:
+        mapped = self.local(loc.file, loc.line, loc.code)
+        if mapped is None:
+            return None
+        return loc if mapped == loc.file else msgspec.structs.replace(loc, file=mapped)
+
     def nearest(self, stack: list[Loc]) -> Loc | None:
         for frame in reversed(stack):
-            if self.contains(frame.file):
-                return frame
+            mapped = self.local_loc(frame)
+            if mapped is not None:
+                return mapped
         return None
+
+
+def _line_text(path: str, line: int) -> str | None:
+    try:
+        with open(path, encoding="utf-8", errors="replace") as f:
+            for number, text in enumerate(f, start=1):
+                if number == line:
+                    return text.strip()
+    except OSError:
+        return None
+    return None
 
 
 def build_index(run: Run | None, workspace: Workspace) -> RunIndex:
@@ -239,8 +329,9 @@ def _add_breaks(m: RunModel, ws: Workspace, files: dict[str, FileFindings]) -> N
     for group in m.break_groups():
         placed: dict[tuple[str, int], BreakFinding] = {}
         for log, event in group.hits:
-            if ws.contains(event.loc.file):
-                shown, origin = event.loc, None
+            here = ws.local_loc(event.loc)
+            if here is not None:
+                shown, origin = here, None
             else:
                 shown, origin = ws.nearest(event.user_stack), event.loc
                 if shown is None:
@@ -346,7 +437,8 @@ def _add_functions(m: RunModel, ws: Workspace, files: dict[str, FileFindings]) -
             owner = frame  # a resume function whose function was never seen: its own entry
         ordered.append((frame, owner))
     for frame, owner in ordered:
-        if not ws.contains(owner.filename):
+        filename = ws.local(owner.filename, owner.firstlineno)
+        if filename is None:
             continue
         orphan = owner is frame and frame.is_resume_function
         if orphan:
@@ -355,11 +447,11 @@ def _add_functions(m: RunModel, ws: Workspace, files: dict[str, FileFindings]) -
             original = original_function(frame.name)
             name, line = (original[0] if original else frame.name), frame.firstlineno
         else:
-            name, line = owner.name, def_line(owner.filename, owner.firstlineno)
-        key = (norm_path(owner.filename), line, name)
+            name, line = owner.name, def_line(filename, owner.firstlineno)
+        key = (norm_path(filename), line, name)
         fn = groups.get(key)
         if fn is None:
-            fn = groups[key] = FunctionFindings(owner.filename, name, line)
+            fn = groups[key] = FunctionFindings(filename, name, line)
             files[key[0]].functions.append(fn)
         is_part = frame is not owner or frame.is_resume_function
         if is_part:
@@ -391,11 +483,12 @@ def _add_failures(m: RunModel, ws: Workspace, files: dict[str, FileFindings]) ->
         cap = c.capture
         if cap is None or cap.outcome != "failed":
             continue
-        loc = cap.fail_loc
+        loc = ws.local_loc(cap.fail_loc) if cap.fail_loc is not None else None
         at_def = False
-        if loc is None or not ws.contains(loc.file):
-            if cap.co_filename and ws.contains(cap.co_filename):
-                loc = Loc(cap.co_filename, def_line(cap.co_filename, cap.co_firstlineno or 1), cap.co_name)
+        if loc is None:
+            co_file = ws.local(cap.co_filename, cap.co_firstlineno) if cap.co_filename else None
+            if co_file is not None:
+                loc = Loc(co_file, def_line(co_file, cap.co_firstlineno or 1), cap.co_name)
                 at_def = True
             elif c.start is not None and (near := ws.nearest(c.start.stack)) is not None:
                 loc = near
@@ -431,8 +524,9 @@ def _add_kernels(m: RunModel, ws: Workspace, files: dict[str, FileFindings]) -> 
             continue
         ident = (k.name, tuple(k.event.fused_ops), k.event.backward)
         meta[ident] = k.event.backend
-        for loc in k.lines:
-            if not ws.contains(loc.file):
+        for recorded in k.lines:
+            loc = ws.local_loc(recorded)
+            if loc is None:
                 continue
             where = (norm_path(loc.file), loc.line)
             codes.setdefault(where, loc.code)
@@ -446,7 +540,8 @@ def _add_kernels(m: RunModel, ws: Workspace, files: dict[str, FileFindings]) -> 
         ff.kernels_by_line[line] = refs
         ff.kernel_line_code[line] = codes.get((path, line))
     for entry in m.line_profile():
-        if ws.contains(entry.file):
-            path = norm_path(entry.file)
+        local = ws.local(entry.file, entry.line)
+        if local is not None:
+            path = norm_path(local)
             if path in files:
                 files[path].profile_by_line[entry.line] = entry.describe()

@@ -1,8 +1,13 @@
 """Which run the server shows, and following it while it grows.
 
-The run is the one pinned by the ``run`` setting or ``dynInspect.selectRun``, else the
-latest under the runs directory (the ``runsDir`` setting, else ``$DYN_INSPECT_RUNS_DIR``,
-else ``<workspace>/.dyn-inspect/runs``). ``poll()`` is called every ``POLL_S`` from a worker
+The run is the one pinned by the ``run`` setting or ``dynInspect.selectRun``; else, among
+the runs found wherever the user works — the ``runsDir`` setting, ``$DYN_INSPECT_RUNS_DIR``
+and every ``.dyn-inspect/runs`` under the workspace folders (``cd examples && dyn-inspect
+train.py`` records there) — the newest one that compiled code in a file open in the
+editor; with none such, the newest that compiled anything; else the newest. A run that
+compiled nothing (a crash at start-up, a mistyped command) thus never hides the last
+useful one, and a run that is recording takes over once it compiles an open file.
+``poll()`` is called every ``POLL_S`` from a worker
 thread: it switches to a newer run when ``latest`` moves, reads what was appended to the
 current run (``Run.refresh`` is incremental), reopens a run whose log was replaced or
 truncated, and lets go of a run whose directory was deleted. Problems are returned as
@@ -12,6 +17,8 @@ messages; nothing here raises to the caller and nothing from a log is executed.
 from __future__ import annotations
 
 import os
+import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -20,6 +27,70 @@ from dyn_inspect.inspector.errors import InspectorError
 from dyn_inspect.inspector.run import Run, is_run_dir, latest_run, list_runs, resolve_run
 
 POLL_S = 0.05  # a poll is a few stats and a read of what was appended: cheap
+RESCAN_S = 3.0  # how often the workspace is walked for new .dyn-inspect/runs folders
+RECHECK_S = 1.0  # how often a growing run that is not shown is read again
+MAX_CONSIDERED = 20  # the newest runs looked at when choosing
+MAX_WALK_DIRS = 20000  # a huge workspace is searched only this far
+# Folders never searched for runs: environments, caches, VCS data, dependencies.
+SKIP_DIRS = frozenset({".git", ".hg", ".svn", "node_modules", ".venv", "venv", "env", "__pycache__", "site-packages", ".tox", ".nox", ".mypy_cache", ".pytest_cache", "build", "dist"})
+
+
+def find_runs_roots(roots: list[Path], max_dirs: int = MAX_WALK_DIRS) -> list[Path]:
+    """Every ``.dyn-inspect/runs`` folder under ``roots`` (breadth first, bounded)."""
+    found: list[Path] = []
+    queue = [r for r in roots if r.is_dir()]
+    seen = 0
+    while queue and seen < max_dirs:
+        folder = queue.pop(0)
+        seen += 1
+        try:
+            entries = list(os.scandir(folder))
+        except OSError:
+            continue
+        for entry in entries:
+            if not entry.is_dir(follow_symlinks=False):
+                continue
+            if entry.name == ".dyn-inspect":
+                runs = Path(entry.path) / "runs"
+                if runs.is_dir():
+                    found.append(runs)
+                continue
+            if entry.name in SKIP_DIRS or entry.name.startswith("."):
+                continue
+            queue.append(Path(entry.path))
+    return found
+
+
+@dataclass(frozen=True)
+class Touch:
+    """What a run compiled: whether anything, and in which workspace files (real paths)."""
+
+    compiled: bool
+    files: frozenset[str]
+
+
+def touch_of(run: Run, roots: list[Path]) -> Touch:
+    from dyn_inspect.lsp.findings import Workspace, norm_path
+
+    ws = Workspace.for_run(roots, run)
+    m = run.model
+    files: set[str] = set()
+    for frame in m.frames.values():
+        local = ws.local(frame.filename, frame.firstlineno)
+        if local is not None:
+            files.add(norm_path(local))
+    for group in m.break_groups():
+        for _log, event in group.hits[:1]:
+            loc = ws.local_loc(event.loc) or ws.nearest(event.user_stack)
+            if loc is not None:
+                files.add(norm_path(loc.file))
+    return Touch(compiled=bool(m.compiles) or bool(m.frames), files=frozenset(files))
+
+
+NO_RUNS = (
+    "no recorded runs found in {roots} (looked for .dyn-inspect/runs in every folder and the runsDir setting) — "
+    "record one with `dyn-inspect your_script.py` (VS Code: \"dyn-inspect: Run Current File with dyn-inspect\")"
+)
 
 
 @dataclass
@@ -27,20 +98,93 @@ class PollResult:
     changed: bool = False  # the model (or the run shown) changed: rebuild and republish
     switched: bool = False  # another run is shown now
     messages: list[str] = field(default_factory=list)
+    shown: list[str] = field(default_factory=list)  # also worth a visible window/showMessage
 
 
 class RunSource:
-    def __init__(self, workspace_root: Path) -> None:
+    def __init__(self, workspace_root: Path, roots: list[Path] | None = None, open_files: Callable[[], set[str]] | None = None) -> None:
         self.workspace_root = workspace_root
+        self.roots = roots or [workspace_root]
+        self.open_files = open_files or (lambda: set())
         self.runs_dir_setting: str | None = None
         self.pinned: str | None = None  # a run dir or id; None follows the latest
         self.run: Run | None = None
+        self.why = ""  # why the run shown was chosen (said with "showing run")
+        self._found: list[Path] = []
+        self._scanned = float("-inf")
+        self._touch: dict[str, tuple[tuple[tuple[str, int], ...], float, Touch]] = {}
+        self._current_touch: tuple[tuple[int, int], Touch] | None = None
 
     # -- configuration ---------------------------------------------------------------
 
     @property
     def root(self) -> Path:
         return runs_root(self.runs_dir_setting, cwd=self.workspace_root)
+
+    def runs_roots(self) -> list[Path]:
+        """Where runs are looked for: the setting (or $DYN_INSPECT_RUNS_DIR) first, then
+        every ``.dyn-inspect/runs`` under the workspace folders (rescanned now and then)."""
+        now = time.monotonic()
+        if now - self._scanned >= RESCAN_S:
+            self._found = find_runs_roots(self.roots)
+            self._scanned = now
+        out: list[Path] = []
+        seen: set[str] = set()
+        for root in [self.root, *self._found]:
+            key = os.path.realpath(root)
+            if key not in seen:
+                seen.add(key)
+                out.append(root)
+        return out
+
+    def candidates(self) -> list[Path]:
+        """Every run found, newest first (run names start with their start time)."""
+        runs: list[Path] = []
+        for root in self.runs_roots():
+            try:
+                runs.extend(list_runs(root))
+            except OSError:
+                continue
+        runs.sort(key=lambda p: (p.name, str(p)), reverse=True)
+        return runs
+
+    def _touched(self, path: Path) -> Touch | None:
+        """What the run at ``path`` compiled (cached; a growing run is read again at most
+        every RECHECK_S); None when it cannot be read."""
+        if self.run is not None and self.run.path.resolve() == path.resolve():
+            # The shown run's model is already read; recomputed only when it grew.
+            stamp = (id(self.run), self.run.model.event_count)
+            if self._current_touch is None or self._current_touch[0] != stamp:
+                self._current_touch = (stamp, touch_of(self.run, self.roots))
+            return self._current_touch[1]
+        key = str(path)
+        sig = ListingCache._signature(path)
+        cached = self._touch.get(key)
+        now = time.monotonic()
+        if cached is not None and (cached[0] == sig or now - cached[1] < RECHECK_S):
+            return cached[2]
+        try:
+            touch = touch_of(Run(path), self.roots)
+        except (InspectorError, OSError, ValueError, UnicodeDecodeError):
+            return None
+        self._touch[key] = (sig, now, touch)
+        return touch
+
+    def choose(self, runs: list[Path]) -> tuple[Path, str]:
+        """The run to show among ``runs`` (newest first), and why."""
+        open_files = self.open_files()
+        fallback: Path | None = None
+        for path in runs[:MAX_CONSIDERED]:
+            touch = self._touched(path)
+            if touch is None:
+                continue
+            if open_files and touch.files & open_files:
+                return path, "the newest run that compiled code in an open file"
+            if fallback is None and touch.compiled:
+                fallback = path
+        if fallback is not None:
+            return fallback, "the newest run that compiled something"
+        return runs[0], "the newest run (none compiled anything)"
 
     def configure(self, runs_dir: str | None, pinned: str | None) -> bool:
         """Returns True when what is shown may change (the caller polls at once)."""
@@ -61,11 +205,12 @@ class RunSource:
             except (InspectorError, OSError) as exc:
                 return None, f"the selected run {self.pinned} cannot be read: {exc}"
         try:
-            found = latest_run(self.root)
+            runs = self.candidates()
         except OSError as exc:
             return None, f"cannot list runs in {self.root}: {exc}"
-        if found is None:
-            return None, f"no runs in {self.root} yet — record one with `dyn-inspect your_script.py`"
+        if not runs:
+            return None, NO_RUNS.format(roots=", ".join(str(r) for r in self.roots))
+        found, self.why = self.choose(runs)
         return found, None
 
     def _open(self, path: Path) -> tuple[Run | None, str | None]:
@@ -95,6 +240,8 @@ class RunSource:
         wanted, problem = self._wanted()
         if problem:
             result.messages.append(problem)
+            if problem.startswith("no recorded runs found"):
+                result.shown.append(problem)
         current = self.run.path.resolve() if self.run is not None else None
         if wanted is not None and (current is None or wanted.resolve() != current):
             run, problem = self._open(wanted)
@@ -104,7 +251,8 @@ class RunSource:
                 result.changed = result.switched = True
             self.run = run
             if run is not None:
-                result.messages.append(f"showing run {run.path}")
+                why = f" ({self.why})" if self.pinned is None and self.why else ""
+                result.messages.append(f"showing run {run.path}{why}")
             return result
         if wanted is None:
             if self.run is not None and (self.pinned is not None or not is_run_dir(self.run.path)):
@@ -145,7 +293,7 @@ class RunSource:
 
     def list_runs(self) -> list[Path]:
         try:
-            return list(reversed(list_runs(self.root)))
+            return self.candidates()
         except OSError:
             return []
 

@@ -64,7 +64,7 @@ class DynInspectServer(LanguageServer):
         self.settings = Settings()
         self.roots: list[Path] = [Path.cwd()]
         self.ws = Workspace(self.roots)
-        self.source = RunSource(self.roots[0])
+        self.source = RunSource(self.roots[0], open_files=self.open_paths)
         self.index = RunIndex()
         self.disk = DiskCache()
         self.listings = ListingCache()
@@ -87,6 +87,17 @@ class DynInspectServer(LanguageServer):
         try:
             self.window_log_message(types.LogMessageParams(kind, f"dyn-inspect: {message}"))
         except Exception:  # no client connected (yet): the log above keeps it
+            pass
+
+    def show_once(self, message: str, kind: types.MessageType = types.MessageType.Info) -> None:
+        """A visible ``window/showMessage`` (a notification), once per message and session."""
+        key = f"show:{message}"
+        if key in self.said:
+            return
+        self.said.add(key)
+        try:
+            self.window_show_message(types.ShowMessageParams(kind, f"dyn-inspect: {message}"))
+        except Exception:
             pass
 
     def report_server_error(self, error: Exception, source: Any) -> None:
@@ -114,7 +125,7 @@ class DynInspectServer(LanguageServer):
                 roots.append(Path(root))
         self.roots = roots or [Path.cwd()]
         self.ws = Workspace(self.roots)
-        self.source = RunSource(self.roots[0])
+        self.source = RunSource(self.roots[0], roots=self.roots, open_files=self.open_paths)
 
     # -- following the run ------------------------------------------------------------
 
@@ -128,7 +139,7 @@ class DynInspectServer(LanguageServer):
         t0 = time.perf_counter()
         result = self.source.poll()
         t1 = time.perf_counter()
-        index = build_index(self.source.run, self.ws) if result.changed else None
+        index = build_index(self.source.run, Workspace.for_run(self.roots, self.source.run)) if result.changed else None
         if index is not None:
             log.debug("poll %.1f ms, index %.1f ms", (t1 - t0) * 1000, (time.perf_counter() - t1) * 1000)
         return result, index
@@ -138,6 +149,8 @@ class DynInspectServer(LanguageServer):
             result, index = await asyncio.to_thread(self._poll_and_index)
         for message in result.messages:
             self.say(message)
+        for message in result.shown:
+            self.show_once(message)
         if index is not None:
             t0 = time.perf_counter()
             old, self.index = self.index, index
@@ -201,6 +214,13 @@ class DynInspectServer(LanguageServer):
             if path and self.reported(path, doc.language_id):
                 out[norm_path(path)] = doc.uri
         return out
+
+    def open_paths(self) -> set[str]:
+        """Real paths of the open Python documents (the run shown is chosen by them)."""
+        try:
+            return set(self.open_uris())
+        except RuntimeError:  # the documents dict changed under the poll thread: next poll
+            return set()
 
     def publish(self, path: str, uri: str | None = None, force: bool = False) -> None:
         uri = uri or path_uri(path)

@@ -181,10 +181,13 @@ async def test_workspace_without_runs(client: LanguageClient, tmp_path: Path) ->
     await start(client, tmp_path)
     u = open_doc(client, tmp_path / "script.py")
     await asyncio.sleep(1.0)  # a few polls
-    assert await command(client, "dynInspect.summary") == {"breaks": 0, "recompiles": 0, "run": None}
+    assert await command(client, "dynInspect.summary") == {"breaks": 0, "recompiles": 0, "run": None, "degraded": []}
     assert not await command(client, "dynInspect.listRuns")
     assert ours(client, u) == []
-    assert len(_messages(client, "no runs in")) == 1  # said once, not at every poll
+    assert len(_messages(client, "no recorded runs found")) == 1  # said once, not at every poll
+    # ... and shown (window/showMessage), not only logged: editors display it.
+    shown = [m.message for m in client.messages if "no recorded runs found" in m.message]
+    assert len(shown) == 1 and str(tmp_path) in shown[0] and "dyn-inspect your_script.py" in shown[0]
 
 
 async def test_corrupted_log_lines_are_skipped(client: LanguageClient, breaks_run: Run, tmp_path: Path) -> None:
