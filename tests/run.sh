@@ -11,6 +11,13 @@ if ! command -v chromium >/dev/null || ! command -v dot >/dev/null; then
   fi
 fi
 
+# The real-VS-Code test's tools (code-server, Node 24, playwright-core; cached between runs
+# in ~/.cache/dyn-inspect-e2e): installed in the background while the Python suites run.
+e2e_install_log=$(mktemp)
+e2e_install_start=$(date +%s)
+bash vscode-extension/e2e/install.sh >"$e2e_install_log" 2>&1 &
+e2e_install_pid=$!
+
 python3 -m venv .venv
 # (pip warns once per package about this machine's extra local index folders: noise.)
 .venv/bin/pip install -q --disable-pip-version-check -c constraints.txt -e '.[test]' 2>&1 | grep -v "^WARNING: Location 'file:"
@@ -33,8 +40,20 @@ if [ -f vscode-extension/scripts/ci.sh ]; then
     || { echo "recording the example for the extension test failed"; rc=1; }
   DYN_INSPECT_PYTHON="$PWD/.venv/bin/python" DYN_INSPECT_IT_WORKSPACE="$ws" DYN_INSPECT_IT_FILE=train.py \
     bash vscode-extension/scripts/ci.sh || rc=1
+  # The real client: VS Code (code-server) with the built .vsix, driven by Playwright, on a
+  # copy of the same workspace at another path (the run's paths are mapped onto it).
+  wait "$e2e_install_pid" 2>/dev/null
+  echo "vscode e2e: background install finished $(( $(date +%s) - e2e_install_start )) s after it started ($(tail -1 "$e2e_install_log"))"
+  vsix=$(ls vscode-extension/*.vsix 2>/dev/null | head -1)
+  if [ -n "$vsix" ]; then
+    bash vscode-extension/e2e/run.sh "$PWD/.venv/bin/python" "$ws" "$PWD/$vsix" || rc=1
+  else
+    echo "vscode e2e: FAILED — no .vsix was built (see the extension's CI above)"
+    rc=1
+  fi
   rm -rf "$ws"
 fi
+rm -f "$e2e_install_log"
 # The runner's summary line again, last, so it is the first thing a reader of CI sees.
 summary=$(grep -E "^(=+ )?[0-9]+ (passed|failed|error|skipped|deselected)|no tests ran" "$pytest_log" | tail -1)
 echo "pytest summary: ${summary:-none (pytest exit $rc)}"

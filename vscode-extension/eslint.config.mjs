@@ -4,7 +4,7 @@ import { defineConfig } from 'eslint/config';
 import tseslint from 'typescript-eslint';
 
 export default defineConfig(
-    { ignores: ['dist/', 'out/', 'node_modules/', '*.mjs'] },
+    { ignores: ['dist/', 'out/', 'node_modules/', 'e2e/', '*.mjs'] },
     {
         files: ['src/**/*.ts'],
         extends: [eslint.configs.recommended, tseslint.configs.recommended],

