@@ -114,7 +114,24 @@ def runs_root(explicit: str | os.PathLike[str] | None = None, cwd: Path | None =
 
 
 def _mkdir_private(path: Path) -> None:
-    path.mkdir(parents=True, exist_ok=True, mode=0o700)
+    """``mkdir -p`` where every directory it creates (``.dyn-inspect`` too, not only the
+    leaf) is 0700 whatever the umask; the leaf is made 0700 even if it existed."""
+    missing: list[Path] = []
+    p = path
+    while not p.exists() and p != p.parent:
+        missing.append(p)
+        p = p.parent
+    for d in reversed(missing):
+        try:
+            d.mkdir(mode=0o700)
+        except FileExistsError:
+            continue  # created meanwhile (another rank)
+        try:
+            os.chmod(d, 0o700)
+        except OSError:
+            pass
+    if not path.is_dir():
+        path.mkdir(exist_ok=True)  # raises the error that says why not (a file in the way)
     try:
         os.chmod(path, 0o700)
     except OSError:

@@ -7,7 +7,9 @@ name torch gives per-rank logs, ``..._rank_3_....log``, else from the records' `
 field). A directory may hold stray files: they are listed and skipped. ``--path-map
 OLD=NEW`` rewrites the source paths of the machine that wrote the log to the local
 checkout, before the normalizers see them (so columns are computed on the local file).
-Files are streamed record by record: memory does not grow with the log.
+Files are streamed record by record: memory does not grow with the log. Lines and files
+are bounded (``max_line_mb``, ``max_total_mb``: a gzip bomb stops with one line); an import
+that fails removes the run it started and leaves ``latest`` where it was.
 """
 
 from __future__ import annotations
@@ -19,10 +21,18 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from dyn_inspect.engine.eventlog import TOOL_VERSION, EventLog, new_run_dir, runs_root
+from dyn_inspect.engine.eventlog import (
+    TOOL_VERSION,
+    EventLog,
+    RecordingUnavailable,
+    new_run_dir,
+    point_latest,
+    remove_run_dir,
+    runs_root,
+)
 from dyn_inspect.engine.normalizers import Normalizer, TraceRecord
 from dyn_inspect.engine.schema import Event, ProcessEnd, ProcessStart, Raw, RunEnd, RunStart
-from dyn_inspect.engine.tracefile import TraceStats, iter_records, looks_like_trace
+from dyn_inspect.engine.tracefile import MAX_LINE_MB, MAX_TOTAL_MB, TraceStats, TraceTooLarge, iter_records, looks_like_trace
 
 _RANK_RE = re.compile(r"rank_(\d+)")
 # Records to look through for a "rank" field before a log without a rank in its file name
@@ -166,7 +176,7 @@ class _ProcessWriter:
     def __init__(self, run_dir: Path, info: ProcessImport, file: Path) -> None:
         self.info = info
         self.file = file
-        self.log = EventLog(run_dir, info.log, source="import", origin=str(file))
+        self.log = EventLog(run_dir, info.log, source="import", origin=str(file), strict=True)
         self.normalizer = Normalizer(self.log.blobs)
         self.first_t = 0.0
         self.last_t = 0.0
@@ -230,7 +240,9 @@ class _ProcessWriter:
         return self.normalizer.failures
 
 
-def _import_file(run_dir: Path, index: int, file: Path, path_map: PathMap) -> FileImport:
+def _import_file(
+    run_dir: Path, index: int, file: Path, path_map: PathMap, max_line_mb: int = MAX_LINE_MB, max_total_mb: int = MAX_TOTAL_MB
+) -> FileImport:
     stats = TraceStats()
     result = FileImport(path=file, stats=stats)
     m = _RANK_RE.search(file.name)
@@ -238,7 +250,7 @@ def _import_file(run_dir: Path, index: int, file: Path, path_map: PathMap) -> Fi
     stem = _safe_stem(file)
     writers: dict[int, _ProcessWriter] = {}
     try:
-        for pid, record in iter_records(file, stats):
+        for pid, record in iter_records(file, stats, max_line_mb, max_total_mb):
             writer = writers.get(pid)
             if writer is None:
                 name = f"p{index}-{stem}.jsonl" if not writers else f"p{index}-{stem}-pid{pid}.jsonl"
@@ -258,36 +270,56 @@ def import_trace(
     out: Path | None = None,
     runs_dir: str | None = None,
     path_map: PathMap | list[str] | None = None,
+    max_line_mb: int = MAX_LINE_MB,
+    max_total_mb: int = MAX_TOTAL_MB,
 ) -> ImportResult:
     """Import a TORCH_TRACE file or directory into a new run (``out``, else a fresh run
-    directory under the runs root, which then becomes ``latest``)."""
+    directory under the runs root, which then becomes ``latest``). On any failure the new
+    run is removed and ``latest`` is untouched; bounds crossed raise ``TraceImportError``."""
     mapping = path_map if isinstance(path_map, PathMap) else PathMap.parse(path_map)
     source = Path(source)
     files, skipped = trace_files(source)
     if not files:
         looked = f" (looked at {len(skipped)} files)" if source.is_dir() else ""
         raise TraceImportError(f"{source} holds no TORCH_TRACE log{looked}")
+    root: Path | None = None
     if out is not None:
         if out.exists():
             raise TraceImportError(f"{out} already exists: give a new directory to -o")
         out.mkdir(parents=True, mode=0o700)
-        (out / "blobs").mkdir(mode=0o700)
         run_dir = out
+        try:
+            (out / "blobs").mkdir(mode=0o700)
+        except OSError:
+            remove_run_dir(out)
+            raise
     else:
-        run_dir = new_run_dir(runs_root(runs_dir))
+        root = runs_root(runs_dir)
+        try:
+            run_dir = new_run_dir(root, point=False)
+        except RecordingUnavailable as exc:
+            raise TraceImportError(str(exc)) from None
     started = time.time()
     result = ImportResult(run_dir=run_dir, source=source, skipped=skipped)
-    launcher = EventLog(run_dir, "launcher.jsonl", source="import", origin=str(source))
-    launcher.write(
-        RunStart(t=started, command=["dyn-inspect", "import", str(source)], cwd=str(Path.cwd()), mode="import", tool_version=TOOL_VERSION)
-    )
-    exit_code = 1
+    launcher: EventLog | None = None
     try:
+        launcher = EventLog(run_dir, "launcher.jsonl", source="import", origin=str(source), strict=True)
+        launcher.write(
+            RunStart(t=started, command=["dyn-inspect", "import", str(source)], cwd=str(Path.cwd()), mode="import", tool_version=TOOL_VERSION)
+        )
         for index, file in enumerate(files):
-            result.files.append(_import_file(run_dir, index, file, mapping))
-        exit_code = 0
-    finally:
+            result.files.append(_import_file(run_dir, index, file, mapping, max_line_mb, max_total_mb))
         result.duration_s = time.time() - started
-        launcher.write(RunEnd(exit_code=exit_code, duration_s=result.duration_s))
+        launcher.write(RunEnd(exit_code=0, duration_s=result.duration_s))
         launcher.close()
+    except BaseException as exc:
+        # No partial run: what was written goes, ``latest`` stays where it was.
+        if launcher is not None:
+            launcher.close()
+        remove_run_dir(run_dir)
+        if isinstance(exc, TraceTooLarge):
+            raise TraceImportError(str(exc)) from None
+        raise
+    if root is not None:
+        point_latest(root, run_dir)
     return result

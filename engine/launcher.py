@@ -41,6 +41,7 @@ import msgspec
 from dyn_inspect.engine import recorder
 from dyn_inspect.engine.eventlog import (
     NOTICE_FD_ENV,
+    _mkdir_private,
     TOOL_VERSION,
     EventLog,
     RecordingUnavailable,
@@ -120,7 +121,7 @@ def join_group_run(root: Path, key: str) -> tuple[Path, bool]:
     """(the run directory of group ``key``, whether this process created it). The first
     worker names it by an atomic symlink ``root/.group-<key>`` → run name; the others
     follow the link. Claims older than a day are swept."""
-    root.mkdir(parents=True, exist_ok=True, mode=0o700)
+    _mkdir_private(root)
     claim = root / f"{GROUP_CLAIM_PREFIX}{key}"
     name = f"{time.strftime('%Y%m%d-%H%M%S')}-{secrets.token_hex(3)}"
     try:

@@ -12,6 +12,10 @@ process; several are told apart). The file is streamed line by line, never loade
 ``TraceStats`` and skipped, the way tlparse does: lines without the glog prefix, envelopes
 that are not JSON (their payload lines go with them), payloads whose md5 does not match
 (kept: the text is usually still useful), a gzip stream cut short.
+
+A trace file is untrusted input: lines are read with a bound (``max_line`` characters;
+a gzip bomb of one endless line stops there) and so is the whole file (``max_total``);
+crossing either raises ``TraceTooLarge`` with the limit to raise.
 """
 
 from __future__ import annotations
@@ -37,6 +41,12 @@ _GLOG_RE = re.compile(
     r"(?P<pid>\d+) (?P<path>[^\]]*)\] (?P<json>.*)"
 )
 _json_decode = json.JSONDecoder().decode
+MAX_LINE_MB = 64  # one glog line or payload line; torch's are far shorter
+MAX_TOTAL_MB = 16384  # a whole (decompressed) trace file
+
+
+class TraceTooLarge(ValueError):
+    """A line or the file is over the import's bounds (``--max-line-mb``, ``--max-size-mb``)."""
 
 
 @dataclass
@@ -82,8 +92,33 @@ class _Clock:
         return self._base + int(m["us"]) / 1e6 if self._base else 0.0
 
 
-def iter_records(path: Path, stats: TraceStats | None = None) -> Iterator[tuple[int, TraceRecord]]:
-    """(writing pid, record) for every well-formed record of a TORCH_TRACE file, in order."""
+def _bounded_lines(f: IO[str], path: Path, max_line: int, max_total: int) -> Iterator[str]:
+    total = 0
+    number = 0
+    while True:
+        line = f.readline(max_line + 1)
+        if not line:
+            return
+        number += 1
+        total += len(line)
+        if len(line) > max_line:
+            raise TraceTooLarge(
+                f"{path}: line {number} is longer than {max_line >> 20} MiB (a damaged or hostile file?); "
+                "raise the limit with --max-line-mb"
+            )
+        if total > max_total:
+            raise TraceTooLarge(f"{path} is larger than {max_total >> 20} MiB uncompressed; raise the limit with --max-size-mb")
+        yield line
+
+
+def iter_records(
+    path: Path,
+    stats: TraceStats | None = None,
+    max_line_mb: int = MAX_LINE_MB,
+    max_total_mb: int = MAX_TOTAL_MB,
+) -> Iterator[tuple[int, TraceRecord]]:
+    """(writing pid, record) for every well-formed record of a TORCH_TRACE file, in order.
+    Raises ``TraceTooLarge`` past the bounds."""
     stats = stats if stats is not None else TraceStats()
     clock = _Clock(time.gmtime(path.stat().st_mtime).tm_year)
     match = _GLOG_RE.match
@@ -105,7 +140,7 @@ def iter_records(path: Path, stats: TraceStats | None = None) -> Iterator[tuple[
 
     with open_text(path) as f:
         try:
-            for line in f:
+            for line in _bounded_lines(f, path, max_line_mb << 20, max_total_mb << 20):
                 if line[:1] == "\t":
                     if pending is not None:
                         payload.append(line[1:].rstrip("\n"))
@@ -150,7 +185,7 @@ def looks_like_trace(path: Path) -> bool:
     try:
         with open_text(path) as f:
             for _ in range(20):
-                line = f.readline()
+                line = f.readline(1 << 16)  # a glog prefix is short: never read an endless line
                 if not line:
                     return False
                 if line.strip():

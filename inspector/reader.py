@@ -6,11 +6,26 @@ unterminated last line is held back until its newline arrives (a writer mid-``wr
 killed process); a corrupted line in the middle is counted and skipped; an unknown kind
 (a newer writer) is kept as ``UnknownEvent``. Decoding is msgspec's JSON → Structs: no
 pickle, no eval.
+
+A run directory is untrusted input (docs/security.md). A log is read only when it is a
+regular file inside the run directory (a symlink leaving it, a FIFO, a device, a directory
+named ``p2.jsonl``, a symlink loop: ignored, reported once as a ``Problem``) and only when
+its first line is a ``log_header`` (else it is not an event log: ignored, reported). A
+header whose schema is not a version number is refused like a newer schema. Lines are
+bounded (``MAX_LINE``); a line nested too deeply to decode is skipped. Terminal control
+characters in the log's strings (a ``graph_break`` message with ``\x1b[2J``) are turned
+into visible escapes (``safe_text``) as events are decoded, so that no face — CLI, TUI,
+LSP, pages — ever sends them to a terminal. Payloads are read
+through ``read_blob``: only digests of the store's own form, only regular files inside
+the run directory, at most ``MAX_BLOB`` bytes.
 """
 
 from __future__ import annotations
 
+import errno
 import os
+import re
+import stat
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -18,12 +33,46 @@ from typing import Any, Union
 
 import msgspec
 
-from dyn_inspect.engine.schema import SCHEMA_VERSION, AnyEvent, Chromium, Event, LogHeader, UnknownEvent
+from dyn_inspect.engine.eventlog import blob_path, valid_digest
+from dyn_inspect.engine.schema import SCHEMA_VERSION, AnyEvent, Blob, Chromium, Event, LogHeader, UnknownEvent
 from dyn_inspect.inspector.errors import InspectorError
 
 _typed = msgspec.json.Decoder(AnyEvent)
 _CHUNK = 4 << 20  # bytes read at a time: bounds memory while opening a large log
+# Our events are small (payloads live in blobs): a longer line is damage, skipped unread.
+MAX_LINE = 256 << 20
+MAX_BLOB = 1 << 30  # the largest payload read (Inductor modules are megabytes)
 _generic = msgspec.json.Decoder(dict[str, Any])
+
+# C0 controls but tab and newline, DEL, C1 controls, and the bidirectional overrides that
+# make text display in another order than it reads ("Trojan Source").
+CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
+# The same in a line of JSON as msgspec writes it: \u00XX escapes and \b \f \r, DEL,
+# C1 and the overrides as UTF-8. (A false positive only costs the slow path.)
+_CONTROL_JSON = re.compile(rb"\\u00[01][0-9a-fA-F]|\\[bfr]|\\u007[fF]|\x7f|\xc2[\x80-\x9f]|\xe2\x80[\xaa-\xae]|\xe2\x81[\xa6-\xa9]|\\u20(?:2[a-eA-E]|6[6-9])")
+
+
+def _escape(m: re.Match[str]) -> str:
+    c = ord(m[0])
+    return f"\\x{c:02x}" if c < 0x100 else f"\\u{c:04x}"
+
+
+def safe_text(text: str) -> str:
+    """``text`` with terminal control characters written as visible escapes (``\\x1b``);
+    newlines and tabs are kept."""
+    if not text or CONTROL.search(text) is None:
+        return text
+    return CONTROL.sub(_escape, text)
+
+
+def _safe_value(value: Any) -> Any:
+    if isinstance(value, str):
+        return safe_text(value)
+    if isinstance(value, list):
+        return [_safe_value(v) for v in value]
+    if isinstance(value, dict):
+        return {safe_text(k) if isinstance(k, str) else k: _safe_value(v) for k, v in value.items()}
+    return value
 
 
 class LightChromium(Chromium, tag="chromium"):
@@ -55,7 +104,83 @@ class Problem:
     message: str
 
     def __str__(self) -> str:
-        return f"{self.file}:{self.line}: {self.message}"
+        # line 0: the whole file (not read at all)
+        return f"{self.file}:{self.line}: {self.message}" if self.line else f"{self.file}: {self.message}"
+
+
+class Refused(Exception):
+    """A file of the run that is not read (its ``str`` says why, for one warning)."""
+
+
+def _kind(mode: int) -> str:
+    if stat.S_ISDIR(mode):
+        return "a directory"
+    if stat.S_ISFIFO(mode):
+        return "a FIFO"
+    if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
+        return "a device"
+    if stat.S_ISSOCK(mode):
+        return "a socket"
+    return "not a regular file"
+
+
+def open_inside(root: Path, path: Path) -> int:
+    """A read-only descriptor of ``path`` if it is a regular file inside ``root`` (following
+    symlinks that stay inside); raises ``Refused`` otherwise. Never blocks (a FIFO is
+    opened non-blocking and then refused)."""
+    try:
+        real = os.path.realpath(path)
+        base = os.path.realpath(root)
+    except (OSError, RuntimeError) as exc:  # RuntimeError: a symlink loop on older Pythons
+        raise Refused(f"cannot be resolved ({exc})") from None
+    if real != base and not real.startswith(base.rstrip(os.sep) + os.sep):
+        raise Refused("is a symlink that leaves the run directory; ignored")
+    try:
+        fd = os.open(real, os.O_RDONLY | os.O_NONBLOCK | os.O_NOFOLLOW | os.O_CLOEXEC)
+    except FileNotFoundError:
+        raise
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            raise Refused("is a symlink loop; ignored") from None
+        raise Refused(f"cannot be read ({exc.strerror}); ignored") from None
+    try:
+        mode = os.fstat(fd).st_mode
+    except OSError:
+        os.close(fd)
+        raise
+    if not stat.S_ISREG(mode):
+        os.close(fd)
+        raise Refused(f"is {_kind(mode)}, not a regular file; ignored")
+    return fd
+
+
+def read_blob(run_dir: Path, blob: Blob | str) -> bytes | None:
+    """A payload's bytes, or None when it is missing, not the store's own digest, not a
+    regular file inside the run, or larger than ``MAX_BLOB``."""
+    digest = blob if isinstance(blob, str) else blob.digest
+    if not valid_digest(digest):
+        return None
+    try:
+        fd = open_inside(run_dir, blob_path(run_dir, digest))
+    except (OSError, Refused):
+        return None
+    try:
+        with os.fdopen(fd, "rb") as f:
+            data = f.read(MAX_BLOB + 1)
+    except OSError:
+        return None
+    return data if len(data) <= MAX_BLOB else None
+
+
+def blob_readable(run_dir: Path, blob: Blob | str) -> bool:
+    digest = blob if isinstance(blob, str) else blob.digest
+    if not valid_digest(digest):
+        return False
+    try:
+        os.close(open_inside(run_dir, blob_path(run_dir, digest)))
+    except (OSError, Refused):
+        return False
+    return True
 
 
 @dataclass
@@ -66,6 +191,8 @@ class LogFile:
     header: LogHeader | None = None
     problems: list[Problem] = field(default_factory=list)
     _partial: bytes = b""
+    rejected: bool = False  # not read (not a regular file inside the run, or no header)
+    _skipping: bool = False  # inside a line longer than MAX_LINE
 
     def poll(self, light: bool = False) -> list[Event | UnknownEvent]:
         """Events appended since the last call. ``light``: ``chromium`` events come back as
@@ -75,12 +202,20 @@ class LogFile:
     def iter_new(self, light: bool = False) -> Iterator[Event | UnknownEvent]:
         """``poll`` as a generator, reading the file in bounded chunks: a consumer that does
         not keep the events (the model drops ``chromium``) holds one chunk, not the log."""
+        if self.rejected:
+            return
         try:
-            f = open(self.path, "rb")
+            fd = open_inside(self.path.parent, self.path)
         except FileNotFoundError:
             return
+        except Refused as exc:
+            self._reject(str(exc))
+            return
+        except OSError as exc:
+            self._reject(f"cannot be read ({exc.strerror}); ignored")
+            return
         decoder = _typed_light if light else _typed
-        with f:
+        with os.fdopen(fd, "rb") as f:
             f.seek(self.offset)
             while True:
                 chunk = f.read(_CHUNK)
@@ -91,24 +226,63 @@ class LogFile:
                 cut = data.rfind(b"\n")
                 if cut < 0:
                     self._partial = data  # a line longer than a chunk (or unterminated)
+                    if len(data) > MAX_LINE:
+                        self._skip_long_line()
                     continue
                 self._partial = data[cut + 1 :]
-                for raw in data[:cut].split(b"\n"):
+                lines = data[:cut].split(b"\n")
+                if self._skipping:
+                    self._skipping = False
+                    lines = lines[1:]  # the rest of the overlong line
+                hostile = _CONTROL_JSON.search(data, 0, cut) is not None  # one scan per chunk
+                for raw in lines:
                     self.line_no += 1
+                    if hostile and _CONTROL_JSON.search(raw) is not None:
+                        raw = self._neutralized(raw)
                     try:
                         # The common case inline (this loop is the cost of opening a big run).
                         event = decoder.decode(raw)
-                    except (msgspec.ValidationError, msgspec.DecodeError):
+                    except (msgspec.ValidationError, msgspec.DecodeError, RecursionError):
                         if not raw.strip():
                             continue
                         event = self._decode(raw, decoder)
                         if event is None:
+                            if self.header is None:
+                                self._reject("is not a dyn-inspect event log (its first line is no log header); ignored")
+                                return
                             continue
                     if type(event) is LogHeader:
                         self._check_header(event)
+                    elif self.header is None:
+                        self._reject("is not a dyn-inspect event log (its first line is no log header); ignored")
+                        return
                     yield event
+                if len(self._partial) > MAX_LINE:
+                    self._skip_long_line()
+
+    @staticmethod
+    def _neutralized(raw: bytes) -> bytes:
+        """The line with control characters in its strings made visible (see safe_text)."""
+        try:
+            data = _generic.decode(raw)
+        except (msgspec.DecodeError, RecursionError):
+            return raw  # not a JSON object: the decoder reports it
+        return msgspec.json.encode(_safe_value(data))
+
+    def _skip_long_line(self) -> None:
+        self.problems.append(Problem(self.path.name, self.line_no + 1, f"line longer than {MAX_LINE >> 20} MiB skipped"))
+        self._partial = b""
+        self._skipping = True
+        self.line_no += 1
+
+    def _reject(self, why: str) -> None:
+        self.rejected = True
+        self._partial = b""
+        self.problems.append(Problem(self.path.name, 0, why))
 
     def _check_header(self, event: LogHeader) -> None:
+        if event.schema < 1:
+            raise InspectorError(f"{self.path} has an invalid event-log schema {event.schema!r}: not a dyn-inspect log")
         if event.schema > SCHEMA_VERSION:
             raise InspectorError(
                 f"{self.path} was written by a newer dyn-inspect (event-log schema {event.schema}); "
@@ -122,11 +296,25 @@ class LogFile:
         except msgspec.ValidationError:
             try:
                 data = _generic.decode(raw)
+            except RecursionError:
+                self.problems.append(Problem(self.path.name, self.line_no, "line nested too deeply to read; skipped"))
+                return None
             except msgspec.DecodeError:
                 self.problems.append(Problem(self.path.name, self.line_no, "corrupted line skipped"))
                 return None
             kind = str(data.get("kind"))
-            return UnknownEvent(kind=kind, data=data, t=float(data.get("t") or 0), cid=data.get("cid"))
+            if kind == "log_header":
+                # A header this version cannot vouch for is refused like a newer schema:
+                # skipping it would read the rest of the file with the wrong meaning.
+                raise InspectorError(
+                    f"{self.path} has an invalid log header (schema {data.get('schema')!r}): not a dyn-inspect log this version reads"
+                )
+            t = data.get("t")
+            return UnknownEvent(kind=kind, data=data, t=float(t) if isinstance(t, (int, float)) else 0.0,
+                                cid=data.get("cid") if isinstance(data.get("cid"), str) else None)
+        except RecursionError:
+            self.problems.append(Problem(self.path.name, self.line_no, "line nested too deeply to read; skipped"))
+            return None
         except msgspec.DecodeError:
             self.problems.append(Problem(self.path.name, self.line_no, "corrupted line skipped"))
             return None
@@ -138,6 +326,7 @@ class LogFile:
 
 
 def list_logs(run_dir: Path) -> list[Path]:
+    """The ``*.jsonl`` names of a run (``LogFile`` decides whether each may be read)."""
     try:
         names = sorted(os.listdir(run_dir))
     except OSError:

@@ -12,11 +12,11 @@ import os
 from collections.abc import Iterator
 from pathlib import Path
 
-from dyn_inspect.engine.eventlog import LATEST, blob_path, runs_root
+from dyn_inspect.engine.eventlog import LATEST, runs_root
 from dyn_inspect.engine.schema import Blob, Event, UnknownEvent
 from dyn_inspect.inspector.errors import InspectorError
 from dyn_inspect.inspector.model import RunModel
-from dyn_inspect.inspector.reader import LogFile, Problem, list_logs
+from dyn_inspect.inspector.reader import LogFile, Problem, blob_readable, list_logs, read_blob, safe_text
 
 
 def is_run_dir(path: Path) -> bool:
@@ -76,6 +76,10 @@ class Run:
         self.refresh()
         if not self.logs:
             raise InspectorError(f"{path} holds no event logs (an empty or unfinished run)")
+        if all(log.rejected for log in self.logs.values()):
+            # Same answer from every command: files that are not event logs make no run.
+            first = next(p for log in self.logs.values() for p in log.problems[:1])
+            raise InspectorError(f"{path} is not a dyn-inspect run: none of its logs is an event log ({first})")
 
     def refresh(self) -> int:
         """Read what was appended since the last call; returns the number of new events."""
@@ -125,13 +129,11 @@ class Run:
         """A payload's text, loaded on demand; '' when missing (listed as a problem)."""
         if blob is None:
             return ""
-        try:
-            return blob_path(self.path, blob).read_bytes().decode("utf-8", "replace")
-        except OSError:
-            return ""
+        data = read_blob(self.path, blob)  # only the store's own digests, bounded
+        return "" if data is None else safe_text(data.decode("utf-8", "replace"))  # no terminal escapes
 
     def blob_exists(self, blob: Blob) -> bool:
-        return blob_path(self.path, blob).is_file()
+        return blob_readable(self.path, blob)
 
 
 def open_run(arg: str | os.PathLike[str] | None = None, runs_dir: str | None = None) -> Run:

@@ -52,6 +52,13 @@ def serve(args: argparse.Namespace) -> int:
     """Run the server until the client disconnects. Returns the exit status."""
     level = logging.DEBUG if args.verbose else logging.WARNING
     if args.log_file:
+        try:
+            # 0600 whatever the umask: with -v the log quotes source text (issue 19).
+            os.close(os.open(args.log_file, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600))
+            os.chmod(args.log_file, 0o600)
+        except OSError as exc:
+            print(f"dyn-inspect: cannot write the log file {args.log_file}: {exc.strerror}", file=sys.stderr)
+            return 2
         logging.basicConfig(filename=args.log_file, level=level, format="%(asctime)s %(name)s %(levelname)s %(message)s")
     else:
         logging.basicConfig(stream=sys.stderr, level=level, format="dyn-inspect lsp: %(levelname)s %(message)s")

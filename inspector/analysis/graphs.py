@@ -29,6 +29,7 @@ from pathlib import Path
 import networkx as nx
 
 from dyn_inspect.engine.normalizers.graphs import op_name
+from dyn_inspect.inspector.console import write_private
 from dyn_inspect.inspector.model import CompileInfo
 from dyn_inspect.inspector.run import Run
 
@@ -296,13 +297,14 @@ def write_svg(g: nx.DiGraph, out: Path, name: str = "graph") -> SvgResult:
     dot_text = to_dot(g, name)
     exe = shutil.which("dot")
     if exe is not None:
-        proc = subprocess.run([exe, "-Tsvg", "-o", str(out)], input=dot_text, text=True, capture_output=True, timeout=120)
+        proc = subprocess.run([exe, "-Tsvg"], input=dot_text, text=True, capture_output=True, timeout=120)
         if proc.returncode == 0:
+            write_private(out, proc.stdout)  # 0600 whatever the umask, like the run
             return SvgResult(out, None)
         reason = (proc.stderr.strip().splitlines() or ["dot failed"])[-1]
     else:
         reason = "Graphviz `dot` is not installed"
     dot_path = out.with_suffix(".dot")
-    dot_path.write_text(dot_text)
+    write_private(dot_path, dot_text)
     hint = f"{reason}: wrote {dot_path} instead; render it with `dot -Tsvg {dot_path} -o {out}` (install Graphviz: apt install graphviz / brew install graphviz)"
     return SvgResult(None, dot_path, hint)

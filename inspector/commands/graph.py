@@ -15,7 +15,7 @@ from rich.table import Table
 
 from dyn_inspect.inspector.analysis.graphs import GraphDiff, compile_graph, diff_graphs, op_histogram, to_dot, write_svg
 from dyn_inspect.inspector.analysis.guards import find_compile
-from dyn_inspect.inspector.console import make_console
+from dyn_inspect.inspector.console import make_console, write_private
 from dyn_inspect.inspector.ranks import add_rank_argument
 from dyn_inspect.inspector.errors import InspectorError
 from dyn_inspect.inspector.model import CompileInfo
@@ -60,6 +60,10 @@ def load_graph(run: Run, c: CompileInfo, stage: str) -> nx.DiGraph:
     if g is None:
         stages = ", ".join(dict.fromkeys(gr.stage for gr in c.graphs)) or "none recorded"
         raise InspectorError(f"compile {c.cid} has no {stage} graph (stages: {stages})")
+    recorded = c.graph(stage)
+    if recorded is not None and not run.blob_exists(recorded.code):
+        # Not "0 nodes": the graph is there, its code is not (issue 19).
+        raise InspectorError(f"the code of compile {c.cid}'s {stage} graph is missing from the run (payload {recorded.code.digest[:40]!r} not in blobs/)")
     return g
 
 
@@ -114,7 +118,7 @@ def run(args: argparse.Namespace) -> int:
         if args.dot == "-":
             sys.stdout.write(text)
         else:
-            Path(args.dot).write_text(text)
+            write_private(args.dot, text)  # 0600: node names and shapes come from the model
             print(f"wrote {args.dot}", file=sys.stderr)
         return 0
     if args.svg:

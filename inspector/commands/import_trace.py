@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from dyn_inspect.engine.importer import FileImport, ImportResult, PathMap, TraceImportError, import_trace
+from dyn_inspect.engine.tracefile import MAX_LINE_MB, MAX_TOTAL_MB
 from dyn_inspect.inspector.console import make_console
 from dyn_inspect.inspector.errors import InspectorError
 from dyn_inspect.inspector.reports import short_path, summary_dict
@@ -33,7 +34,21 @@ def prepare_parser(parser: argparse.ArgumentParser) -> None:
         default=[],
         help="rewrite source paths under OLD (the machine that wrote the log) to NEW (your checkout); repeatable",
     )
+    parser.add_argument("--max-line-mb", type=_megabytes, default=MAX_LINE_MB, metavar="MB",
+                        help=f"refuse a file with a line longer than this (default {MAX_LINE_MB}; a damaged or hostile log)")
+    parser.add_argument("--max-size-mb", type=_megabytes, default=MAX_TOTAL_MB, metavar="MB",
+                        help=f"refuse a file larger than this uncompressed (default {MAX_TOTAL_MB})")
     parser.add_argument("--json", action="store_true", help="machine-readable output")
+
+
+def _megabytes(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number of MiB, got {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError("the limit must be at least 1 MiB")
+    return value
 
 
 def file_dict(f: FileImport) -> dict[str, Any]:
@@ -120,11 +135,15 @@ def run(args: argparse.Namespace) -> int:
             out=Path(args.output) if args.output else None,
             runs_dir=args.runs_dir,
             path_map=path_map,
+            max_line_mb=args.max_line_mb,
+            max_total_mb=args.max_size_mb,
         )
     except TraceImportError as exc:
         raise InspectorError(str(exc)) from exc
     except PermissionError as exc:
         raise InspectorError(f"cannot read {exc.filename}: permission denied") from exc
+    except MemoryError:
+        raise InspectorError(f"cannot import {args.path}: out of memory (lower --max-line-mb / --max-size-mb)") from None
     except OSError as exc:
         raise InspectorError(f"cannot import {args.path}: {exc.strerror or exc}") from exc
     imported = Run(result.run_dir)

@@ -41,7 +41,7 @@ from typing import Any
 
 import msgspec
 
-from dyn_inspect.engine.eventlog import TOOL_VERSION, blob_path
+from dyn_inspect.engine.eventlog import TOOL_VERSION
 from dyn_inspect.engine.schema import (
     Blob,
     Capture,
@@ -55,6 +55,7 @@ from dyn_inspect.engine.schema import (
     RunStart,
     UnknownEvent,
 )
+from dyn_inspect.inspector.console import safe_text
 from dyn_inspect.inspector.errors import InspectorError
 from dyn_inspect.inspector.export import graph_pictures, report
 from dyn_inspect.inspector.export.environment import config_sets, environment, first_start
@@ -63,13 +64,13 @@ from dyn_inspect.inspector.export.selection import Selection, select
 from dyn_inspect.inspector.export.torch_trace import TraceWriter
 from dyn_inspect.inspector.locations import is_library
 from dyn_inspect.inspector.model import CompileInfo, RunModel
+from dyn_inspect.inspector.reader import read_blob
 from dyn_inspect.inspector.run import Run
 
 BUNDLE_FORMAT = 1
 _LIFECYCLE = (LogHeader, ProcessStart, ProcessEnd, RunStart, RunEnd)
 _KERNEL_EXT = {"cpp": ".cpp", "triton": ".py", "cuda": ".cu"}
 _SAFE = re.compile(r"[^A-Za-z0-9_.=-]+")
-_DIGEST = re.compile(r"[0-9a-f]{16,128}")
 # torch writes the recording machine's cache directory into every runnable repro; on the
 # recipient's machine that path is at best meaningless and at worst not writable.
 _REPRO_CACHE_DIR = re.compile(r"^(os\.environ\[['\"]TORCHINDUCTOR_CACHE_DIR['\"]\]\s*=.*)$", re.M)
@@ -81,7 +82,7 @@ def _entry(path: str) -> zipfile.ZipInfo:
     """A zip entry for a streamed file (``writestr`` sets these itself)."""
     info = zipfile.ZipInfo(path, date_time=time.localtime()[:6])
     info.compress_type = zipfile.ZIP_DEFLATED
-    info.external_attr = 0o644 << 16
+    info.external_attr = 0o600 << 16  # like writestr's: the bundle holds model code
     return info
 
 
@@ -106,6 +107,25 @@ class Skipped:
 
     def __str__(self) -> str:
         return f"{self.what}: {self.why}"
+
+
+_MISSING = "is missing from the run directory"
+
+
+def group_missing(skipped: list[Skipped]) -> list[Skipped]:
+    """Missing payloads as one entry ("116 payloads missing ..."): a run without its blobs
+    would otherwise list hundreds of lines. ``manifest.json["skipped"]`` keeps each."""
+    missing = [s for s in skipped if s.why.endswith(_MISSING)]
+    if len(missing) <= 1:
+        return list(skipped)
+    kinds: dict[str, int] = {}
+    for s in missing:
+        kind = s.what.split(" of compile ")[0]
+        kinds[kind] = kinds.get(kind, 0) + 1
+    top = ", ".join(f"{k} ×{n}" for k, n in sorted(kinds.items(), key=lambda kv: -kv[1])[:5])
+    more = ", ..." if len(kinds) > 5 else ""
+    grouped = Skipped(f"{len(missing)} payloads", f"missing from the run directory ({top}{more}); each is listed in manifest.json skipped")
+    return [s for s in skipped if not s.why.endswith(_MISSING)] + [grouped]
 
 
 @dataclass
@@ -194,13 +214,17 @@ def _locations(value: Any) -> Iterator[dict[str, Any]]:
 
 
 def build_redactor(events: dict[str, list[Event | UnknownEvent]]) -> Redactor:
-    """Every non-library file the run points at, plus the code lines the log recorded."""
+    """Every non-library file the run points at, plus the code lines the log recorded, plus
+    the recording machines' host names."""
     files: set[str] = set()
     code: set[str] = set()
+    hosts: set[str] = set()
     for evs in events.values():
         for ev in evs:
             if isinstance(ev, UnknownEvent):
                 continue
+            if isinstance(ev, ProcessStart) and ev.hostname:
+                hosts.add(ev.hostname)
             if isinstance(ev, (Capture, RecompileLimit)) and ev.co_filename:
                 files.add(ev.co_filename)
             if isinstance(ev, (RunStart, ProcessStart)):
@@ -217,14 +241,27 @@ def build_redactor(events: dict[str, list[Event | UnknownEvent]]) -> Redactor:
                 files.add(file)
                 if isinstance(loc.get("code"), str) and loc["code"]:
                     code.add(loc["code"])
-    return Redactor.for_sources(files, code)
+    return Redactor.for_sources(files, code, hosts=hosts)
+
+
+def _map_strings(value: Any, fn: Callable[[str], str]) -> Any:
+    if isinstance(value, str):
+        return fn(value)
+    if isinstance(value, list):
+        return [_map_strings(v, fn) for v in value]
+    if isinstance(value, dict):
+        return {k: _map_strings(v, fn) for k, v in value.items()}
+    return value
 
 
 def _redact_event(event: Event | UnknownEvent, r: Redactor) -> Event | UnknownEvent:
     if isinstance(event, UnknownEvent):
         return UnknownEvent(kind=event.kind, data=r.value(event.data), t=event.t, cid=event.cid)
     if isinstance(event, _LIFECYCLE) and not isinstance(event, ProcessEnd):
-        return event  # commands, versions, config: no source text
+        # Commands, versions, config: no source text, but paths with the user name and the
+        # host name.
+        data = _map_strings(msgspec.to_builtins(event), r.identity)
+        return msgspec.convert(data, type(event))
     data = r.value(msgspec.to_builtins(event))
     return msgspec.convert(data, type(event))
 
@@ -338,18 +375,16 @@ class _Writer:
     # payloads
 
     def _raw(self, blob: Blob) -> bytes | None:
-        if not _DIGEST.fullmatch(blob.digest):
-            # A digest is a file name under blobs/: never follow one that could leave it.
+        # A digest is a file name under blobs/: read_blob follows none that could leave it,
+        # and reads only regular files, bounded.
+        data = read_blob(self.run.path, blob)
+        if data is None:
             self._missing.add(blob.digest)
-            return None
-        try:
-            return blob_path(self.run.path, blob).read_bytes()
-        except OSError:
-            self._missing.add(blob.digest)
-            return None
+        return data
 
     def _transforms(self, mode: str) -> bool:
-        return self.redactor is not None or mode == "repro"
+        # Text payloads always: terminal control characters are shown, not kept.
+        return self.redactor is not None or mode in ("repro", "text")
 
     def payload(self, blob: Blob | None, mode: str) -> str | None:
         """A payload as the bundle stores it (redacted, repro fixed); None if missing."""
@@ -365,6 +400,8 @@ class _Writer:
         text = raw.decode("utf-8", "replace")
         if self.redactor is not None:
             text = self.redactor.payload(text, mode)  # type: ignore[arg-type]
+        if mode == "text":
+            text = safe_text(text)
         if mode == "repro":
             text = _REPRO_CACHE_DIR.sub(
                 lambda m: "# " + m[1] + "  # the recording machine's cache; left out by dyn-inspect export", text
@@ -556,7 +593,7 @@ def write_bundle(plan: ExportPlan) -> ExportResult:
         files=len(w.files),
         compiles=plan.compile_count,
         redacted=plan.redacted,
-        skipped=w.skipped + [Skipped("event log line", p) for p in plan.problems],
+        skipped=group_missing(w.skipped) + [Skipped("event log line", p) for p in plan.problems],
         incomplete=plan.incomplete,
     )
 
@@ -645,7 +682,7 @@ def _write_contents(w: _Writer, plan: ExportPlan) -> None:
 
     missing = sorted(w._missing)
     skipped_lines = (
-        [str(s) for s in w.skipped]
+        [str(s) for s in group_missing(w.skipped)]
         + [f"unreadable log line: {p}" for p in plan.problems]
         + [f"incomplete: {i}" for i in plan.incomplete]
     )
@@ -671,8 +708,9 @@ def _write_contents(w: _Writer, plan: ExportPlan) -> None:
         skipped=skipped_lines,
         scrub=plan.redactor.text if plan.redactor is not None else (lambda s: s),
     )
-    w.write_text("summary.md", report.summary_markdown(data), "summary: breaks, recompiles, kernels, compile time")
-    w.write_text("report.html", report.report_html(data), "the same as a single offline HTML page")
+    # Log text may hold terminal escapes (a graph_break message): shown, never sent.
+    w.write_text("summary.md", safe_text(report.summary_markdown(data)), "summary: breaks, recompiles, kernels, compile time")
+    w.write_text("report.html", safe_text(report.report_html(data)), "the same as a single offline HTML page")
 
     # 7. manifest and index
     rs, re_ = model.run_start, model.run_end
@@ -724,6 +762,7 @@ def _write_contents(w: _Writer, plan: ExportPlan) -> None:
         "compiles": compile_index,
         "graph_pictures": {"dot": True, "svg": w.svg_note is None, "svg_note": w.svg_note},
         "size": {"payload_bytes": plan.payload_bytes, "unique_payloads": len(plan.blobs), "estimate_bytes": plan.estimate_bytes},
+        # Every item (the pages and the command group missing payloads into one line).
         "skipped": [asdict(s) for s in w.skipped]
         + [{"what": "event log line", "why": p} for p in plan.problems]
         + [{"what": f"payload {d}", "why": "missing from the run directory"} for d in missing if not any(d in s.why for s in w.skipped)],
@@ -737,10 +776,11 @@ def _write_contents(w: _Writer, plan: ExportPlan) -> None:
     w.files["index.md"] = "the list of files"
     manifest["files"] = dict(sorted(w.files.items()))
     w.zf.writestr("manifest.json", json.dumps(manifest, indent=2, default=str) + "\n")
-    w.zf.writestr("index.md", _index(manifest, plan))
+    grouped = [asdict(s) for s in group_missing(w.skipped)] + [{"what": "event log line", "why": p} for p in plan.problems]
+    w.zf.writestr("index.md", safe_text(_index(manifest, plan, grouped)))
 
 
-def _index(manifest: dict[str, Any], plan: ExportPlan) -> str:
+def _index(manifest: dict[str, Any], plan: ExportPlan, skipped: list[dict[str, str]]) -> str:
     run = manifest["run"]
     lines = [
         f"# dyn-inspect bundle — run {run['id']}",
@@ -761,9 +801,9 @@ def _index(manifest: dict[str, Any], plan: ExportPlan) -> str:
         "",
     ]
     lines += [f"- `{path}` — {what}" for path, what in manifest["files"].items()]
-    if manifest["skipped"] or manifest["incomplete"]:
+    if skipped or manifest["incomplete"]:
         lines += ["", "## Skipped or incomplete", ""]
-        lines += [f"- {s['what']}: {s['why']}" for s in manifest["skipped"]]
+        lines += [f"- {s['what']}: {s['why']}" for s in skipped]
         lines += [f"- incomplete: {i}" for i in manifest["incomplete"]]
     return "\n".join(lines) + "\n"
 

@@ -14,26 +14,41 @@ compilation metrics. Redaction works in two layers:
    text everywhere, in generated code only inside comments, so that graph code, the
    Inductor module, kernels and the runnable repro stay valid Python/C++.
 
-Graph structure, kernels, guards (minus their source comments) and metrics are kept.
+On top of the source text (docs/export.md has the table of every file kind):
+
+3. *Literals*: string constants of the user's code, wherever torch quotes them in text
+   (``ConstantVariable(str: 'scaling %s')``, guards ``G['X'] == 'value'``, the message of
+   ``graph_break(msg=...)``), become ``'<redacted>'``; a subscript's key (``L['x']``, a
+   name) and a traceback's ``File "..."`` are kept.
+4. *Bytecode dumps* (the original and modified bytecode of every frame: constants and
+   every local and global name) are dropped.
+5. *Identity*: the user name in home directories and torch's ``/tmp/torchinductor_<user>``
+   and the recording machines' host names become ``<user>`` / ``<host>``.
+
+Graph structure (whose node names follow the program's variable names), kernels, guards
+(minus their source comments and literals) and metrics are kept.
 """
 
 from __future__ import annotations
 
 import ast
+import getpass
 import json
 import re
+import socket
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any, Literal
 
-from dyn_inspect.engine.schema import Artifact, CacheEvent, Event, Graph, Kernel, OutputCode
+from dyn_inspect.engine.schema import Artifact, Bytecode, CacheEvent, Event, Graph, Kernel, OutputCode
 from dyn_inspect.inspector.locations import is_library
 
 REDACTED = "<redacted>"
 
 # Payloads are generated code (kept valid: only comments are touched), torch's runnable
 # repro (code, plus one fix-up in bundle.py), free text, or JSON documents.
-Mode = Literal["code", "repro", "text", "json"]
+Mode = Literal["code", "repro", "text", "json", "drop"]
+DROPPED = "<redacted: dropped by --redact-source (bytecode names every constant and variable of the frame)>\n"
 
 # Shorter lines are too likely to occur by chance inside generated code and torch's text
 # ("x = 1"); structural rules still remove them where torch quotes them.
@@ -49,6 +64,20 @@ _COMMENT_START = re.compile(r"(?:^|\s)#")
 _LITERAL = r"""(?:'(?:[^'\\\n]|\\.)*'|"(?:[^"\\\n]|\\.)*")"""
 _FRAGMENT_FIRST = re.compile(r"^(?P<prefix>.*?[\[(=,\s])(?P<lit>" + _LITERAL + r")(?P<suffix>[\])},]*)$")
 _FRAGMENT_NEXT = re.compile(r"^\s+(?P<lit>" + _LITERAL + r")(?P<suffix>[\])},]*)$")
+# A literal where torch quotes a constant of the user's code: a variable's repr in a
+# graph-break context (``ConstantVariable(str: 'scaling %s')``) or a guard's comparison
+# (``G['X'] == 'value'``). torch's own strings elsewhere (device types, config) are kept.
+_TEXT_LITERAL = re.compile(
+    r"""(?P<head>\b(?:str|bytes)\s*:\s*|[=!]=\s*)(?P<lit>[bBrRuU]{0,2}(?:'(?:[^'\\\n]|\\.)*'|"(?:[^"\\\n]|\\.)*"))"""
+)
+MIN_LITERAL = 6  # the user's own string constants at least this long are removed everywhere
+_LITERAL_REDACTED = "'" + REDACTED + "'"
+# torch's words before the user's own message (graph_break(msg=...), skip reasons).
+_USER_MESSAGE = re.compile(r"(?P<head>\b(?:Message|msg):\s*)(?P<msg>[^\n]+)")
+_HOME = re.compile(r"(?P<head>/(?:home|Users)/)(?P<user>[^/\s'\"<>]+)")
+_INDUCTOR_TMP = re.compile(r"(?P<head>torchinductor_)(?P<user>[^/\s'\"<>]+)")
+USER = "<user>"
+HOST = "<host>"
 
 
 def _trie_regex(words: Iterable[str]) -> re.Pattern[str] | None:
@@ -79,18 +108,69 @@ def _trie_regex(words: Iterable[str]) -> re.Pattern[str] | None:
 class Redactor:
     """Scrubs strings; built once per export from the user lines the run points at."""
 
-    def __init__(self, user_lines: Iterable[str] = ()) -> None:
+    def __init__(
+        self,
+        user_lines: Iterable[str] = (),
+        hosts: Iterable[str] = (),
+        users: Iterable[str] = (),
+        user_literals: Iterable[str] = (),
+    ) -> None:
         lines = {s.strip() for s in user_lines}
         self.user_lines = {s for s in lines if MIN_CATCH_ALL <= len(s) <= MAX_CATCH_ALL}
-        self._catch_all = _trie_regex(sorted(self.user_lines))
+        # The program's own string constants (one line, long enough not to be a common
+        # word): removed wherever they occur, like its lines.
+        self.user_literals = {
+            v.strip() for v in user_literals if "\n" not in v and MIN_LITERAL <= len(v.strip()) <= MAX_CATCH_ALL
+        }
+        self._catch_all = _trie_regex(sorted(self.user_lines | self.user_literals))
+        # Host names (and their first label) and user names: whole words only, 2+ chars.
+        names = {h for host in hosts if host for h in (host, host.split(".")[0]) if len(h) >= 2}
+        self.hosts = names
+        self._hosts = _trie_regex(sorted(names, key=len, reverse=True))
+        self.users = {u for u in users if u and len(u) >= 2}
+
+    def identity(self, text: str) -> str:
+        """User names in home and torch cache directories, host names: replaced."""
+        if not text:
+            return text
+        text = _HOME.sub(lambda m: m["head"] + USER, text)
+        text = _INDUCTOR_TMP.sub(lambda m: m["head"] + USER, text)
+        if self._hosts is not None:
+            text = self._hosts.sub(HOST, text)
+        return text
+
+    @staticmethod
+    def literals(text: str) -> str:
+        """Quoted string literals and the user's own messages in torch's text."""
+        if not text:
+            return text
+        text = _USER_MESSAGE.sub(lambda m: m["head"] + REDACTED, text)
+        if "'" in text or '"' in text:
+            text = _TEXT_LITERAL.sub(lambda m: m["head"] + _LITERAL_REDACTED, text)
+        return text
 
     # -- building ----------------------------------------------------------------------
 
     @classmethod
-    def for_sources(cls, files: Iterable[str], recorded_code: Iterable[str] = ()) -> Redactor:
+    def for_sources(
+        cls, files: Iterable[str], recorded_code: Iterable[str] = (), hosts: Iterable[str] = (), users: Iterable[str] = ()
+    ) -> Redactor:
         """From the user's source files (read if they are still on disk) plus the code
-        text the log recorded (which may be all there is for an imported log)."""
+        text the log recorded (which may be all there is for an imported log); ``hosts``:
+        the recording machines' names (this machine's is added)."""
+        try:
+            here = [socket.gethostname()]
+        except OSError:
+            here = []
+        try:
+            me = [getpass.getuser()]
+        except (OSError, KeyError):
+            me = []
+        hosts = [*hosts, *here]
+        users = [*users, *me]
         lines: set[str] = set(recorded_code)
+        literals: set[str] = set()
+        names: set[str] = set()
         for name in sorted(set(files)):
             if is_library(name):
                 continue
@@ -102,7 +182,12 @@ class Redactor:
             except OSError:
                 continue
             lines.update(text.splitlines())
-        return cls(lines)
+            found, used = _string_constants(text)
+            literals.update(found)
+            names.update(used)
+        # A literal that is also a name of the program ("chatty", a function's name) is
+        # structure, kept like the names; the structural rules still take it out of guards.
+        return cls(lines, hosts, users, literals - names)
 
     # -- scrubbing ---------------------------------------------------------------------
 
@@ -186,7 +271,7 @@ class Redactor:
                 if j > i:
                     out.append(" " * (indent + 4) + REDACTED)
                     i = j
-        return self.catch_all("\n".join(out))
+        return self.identity(self.literals(self.catch_all("\n".join(out))))
 
     def code(self, text: str) -> str:
         """Generated code: only comments are touched, so the code still runs."""
@@ -199,8 +284,9 @@ class Redactor:
                 out.append(line)
                 continue
             cut = m.start() + (1 if line[m.start()] != "#" else 0)
-            out.append(line[:cut] + self.catch_all(self._line_rules(line[cut:])))
-        return "\n".join(out)
+            out.append(line[:cut] + self.identity(self.catch_all(self._line_rules(line[cut:]))))
+        # Paths with the user name also occur in code (a repro's cache dir, #include lines).
+        return _INDUCTOR_TMP.sub(lambda m: m["head"] + USER, _HOME.sub(lambda m: m["head"] + USER, "\n".join(out)))
 
     def json_text(self, text: str) -> str:
         """A JSON document: scrub every string in it (recursing into JSON-in-strings)."""
@@ -236,6 +322,8 @@ class Redactor:
         return value
 
     def payload(self, text: str, mode: Mode) -> str:
+        if mode == "drop":
+            return DROPPED
         if mode in ("code", "repro"):
             return self.code(text)
         if mode == "json":
@@ -243,10 +331,38 @@ class Redactor:
         return self.text(text)
 
 
+def _string_constants(source: str) -> tuple[set[str], set[str]]:
+    """(string constants, identifiers) of a Python file (``ast`` only, nothing runs)."""
+    try:
+        tree = ast.parse(source)
+    except (SyntaxError, ValueError, RecursionError):
+        return set(), set()
+    out: set[str] = set()
+    names: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Constant) and isinstance(node.value, str):
+            out.add(node.value)
+        elif isinstance(node, ast.JoinedStr):  # f"...": its literal parts
+            out.update(v.value for v in node.values if isinstance(v, ast.Constant) and isinstance(v.value, str))
+        elif isinstance(node, ast.Name):
+            names.add(node.id)
+        elif isinstance(node, ast.Attribute):
+            names.add(node.attr)
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            names.add(node.name)
+        elif isinstance(node, ast.arg):
+            names.add(node.arg)
+        elif isinstance(node, ast.keyword) and node.arg:
+            names.add(node.arg)
+    return out, names
+
+
 def mode_for(event: Event, field: str) -> Mode:
     """How the payload in ``event.<field>`` is treated (by redaction and fix-ups)."""
     if isinstance(event, (Graph, OutputCode, Kernel)):
         return "code"
+    if isinstance(event, Bytecode):
+        return "drop"  # only when redacting; otherwise stored as recorded
     if isinstance(event, Artifact):
         if event.name == "fx_graph_runnable":
             return "repro"
