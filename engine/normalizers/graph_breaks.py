@@ -156,7 +156,7 @@ def graph_break(record: TraceRecord, ctx: Context) -> Iterable[Event]:
         url=block["url"],  # type: ignore[arg-type]
         reason=str(parsed["reason"]),
         explanation=str(block["explanation"]),
-        hints=list(block["hints"]),  # type: ignore[arg-type]
+        hints=[str(h) for h in block["hints"]],  # type: ignore[attr-defined]
         user_stack=stack,
         text=ctx.blobs.put(text),
     )

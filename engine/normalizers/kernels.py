@@ -119,9 +119,9 @@ def parse_output_code(code: str) -> list[dict[str, object]]:
         # that end the previous one (no size cap: big GPU graphs put 4-8 KB of "Source node
         # to ATen node mapping" between the "Original ATen" line and the definition).
         sep = code.rfind("\n\n\n", 0, m.start())
-        block = code[sep + 1 if sep >= 0 else 0:m.start()]
+        block: str | None = code[sep + 1 if sep >= 0 else 0:m.start()]
         comment = None
-        for c in _COMMENT_RE.finditer(block):
+        for c in _COMMENT_RE.finditer(block or ""):
             comment = c
         if comment is None:
             # C++: the comment is at the call site in call(): the line(s) above `name(`.
@@ -176,7 +176,7 @@ def output_code(record: TraceRecord, ctx: Context) -> Iterable[Event]:
     nodes = ctx.node_lines.get((cid, backward), {})
     for k in kernels:
         src = str(k["src"])
-        locs = _dedup([nodes[n] for n in k["nodes"] if n in nodes])  # type: ignore[union-attr]
+        locs = _dedup([nodes[n] for n in k["nodes"] if n in nodes])  # type: ignore[attr-defined]
         if locs:
             from_graph[str(k["name"])] = locs
         yield Kernel(

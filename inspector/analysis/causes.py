@@ -264,6 +264,8 @@ def _assigned_at(path: str, before_line: int, name: str) -> ast.stmt | None:
         return None
     best: ast.stmt | None = None
     for node in ast.walk(scope):
+        if not isinstance(node, ast.stmt):
+            continue
         targets: list[ast.expr] = []
         if isinstance(node, ast.Assign):
             targets = list(node.targets)
