@@ -125,3 +125,17 @@ async def test_run_without_failures_shows_zero(faces_long_run: Run) -> None:
         await settle(pilot)
         assert rows(app.query_one("#failures-table", DataTable)) == []
         assert "No compile failed." in app.query_one("#failure-detail", DetailPane).text()
+
+
+async def test_recompile_timeline_lists_a_few_older_cache_entries(faces_recompiles_run: Run) -> None:
+    app = app_for(faces_recompiles_run)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("3")
+        await settle(pilot)
+        table = app.query_one("#recompiles-table", DataTable)
+        while cursor_row(table)[2] != "by_dtypes":
+            await pilot.press("down")
+        await settle(pilot)
+        text = flat(app.query_one("#recompile-timeline", DetailPane).text())
+        assert text.startswith("by_dtypes") and "… and 1 older cache entry failed too" in text
+        assert text.count("failed guard") == 1 + 2 + 3 + 3  # compiles #1..#4: 1, 2, 3, then 3 of 4

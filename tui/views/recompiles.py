@@ -23,6 +23,7 @@ from dyn_inspect.tui.views.base import COMMON_KEYS, Cell, Context, SearchHit, Vi
 from dyn_inspect.tui.widgets import DetailPane
 
 MAX_DIFF_LINES = 8
+MAX_OLDER_ENTRIES = 2  # older cache entries' failed guards shown per recompile
 
 
 def frame_key(f: FrameInfo) -> str:
@@ -81,13 +82,17 @@ def timeline(ctx: Context, frame: FrameInfo) -> list[RenderableType]:
             (f"  {duration(c.compile_time_s)}" if c.compile_time_s else "", "dim"),
         )
         parts.append(head)
-        for failure in entry.failures:
+        # One failure per older cache entry: the newest few (a long timeline stays linear).
+        for failure in entry.failures[: 1 + MAX_OLDER_ENTRIES]:
             entry_id = f" (cache entry {failure.entry})" if failure.entry else ""
             line = Text(f"    ✗ failed guard{entry_id}: ", style="red")
             line.append(failure.text, style="")
             if failure.user_code:
                 line.append(f"\n      at: {failure.user_code}", style="dim")
             parts.append(line)
+        hidden = len(entry.failures) - 1 - MAX_OLDER_ENTRIES
+        if hidden > 0:
+            parts.append(Text(f"    … and {hidden} older cache entr{'y' if hidden == 1 else 'ies'} failed too", style="dim"))
         if entry.is_recompile:
             previous = entries[entry.index - 1].compile
             diff = _diff(ctx, previous, c)
