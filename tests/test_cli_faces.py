@@ -157,3 +157,16 @@ def test_recompiles_text_shows_a_few_older_cache_entries_per_recompile(faces_rec
     code, out = run_cli(capsys, "recompiles", str(faces_recompiles_run.path), "--json")
     (frame,) = [f for f in json.loads(out)["frames"] if f["function"] == "by_dtypes"]
     assert len(frame["timeline"][4]["failures"]) == 4  # JSON keeps every one
+
+
+def test_backend_exception_is_a_compile_failure(tmp_path: Path, capsys) -> None:
+    # tlparse's comp_failure.log: a backend that raises (BackendCompilerFailed), imported.
+    from dyn_inspect.engine.importer import import_trace
+
+    result = import_trace(Path(__file__).parent / "fixtures" / "comp_failure.log", out=tmp_path / "run")
+    code, out = run_cli(capsys, "summary", str(result.run_dir), "--json")
+    (f,) = json.loads(out)["compile_failures"]
+    assert f["type"] == "BackendCompilerFailed" and f["headline"] == "backend='broken_backend' raised: RuntimeError: broken backend"
+    assert f["user_loc"]["line"] == 10755 and f["function"] == "fn"
+    code, text = run_cli(capsys, "check", str(result.run_dir))
+    assert code == 1 and "BackendCompilerFailed: backend='broken_backend' raised: RuntimeError: broken backend" in text

@@ -44,11 +44,14 @@ class CompileFailure:
 
     @property
     def headline(self) -> str:
-        """The first line of torch's text ("Data-dependent branching")."""
-        for line in self.reason.splitlines():
-            if line.strip():
-                return line.strip()
-        return self.fail_type
+        """The first line of torch's text ("Data-dependent branching"); a line that only
+        introduces the next ("backend='x' raised:") is joined with it."""
+        lines = [line.strip() for line in self.reason.splitlines() if line.strip()]
+        if not lines:
+            return self.fail_type
+        if lines[0].endswith(":") and len(lines) > 1:
+            return f"{lines[0]} {lines[1]}"
+        return lines[0]
 
 
 @dataclass
