@@ -115,6 +115,13 @@ def test_library_break_shows_the_user_line_first(faces_recompiles_run: Run, caps
     assert row.split()[1].endswith(f"faces_recompiles.py:{user}") and row.split()[-1].startswith("torch/optim/optimizer.py:")
 
 
+def test_end_of_run_summary_shows_the_user_line_first(corpus: Corpus) -> None:
+    rec = corpus["faces_recompiles"]
+    user = marker_line(RECOMPILES, "CALLS:step")
+    row = next(r for r in rec.stderr.splitlines() if "(in torch/optim/optimizer.py:" in r)
+    assert row.split()[0] == f"faces_recompiles.py:{user}"  # relative to the program's directory
+
+
 def test_report_shows_the_user_line_for_a_library_break(faces_recompiles_run: Run, tmp_path: Path) -> None:
     user = marker_line(RECOMPILES, "CALLS:step")
     export_run(faces_recompiles_run, tmp_path / "b.zip")
