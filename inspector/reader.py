@@ -47,10 +47,6 @@ _generic = msgspec.json.Decoder(dict[str, Any])
 # C0 controls but tab and newline, DEL, C1 controls, and the bidirectional overrides that
 # make text display in another order than it reads ("Trojan Source").
 CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
-# The same in a line of JSON as msgspec writes it: \u00XX escapes and \b \f \r, DEL,
-# C1 and the overrides as UTF-8. (A false positive only costs the slow path.)
-_CONTROL_JSON = re.compile(rb"\\u00[01][0-9a-fA-F]|\\[bfr]|\\u007[fF]|\x7f|\xc2[\x80-\x9f]|\xe2\x80[\xaa-\xae]|\xe2\x81[\xa6-\xa9]|\\u20(?:2[a-eA-E]|6[6-9])")
-
 
 def _escape(m: re.Match[str]) -> str:
     c = ord(m[0])
@@ -95,6 +91,8 @@ class LightChromium(Chromium, tag="chromium"):
 
 _LIGHT_TYPES = tuple(LightChromium if t is Chromium else t for t in AnyEvent.__args__)  # type: ignore[attr-defined]
 _typed_light = msgspec.json.Decoder(Union[_LIGHT_TYPES])  # type: ignore[valid-type]
+# Kinds never shown as text (timers; their args stay raw): not checked for control chars.
+_NO_TEXT = frozenset({LightChromium, Chromium})
 
 
 @dataclass
@@ -234,11 +232,9 @@ class LogFile:
                 if self._skipping:
                     self._skipping = False
                     lines = lines[1:]  # the rest of the overlong line
-                hostile = _CONTROL_JSON.search(data, 0, cut) is not None  # one scan per chunk
+                controls = b"\\u00" in data  # one scan per chunk, not per line
                 for raw in lines:
                     self.line_no += 1
-                    if hostile and _CONTROL_JSON.search(raw) is not None:
-                        raw = self._neutralized(raw)
                     try:
                         # The common case inline (this loop is the cost of opening a big run).
                         event = decoder.decode(raw)
@@ -251,6 +247,10 @@ class LogFile:
                                 self._reject("is not a dyn-inspect event log (its first line is no log header); ignored")
                                 return
                             continue
+                    if controls and b"\\u00" in raw and type(event) not in _NO_TEXT:
+                        # A control character in a string (JSON escapes it: \u001b): decode
+                        # again with the strings made safe (the rare path).
+                        event = self._decode(self._neutralized(raw), decoder) or event
                     if type(event) is LogHeader:
                         self._check_header(event)
                     elif self.header is None:
