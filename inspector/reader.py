@@ -12,10 +12,10 @@ regular file inside the run directory (a symlink leaving it, a FIFO, a device, a
 named ``p2.jsonl``, a symlink loop: ignored, reported once as a ``Problem``) and only when
 its first line is a ``log_header`` (else it is not an event log: ignored, reported). A
 header whose schema is not a version number is refused like a newer schema. Lines are
-bounded (``MAX_LINE``); a line nested too deeply to decode is skipped. Terminal control
+bounded (``MAX_LINE``); a line nested too deeply to decode is skipped. C0 control
 characters in the log's strings (a ``graph_break`` message with ``\x1b[2J``) are turned
 into visible escapes (``safe_text``) as events are decoded, so that no face — CLI, TUI,
-LSP, pages — ever sends them to a terminal. Payloads are read
+LSP, pages — ever sends an escape sequence to a terminal. Payloads are read
 through ``read_blob``: only digests of the store's own form, only regular files inside
 the run directory, at most ``MAX_BLOB`` bytes.
 """
