@@ -60,7 +60,7 @@ class SearchScreen(ModalScreen[SearchHit | None]):
 
     def compose(self) -> ComposeResult:
         with Vertical(id="search"):
-            yield Input(value=self._query, placeholder="search breaks, recompiles, frames, kernels, output…", id="search-input")
+            yield Input(value=self._query, placeholder="search breaks, recompiles, frames, kernels, output, failures…", id="search-input")
             yield Label("", id="search-count")
             yield OptionList(id="search-results")
 
