@@ -231,6 +231,12 @@ def test_terminal_escapes_from_the_log_are_shown_not_sent(breaks_run: Run, tmp_p
             if not extra and command == "breaks":
                 assert "hostile type \\x1b[2J" in out  # visible, for what it is
     run = Run(run_dir)
+    # What the TUI and the language server read: the model holds the text, made visible.
+    for group in run.model.break_groups():
+        b = group.first
+        for text in (b.gb_type, b.explanation or "", b.loc.name or ""):
+            assert "\x1b" not in text and "\x07" not in text, text
+    assert any("hostile type \\x1b[2J" in g.first.gb_type for g in run.model.break_groups())
     result = export_run(run, tmp_path / "b.zip")
     with zipfile.ZipFile(result.path) as z:
         for name in ["summary.md", "report.html", "index.md"] + [n for n in z.namelist() if n.endswith(".txt")]:
