@@ -75,3 +75,36 @@ def details(fn: FunctionFindings, line: int) -> dict[str, Any]:
         ],
         "recompile_limit": fn.limit_reason,
     }
+
+
+def details_markdown(d: dict[str, Any]) -> str:
+    """``details()`` as Markdown, for editors that show a document (Neovim, Helix): the
+    same text the VS Code extension renders from the JSON."""
+    name = d.get("function", "?")
+    lines = [f"# `{name}` — {d.get('file', '?')}:{d.get('line', '?')}", "", str(d.get("title", "")), ""]
+    if d.get("recorded_line") not in (None, d.get("line")):
+        lines.append(f"- Line in the run: {d['recorded_line']} (the file changed since)")
+    if d.get("run"):
+        lines.append(f"- Run: {d['run']}")
+    compiles, parts = d.get("compiles", 0), d.get("part_compiles", 0)
+    lines.append(f"- Compiles: {compiles} of the function, {parts} of the code after its graph breaks" if parts else f"- Compiles: {compiles}")
+    if d.get("compile_ids"):
+        lines.append(f"- Compile ids: {', '.join(d['compile_ids'])}")
+    breaks = len(d.get("graph_breaks", []))
+    lines.append(f"- Graph breaks: {breaks}" + (" unique (hover the marked lines for the reasons)" if breaks else ""))
+    lines.append(f"- Kernels: {d.get('kernels', 0)}")
+    lines.append(f"- Compile time: {d.get('compile_time_s', 0.0):.2f} s")
+    steps = d.get("recompiles", [])
+    if steps:
+        lines += ["", f"## {_plural(len(steps), 'recompile')}"]
+        for s in steps:
+            what = f"`{s['part']}` (the code after the graph break at line {s['part_line']})" if s.get("part") else f"`{name}`"
+            lines += ["", f"### {s['compile_id']} — {what}", ""]
+            lines += [f"- Guard failed: {r}" for r in s.get("reasons", [])]
+            if s.get("suggestion"):
+                lines.append(f"- Suggestion: {s['suggestion']}")
+            if s.get("code"):
+                lines.append(f"- Try: `{s['code']}`")
+    if d.get("recompile_limit"):
+        lines += ["", f"**Recompile limit reached:** {d['recompile_limit']}"]
+    return "\n".join(lines) + "\n"

@@ -21,6 +21,7 @@ import json
 import logging
 import os
 import shlex
+import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -304,9 +305,47 @@ class DynInspectServer(LanguageServer):
                 return {"found": True, "run": self.index.run_path, **lens_mod.details(fn, now or fn.def_line)}
         return {"found": False, "run": self.index.run_path, "file": file, "line": line}
 
+    def present(self, details: dict[str, Any]) -> None:
+        """Show a function's details where the client can: a generated read-only Markdown
+        document (``window/showDocument``), else a message. Editors other than VS Code drop
+        a command's JSON result, so this is what their users see."""
+        mode = self.settings.show_content
+        if mode == "none":
+            return
+        if not details.get("found"):
+            self.window_show_message(types.ShowMessageParams(types.MessageType.Info, f"dyn-inspect: no compiled function at {details.get('file')}:{details.get('line')} in the run shown"))
+            return
+        caps = self.client_capabilities.window
+        can_show = bool(caps and caps.show_document and caps.show_document.support)
+        if mode == "message" or (mode == "auto" and not can_show):
+            self.window_show_message(types.ShowMessageParams(types.MessageType.Info, f"dyn-inspect: {details.get('function')}: {details.get('title')}"))
+            return
+        path = write_details_document(details)
+        if path is None:
+            self.window_show_message(types.ShowMessageParams(types.MessageType.Info, f"dyn-inspect: {details.get('function')}: {details.get('title')}"))
+            return
+        self.window_show_document(types.ShowDocumentParams(uri=path_uri(str(path)), take_focus=True))
+
     def run_arg(self, args: tuple[Any, ...]) -> str | None:
         first = args[0] if args else None
         return first if isinstance(first, str) and first else self.index.run_path
+
+
+def write_details_document(details: dict[str, Any]) -> Path | None:
+    """The details as ``<tmp>/dyn-inspect-<uid>/details/<function>-<line>.md`` (private,
+    read-only: it is generated, edits would be lost). None when it cannot be written."""
+    folder = Path(tempfile.gettempdir()) / f"dyn-inspect-{os.getuid() if hasattr(os, 'getuid') else 'user'}" / "details"
+    name = "".join(c if c.isalnum() or c in "-_" else "_" for c in str(details.get("function", "function")))[:80]
+    path = folder / f"{name}-{details.get('line', 0)}.md"
+    try:
+        folder.mkdir(parents=True, exist_ok=True, mode=0o700)
+        if path.exists():
+            path.chmod(0o600)
+        path.write_text(lens_mod.details_markdown(details), encoding="utf-8")
+        path.chmod(0o400)
+    except OSError:
+        return None
+    return path
 
 
 def guarded(empty: Callable[[], T]) -> Callable[[Callable[..., T]], Callable[..., T]]:
@@ -486,7 +525,9 @@ def create_server() -> DynInspectServer:
         if len(args) < 2 or not isinstance(args[0], str) or not isinstance(args[1], int):
             return {"found": False, "error": "expected arguments [file, line]"}
         file = uri_path(args[0]) if args[0].startswith("file:") else args[0]
-        return ls.details(file or args[0], args[1])
+        result = ls.details(file or args[0], args[1])
+        ls.present(result)
+        return result
 
     @server.command(SHOW_IN_TUI)
     @guarded(lambda: None)

@@ -4,7 +4,10 @@ may set, parsed tolerantly (a bad value keeps the previous one and is reported o
 Keys (the contract with the VS Code extension), either at the top level or under
 ``"dynInspect"``: ``runsDir`` (str | null), ``graphBreakSeverity`` ("error" | "warning" |
 "information" | "hint"), ``showLibraryBreaks`` (bool), ``showRecompiles`` (bool), ``run``
-(str | null: a run directory or id; null follows the latest run).
+(str | null: a run directory or id; null follows the latest run), ``showContent`` ("auto" |
+"document" | "message" | "none": how command results that are content — a function's
+details — are shown; "auto" opens a generated document where the client can show one, the
+VS Code extension says "none" because it renders them itself).
 """
 
 from __future__ import annotations
@@ -24,7 +27,8 @@ SEVERITIES: dict[str, types.DiagnosticSeverity] = {
     "hint": types.DiagnosticSeverity.Hint,
 }
 
-_KEYS = ("runsDir", "graphBreakSeverity", "showLibraryBreaks", "showRecompiles", "run")
+_KEYS = ("runsDir", "graphBreakSeverity", "showLibraryBreaks", "showRecompiles", "run", "showContent")
+SHOW_CONTENT = ("auto", "document", "message", "none")
 
 
 @dataclass(frozen=True)
@@ -36,6 +40,7 @@ class Settings:
     show_library_breaks: bool = True
     show_recompiles: bool = True
     run: str | None = None
+    show_content: str = "auto"
 
 
 def _section(raw: Any) -> dict[str, Any] | None:
@@ -76,6 +81,7 @@ def apply_settings(base: Settings, raw: Any) -> tuple[Settings, list[str]]:
         ("graphBreakSeverity", "graph_break_severity", _severity),
         ("showLibraryBreaks", "show_library_breaks", _bool),
         ("showRecompiles", "show_recompiles", _bool),
+        ("showContent", "show_content", _show_content),
     ):
         if key not in section:
             continue
@@ -98,3 +104,9 @@ def _bool(value: Any) -> bool:
     if isinstance(value, bool):
         return value
     raise TypeError("expected true or false")
+
+
+def _show_content(value: Any) -> str:
+    if isinstance(value, str) and value in SHOW_CONTENT:
+        return value
+    raise ValueError('expected "auto", "document", "message" or "none"')

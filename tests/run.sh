@@ -14,8 +14,7 @@ fi
 # The real-VS-Code test's tools (code-server, Node 24, playwright-core; cached between runs
 # in ~/.cache/dyn-inspect-e2e): installed in the background while the Python suites run.
 e2e_install_log=$(mktemp)
-e2e_install_start=$(date +%s)
-bash vscode-extension/e2e/install.sh >"$e2e_install_log" 2>&1 &
+( s=$(date +%s); bash vscode-extension/e2e/install.sh; echo "install: exit $?, $(( $(date +%s) - s )) s" ) >"$e2e_install_log" 2>&1 &
 e2e_install_pid=$!
 
 python3 -m venv .venv
@@ -43,7 +42,7 @@ if [ -f vscode-extension/scripts/ci.sh ]; then
   # The real client: VS Code (code-server) with the built .vsix, driven by Playwright, on a
   # copy of the same workspace at another path (the run's paths are mapped onto it).
   wait "$e2e_install_pid" 2>/dev/null
-  echo "vscode e2e: background install finished $(( $(date +%s) - e2e_install_start )) s after it started ($(tail -1 "$e2e_install_log"))"
+  echo "vscode e2e: background $(tail -1 "$e2e_install_log")"
   vsix=$(ls vscode-extension/*.vsix 2>/dev/null | head -1)
   if [ -n "$vsix" ]; then
     bash vscode-extension/e2e/run.sh "$PWD/.venv/bin/python" "$ws" "$PWD/$vsix" || rc=1

@@ -145,3 +145,39 @@ async def test_a_newer_run_that_compiled_nothing_does_not_hide_it(client: Langua
     assert len(shown) == 1 and "sub/.dyn-inspect/runs" in shown[0] and "compiled" in shown[0]  # which run, and why
     listed = await command(client, "dynInspect.listRuns")
     assert {Path(r["path"]).name for r in listed} >= set(newer)  # every run found is listed
+
+
+# -- content for editors that drop a command's JSON (item 4 of issue 17) ---------------------
+
+
+async def test_details_open_as_a_document_in_neovim(client: LanguageClient, repo: Path) -> None:
+    await start(client, repo, spec="neovim@v0.10.0")
+    prog = repo / "sub" / "prog.py"
+    u = uri(prog)
+    await diagnostics(client, open_doc(client, prog), 1, timeout=60)
+    lenses = await client.text_document_code_lens_async(types.CodeLensParams(types.TextDocumentIdentifier(u)))
+    (lens,) = lenses
+    assert lens.command is not None
+    result = await command(client, lens.command.command, *lens.command.arguments)
+    assert result["found"] is True and result["function"] == "step"
+    await asyncio.sleep(0.2)
+    (shown,) = client.shown_documents
+    assert shown.take_focus is True
+    doc = Path(shown.uri.removeprefix("file://"))
+    text = doc.read_text()
+    assert text.startswith("# `step` — ") and f"{prog.resolve()}:{lens.command.arguments[1]}" in text
+    assert "- Compiles: 1" in text and "- Graph breaks: 1 unique" in text
+    assert not os.access(doc, os.W_OK) or os.getuid() == 0  # generated: read-only (root may write anyway)
+    assert oct(doc.stat().st_mode & 0o777) == "0o400"
+
+
+async def test_details_not_repeated_when_the_client_renders_them(client: LanguageClient, repo: Path) -> None:
+    # The VS Code extension renders the JSON itself and says so.
+    await start(client, repo, {"dynInspect": {"showContent": "none"}}, spec="neovim@v0.10.0")
+    prog = repo / "sub" / "prog.py"
+    await diagnostics(client, open_doc(client, prog), 1, timeout=60)
+    lenses = await client.text_document_code_lens_async(types.CodeLensParams(types.TextDocumentIdentifier(uri(prog))))
+    result = await command(client, lenses[0].command.command, *lenses[0].command.arguments)
+    assert result["found"] is True
+    await asyncio.sleep(0.2)
+    assert client.shown_documents == []

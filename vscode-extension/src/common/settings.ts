@@ -25,6 +25,8 @@ export interface InitializationOptions {
     showLibraryBreaks: boolean;
     showRecompiles: boolean;
     run: string | null;
+    /** The extension renders command results itself (details.ts): the server must not also open them. */
+    showContent: 'none';
 }
 
 /** The folder the server runs for: the first workspace folder (one server per window). */
@@ -84,6 +86,7 @@ export function toInitializationOptions(settings: ExtensionSettings, run: string
         showLibraryBreaks: settings.showLibraryBreaks,
         showRecompiles: settings.showRecompiles,
         run,
+        showContent: 'none',
     };
 }
 

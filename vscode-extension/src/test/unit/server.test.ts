@@ -64,6 +64,7 @@ suite('ServerController', () => {
             showLibraryBreaks: false,
             showRecompiles: true,
             run: null,
+            showContent: 'none',
         });
         assert.strictEqual(client.state, State.Running);
         assert.strictEqual(status.item.text, '$(flame) 2 breaks · 1 recompile');
@@ -169,7 +170,7 @@ suite('ServerController', () => {
         assert.deepStrictEqual(LanguageClient.instances[0].notifications, [
             {
                 method: 'workspace/didChangeConfiguration',
-                params: { settings: { dynInspect: { runsDir: null, graphBreakSeverity: 'warning', showLibraryBreaks: true, showRecompiles: false, run: null } } },
+                params: { settings: { dynInspect: { runsDir: null, graphBreakSeverity: 'warning', showLibraryBreaks: true, showRecompiles: false, run: null, showContent: 'none' } } },
             },
         ]);
         assert.strictEqual(LanguageClient.instances.length, 1);

@@ -77,6 +77,7 @@ suite('settings', () => {
             showLibraryBreaks: true,
             showRecompiles: true,
             run: '/abs/runs/r1',
+            showContent: 'none',
         });
     });
 
