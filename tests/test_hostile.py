@@ -352,3 +352,51 @@ subprocess.run([*cli, "lsp", "--log-file", "lsp.log"], stdin=subprocess.DEVNULL,
     with zipfile.ZipFile(work / "bundle.zip") as z:
         wrong_entries = {i.filename: oct(i.external_attr >> 16) for i in z.infolist() if (i.external_attr >> 16) & 0o777 != 0o600}
     assert wrong_entries == {}
+
+
+# -- the language server on a run with a FIFO named like a log ------------------------------
+
+
+def _lsp_message(payload: dict) -> bytes:
+    body = json.dumps(payload).encode()
+    return f"Content-Length: {len(body)}\r\n\r\n".encode() + body
+
+
+def test_language_server_reads_a_run_with_a_fifo_and_exits_on_request(breaks_run: Run, tmp_path: Path) -> None:
+    """A FIFO named p3.jsonl hung the server's reader, so it never answered shutdown."""
+    workspace = tmp_path / "ws"
+    runs = workspace / ".dyn-inspect" / "runs"
+    runs.mkdir(parents=True)
+    run_dir = copy_run(breaks_run, runs)
+    os.mkfifo(run_dir / "p3.jsonl")  # alone: nothing before it in the listing fails first
+    os.symlink(run_dir.name, runs / LATEST)
+    uri = workspace.as_uri()
+    source = Path(__file__).parent / "corpus" / "breaks.py"
+    env = {k: v for k, v in os.environ.items() if not k.startswith("DYN_INSPECT_")}
+    proc = subprocess.Popen([*CLI, "lsp"], stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            cwd=workspace, env=env)
+    assert proc.stdin is not None
+    messages = [
+        {"jsonrpc": "2.0", "id": 1, "method": "initialize",
+         "params": {"processId": None, "rootUri": uri, "workspaceFolders": [{"uri": uri, "name": "ws"}], "capabilities": {}}},
+        {"jsonrpc": "2.0", "method": "initialized", "params": {}},
+        {"jsonrpc": "2.0", "method": "textDocument/didOpen",
+         "params": {"textDocument": {"uri": source.as_uri(), "languageId": "python", "version": 1, "text": source.read_text()}}},
+    ]
+    try:
+        for m in messages:
+            proc.stdin.write(_lsp_message(m))
+        proc.stdin.flush()
+        import time
+
+        time.sleep(3)  # let it read the run
+        proc.stdin.write(_lsp_message({"jsonrpc": "2.0", "id": 2, "method": "shutdown", "params": None}))
+        proc.stdin.write(_lsp_message({"jsonrpc": "2.0", "method": "exit", "params": None}))
+        proc.stdin.flush()
+        out, err = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 0, err.decode()[-2000:]
+    assert b"Traceback" not in err
+    assert b'"id": 2' in out or b'"id":2' in out  # shutdown was answered
