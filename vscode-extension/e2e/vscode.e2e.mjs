@@ -470,6 +470,20 @@ async function main() {
                 assert(extensionLogText(userData).includes(fresh), `the extension log never names the run ${fresh}`);
             });
         }
+        if (FULL) {
+            await step('a folder without runs: a visible message with "Run Current File"', async () => {
+                const empty = path.join(home, 'no-runs');
+                fs.mkdirSync(empty, { recursive: true });
+                fs.writeFileSync(path.join(empty, 'hello.py'), 'print("hello")\n');
+                await page.goto(`http://127.0.0.1:${port}/?folder=${encodeURIComponent(empty)}`);
+                await page.locator('.monaco-workbench').waitFor({ timeout: 120000 });
+                await openFile('hello.py');
+                const toast = page.locator('.notification-toast', { hasText: 'no recorded runs found' }).first();
+                await toast.waitFor({ timeout: 120000 });
+                const button = toast.locator('.monaco-button', { hasText: 'Run Current File with dyn-inspect' });
+                assert((await button.count()) === 1, 'the no-runs message has no "Run Current File with dyn-inspect" button');
+            });
+        }
         console.log(`e2e: passed in ${secs()} s`);
     } catch (error) {
         try {

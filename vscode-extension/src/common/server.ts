@@ -8,6 +8,7 @@ import {
     LanguageClient,
     LanguageClientOptions,
     RevealOutputChannelOn,
+    ShowMessageNotification,
     State,
     TransportKind,
 } from 'vscode-languageclient/node';
@@ -16,7 +17,7 @@ import { detailsMiddleware } from './details';
 import { LaunchError, ServerLaunch, formatCommandLine, resolveServerLaunch } from './launch';
 import { traceError, traceInfo } from './log';
 import { ExtensionSettings, InitializationOptions, getSettings, getWorkspaceRoot, toInitializationOptions } from './settings';
-import { StatusBar, showLaunchError } from './status';
+import { StatusBar, showLaunchError, showServerMessage } from './status';
 
 /** One entry of `dynInspect.listRuns`. */
 export interface RunInfo {
@@ -228,6 +229,8 @@ export class ServerController implements Disposable {
             return;
         }
         this.client = client;
+        // Replaces the client's own handler, to add "Run Current File" to the no-runs message.
+        client.onNotification(ShowMessageNotification.type, (params) => void showServerMessage(params));
         this.stateListener = client.onDidChangeState((event) => {
             // Our own stop() clears this.client first, so these are crashes and the client's own restarts.
             if (this.client !== client) {

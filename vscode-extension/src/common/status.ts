@@ -113,3 +113,20 @@ export async function showLaunchError(error: LaunchError): Promise<void> {
         showOutput();
     }
 }
+
+/** The action offered with the server's "no recorded runs found" message. */
+export const RUN_CURRENT_FILE_ACTION = 'Run Current File with dyn-inspect';
+
+/**
+ * The server's `window/showMessage`, shown as VS Code's client would, plus a "Run Current
+ * File" button when it says that no run was found (the server cannot run an editor command).
+ * `type`: 1 error, 2 warning, else information.
+ */
+export async function showServerMessage(params: { type: number; message: string }): Promise<void> {
+    const actions = params.message.includes('no recorded runs found') ? [RUN_CURRENT_FILE_ACTION] : [];
+    const show = params.type === 1 ? window.showErrorMessage : params.type === 2 ? window.showWarningMessage : window.showInformationMessage;
+    const choice = await show(params.message, ...actions);
+    if (choice === RUN_CURRENT_FILE_ACTION) {
+        await commands.executeCommand(Commands.runCurrentFile);
+    }
+}

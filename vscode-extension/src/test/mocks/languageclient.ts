@@ -23,6 +23,7 @@ export enum RevealOutputChannelOn {
 
 export const ExecuteCommandRequest = { type: { method: 'workspace/executeCommand' } };
 export const DidChangeConfigurationNotification = { type: { method: 'workspace/didChangeConfiguration' } };
+export const ShowMessageNotification = { type: { method: 'window/showMessage' } };
 
 interface MethodType {
     method: string;
@@ -83,6 +84,14 @@ export class LanguageClient {
 
     async sendNotification(type: MethodType, params: unknown): Promise<void> {
         this.notifications.push({ method: type.method, params });
+    }
+
+    /** Handlers registered with onNotification, by method. */
+    readonly notificationHandlers = new Map<string, (params: never) => void>();
+
+    onNotification(type: MethodType, handler: (params: never) => void): { dispose(): void } {
+        this.notificationHandlers.set(type.method, handler);
+        return { dispose: () => this.notificationHandlers.delete(type.method) };
     }
 
     onDidChangeState(listener: StateListener): { dispose(): void } {

@@ -72,6 +72,26 @@ suite('ServerController', () => {
         assert.deepStrictEqual(client.requests[0], { method: 'workspace/executeCommand', params: { command: 'dynInspect.summary', arguments: [] } });
     });
 
+    test('the server\'s "no runs found" message offers Run Current File; other messages show as they are', async () => {
+        const server = controller(async () => LAUNCH);
+        await server.restart();
+        const handler = LanguageClient.instances[0].notificationHandlers.get('window/showMessage') as (params: { type: number; message: string }) => void;
+        assert.ok(handler, 'no window/showMessage handler');
+        mock.messageAnswer = 'Run Current File with dyn-inspect';
+        handler({ type: 3, message: 'dyn-inspect: no recorded runs found in /w (looked for .dyn-inspect/runs ...)' });
+        await new Promise((resolve) => setTimeout(resolve, 10));
+        assert.deepStrictEqual(mock.messages.at(-1), {
+            level: 'info',
+            message: 'dyn-inspect: no recorded runs found in /w (looked for .dyn-inspect/runs ...)',
+            items: ['Run Current File with dyn-inspect'],
+        });
+        assert.ok(mock.executedCommands.some((c) => c.command === 'dynInspect.runCurrentFile'));
+        mock.messageAnswer = undefined;
+        handler({ type: 2, message: 'dyn-inspect: something else' });
+        await new Promise((resolve) => setTimeout(resolve, 10));
+        assert.deepStrictEqual(mock.messages.at(-1), { level: 'warning', message: 'dyn-inspect: something else', items: [] });
+    });
+
     test('restart stops the previous client first', async () => {
         const server = controller(async () => LAUNCH);
         await server.restart();
