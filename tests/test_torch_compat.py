@@ -82,12 +82,14 @@ def results(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Result]:
 
     out: dict[str, Result] = {}
     # The plain run and the fault-free recording first (they fill both FX-cache keys:
-    # provenance tracking keys the cache apart), then the faults two at a time.
+    # provenance tracking keys the cache apart), then the faults, two at a time
+    # (DYN_INSPECT_TEST_JOBS sets how many).
     order = [("plain", False), ("none", True)] + [(f, True) for f in CASES if f != "none"]
+    jobs = max(1, int(os.environ.get("DYN_INSPECT_TEST_JOBS", "2") or 2))  # more on a big machine
     running: list[tuple[str, bool, subprocess.Popen[str]]] = []
     for i, (fault, record) in enumerate(order):
         running.append((fault, record, start("none" if fault == "plain" else fault, record)))
-        if len(running) >= 2 or i == len(order) - 1 or i < 2:
+        if len(running) >= jobs or i == len(order) - 1 or i < 2:
             while running:
                 name, rec, proc = running.pop(0)
                 stdout, stderr = proc.communicate(timeout=900)
