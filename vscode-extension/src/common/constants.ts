@@ -13,8 +13,10 @@ export const SERVER_MODULE = 'dyn_inspect.lsp';
 export const CLI_MODULE = 'dyn_inspect.inspector.cli';
 /** Console script installed by the Python package; `dyn-inspect lsp` starts the server. */
 export const CLI_NAME = 'dyn-inspect';
-/** Distribution name on PyPI. */
+/** Distribution name (pyproject.toml); it installs from its source checkout, not from PyPI. */
 export const PIP_PACKAGE = 'dyn-inspect';
+/** Placeholder shown in install instructions for the user's checkout. */
+export const SOURCE_PLACEHOLDER = '/path/to/dyn-inspect';
 /** `source` of the diagnostics the server publishes. */
 export const DIAGNOSTIC_SOURCE = 'dyn-inspect';
 

@@ -5,7 +5,7 @@
  */
 import * as path from 'path';
 import { WorkspaceFolder, workspace } from 'vscode';
-import { CLI_MODULE, CLI_NAME, PIP_PACKAGE, SERVER_MODULE } from './constants';
+import { CLI_MODULE, CLI_NAME, SERVER_MODULE, SOURCE_PLACEHOLDER } from './constants';
 import { traceInfo, traceWarn } from './log';
 import {
     ImportCheck,
@@ -72,8 +72,9 @@ export function formatCommandLine(parts: string[]): string {
     return parts.map(quote).join(' ');
 }
 
-function installCommand(interpreter: string[]): string {
-    return formatCommandLine([...interpreter, '-m', 'pip', 'install', PIP_PACKAGE]);
+/** dyn-inspect installs from its source checkout (README): `pip install -e <checkout>`. */
+export function installCommand(interpreter: string[], checkout: string = SOURCE_PLACEHOLDER): string {
+    return formatCommandLine([...interpreter, '-m', 'pip', 'install', '-e', checkout]);
 }
 
 const SOURCE_LABEL: Record<Exclude<LaunchSource, 'path'>, string> = {
@@ -91,7 +92,7 @@ function failureFor(check: Exclude<ImportCheck, { ok: true }>, interpreter: stri
         return new LaunchError('interpreterMissing', `The Python interpreter from ${SOURCE_LABEL[source]} was not found: ${shown}. ${fix}`, interpreter);
     }
     if (check.notInstalled) {
-        return new LaunchError('notImportable', `dyn-inspect is not installed in ${shown}: run ${installCommand(interpreter)}`, interpreter);
+        return new LaunchError('notImportable', `dyn-inspect is not installed in ${shown}: install it from its source checkout with ${installCommand(interpreter)}`, interpreter);
     }
     return new LaunchError(
         'notImportable',
@@ -175,6 +176,6 @@ export async function resolveServerLaunch(
     }
     throw new LaunchError(
         'notFound',
-        `dyn-inspect was not found: set dynInspect.interpreter to a Python that has it, select such an interpreter in the Python extension, or install it so that "${CLI_NAME}" is on PATH (pip install ${PIP_PACKAGE}).`,
+        `dyn-inspect was not found: set dynInspect.interpreter to a Python that has it, select such an interpreter in the Python extension, or install it from its source checkout so that "${CLI_NAME}" is on PATH (pip install -e ${SOURCE_PLACEHOLDER}).`,
     );
 }

@@ -1,6 +1,7 @@
 /** The status bar item (latest run's breaks / recompiles, or why the server isn't running) and launch-error notifications. */
+import * as fs from 'fs';
 import * as path from 'path';
-import { Disposable, StatusBarAlignment, StatusBarItem, ThemeColor, commands, window } from 'vscode';
+import { Disposable, StatusBarAlignment, StatusBarItem, ThemeColor, commands, window, workspace } from 'vscode';
 import { Commands, PIP_PACKAGE, SERVER_NAME } from './constants';
 import { LaunchError } from './launch';
 import { showOutput } from './log';
@@ -75,6 +76,58 @@ export class StatusBar implements Disposable {
     }
 }
 
+export const INSTALL_ACTION = 'Install dyn-inspect…';
+
+/** Whether `folder` is a dyn-inspect source checkout (its pyproject.toml names the package). */
+export function isCheckout(folder: string): boolean {
+    try {
+        return /^name\s*=\s*"dyn-inspect"\s*$/m.test(fs.readFileSync(path.join(folder, 'pyproject.toml'), 'utf8'));
+    } catch {
+        return false;
+    }
+}
+
+/**
+ * dyn-inspect installs from its source checkout (it is not on PyPI): asks for the checkout
+ * (the workspace itself when it is one), then runs `<python> -m pip install -e <checkout>`
+ * in a terminal and restarts the server once that succeeded.
+ */
+export async function installFromSource(interpreter: string[]): Promise<void> {
+    const root = workspace.workspaceFolders?.[0]?.uri;
+    const picked = await window.showOpenDialog({
+        title: 'Select the dyn-inspect source checkout (the folder with its pyproject.toml)',
+        canSelectFolders: true,
+        canSelectFiles: false,
+        canSelectMany: false,
+        defaultUri: root && isCheckout(root.fsPath) ? root : undefined,
+        openLabel: 'Install from here',
+    });
+    const folder = picked?.[0]?.fsPath;
+    if (!folder) {
+        return;
+    }
+    if (!isCheckout(folder)) {
+        void window.showErrorMessage(`${folder} is not a dyn-inspect checkout: its pyproject.toml does not name "${PIP_PACKAGE}".`);
+        return;
+    }
+    const [command, ...leading] = interpreter;
+    const terminal = window.createTerminal({
+        name: 'dyn-inspect: install',
+        shellPath: command,
+        shellArgs: [...leading, '-m', 'pip', 'install', '-e', folder],
+    });
+    terminal.show();
+    const listener = window.onDidCloseTerminal(async (closed) => {
+        if (closed !== terminal) {
+            return;
+        }
+        listener.dispose();
+        if (closed.exitStatus?.code === 0) {
+            await commands.executeCommand(Commands.restartServer);
+        }
+    });
+}
+
 /** Shows a launch error with the buttons that fix it. */
 export async function showLaunchError(error: LaunchError): Promise<void> {
     if (error.kind === 'untrusted') {
@@ -86,27 +139,12 @@ export async function showLaunchError(error: LaunchError): Promise<void> {
     }
     const actions: string[] = [];
     if (error.kind === 'notImportable' && error.interpreter) {
-        actions.push('Install dyn-inspect');
+        actions.push(INSTALL_ACTION);
     }
     actions.push('Open Settings', 'Show Output');
     const choice = await window.showErrorMessage(error.message, ...actions);
-    if (choice === 'Install dyn-inspect' && error.interpreter) {
-        const [command, ...leading] = error.interpreter;
-        const terminal = window.createTerminal({
-            name: 'dyn-inspect: install',
-            shellPath: command,
-            shellArgs: [...leading, '-m', 'pip', 'install', PIP_PACKAGE],
-        });
-        terminal.show();
-        const listener = window.onDidCloseTerminal(async (closed) => {
-            if (closed !== terminal) {
-                return;
-            }
-            listener.dispose();
-            if (closed.exitStatus?.code === 0) {
-                await commands.executeCommand(Commands.restartServer);
-            }
-        });
+    if (choice === INSTALL_ACTION && error.interpreter) {
+        await installFromSource(error.interpreter);
     } else if (choice === 'Open Settings') {
         await commands.executeCommand('workbench.action.openSettings', 'dynInspect.interpreter');
     } else if (choice === 'Show Output') {

@@ -132,6 +132,7 @@ export const mock = {
     messageAnswer: undefined as string | undefined,
     quickPickAnswer: (items: unknown[]): unknown => items[0],
     saveDialogAnswer: undefined as Uri | undefined,
+    openDialogAnswer: undefined as Uri[] | undefined,
     messages: [] as { level: 'info' | 'warning' | 'error'; message: string; items: string[] }[],
     terminals: [] as MockTerminal[],
     quickPicks: [] as unknown[][],
@@ -155,6 +156,7 @@ export const mock = {
         mock.messageAnswer = undefined;
         mock.quickPickAnswer = (items: unknown[]): unknown => items[0];
         mock.saveDialogAnswer = undefined;
+        mock.openDialogAnswer = undefined;
         mock.messages = [];
         mock.terminals = [];
         mock.quickPicks = [];
@@ -254,6 +256,9 @@ export const window = {
     },
     async showSaveDialog(): Promise<Uri | undefined> {
         return mock.saveDialogAnswer;
+    },
+    async showOpenDialog(): Promise<Uri[] | undefined> {
+        return mock.openDialogAnswer;
     },
     async showTextDocument(): Promise<void> {
         return undefined;

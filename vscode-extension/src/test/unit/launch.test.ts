@@ -137,7 +137,7 @@ suite('resolveServerLaunch', () => {
             assert.strictEqual(error.kind, 'notImportable');
             assert.strictEqual(
                 error.message,
-                'dyn-inspect is not installed in /envs/a/bin/python: run /envs/a/bin/python -m pip install dyn-inspect',
+                'dyn-inspect is not installed in /envs/a/bin/python: install it from its source checkout with /envs/a/bin/python -m pip install -e /path/to/dyn-inspect',
             );
             assert.deepStrictEqual(error.interpreter, ['/envs/a/bin/python']);
         });
@@ -160,7 +160,7 @@ suite('resolveServerLaunch', () => {
                 }),
             );
             assert.strictEqual(error.kind, 'notImportable');
-            assert.ok(error.message.startsWith('dyn-inspect is not installed in /usr/bin/python3: run /usr/bin/python3 -m pip install dyn-inspect'));
+            assert.ok(error.message.startsWith('dyn-inspect is not installed in /usr/bin/python3: install it from its source checkout with /usr/bin/python3 -m pip install -e /path/to/dyn-inspect'));
         });
 
         test('Python extension interpreter missing and nothing is on PATH', async () => {
@@ -181,7 +181,7 @@ suite('resolveServerLaunch', () => {
                 resolveServerLaunch(makeSettings(), folder, { runProcess: runner, env: { PATH: emptyPath }, pythonExtensionInterpreter: async () => undefined }),
             );
             assert.strictEqual(error.kind, 'notFound');
-            assert.match(error.message, /set dynInspect\.interpreter .*\(pip install dyn-inspect\)/);
+            assert.match(error.message, /set dynInspect\.interpreter .*\(pip install -e \/path\/to\/dyn-inspect\)/);
             assert.strictEqual(runner.calls.length, 0);
         });
 

@@ -1,4 +1,6 @@
 import * as assert from 'assert';
+import * as fs from 'fs';
+import * as path from 'path';
 import type { LogOutputChannel, WorkspaceFolder } from 'vscode';
 import { LaunchError, ServerLaunch, resolveServerLaunch } from '../../common/launch';
 import { createLogChannel } from '../../common/log';
@@ -6,7 +8,7 @@ import { ServerController } from '../../common/server';
 import { ExtensionSettings } from '../../common/settings';
 import { StatusBar } from '../../common/status';
 import { LanguageClient, State } from '../mocks/languageclient';
-import { mock } from '../mocks/vscode';
+import { Uri, mock } from '../mocks/vscode';
 import { NO_MODULE, OK, fakeRunner, memento, tempDir } from './helpers';
 
 const LAUNCH: ServerLaunch = {
@@ -122,14 +124,17 @@ suite('ServerController', () => {
         await server.restart();
         assert.strictEqual(LanguageClient.instances.length, 0);
         assert.strictEqual(mock.messages[0].level, 'error');
-        assert.strictEqual(mock.messages[0].message, 'dyn-inspect is not installed in /envs/a/bin/python: run /envs/a/bin/python -m pip install dyn-inspect');
-        assert.deepStrictEqual(mock.messages[0].items, ['Install dyn-inspect', 'Open Settings', 'Show Output']);
+        assert.strictEqual(mock.messages[0].message, 'dyn-inspect is not installed in /envs/a/bin/python: install it from its source checkout with /envs/a/bin/python -m pip install -e /path/to/dyn-inspect');
+        assert.deepStrictEqual(mock.messages[0].items, ['Install dyn-inspect…', 'Open Settings', 'Show Output']);
         assert.strictEqual(status.item.text, '$(warning) dyn-inspect');
         await assert.rejects(server.getLaunch(), LaunchError);
     });
 
-    test('the "Install dyn-inspect" button runs pip in a terminal and restarts after it succeeds', async () => {
-        mock.messageAnswer = 'Install dyn-inspect';
+    test('the "Install dyn-inspect…" button installs the chosen source checkout and restarts after it succeeds', async () => {
+        mock.messageAnswer = 'Install dyn-inspect…';
+        const checkout = tempDir();
+        fs.writeFileSync(path.join(checkout, 'pyproject.toml'), '[project]\nname = "dyn-inspect"\n');
+        mock.openDialogAnswer = [Uri.file(checkout)];
         let restarts = 0;
         mock.registeredCommands.set('dynInspect.restartServer', () => {
             restarts += 1;
@@ -138,13 +143,27 @@ suite('ServerController', () => {
             throw new LaunchError('notImportable', 'not installed', ['/envs/a/bin/python']);
         });
         await server.restart();
-        await new Promise((resolve) => setImmediate(resolve));
-        assert.deepStrictEqual(mock.terminals[0].options.shellArgs, ['-m', 'pip', 'install', 'dyn-inspect']);
+        await new Promise((resolve) => setTimeout(resolve, 10));
+        assert.deepStrictEqual(mock.terminals[0].options.shellArgs, ['-m', 'pip', 'install', '-e', checkout]);
         assert.strictEqual(mock.terminals[0].options.shellPath, '/envs/a/bin/python');
         mock.terminals[0].exitStatus = { code: 0 };
         mock.terminals[0].dispose();
         await new Promise((resolve) => setImmediate(resolve));
         assert.strictEqual(restarts, 1);
+    });
+
+    test('a folder that is not a dyn-inspect checkout is refused, nothing runs', async () => {
+        mock.messageAnswer = 'Install dyn-inspect…';
+        const other = tempDir();
+        fs.writeFileSync(path.join(other, 'pyproject.toml'), '[project]\nname = "something-else"\n');
+        mock.openDialogAnswer = [Uri.file(other)];
+        const server = controller(async () => {
+            throw new LaunchError('notImportable', 'not installed', ['/envs/a/bin/python']);
+        });
+        await server.restart();
+        await new Promise((resolve) => setTimeout(resolve, 10));
+        assert.strictEqual(mock.terminals.length, 0);
+        assert.match(mock.messages.at(-1)?.message ?? '', /is not a dyn-inspect checkout/);
     });
 
     test('a server that fails to start is reported and disposed', async () => {
