@@ -138,14 +138,14 @@ def test_report_shows_the_user_line_for_a_library_break(faces_recompiles_run: Ru
 def test_summary_lists_the_top_recompiled_functions_and_points_to_all(faces_recompiles_run: Run, capsys) -> None:
     m = faces_recompiles_run.model
     recompiled = [f for f in m.frames_in_order() if len(f.compiles) > 1]
-    # faces_recompiles.py recompiles six functions once each and by_dtypes four times
-    assert sorted(len(f.compiles) for f in recompiled) == [2, 2, 2, 2, 2, 2, 5]
+    # faces_recompiles.py recompiles seven functions once each and by_dtypes four times
+    assert sorted(len(f.compiles) for f in recompiled) == [2, 2, 2, 2, 2, 2, 2, 5]
     code, text = run_cli(capsys, "summary", str(faces_recompiles_run.path))
     lines = text.splitlines()
     start = next(i for i, line in enumerate(lines) if line.startswith("  recompiles: "))
-    assert lines[start] == f"  recompiles: {len(m.recompiles)} in 7 functions"
+    assert lines[start] == f"  recompiles: {len(m.recompiles)} in 8 functions"
     listed = [line for line in lines[start + 1 :] if line.startswith("    ") and not line.startswith("      ")]
-    assert len(listed) == 6 and listed[-1].startswith("    … and 2 more functions (2 recompiles)")
+    assert len(listed) == 6 and listed[-1].startswith("    … and 3 more functions (3 recompiles)")
     assert listed[0].startswith("    by_dtypes (") and "5 compiles" in listed[0]  # most recompiled first
     assert "`summary --all`" in listed[-1]
     code, text = run_cli(capsys, "summary", str(faces_recompiles_run.path), "--all")

@@ -136,6 +136,12 @@ def test_new_keyword_argument(faces_recompiles_run: Run) -> None:
     assert "unrolls" not in s.text and "Stack the items" not in s.text
 
 
+def test_optional_keyword_argument_passed(faces_recompiles_run: Run) -> None:
+    f, s = _faces_suggestion(faces_recompiles_run, "with_optional")
+    assert (f.kind, f.source, f.expected) == ("dict_key", "kwargs", "'bias' absent")
+    assert s is not None and s.text.startswith("a new keyword argument was passed: 'bias'")
+
+
 def test_item_float_into_resume_function_gets_no_dynamic_true(faces_recompiles_run: Run) -> None:
     line = marker_line(FACES, "BREAK:item")
     f, s = _faces_suggestion(faces_recompiles_run, f"torch_dynamo_resume_in_item_float_at_{line}")

@@ -41,6 +41,7 @@ GuardKind = Literal[
     "attribute",  # an attribute (self.k, obj.flag) changed
     "global",  # a global variable changed
     "length",  # len(list/tuple/dict) changed
+    "dict_key",  # a key appeared in / disappeared from a dict (``___dict_contains``), e.g. **kwargs
     "object_id",  # ___check_obj_id: a different object (new lambda/module each call)
     "type_id",  # ___check_type_id: a value of a different type
     "global_state",  # grad mode, autocast, default dtype, ... changed
@@ -121,6 +122,7 @@ _OBJ_ID_RE = re.compile(r"___check_obj_id\((?P<src>.+?), (?P<id>\d+)\)")
 _TYPE_ID_RE = re.compile(r"___check_type_id\((?P<src>.+?), (?P<id>\d+)\)")
 _MARKING_RE = re.compile(r"^hasattr\((?P<src>.+?), '_dynamo_\w*_indices'\) == (?P<exp>True|False)$")
 # Torch prints a length guard as ``len(x) == 2`` or (2.13) as the failing ``len(x) != 2``.
+_DICT_CONTAINS_RE = re.compile(r"""^(?P<neg>not )?___dict_contains\((?P<q>['"])(?P<key>.+?)(?P=q), (?P<src>.+)\)$""")
 _LEN_RE = re.compile(r"^len\((?P<src>.+)\) (?:==|!=) (?P<exp>\d+)$")
 _EQ_RE = re.compile(r"^(?P<src>.+?) (?P<op>==|!=|is not|is) (?P<exp>.+)$")
 _SIZE_EXPR_RE = re.compile(r"(?P<src>[\w.\[\]'\"]+?)\.(?:size|stride)\(\)\[(?P<dim>\d+)\]")
@@ -208,6 +210,10 @@ def parse_reason(reason: str) -> GuardFailure:
         return GuardFailure("type_id", text, source=_strip_local(ty["src"]), expected=f"type id {ty['id']}", **base)
     if s := _SIZE_EXPR_RE.search(text):
         return GuardFailure("shape", text, source=_strip_local(s["src"]), dim=int(s["dim"]), expected=text, **base)
+    if dc := _DICT_CONTAINS_RE.match(text):
+        # The guard held when compiled: "not ___dict_contains('k', d)" means k was absent then.
+        was = "absent" if dc["neg"] else "present"
+        return GuardFailure("dict_key", text, source=_strip_local(dc["src"]), dim=None, expected=f"{dc['key']!r} {was}", **base)
     if ln := _LEN_RE.match(text):
         return GuardFailure("length", text, source=_strip_local(ln["src"]), expected=ln["exp"], **base)
     if eq := _EQ_RE.match(text):
@@ -427,6 +433,19 @@ def suggest(f: GuardFailure, ctx: SuggestContext | None = None) -> Suggestion:
             f"the argument `{src}` changed (compiled for {f.expected}): non-tensor arguments are guarded "
             f"by value, so each distinct value gets a graph. Expected for a few modes; if it takes many "
             f"values, move the branch outside the compiled function or pass a tensor."
+        )
+    if f.kind == "dict_key":
+        key, _, was = (f.expected or "").rpartition(" ")
+        if ctx is not None and ctx.varkw is not None and f.source == ctx.varkw:
+            what = "a new keyword argument was passed" if was == "absent" else "a keyword argument was left out"
+            return Suggestion(
+                f"{what}: {key} ({'not passed' if was == 'absent' else 'passed'} when compiled); each set of "
+                f"keyword names in `**{f.source}` compiles its own graph. Pass the same keyword arguments on "
+                f"every call."
+            )
+        return Suggestion(
+            f"the key {key} {'appeared in' if was == 'absent' else 'disappeared from'} `{src}` (it was {was} when "
+            f"compiled): the dict's keys are part of the guards, so each set of keys compiles its own graph."
         )
     if f.kind == "length":
         if ctx is not None and ctx.varkw is not None and f.source == ctx.varkw:

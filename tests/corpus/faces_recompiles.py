@@ -89,6 +89,19 @@ apply_fn(double, x)
 apply_fn(triple, x)
 
 
+# An optional keyword argument passed the second time: not ___dict_contains('bias', kwargs).
+@torch.compile(backend="eager")
+def with_optional(x, **kwargs):  # RECOMPILE:optional
+    y = x * kwargs["scale"]
+    if "bias" in kwargs:
+        y = y + kwargs["bias"]
+    return y
+
+
+with_optional(x, scale=2.0)
+with_optional(x, scale=2.0, bias=1.0)
+
+
 # A keyword argument's sequence length changes: mark_dynamic must name input_ids.
 @torch.compile(backend="eager")
 def embed(**inputs):  # RECOMPILE:kwarg_size
