@@ -228,3 +228,14 @@ def test_resume_function_local_gets_no_mark_dynamic_on_it(example_run: Run) -> N
     assert (f.kind, f.source) == ("size", "h")
     assert entry.suggestion is not None and "mark_dynamic(h" not in (entry.suggestion.code or "")
     assert entry.suggestion.code == "torch.compile(model, dynamic=True)" and f"line {line}" in entry.suggestion.text
+
+
+def test_object_identity_advice_to_create_once_needs_repeated_failures() -> None:
+    from dyn_inspect.inspector.analysis.recompiles import SuggestContext, suggest
+
+    f = parse_reason("3/1: ___check_obj_id(L['scale_fn'], 140001)")
+    assert f.kind == "object_id" and f.source == "scale_fn"
+    once = suggest(f, SuggestContext(repeats=1))
+    assert "create it once" not in once.text and "each distinct object compiles its own graph" in once.text
+    many = suggest(f, SuggestContext(repeats=4))
+    assert "changed on 4 recompiles" in many.text and "create it once" in many.text
