@@ -24,11 +24,11 @@ def prepare_parser(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("run", nargs="?", help="run directory or id (default: latest)")
     parser.add_argument("--runs-dir", metavar="DIR")
     parser.add_argument("--json", action="store_true", help="machine-readable output")
-    parser.add_argument("--all", action="store_true", help="list every recompile (by default: the most recompiled functions)")
+    parser.add_argument("--all", action="store_true", help="list every recompile and compile failure (by default: the top few)")
     add_rank_argument(parser)
 
 
-TOP_RECOMPILED = 5  # functions listed by the text summary without --all
+TOP_RECOMPILED = 5  # functions (and failure sites) listed by the text summary without --all
 
 
 def _first_failure(entries: list[TimelineEntry]) -> TimelineEntry | None:
@@ -99,13 +99,16 @@ def print_summary(run: Run, as_json: bool = False, file: IO[str] | None = None, 
     failures = data["compile_failures"]
     # A failed compile (fullgraph=True, a backend exception) is in no other count.
     say(f"  compile failures: {sum(f['count'] for f in failures)}")
-    for f in failures:
+    for f in failures if show_all else failures[:TOP_RECOMPILED]:
         user = f["user_loc"]
         where = f"{short_path(user['file'])}:{user['line']}" if user else "?"
         times = f"  ×{f['count']}" if f["count"] > 1 else ""
         say(f"    {where}  {f['function']}: {f['type']}: {f['headline']}{times}")
         if user and user.get("code") and not f["at_def"]:
             say(f"      {user['code']}")
+    if not show_all and len(failures) > TOP_RECOMPILED:
+        rest = failures[TOP_RECOMPILED:]
+        say(f"    … and {len(rest)} more failure sites ({sum(f['count'] for f in rest)} failed compiles) — `summary --all`")
     print_recompiles(run, data, say, show_all)
     if len(data["ranks"]) > 1:
         divergences = data["divergence"]
