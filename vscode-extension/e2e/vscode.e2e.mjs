@@ -389,6 +389,25 @@ async function main() {
             assert(!before || lensBox.y >= before.y + before.height - 2, `the lens is above line ${FORWARD_DEF - 1}, not on def forward`);
         });
 
+        await step('the dyn-inspect tree lists the breaks and recompiles; a click opens the line', async () => {
+            const header = page.locator('.pane-header', { hasText: /^dyn-inspect/i }).first();
+            await header.waitFor({ timeout: 30000 });
+            if ((await header.getAttribute('aria-expanded')) !== 'true') {
+                await header.click();
+            }
+            const pane = page.locator('.pane', { has: header });
+            const rows = pane.locator('.monaco-list-row');
+            await waitFor('tree rows', async () => {
+                const texts = await rows.allTextContents();
+                // (Recompiles come below; the pane's list renders only what fits.)
+                return texts.some((t) => t.startsWith('Graph breaks (3)')) && texts.some((t) => /Data-dependent.*line 27/.test(t)) ? texts : null;
+            }, 30000).catch(async (error) => {
+                throw new Error(`${error.message}: ${JSON.stringify(await rows.allTextContents())}`);
+            });
+            const branch = rows.filter({ hasText: /Data-dependent/ }).first();
+            await branch.click();
+            await waitFor(`the cursor on line ${BRANCH_LINE}`, async () => (await page.locator('.statusbar', { hasText: `Ln ${BRANCH_LINE},` }).count()) > 0, 10000, 200);
+        });
         await step('screenshot: squiggles, code lens and the Problems panel', async () => {
             await page.keyboard.press('Control+Shift+M');
             await page.locator('.markers-panel').waitFor({ timeout: 15000 });

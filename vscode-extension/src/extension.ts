@@ -1,5 +1,5 @@
 /** Entry point: wires the output channel, status bar, server and commands together. */
-import { ExtensionContext, languages, workspace } from 'vscode';
+import { ExtensionContext, languages, window, workspace } from 'vscode';
 import { registerCommands } from './common/commands';
 import { SERVER_NAME } from './common/constants';
 import { DetailsView } from './common/details';
@@ -8,6 +8,7 @@ import { onDidChangePythonInterpreter } from './common/python';
 import { ServerController } from './common/server';
 import { classifyConfigurationChange, getSettings } from './common/settings';
 import { StatusBar } from './common/status';
+import { FindingsTree } from './common/tree';
 
 let controller: ServerController | undefined;
 
@@ -33,7 +34,8 @@ export async function activate(context: ExtensionContext): Promise<void> {
         showDetails: (result) => details.show(result),
     });
     controller = server;
-    context.subscriptions.push(outputChannel, details, status, server, ...registerCommands(server));
+    const tree = new FindingsTree();
+    context.subscriptions.push(outputChannel, details, status, server, tree, window.registerTreeDataProvider('dynInspect.findings', tree), ...registerCommands(server));
 
     const refreshSummary = debounce(() => void server.refreshSummary(), 500);
     context.subscriptions.push(

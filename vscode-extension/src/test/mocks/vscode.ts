@@ -82,6 +82,35 @@ export class EventEmitter<T> {
     }
 }
 
+export enum DiagnosticSeverity {
+    Error = 0,
+    Warning = 1,
+    Information = 2,
+    Hint = 3,
+}
+
+export enum TreeItemCollapsibleState {
+    None = 0,
+    Collapsed = 1,
+    Expanded = 2,
+}
+
+export class ThemeIcon {
+    constructor(readonly id: string) {}
+}
+
+export class TreeItem {
+    description?: string;
+    tooltip?: string;
+    iconPath?: ThemeIcon;
+    resourceUri?: Uri;
+    command?: { command: string; title: string; arguments?: unknown[] };
+    constructor(
+        readonly label: string,
+        readonly collapsibleState: TreeItemCollapsibleState = TreeItemCollapsibleState.None,
+    ) {}
+}
+
 export interface WorkspaceFolder {
     uri: Uri;
     name: string;
@@ -117,6 +146,8 @@ export interface MockDiagnostic {
     message: string;
     source?: string;
     range: Range;
+    code?: string | number | { value: string | number };
+    severity?: DiagnosticSeverity;
 }
 
 /** Test-side controls and records. */
@@ -127,6 +158,7 @@ export const mock = {
     configuration: {} as Record<string, unknown>,
     extensions: {} as Record<string, MockExtension>,
     diagnostics: [] as [Uri, MockDiagnostic[]][],
+    treeProviders: new Map<string, unknown>(),
     activeTextEditor: undefined as unknown,
     /** Answer to the next message/quick pick/save dialog. */
     messageAnswer: undefined as string | undefined,
@@ -282,6 +314,10 @@ export const window = {
         return terminal;
     },
     onDidCloseTerminal: (listener: Listener<MockTerminal>): Disposable => mock.didCloseTerminal.event(listener),
+    registerTreeDataProvider(id: string, provider: unknown): Disposable {
+        mock.treeProviders.set(id, provider);
+        return new Disposable(() => mock.treeProviders.delete(id));
+    },
 };
 
 export const commands = {

@@ -1,0 +1,58 @@
+import * as assert from 'assert';
+import { FindingNode, FindingsTree, kindOf } from '../../common/tree';
+import { DiagnosticSeverity, Position, Range, TreeItemCollapsibleState, Uri, mock } from '../mocks/vscode';
+
+function diag(line: number, message: string, code: string, severity = DiagnosticSeverity.Warning, source = 'dyn-inspect'): object {
+    return { message, source, code, severity, range: new Range(new Position(line, 4), new Position(line, 9)) };
+}
+
+suite('findings tree', () => {
+    setup(() => {
+        mock.reset();
+        mock.setWorkspace('/w');
+    });
+
+    test('kinds from the server\'s codes and severities', () => {
+        assert.strictEqual(kindOf({ code: 'GB0170', severity: 1 }), 'breaks');
+        assert.strictEqual(kindOf({ code: { value: 'GB0059', target: undefined as never }, severity: 1 }), 'breaks');
+        assert.strictEqual(kindOf({ code: 'recompile', severity: 2 }), 'recompiles');
+        assert.strictEqual(kindOf({ code: 'recompile-limit', severity: 1 }), 'recompiles');
+        assert.strictEqual(kindOf({ code: 'BackendCompilerFailed', severity: 0 }), 'failures');
+    });
+
+    test('breaks and recompiles grouped by file, sorted by line; a click opens the line', () => {
+        const train = Uri.file('/w/train.py');
+        const utils = Uri.file('/w/model_utils.py');
+        mock.diagnostics = [
+            [train, [diag(29, 'Graph break: print\nmore', 'GB0059'), diag(26, 'Graph break: branch', 'GB0170'), diag(24, 'Recompiled: forward', 'recompile', 2)]],
+            [utils, [diag(6, 'Graph break: helper print', 'GB0059'), diag(6, 'from pylint', 'W0611', 1, 'pylint')]],
+        ] as never;
+        const tree = new FindingsTree();
+        const kinds = tree.getChildren();
+        assert.deepStrictEqual(kinds.map((k) => tree.getTreeItem(k).label), ['Graph breaks (3)', 'Recompiles (1)']);
+        const files = tree.getChildren(kinds[0]);
+        assert.deepStrictEqual(files.map((f) => [tree.getTreeItem(f).label, tree.getTreeItem(f).description]), [['model_utils.py', '1'], ['train.py', '2']]);
+        const findings = tree.getChildren(files[1]);
+        const items = findings.map((f) => tree.getTreeItem(f));
+        assert.deepStrictEqual(items.map((i) => [i.label, i.description]), [['Graph break: branch', 'line 27'], ['Graph break: print', 'line 30']]);
+        assert.strictEqual(items[0].collapsibleState, TreeItemCollapsibleState.None);
+        assert.strictEqual(items[0].command?.command, 'vscode.open');
+        const [uri, options] = items[0].command?.arguments as [Uri, { selection: Range }];
+        assert.strictEqual(uri.fsPath, '/w/train.py');
+        assert.strictEqual(options.selection.start.line, 26);
+        assert.deepStrictEqual(tree.getChildren(findings[0] as FindingNode), []);
+        tree.dispose();
+    });
+
+    test('refreshes when the diagnostics change; empty without our diagnostics', () => {
+        const tree = new FindingsTree();
+        let fired = 0;
+        tree.onDidChangeTreeData(() => {
+            fired += 1;
+        });
+        assert.deepStrictEqual(tree.getChildren(), []);
+        mock.didChangeDiagnostics.fire(undefined);
+        assert.strictEqual(fired, 1);
+        tree.dispose();
+    });
+});
