@@ -13,6 +13,7 @@ import shutil
 import subprocess
 import sys
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -50,6 +51,7 @@ PROGRAMS: dict[str, tuple[Path, list[str]]] = {
     "exit3": (CORPUS, ["exit3.py"]),
     "first_forward_fail": (CORPUS, ["first_forward_fail.py"]),
     "warm_cache": (CORPUS / "warm", ["train.py"]),
+    "loop_break": (CORPUS, ["loop_break.py"]),
 }
 
 # The programs the differential harness compares with torch (tests/test_differential.py).
@@ -64,6 +66,7 @@ DIFFERENTIAL: list[str] = [
     "exit3",
     "first_forward_fail",
     "warm_cache",
+    "loop_break",
     "breaks",
     "recompiles",
     "limit",
@@ -121,13 +124,14 @@ class Recording:
     returncode: int | None = None
     stdout: str = ""
     stderr: str = ""
-    # A run that starts only after another one ends (see Corpus._start_plain).
+    # the thread that starts the process when a job slot is free (see _start_later)
     starter: threading.Thread | None = None
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
     def wait(self, timeout: float | None = 900) -> Recording:
         if self.starter is not None and self.starter is not threading.current_thread():
-            self.starter.join(timeout)
+            # queued behind other programs: no limit here (pytest-timeout bounds a test)
+            self.starter.join()
         with self._lock:
             if self.returncode is None and self.process is not None:
                 self.stdout, self.stderr = self.process.communicate(timeout=timeout)
@@ -153,14 +157,33 @@ class Recording:
         return runs[0]
 
 
-# Plain runs at once (each also starts Inductor's compile workers): beyond two, on two
-# cores, they only add memory.
-_PLAIN_SLOTS = threading.Semaphore(2)
+# How many corpus programs run at once. They spend most of their time in the C++ compiler,
+# so a few overlap well on two cores; each also holds a torch process and Inductor's
+# compile workers (~1 GB), so starting every program at once only risks memory.
+JOBS_ENV = "DYN_INSPECT_CORPUS_JOBS"
+_SLOTS = threading.Semaphore(int(os.environ.get(JOBS_ENV, "6")))
+
+
+def _start_later(rec: Recording, popen: Callable[[], subprocess.Popen[str]], after: Recording | None = None) -> None:
+    """Run ``popen()`` in a job slot (after ``after`` ended, if given) and wait for it."""
+
+    def run() -> None:
+        try:
+            if after is not None:
+                after.wait(timeout=None)
+            with _SLOTS:
+                rec.process = popen()
+                rec.wait(timeout=None)
+        except Exception as exc:  # the test that reads this run reports it
+            rec.stderr += f"\ncould not run {rec.name}: {exc!r}"
+
+    rec.starter = threading.Thread(target=run, name=f"corpus-{rec.name}", daemon=True)
+    rec.starter.start()
 
 
 class Corpus:
-    """Starts programs on demand; ``prestart`` starts several at once (they spend most of
-    their time in the C++ compiler, so two cores overlap them well)."""
+    """Starts programs on demand; ``prestart`` queues several, run a few at a time
+    (``DYN_INSPECT_CORPUS_JOBS``, default 6) in the order asked."""
 
     def __init__(self, root: Path) -> None:
         cache = os.environ.get(CACHE_ENV)
@@ -181,6 +204,11 @@ class Corpus:
             return cached
         if runs_dir.exists():
             shutil.rmtree(runs_dir)
+        rec = self.recordings[name] = Recording(name, runs_dir, None)
+        _start_later(rec, lambda: self._popen_recording(name, runs_dir))
+        return rec
+
+    def _popen_recording(self, name: str, runs_dir: Path) -> subprocess.Popen[str]:
         root = self.root
         env = _program_env(name)
         env["DYN_INSPECT_NO_TUI"] = "1"
@@ -203,9 +231,7 @@ class Corpus:
             first = _dyn_inspect_cmd(root / f"{name}-other-runs", argv)
             script = f"cd {shlex.quote(str(other))} && {shlex.join(first)} >{shlex.quote(str(other.parent / 'log.txt'))} 2>&1; cd {shlex.quote(str(cwd))} && exec {shlex.join(cmd)}"
             cmd = ["bash", "-c", script]
-        process = subprocess.Popen(cmd, cwd=cwd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-        rec = self.recordings[name] = Recording(name, runs_dir, process)
-        return rec
+        return subprocess.Popen(cmd, cwd=cwd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
 
     def plain(self, name: str) -> Recording:
         """The program run without dyn-inspect, under tests/differential/ground_truth.py with
@@ -232,22 +258,10 @@ class Corpus:
         out.mkdir(parents=True)
         recording = self._start(name)
         rec = self.recordings[key] = Recording(key, out, None)
-
-        def start() -> None:
-            # After the recording: its Inductor cache, less the FX-graph and AOT caches,
-            # seeds this run's, so compiled C++ kernels are not built twice (the counts
-            # compared — FX-cache hits and misses, graphs, kernel names — do not change).
-            try:
-                recording.wait(timeout=None)
-            except Exception as exc:  # the test that reads this run reports it
-                rec.stderr = f"the recording of {name} failed: {exc!r}"
-                return
-            with _PLAIN_SLOTS:
-                rec.process = self._popen_plain(name, out, self.root / f"inductor-cache-{name}")
-                rec.wait(timeout=None)
-
-        rec.starter = threading.Thread(target=start, name=f"plain-{name}", daemon=True)
-        rec.starter.start()
+        # After the recording: its Inductor cache, less the FX-graph and AOT caches, seeds
+        # this run's, so compiled C++ kernels are not built twice (the counts compared —
+        # FX-cache hits and misses, graphs, kernel names — do not change).
+        _start_later(rec, lambda: self._popen_plain(name, out, self.root / f"inductor-cache-{name}"), after=recording)
         return rec
 
     def _popen_plain(self, name: str, out: Path, seed: Path) -> subprocess.Popen[str]:

@@ -22,7 +22,13 @@ import pytest
 from corpus_support import DIFFERENTIAL, DYN_INSPECT, EXPECTED_EXIT, PROGRAMS, Corpus
 from differential.truth import Facts, Ours, ours, torch_side
 
-pytestmark = pytest.mark.corpus
+# A session's first comparison waits for recordings queued behind the rest of the corpus.
+pytestmark = [pytest.mark.corpus, pytest.mark.timeout(2400)]
+
+# Differences that are known dyn-inspect bugs, each with the issue item that tracks it. They
+# still run (xfail, not strict: a fix shows as XPASS — then delete the entry) and count as
+# "not matching" in the terminal summary. Never add one for a harness mistake: fix that.
+KNOWN_DIFFERENCES: dict[tuple[str, str], str] = {}
 
 # Development: DYN_INSPECT_DIFFERENTIAL=reset,exit3 compares only those programs.
 PROGRAMS_COMPARED = [p for p in os.environ.get("DYN_INSPECT_DIFFERENTIAL", "").split(",") if p] or DIFFERENTIAL
@@ -71,7 +77,7 @@ def by_site(breaks: Counter) -> dict[tuple[str, int], int]:
 QUANTITIES = {
     "break_sites": lambda p: (sorted(by_site(p.torch.breaks)), sorted(by_site(p.ours.facts.breaks))),
     "break_hits": lambda p: (by_site(p.torch.breaks), by_site(p.ours.facts.breaks)),
-    "gb_ids": lambda p: (sorted(p.torch.breaks), sorted(p.ours.facts.breaks)),
+    "gb_ids": lambda p: (sorted(p.torch.breaks, key=repr), sorted(p.ours.facts.breaks, key=repr)),
     "recompile_reasons": lambda p: (p.torch.recompiles, p.ours.facts.recompiles),
     "recompile_limit": lambda p: (sorted(p.torch.limit_hits), sorted(p.ours.facts.limit_hits)),
     "compiles": lambda p: (p.torch.compiles, p.ours.facts.compiles),
@@ -86,7 +92,10 @@ QUANTITIES = {
 
 @pytest.mark.parametrize("quantity", list(QUANTITIES))
 @pytest.mark.parametrize("program", PROGRAMS_COMPARED)
-def test_matches_torch(differential: Pair, program: str, quantity: str) -> None:
+def test_matches_torch(differential: Pair, program: str, quantity: str, request: pytest.FixtureRequest) -> None:
+    known = KNOWN_DIFFERENCES.get((program, quantity))
+    if known:
+        request.applymarker(pytest.mark.xfail(reason=known, strict=False))
     expected, shown = QUANTITIES[quantity](differential)
     assert shown == expected, f"{program} {quantity}: torch reported {expected!r}, dyn-inspect shows {shown!r}"
 

@@ -36,9 +36,15 @@ REASON_ITEM = re.compile(r"^\s*- (?:(?P<entry>\d+/\d+): )?(?P<text>.*)$")
 
 @dataclass(frozen=True, order=True)
 class BreakSite:
+    """Where a break happened and what it was: the gb id and its type as torch pairs them.
+    When one break causes another (torch: "While handling this graph break, another graph
+    break occurred", e.g. an ``.item()`` inside a loop -> "graph break in loop"), the break
+    is the last of the chain: the one that decided what Dynamo did."""
+
     file: str
     line: int
     gb_id: str | None
+    type: str | None = None
 
 
 @dataclass(frozen=True, order=True)
@@ -131,21 +137,46 @@ def log_records(stderr: str) -> list[_Record]:
     return records
 
 
+def gb_pairs(lines: list[str]) -> list[tuple[str, str]]:
+    """(gb id, type) for each break named in one graph-break message, in order: the type
+    is the line above its "  Explanation:", the id the gbNNNN link that follows."""
+    pairs: list[tuple[str, str]] = []
+    kind: str | None = None
+    previous = ""
+    for line in lines:
+        if line.startswith("  Explanation:"):
+            kind = previous.removeprefix("Graph Break Reason: ").strip()
+        elif (g := GB_ID.search(line)) and kind is not None:
+            pairs.append((f"GB{g.group(1)}", kind))
+            kind = None
+        if line.strip():
+            previous = line
+    return pairs
+
+
 def torch_side(truth_json: Path, stderr: str, cwd: Path, returncode: int | None) -> Facts:
     data = json.loads(truth_json.read_text())
     facts = Facts(exit_code=returncode)
+    break_cids: set[str] = set()  # compiles whose failure torch handled as a graph break
     for rec in log_records(stderr):
         first = rec.lines[0]
         if m := BREAK_AT.match(first):
-            gb = next((g.group(1) for line in rec.lines if (g := GB_ID.search(line))), None)
-            facts.breaks[BreakSite(norm_path(m["file"], cwd), int(m["line"]), f"GB{gb}" if gb else None)] += 1
+            if rec.cid:
+                break_cids.add(rec.cid)
+            pairs = gb_pairs(rec.lines)
+            gb, kind = pairs[-1] if pairs else (None, None)
+            facts.breaks[BreakSite(norm_path(m["file"], cwd), int(m["line"]), gb, kind)] += 1
         elif m := RECOMPILING.match(first):
             key = FrameKey(m["name"], norm_path(m["file"], cwd), int(m["line"]))
+            # Torch prefixes every line of the failures with "- "; a guard failure starts
+            # with its cache entry's id ("- 0/0: ..."), the lines after it (its user stack
+            # trace) continue it. The guard's text is its first line.
             reasons = []
             for line in rec.lines[1:]:
                 if "triggered by the following guard failure" in line:
                     continue
-                if r := REASON_ITEM.match(line):
+                r = REASON_ITEM.match(line)
+                if r and (r["entry"] or not reasons):
                     reasons.append(Reason(r["entry"], strip_user_comment(r["text"])))
             facts.recompiles.setdefault(key, []).append(reasons)
         elif m := LIMIT_HIT.match(first):
@@ -169,8 +200,10 @@ def torch_side(truth_json: Path, stderr: str, cwd: Path, returncode: int | None)
         compiles.add((epoch, base))
         frames.add((epoch, base.split("/")[0]))
         # the attempt that hits the recompile limit is recorded as failed; it is a limit
-        # hit (compared as such), not a compile failure
-        if m.get("fail_type") and not (m.get("fail_reason") or "").startswith("Dynamo recompile limit exceeded"):
+        # hit (compared as such), not a compile failure; nor is a failure torch logged as a
+        # graph break (a break in a loop skips the frame: it runs eagerly, nothing raised)
+        limit = (m.get("fail_reason") or "").startswith("Dynamo recompile limit exceeded")
+        if m.get("fail_type") and not limit and cid not in break_cids:
             filename = m.get("fail_user_frame_filename")
             lineno = m.get("fail_user_frame_lineno")
             facts.failures.append(f"{norm_path(filename, cwd)}:{lineno}" if filename else "?")
@@ -218,7 +251,7 @@ def ours(dyn_inspect: Path, run_dir: Path, cwd: Path) -> Ours:
         # torch logs the frame's own location (`loc`), which for a break in a library is
         # the library line; dyn-inspect adds the user line separately (user_frame).
         loc = b["loc"]
-        facts.breaks[BreakSite(norm_path(loc["file"], cwd), int(loc["line"]), b.get("gb_id"))] += int(b["count"])
+        facts.breaks[BreakSite(norm_path(loc["file"], cwd), int(loc["line"]), b.get("gb_id"), b.get("type"))] += int(b["count"])
     for frame in recompiles["frames"]:
         key = FrameKey(frame["function"], norm_path(frame["file"], cwd), int(frame["line"]))
         for entry in frame["timeline"]:
