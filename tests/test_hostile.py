@@ -44,7 +44,8 @@ def copy_run(run: Run, dest: Path) -> Path:
 
 
 def process_log(run_dir: Path) -> Path:
-    return next(p for p in sorted(run_dir.glob("p*.jsonl")))
+    """The recorded process's log (a regular file, not one of the damaged names)."""
+    return next(p for p in sorted(run_dir.glob("p*.jsonl")) if p.is_file() and not p.is_symlink() and p.stem[1:].isdigit() and p.stat().st_size > 1000)
 
 
 def first_graph(run: Run):
@@ -95,20 +96,20 @@ def test_digest_that_is_a_path_is_never_read(breaks_run: Run, tmp_path: Path) ->
 
 def _damaged(breaks_run: Run, tmp_path: Path) -> Path:
     run_dir = copy_run(breaks_run, tmp_path)
+    log = process_log(run_dir)  # before the damage (names with a leading 0 are never a pid's)
     outside = tmp_path / "outside"
     outside.mkdir()
     # A real event log outside the run (with a distinctive payload) and a symlink to it.
-    foreign = EventLog(outside, "p999.jsonl", strict=True)
+    foreign = EventLog(outside, "p0999.jsonl", strict=True)
     foreign.close()
-    with open(outside / "p999.jsonl", "a") as f:
+    with open(outside / "p0999.jsonl", "a") as f:
         f.write(json.dumps({"kind": "raw", "torch_kind": "FOREIGN-EVENT-FROM-OUTSIDE"}) + "\n")
-    os.symlink(outside / "p999.jsonl", run_dir / "p999.jsonl")
-    os.mkfifo(run_dir / "p3.jsonl")  # hangs a reader that opens it blocking
-    os.symlink("/dev/zero", run_dir / "p4.jsonl")  # endless
-    (run_dir / "p2.jsonl").mkdir()
-    os.symlink("p5.jsonl", run_dir / "p5.jsonl")  # a loop
-    # A 200k-deep line in the middle of a real log, and a payload that is a FIFO.
-    log = process_log(run_dir)
+    os.symlink(outside / "p0999.jsonl", run_dir / "p0999.jsonl")
+    os.mkfifo(run_dir / "p03.jsonl")  # hangs a reader that opens it blocking
+    os.symlink("/dev/zero", run_dir / "p04.jsonl")  # endless
+    (run_dir / "p02.jsonl").mkdir()
+    os.symlink("p05.jsonl", run_dir / "p05.jsonl")  # a loop
+    # A 200k-deep line in the middle of a real log.
     lines = log.read_bytes().splitlines(keepends=True)
     deep = b'{"kind":"raw","torch_kind":"x","t":' + b"[" * 200_000 + b"]" * 200_000 + b"}\n"
     log.write_bytes(b"".join(lines[:3]) + deep + b"".join(lines[3:]))
@@ -120,11 +121,11 @@ def test_files_that_are_no_logs_are_ignored_and_reported(breaks_run: Run, tmp_pa
     run = Run(run_dir)
     assert len(run.model.compiles) == len(breaks_run.model.compiles)  # the rest is all there
     why = {p.file: p.message for p in run.problems}
-    assert "leaves the run directory" in why["p999.jsonl"]
-    assert "FIFO" in why["p3.jsonl"]
-    assert "p4.jsonl" in why  # /dev/zero: a symlink out of the run
-    assert "directory" in why["p2.jsonl"]
-    assert "loop" in why["p5.jsonl"]
+    assert "leaves the run directory" in why["p0999.jsonl"]
+    assert "FIFO" in why["p03.jsonl"]
+    assert "p04.jsonl" in why  # /dev/zero: a symlink out of the run
+    assert "directory" in why["p02.jsonl"]
+    assert "loop" in why["p05.jsonl"]
     assert any("nested too deeply" in p.message for p in run.problems)
     assert all(not e.__class__.__name__ == "Raw" or e.torch_kind != "FOREIGN-EVENT-FROM-OUTSIDE" for _, e in run.events())
     for command in REPORTS:
@@ -139,11 +140,11 @@ def test_files_that_are_no_logs_are_ignored_and_reported(breaks_run: Run, tmp_pa
     result = export_run(run, tmp_path / "b.zip")
     with zipfile.ZipFile(result.path) as z:
         names = z.namelist()
-        assert not any("p999" in n or "p3." in n or "p4." in n for n in names), names
+        assert not any("p0999" in n or "p03." in n or "p04." in n for n in names), names
         assert all(b"FOREIGN-EVENT" not in z.read(n) for n in names)
         manifest = json.loads(z.read("manifest.json"))
     skipped = json.dumps(manifest["skipped"])
-    assert "p999.jsonl" in skipped and "p3.jsonl" in skipped
+    assert "p0999.jsonl" in skipped and "p03.jsonl" in skipped
 
 
 def test_blob_that_is_a_fifo_or_a_device_is_not_read(breaks_run: Run, tmp_path: Path) -> None:
@@ -363,12 +364,12 @@ def _lsp_message(payload: dict) -> bytes:
 
 
 def test_language_server_reads_a_run_with_a_fifo_and_exits_on_request(breaks_run: Run, tmp_path: Path) -> None:
-    """A FIFO named p3.jsonl hung the server's reader, so it never answered shutdown."""
+    """A FIFO named p03.jsonl hung the server's reader, so it never answered shutdown."""
     workspace = tmp_path / "ws"
     runs = workspace / ".dyn-inspect" / "runs"
     runs.mkdir(parents=True)
     run_dir = copy_run(breaks_run, runs)
-    os.mkfifo(run_dir / "p3.jsonl")  # alone: nothing before it in the listing fails first
+    os.mkfifo(run_dir / "p03.jsonl")  # alone: nothing before it in the listing fails first
     os.symlink(run_dir.name, runs / LATEST)
     uri = workspace.as_uri()
     source = Path(__file__).parent / "corpus" / "breaks.py"
