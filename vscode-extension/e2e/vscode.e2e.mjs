@@ -387,6 +387,17 @@ async function main() {
             const before = await lineBox(FORWARD_DEF - 1);
             assert(def && lensBox.y + lensBox.height <= def.y + 2, `the lens (y ${lensBox.y}) is not above line ${FORWARD_DEF} (y ${def && def.y})`);
             assert(!before || lensBox.y >= before.y + before.height - 2, `the lens is above line ${FORWARD_DEF - 1}, not on def forward`);
+            // Its command opens the function's details, rendered (the Markdown preview).
+            await lens.locator('a', { hasText: 'compiled' }).first().click();
+            const preview = page.locator('.tab', { hasText: 'forward-' }).first();
+            await preview.waitFor({ timeout: 30000 });
+            const frame = page.frameLocator('iframe.webview.ready').frameLocator('iframe#active-frame');
+            await frame.locator('h1', { hasText: 'forward' }).first().waitFor({ timeout: 30000 });
+            const body = await frame.locator('body').textContent();
+            assert(/Compiles: 2/.test(body) && /recompile/i.test(body), `the details preview says: ${body.slice(0, 300)}`);
+            await preview.click();
+            await page.keyboard.press('Control+W');
+            await openFile('train.py');
         });
 
         await step('the dyn-inspect tree lists the breaks and recompiles; a click opens the line', async () => {

@@ -1,10 +1,13 @@
 /**
  * The code lens command `dynInspect.showDetails`: the server returns the function's details as
- * JSON, which VS Code would drop. A client middleware shows them as Markdown in their own
- * output channel instead.
+ * JSON, which VS Code would drop. A client middleware shows them as rendered Markdown (the
+ * built-in Markdown preview of a generated file), or in an output channel where no preview
+ * is available.
  */
+import * as fs from 'fs';
+import * as os from 'os';
 import * as path from 'path';
-import { OutputChannel, window, workspace } from 'vscode';
+import { OutputChannel, Uri, commands, window, workspace } from 'vscode';
 import type { Middleware } from 'vscode-languageclient/node';
 import { DETAILS_CHANNEL_NAME, ServerCommands } from './constants';
 import { traceError } from './log';
@@ -138,9 +141,27 @@ export class DetailsView {
             );
             return;
         }
+        const text = formatDetails(result);
+        void this.preview(result, text).catch((error: unknown) => {
+            traceError('The Markdown preview of the details failed; showing them in the output instead:', error);
+            this.toChannel(text);
+        });
+    }
+
+    /** The details as a generated file (private, per window) shown in the Markdown preview. */
+    private async preview(details: FunctionDetails, text: string): Promise<void> {
+        const dir = path.join(os.tmpdir(), `dyn-inspect-details-${process.pid}`);
+        fs.mkdirSync(dir, { recursive: true, mode: 0o700 });
+        const name = `${(details.function ?? 'function').replace(/[^\w-]/g, '_').slice(0, 80)}-${details.line ?? 0}.md`;
+        const file = path.join(dir, name);
+        fs.writeFileSync(file, text, { mode: 0o600 });
+        await commands.executeCommand('markdown.showPreviewToSide', Uri.file(file));
+    }
+
+    private toChannel(text: string): void {
         this.channel ??= window.createOutputChannel(DETAILS_CHANNEL_NAME, 'markdown');
         this.channel.clear();
-        this.channel.append(formatDetails(result));
+        this.channel.append(text);
         this.channel.show(true);
     }
 

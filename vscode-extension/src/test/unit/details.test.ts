@@ -1,4 +1,5 @@
 import * as assert from 'assert';
+import * as fs from 'fs';
 import * as path from 'path';
 import type { LogOutputChannel } from 'vscode';
 import type { ExecuteCommandSignature, LanguageClientOptions } from 'vscode-languageclient/node';
@@ -137,7 +138,26 @@ suite('code lens details (dynInspect.showDetails)', () => {
         assert.ok(text.endsWith('\n**Recompile limit reached:** cache_size_limit reached\n'));
     });
 
-    test('clicking the lens shows the server\'s answer in the details channel, and returns it', async () => {
+    test('clicking the lens opens the details in the Markdown preview (a generated file), and returns the answer', async () => {
+        const previews: string[] = [];
+        mock.registeredCommands.set('markdown.showPreviewToSide', (uri: unknown) => {
+            previews.push((uri as { fsPath: string }).fsPath);
+        });
+        const answer = forwardDetails(root);
+        const file = path.join(root, 'train.py');
+        const result = await executeCommand('dynInspect.showDetails', [file, 26], async () => answer);
+        assert.strictEqual(result, answer);
+        await new Promise((resolve) => setTimeout(resolve, 10));
+        assert.strictEqual(previews.length, 1);
+        assert.ok(previews[0].endsWith('forward-26.md'), previews[0]);
+        assert.strictEqual(fs.readFileSync(previews[0], 'utf8'), formatDetails(answer));
+        assert.strictEqual(detailsChannels().length, 0);
+    });
+
+    test('without a Markdown preview: the server\'s answer in the details channel, and returned', async () => {
+        mock.registeredCommands.set('markdown.showPreviewToSide', () => {
+            throw new Error("command 'markdown.showPreviewToSide' not found");
+        });
         const answer = forwardDetails(root);
         const calls: unknown[][] = [];
         const next: ExecuteCommandSignature = async (command, args) => {
@@ -148,6 +168,7 @@ suite('code lens details (dynInspect.showDetails)', () => {
         const result = await executeCommand('dynInspect.showDetails', [file, 26], next);
         assert.strictEqual(result, answer);
         assert.deepStrictEqual(calls, [['dynInspect.showDetails', [file, 26]]]);
+        await new Promise((resolve) => setTimeout(resolve, 10));
         const channels = detailsChannels();
         assert.strictEqual(channels.length, 1);
         assert.strictEqual(channels[0].languageOrOptions, 'markdown');
@@ -156,6 +177,7 @@ suite('code lens details (dynInspect.showDetails)', () => {
 
         // A second click replaces the text and reuses the channel.
         await executeCommand('dynInspect.showDetails', [file, 26], async () => ({ ...answer, function: 'other' }));
+        await new Promise((resolve) => setTimeout(resolve, 10));
         assert.strictEqual(detailsChannels().length, 1);
         assert.ok(channels[0].text.startsWith('# `other`'));
         assert.strictEqual(channels[0].text.match(/^# /gm)?.length, 1);
