@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import re
+import textwrap
 from collections.abc import Iterable
 
 from dyn_inspect.engine.normalizers import Context, TraceRecord, handles_artifact
@@ -66,7 +67,8 @@ def _parse_block(block: str, first: bool) -> dict[str, object]:
     explanation_lines: list[str] = []
     hints: list[str] = []
     in_expl = False
-    for s in body:
+    for raw in lines:
+        s = raw.strip()
         if s.startswith("Explanation:"):
             in_expl = True
             explanation_lines.append(s[len("Explanation:"):].strip())
@@ -76,16 +78,27 @@ def _parse_block(block: str, first: bool) -> dict[str, object]:
         elif s.startswith("Developer debug context:") or s.startswith("For more details"):
             in_expl = False
         elif in_expl:
-            explanation_lines.append(s)
+            # torch's layout is kept (a code listing under "computed as follows:"): the
+            # continuation lines, dedented together below
+            explanation_lines.append(raw.rstrip())
     url_m = _URL_RE.search(block)
     return {
         "reason": reason,
         "gb_type": gb_type,
-        "explanation": " ".join(explanation_lines).strip(),
+        "explanation": _layout(explanation_lines),
         "hints": hints,
         "url": url_m[1] if url_m else None,
         "gb_id": url_m["id"].upper() if url_m else None,
     }
+
+
+def _layout(lines: list[str]) -> str:
+    """The explanation's first line, then its continuation lines dedented as a block,
+    blank lines at either end dropped."""
+    if not lines:
+        return ""
+    rest = textwrap.dedent("\n".join(lines[1:])).strip("\n")
+    return (lines[0] + ("\n" + rest if rest.strip() else "")).strip()
 
 
 def parse_break_text(text: str) -> dict[str, object]:
