@@ -38,6 +38,7 @@ from dyn_inspect.lsp import code_actions as actions_mod
 from dyn_inspect.lsp import code_lens as lens_mod
 from dyn_inspect.lsp import diagnostics as diag_mod
 from dyn_inspect.lsp import hover as hover_mod
+from dyn_inspect.lsp import verify as verify_mod
 from dyn_inspect.lsp.documents import DiskCache, TextView, is_python, path_uri, uri_path, view_for
 from dyn_inspect.lsp.findings import RunIndex, Workspace, build_index, norm_path, signature
 from dyn_inspect.lsp.placement import Placed, place, place_function
@@ -76,6 +77,8 @@ class DynInspectServer(LanguageServer):
         self._pending: dict[str, asyncio.Task[None]] = {}
         self._lenses_due = False
         self._lenses_sent = 0.0
+        self.verdict: verify_mod.Verdict | None = None  # the last dynInspect.verify's
+        self._saved_verdict: tuple[str | None, verify_mod.Verdict | None] = (None, None)
 
     # -- messages ----------------------------------------------------------------------
 
@@ -227,12 +230,32 @@ class DynInspectServer(LanguageServer):
         uri = uri or path_uri(path)
         view = self.view(path, uri)
         diagnostics = diag_mod.build(self.placed(view), view, self.settings) if view is not None else []
+        verdict = self.current_verdict()
+        diagnostics = verify_mod.annotate(diagnostics, verdict, self.index.run_path) + verify_mod.verified_hints(verdict, path, view)
         key = json.dumps(_converter.unstructure(diagnostics), sort_keys=True)
         if not force and self.published.get(uri, "[]") == key:
             return
         self.published[uri] = key
         version = view.version if view is not None else None
         self.text_document_publish_diagnostics(types.PublishDiagnosticsParams(uri=uri, diagnostics=diagnostics, version=version))
+
+    def show_verdict(self, message: str, kind: types.MessageType = types.MessageType.Info) -> None:
+        """A verify's outcome is news the user asked for: a visible message, and the log."""
+        log.info("%s", message)
+        try:
+            self.window_show_message(types.ShowMessageParams(kind, message))
+            self.window_log_message(types.LogMessageParams(kind, message))
+        except Exception:  # no client connected: the log above keeps it
+            pass
+
+    def current_verdict(self) -> verify_mod.Verdict | None:
+        """The verify verdict about the run shown: this session's, else the one an earlier
+        verify saved in the run (``verify.json``)."""
+        if self.verdict is not None and self.index.run_path and Path(self.verdict.after_run).resolve() == Path(self.index.run_path).resolve():
+            return self.verdict
+        if self._saved_verdict[0] != self.index.run_path:
+            self._saved_verdict = (self.index.run_path, verify_mod.from_run(self.index.run_path))
+        return self._saved_verdict[1]
 
     def publish_all(self, changed_only: RunIndex | None = None) -> None:
         """Republish every file whose diagnostics changed (and clear those now empty).
@@ -487,7 +510,10 @@ def create_server() -> DynInspectServer:
         if found is None:
             return []
         _, view = found
-        return actions_mod.code_actions(view, ls.placed(view), params, ls.index.run_path, ls.view_of_path)
+        out = actions_mod.code_actions(view, ls.placed(view), params, ls.index.run_path, ls.view_of_path)
+        if out and ls.index.run_path and not params.context.only:
+            out.append(types.Command(title="dyn-inspect: verify the fix (re-run under the recorder)", command=verify_mod.VERIFY, arguments=[ls.index.run_path]))
+        return out
 
     # -- workspace/executeCommand (the contract with the VS Code extension) -------------
 
@@ -513,6 +539,25 @@ def create_server() -> DynInspectServer:
 
         async with ls.lock:
             return await asyncio.to_thread(rows)
+
+    @server.command(verify_mod.VERIFY)
+    @guarded(dict)
+    async def verify(ls: DynInspectServer, *args: Any) -> dict[str, Any]:
+        run_path = args[0] if args and isinstance(args[0], str) and args[0] else ls.index.run_path
+        if not run_path:
+            ls.say("no run to verify", types.MessageType.Warning)
+            return {}
+        ls.say(f"verifying — re-running the program of {Path(run_path).name}…")
+        try:
+            verdict = await asyncio.to_thread(verify_mod.run_verify, run_path)
+        except Exception as exc:  # noqa: BLE001 - the re-run failed: say why, change nothing
+            ls.show_verdict(f"dyn-inspect: verify failed: {exc}", types.MessageType.Error)
+            return {"error": str(exc)}
+        ls.verdict = verdict
+        await ls.refresh()
+        ls.publish_all()
+        ls.show_verdict(verdict.message())
+        return verdict.data
 
     @server.command(SUMMARY)
     @guarded(dict)
