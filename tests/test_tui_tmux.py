@@ -104,6 +104,7 @@ def test_open_navigate_search_edit_and_quit(terminal: Terminal, breaks_run: Run,
 
     # Search for the tolist() break and jump to it: its source line is shown, marked.
     terminal.keys("/")
+    terminal.wait_for("search breaks, recompiles")  # typed before the box is up, keys go elsewhere
     terminal.keys("tolist", literal=True)
     terminal.wait_for("matches")
     terminal.keys("Enter")
@@ -143,7 +144,7 @@ def test_live_program_output_stdin_and_exit_code(terminal: Terminal, tmp_path: P
     terminal.wait_for("ready", "name?")
     terminal.keys("Ada", literal=True)
     terminal.keys("Enter")
-    screen = terminal.wait_for("hello Ada", "exit 5")
+    screen = terminal.wait_for("hello Ada", "exited with 5")
     assert "name? Ada" in screen
     terminal.keys("q")
     assert terminal.exit_code() == 5
