@@ -7,6 +7,7 @@ import os
 from typing import Any
 
 from dyn_inspect.engine.schema import Loc
+from dyn_inspect.engine.torch_compat import degraded_notes
 from dyn_inspect.inspector.analysis.breaks import BreakSite, break_sites
 from dyn_inspect.inspector.analysis.failures import FailureSite, failure_sites, line_text
 from dyn_inspect.inspector.model import BreakGroup, RecompileInfo
@@ -141,6 +142,7 @@ def summary_dict(run: Run) -> dict[str, Any]:
         "recompile_list": [recompile_dict(r) for r in m.recompiles],
         "problems": [str(p) for p in run.problems],
         "compile_disabled": bool(start and start.compile_disabled),
+        "degraded": degraded_notes(procs),  # hooks the recorder could not use in this torch
         "divergence": [divergence_dict(d) for d in divergence_report(m)],
     }
 

@@ -83,6 +83,8 @@ def print_summary(run: Run, as_json: bool = False, file: IO[str] | None = None, 
     console.print(f"[bold]dyn-inspect[/]: {outcome} — log: {short_path(data['run'])}")
     if data["compile_disabled"]:
         console.print("  compile disabled (--disable-compile): the program ran eagerly")
+    for note in data.get("degraded", []):
+        console.print(f"  degraded: {note}", markup=False, highlight=False)
     console.print(
         f"  compiled frames: {data['frames']} ({data['compiles']} compiles, {data['graphs']} graphs), "
         f"kernels: {data['kernels']}, compile time: {data['compile_time_s']:.2f}s" + (f" ({stages})" if stages else "")
