@@ -5,7 +5,6 @@ with one fix where the batch is made; applying the fix and ``dyn-inspect verify`
 from __future__ import annotations
 
 import json
-import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -54,30 +53,8 @@ def test_causes_stay_apart_across_functions_and_resets(reset_run: Run) -> None:
     assert all(c.fix is None for c in found)  # a dtype change: no fix is known to be right
 
 
-@pytest.mark.corpus
-def test_apply_the_fix_and_verify_end_to_end(tmp_path: Path) -> None:
-    work = tmp_path / "example"
-    shutil.copytree(EXAMPLES, work, ignore=shutil.ignore_patterns(".dyn-inspect", "__pycache__"))
-    runs = tmp_path / "runs"
-    env = {"DYN_INSPECT_NO_TUI": "1", "TORCHINDUCTOR_CACHE_DIR": str(tmp_path / "inductor"), "PATH": "/usr/bin:/bin"}
-    rec = subprocess.run([str(DYN_INSPECT), "--no-tui", "--runs-dir", str(runs), "train.py", "--steps", "4"], cwd=work, env=env, capture_output=True, text=True, timeout=900)
-    assert rec.returncode == 0, rec.stderr[-2000:]
-    out = subprocess.run([str(DYN_INSPECT), "causes", "--runs-dir", str(runs), "--json"], capture_output=True, text=True, check=True)
-    fix = next(c["fix"] for c in json.loads(out.stdout)["causes"] if c["fix"])
-    lines = (work / "train.py").read_text().splitlines(keepends=True)
-    lines.insert(fix["after_line"], fix["insert"])
-    (work / "train.py").write_text("".join(lines))
-
-    done = subprocess.run([str(DYN_INSPECT), "verify", "--runs-dir", str(runs), "--json"], env=env, capture_output=True, text=True, timeout=900)
-    assert done.returncode == 0, done.stderr[-2000:]
-    v = json.loads(done.stdout)
-    assert v["before"]["recompiles"] == 5 and v["after"]["recompiles"] == 0
-    assert [c["title"] for c in v["fixed"]] == [next(c["title"] for c in json.loads(out.stdout)["causes"] if c["fix"])]
-    assert v["after"]["breaks_unique"] == v["before"]["breaks_unique"]  # the breaks were not the fix's business
-    assert (Path(v["after_run"]) / "verify.json").is_file()
-    # the re-run is a normal run of the same program: the other commands read it
-    after = Run(v["after_run"])
-    assert after.model.status == "finished" and not after.model.recompiles
+# The fix applied and verified end to end (CLI verify driven by the LSP's quick fix and
+# command): tests/test_lsp_verify.py.
 
 
 def test_verify_without_a_recorded_command_is_one_line(tmp_path: Path) -> None:

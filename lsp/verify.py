@@ -1,0 +1,126 @@
+"""Apply-and-verify in the editor: the ``dynInspect.verify`` command re-runs the recorded
+program under the recorder (``dyn-inspect verify --json``, in a worker thread) and keeps
+its verdict; the server then follows the new run, so the diagnostics of what the fix
+removed disappear, and ``verified_hints`` marks where they were: "fixed ✓ (verified run
+<id>)". What is still there keeps its diagnostic, with "still there after the fix (verified
+run <id>)" appended by ``annotate``.
+
+The verdict is the one ``dyn-inspect verify`` writes into the new run as ``verify.json``,
+so a server that starts later (or another editor) shows the same marks for that run.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from lsprotocol import types
+
+from dyn_inspect.lsp.documents import TextView
+from dyn_inspect.lsp.findings import norm_path
+
+VERIFY = "dynInspect.verify"
+SOURCE = "dyn-inspect"
+
+
+@dataclass
+class Verdict:
+    """``verify.json``: what one verify run found, and where the fixed causes showed."""
+
+    data: dict[str, Any]
+    fixed_sites: dict[str, list[tuple[int, str]]] = field(default_factory=dict)  # file → [(line, title)]
+
+    @property
+    def after_run(self) -> str:
+        return str(self.data.get("after_run", ""))
+
+    @property
+    def run_id(self) -> str:
+        return Path(self.after_run).name
+
+    def message(self) -> str:
+        b, a = self.data.get("before", {}), self.data.get("after", {})
+        fixed = len(self.data.get("fixed", []))
+        return (
+            f"dyn-inspect verified run {self.run_id}: recompiles {b.get('recompiles')} → {a.get('recompiles')}, "
+            f"graph breaks {b.get('breaks_unique')} → {a.get('breaks_unique')}, {fixed} cause(s) fixed ✓"
+        )
+
+
+def run_verify(run_path: str, timeout_s: float = 3600.0, settle_s: float | None = None) -> Verdict:
+    """``dyn-inspect verify --json`` for ``run_path`` (blocking: call it in a thread)."""
+    argv = [sys.executable, "-m", "dyn_inspect.inspector.cli", "verify", run_path, "--json", "--timeout", str(timeout_s)]
+    if settle_s is not None:
+        argv += ["--settle", str(settle_s)]
+    proc = subprocess.run(argv, capture_output=True, text=True, timeout=timeout_s + 60)
+    if proc.returncode != 0:
+        last = (proc.stderr.strip().splitlines() or [f"exit {proc.returncode}"])[-1]
+        raise RuntimeError(last)
+    return load(json.loads(proc.stdout))
+
+
+def load(data: dict[str, Any]) -> Verdict:
+    """The verdict plus the sites of its fixed causes (read from the *before* run: that
+    is where the user saw them)."""
+    from dyn_inspect.inspector.analysis.causes import causes
+    from dyn_inspect.inspector.run import Run
+
+    verdict = Verdict(data)
+    fixed = {c["title"] for c in data.get("fixed", [])}
+    try:
+        before = Run(data["before_run"])
+    except Exception:  # noqa: BLE001 - the before run may be gone: no marks, the message stays
+        return verdict
+    for c in causes(before.model):
+        if c.title in fixed:
+            for site in c.sites:
+                verdict.fixed_sites.setdefault(norm_path(site.file), []).append((site.line, c.title))
+    return verdict
+
+
+def from_run(run_path: str | None) -> Verdict | None:
+    """The verdict saved in a run by an earlier verify (``verify.json``), if any."""
+    if not run_path:
+        return None
+    path = Path(run_path) / "verify.json"
+    try:
+        if not path.is_file() or path.is_symlink() or path.stat().st_size > 1 << 20:
+            return None
+        return load(json.loads(path.read_text()))
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+
+
+def verified_hints(verdict: Verdict | None, path: str, view: TextView | None) -> list[types.Diagnostic]:
+    """A Hint on each line where a fixed cause showed: "fixed ✓ (verified run <id>)"."""
+    if verdict is None or view is None:
+        return []
+    out = []
+    for line, title in verdict.fixed_sites.get(norm_path(path), []):
+        if 1 <= line <= len(view.lines):
+            text = view.lines[line - 1]
+            start = len(text) - len(text.lstrip())
+            out.append(
+                types.Diagnostic(
+                    range=types.Range(types.Position(line - 1, start), types.Position(line - 1, len(text.rstrip()))),
+                    message=f"fixed ✓ (verified run {verdict.run_id}): {title}",
+                    severity=types.DiagnosticSeverity.Hint,
+                    source=SOURCE,
+                    code="verified",
+                )
+            )
+    return out
+
+
+def annotate(diagnostics: list[types.Diagnostic], verdict: Verdict | None, run_path: str | None) -> list[types.Diagnostic]:
+    """Diagnostics of the verified run itself: say the fix did not remove them."""
+    if verdict is None or not run_path or Path(run_path).resolve() != Path(verdict.after_run).resolve():
+        return diagnostics
+    for d in diagnostics:
+        if d.source == SOURCE and d.code != "verified" and "still there after the fix" not in d.message:
+            d.message += f"\n(still there after the fix — verified run {verdict.run_id})"
+    return diagnostics
