@@ -10,6 +10,7 @@ from dyn_inspect.engine.schema import Loc
 from dyn_inspect.engine.torch_compat import degraded_notes
 from dyn_inspect.inspector.analysis.breaks import BreakSite, break_sites
 from dyn_inspect.inspector.analysis.failures import FailureSite, failure_sites, line_text
+from dyn_inspect.inspector.analysis.messages import headline
 from dyn_inspect.inspector.model import BreakGroup, RecompileInfo
 from dyn_inspect.inspector.ranks import break_ranks, divergence_dict, divergence_report
 from dyn_inspect.inspector.run import Run
@@ -39,6 +40,7 @@ def break_dict(group: BreakGroup) -> dict[str, Any]:
     b = group.first
     return {
         "key": group.key,
+        "headline": headline(b),  # what the user wrote, said first ("`print(...)` can't be traced")
         "type": b.gb_type,
         "gb_id": b.gb_id,
         "url": b.url,

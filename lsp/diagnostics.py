@@ -15,6 +15,7 @@ import re
 from lsprotocol import types
 
 from dyn_inspect.engine.schema import Loc
+from dyn_inspect.inspector.analysis.messages import headline
 from dyn_inspect.lsp.documents import TextView, path_uri
 from dyn_inspect.lsp.findings import BreakFinding, FailureFinding, FunctionFindings
 from dyn_inspect.lsp.placement import Placed
@@ -50,7 +51,8 @@ def break_message(b: BreakFinding) -> str:
     e = b.event
     explanation = one_line(e.explanation or e.reason or "")
     where = f" inside {short_location(b.origin)} (called from here)" if b.origin is not None else ""
-    text = f"Graph break{where}: {e.gb_type}"
+    said = headline(e)
+    text = f"Graph break{where}: {said}" + (f" — torch: {e.gb_type}" if said != e.gb_type else "")
     if explanation and explanation != e.gb_type:
         text += f" — {explanation}"
     return f"{text} ({hits(b.count)})"

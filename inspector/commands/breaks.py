@@ -11,6 +11,7 @@ from typing import Any
 from rich.table import Table
 
 from dyn_inspect.inspector.analysis.breaks import BreakSite, break_sites
+from dyn_inspect.inspector.analysis.messages import headline, label
 from dyn_inspect.inspector.console import make_console
 from dyn_inspect.inspector.ranks import add_rank_argument
 from dyn_inspect.inspector.reports import loc_dict, open_cli_run, print_read_warnings, short_path
@@ -31,6 +32,7 @@ def site_dict(site: BreakSite) -> dict[str, Any]:
     b = site.first
     return {
         "key": site.group.key,
+        "headline": headline(b),
         "type": b.gb_type,
         "gb_id": b.gb_id,
         "url": b.url,
@@ -76,12 +78,12 @@ def run(args: argparse.Namespace) -> int:
         user = ", ".join(f"{short_path(f.file)}:{f.line}" for f in s.user_frames) or "-"
         if s.user_frame is not None and (s.user_frame.file, s.user_frame.line) == (s.loc.file, s.loc.line) and len(s.user_frames) == 1:
             user, loc = loc, "(same)"
-        table.add_row(f"×{s.count}", user, f"{s.first.gb_type}{gb}", loc)
+        table.add_row(f"×{s.count}", user, f"{headline(s.first)}{gb}", loc)
     console.print(table)
     if args.stacks:
         for s in sites:
             console.print()
-            console.print(f"{short_path(s.loc.file)}:{s.loc.line}  {s.first.gb_type}", markup=False, highlight=False)
+            console.print(f"{short_path(s.loc.file)}:{s.loc.line}  {label(s.first)} — torch: {s.first.gb_type}", markup=False, highlight=False)
             for f in s.stack:
                 console.print(f"    {short_path(f.file)}:{f.line} in {f.name or '?'}: {f.code or ''}", markup=False, highlight=False)
             for h in s.first.hints:

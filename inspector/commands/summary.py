@@ -97,7 +97,7 @@ def print_summary(run: Run, as_json: bool = False, file: IO[str] | None = None, 
         gbid = f" {b['gb_id']}" if b["gb_id"] else ""
         on = f"  ({format_ranks(b['ranks'])})" if len(data["ranks"]) > 1 else ""
         inside = f"  (in {short_path(loc['file'])}:{loc['line']})" if (user["file"], user["line"]) != (loc["file"], loc["line"]) else ""
-        say(f"    {short_path(user['file'])}:{user['line']}  {b['type']}{gbid}  ×{b['count']}{inside}{on}")
+        say(f"    {short_path(user['file'])}:{user['line']}  {b.get('headline') or b['type']}{gbid}  ×{b['count']}{inside}{on}")
     failures = data["compile_failures"]
     # A failed compile (fullgraph=True, a backend exception) is in no other count.
     say(f"  compile failures: {sum(f['count'] for f in failures)}")
