@@ -23,10 +23,12 @@ _EXC_TYPE_RE = re.compile(r"^torch\._dynamo\.exc\.\w+: (?P<type>.+)$", re.M)
 
 
 def dedup_key(gb_type: str, loc: Loc) -> str:
-    """Stable across recompiles, resume frames and runs: type + innermost file:line, and
-    the column where torch gives one (two ``print`` calls on one line are two breaks)."""
-    col = "" if loc.col is None else f"\0{loc.col}"
-    raw = f"{gb_type}\0{loc.file}\0{loc.line}{col}".encode()
+    """Stable across recompiles, resume frames, runs and TORCH_TRACE round trips: type +
+    innermost file:line. (Not the column: a traceback without carets — Python leaves them
+    out when the expression is the whole line — gives none, so an imported log would key
+    the same break differently. Two breaks on one line are one site with two hits, each
+    hit keeping its own columns.)"""
+    raw = f"{gb_type}\0{loc.file}\0{loc.line}".encode()
     return hashlib.blake2b(raw, digest_size=8).hexdigest()
 
 
