@@ -131,7 +131,7 @@ async def bench(args: argparse.Namespace) -> None:
     for path in files[1:]:
         t = time.perf_counter()
         u = open_file(path)
-        done = await watcher.until(lambda: watcher.first_after(u, t))
+        done = await watcher.until(lambda u=u, t=t: watcher.first_after(u, t))
         opens.append(done - t)
     if opens:
         print(f"first diagnostics for an opened file: median {ms(statistics.median(opens))}, max {ms(max(opens))} over {len(opens)} files (target < 300 ms)")
@@ -163,7 +163,7 @@ async def bench(args: argparse.Namespace) -> None:
             os.write(fd, data)
         finally:
             os.close(fd)
-        done = await watcher.until(lambda: watcher.first_after(u0, t, lambda ds: len(ds) == before + 1))
+        done = await watcher.until(lambda t=t, before=before: watcher.first_after(u0, t, lambda ds: len(ds) == before + 1))
         republish.append(done - t)
     print(f"republish after new events: median {ms(statistics.median(republish))}, max {ms(max(republish))} over {len(republish)} appends (target < 200 ms)")
 

@@ -97,14 +97,16 @@ async def scrolling(run_dir: Path, presses: int = 150, rate_hz: float = 30.0) ->
             where: list[tuple[int, float]] = []
             running = True
 
+            # The monitor must see this iteration's `running` flip to False (and append to its
+            # lists): it is awaited before the loop moves on, so the late binding is intended.
             async def monitor() -> None:
                 last = time.perf_counter()
-                while running:
+                while running:  # noqa: B023
                     await asyncio.sleep(0.001)
                     now = time.perf_counter()
-                    stalls.append(now - last)
+                    stalls.append(now - last)  # noqa: B023
                     if now - last > 0.1:
-                        where.append((len(lags), round(now - last, 3)))
+                        where.append((len(lags), round(now - last, 3)))  # noqa: B023
                     last = now
 
             watcher = asyncio.create_task(monitor())

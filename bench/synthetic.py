@@ -173,8 +173,8 @@ def make_run(out_dir: Path, events: int = 100_000, seed: int = 0, processes: int
     launcher.write(RunStart(command=["python", "train.py"], cwd=str(out_dir / "workspace"), mode="script", tool_version="0.1.0", t=clock.now))
     # Blob payloads in realistic sizes; large ones rotate among a few variants (a real run
     # has distinct ones, but their content does not change what a reader does).
-    metrics_blobs = [("{\"compile_id\": \"%d\", " % i) + "\"x\": 1, " * 4800 + "}" for i in range(8)]
-    cache_blobs = ["{\"key\": \"%d\", \"components\": [" % i + "\"[abcdefghij] fx_kwargs[x]: 1\", " * 1500 + "]}" for i in range(8)]
+    metrics_blobs = [f'{{"compile_id": "{i}", ' + "\"x\": 1, " * 4800 + "}" for i in range(8)]
+    cache_blobs = [f'{{"key": "{i}", "components": [' + "\"[abcdefghij] fx_kwargs[x]: 1\", " * 1500 + "]}" for i in range(8)]
     big_args = [{"key": f"f{i}", "components": [f"[{j:08x}] example_inputs[{j}]: TensorMetadata(dtype=torch.float32, shape=torch.Size([16, 64]))" for j in range(600)]} for i in range(4)]
 
     per_process = max(1, events // processes)

@@ -41,10 +41,10 @@ import msgspec
 from dyn_inspect.engine import recorder
 from dyn_inspect.engine.eventlog import (
     NOTICE_FD_ENV,
-    _mkdir_private,
     TOOL_VERSION,
     EventLog,
     RecordingUnavailable,
+    _mkdir_private,
     describe_error,
     new_run_dir,
     point_latest,

@@ -228,7 +228,7 @@ def _arg_gb(event: Any) -> float | None:
     sizes = {"float": 4, "c10::BFloat16": 2, "c10::Half": 2, "double": 8, "long int": 8, "int": 4, "bool": 1,
              "signed char": 1, "unsigned char": 1, "short int": 2, "c10::Float8_e4m3fn": 1, "c10::Float8_e5m2": 1}
     total = 0
-    for shape, dtype in zip(shapes, dtypes):
+    for shape, dtype in zip(shapes, dtypes, strict=False):
         if not shape or dtype not in sizes:
             continue
         n = 1

@@ -11,7 +11,7 @@ an optional field or a new kind keeps the version (old readers keep unknown kind
 
 from __future__ import annotations
 
-from typing import Any, Literal, Union
+from typing import Any, Literal
 
 import msgspec
 
@@ -351,34 +351,34 @@ class KernelProfile(Event, tag="kernel_profile"):
     launch: str | None = None  # Triton: the launch config the autotuner picked ("XBLOCK=128 num_warps=4 ...")
 
 
-AnyEvent = Union[
-    LogHeader,
-    ProcessStart,
-    ProcessEnd,
-    RunStart,
-    RunEnd,
-    CompileStart,
-    Capture,
-    BackwardCapture,
-    GraphBreak,
-    Recompile,
-    RecompileLimit,
-    Guards,
-    Graph,
-    OutputCode,
-    Kernel,
-    KernelProvenance,
-    PathAlias,
-    Symbol,
-    Specialization,
-    ShapeGuard,
-    Bytecode,
-    CacheEvent,
-    Artifact,
-    Chromium,
-    Raw,
-    KernelProfile,
-]
+AnyEvent = (
+    LogHeader
+    | ProcessStart
+    | ProcessEnd
+    | RunStart
+    | RunEnd
+    | CompileStart
+    | Capture
+    | BackwardCapture
+    | GraphBreak
+    | Recompile
+    | RecompileLimit
+    | Guards
+    | Graph
+    | OutputCode
+    | Kernel
+    | KernelProvenance
+    | PathAlias
+    | Symbol
+    | Specialization
+    | ShapeGuard
+    | Bytecode
+    | CacheEvent
+    | Artifact
+    | Chromium
+    | Raw
+    | KernelProfile
+)
 
 EVENT_TYPES: dict[str, type[Event]] = {
     t.__struct_config__.tag: t for t in AnyEvent.__args__  # type: ignore[attr-defined]

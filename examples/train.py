@@ -11,9 +11,8 @@ Run it:  dyn-inspect examples/train.py      (or --no-tui for a printed summary)
 import argparse
 
 import torch
-from torch import nn
-
 from model_utils import log_stats
+from torch import nn
 
 
 class TinyMLP(nn.Module):

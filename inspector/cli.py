@@ -17,7 +17,6 @@ from types import ModuleType
 
 from dyn_inspect.inspector.errors import InspectorError
 
-
 _loaded: dict[str, ModuleType] | None = None
 
 

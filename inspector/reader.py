@@ -90,7 +90,8 @@ class LightChromium(Chromium, tag="chromium"):
 
 
 _LIGHT_TYPES = tuple(LightChromium if t is Chromium else t for t in AnyEvent.__args__)  # type: ignore[attr-defined]
-_typed_light = msgspec.json.Decoder(Union[_LIGHT_TYPES])  # type: ignore[valid-type]
+# (Union[...] of a tuple built at run time: the `X | Y` spelling cannot be written here.)
+_typed_light = msgspec.json.Decoder(Union[_LIGHT_TYPES])  # type: ignore[valid-type]  # noqa: UP007
 # Kinds never shown as text (timers; their args stay raw): not checked for control chars.
 _NO_TEXT = frozenset({LightChromium, Chromium})
 
@@ -308,7 +309,7 @@ class LogFile:
                 # skipping it would read the rest of the file with the wrong meaning.
                 raise InspectorError(
                     f"{self.path} has an invalid log header (schema {data.get('schema')!r}): not a dyn-inspect log this version reads"
-                )
+                ) from None
             t = data.get("t")
             return UnknownEvent(kind=kind, data=data, t=float(t) if isinstance(t, (int, float)) else 0.0,
                                 cid=data.get("cid") if isinstance(data.get("cid"), str) else None)

@@ -24,7 +24,7 @@ from pathlib import Path
 
 from dyn_inspect.engine.eventlog import runs_root
 from dyn_inspect.inspector.errors import InspectorError
-from dyn_inspect.inspector.run import Run, is_run_dir, latest_run, list_runs, resolve_run
+from dyn_inspect.inspector.run import Run, is_run_dir, list_runs, resolve_run
 
 POLL_S = 0.05  # a poll is a few stats and a read of what was appended: cheap
 RESCAN_S = 3.0  # how often the workspace is walked for new .dyn-inspect/runs folders

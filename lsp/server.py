@@ -24,8 +24,8 @@ import shlex
 import tempfile
 import time
 from collections.abc import Callable
-from pathlib import Path
 from dataclasses import replace
+from pathlib import Path
 from typing import Any, TypeVar
 from urllib.parse import unquote
 

@@ -14,8 +14,8 @@ from pathlib import Path
 import pytest
 
 from corpus_support import CORPUS, marker_line
-from inspector_program import Recorded, record_once
 from dyn_inspect.inspector.run import Run
+from inspector_program import Recorded, record_once
 
 DYN = [sys.executable, "-m", "dyn_inspect.inspector.cli"]
 RECOMPILES = CORPUS / "recompiles.py"

@@ -18,9 +18,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+from differential.truth import Facts, Ours, ours, torch_side
 
 from corpus_support import DIFFERENTIAL, DYN_INSPECT, EXPECTED_EXIT, PROGRAMS, Corpus
-from differential.truth import Facts, Ours, ours, torch_side
 
 # A session's first comparison waits for recordings queued behind the rest of the corpus.
 pytestmark = [pytest.mark.corpus, pytest.mark.timeout(2400)]

@@ -167,7 +167,7 @@ def test_events_are_the_run_and_payload_digests_resolve(example_bundle, example_
         lines = z.read(f"events/{log}").splitlines()
         recorded = [e for name, e in example_run.events(log)]
         assert len(lines) == len(recorded)
-        for raw, original in zip(lines, recorded):
+        for raw, original in zip(lines, recorded, strict=True):
             ev = decoder.decode(raw)
             assert type(ev) is type(original)
             for f in ev.__struct_fields__:
@@ -183,7 +183,7 @@ def test_events_are_the_run_and_payload_digests_resolve(example_bundle, example_
 def test_payloads_are_stored_once(example_bundle, recompiles_run: Run, tmp_path: Path) -> None:
     """No two payload files of a bundle hold the same bytes; the estimate printed before
     writing is the sum of the unique payloads the events reference."""
-    for run, z in ((None, example_bundle[1]), (recompiles_run, _bundle(recompiles_run, tmp_path / "r.zip")[1])):
+    for _run, z in ((None, example_bundle[1]), (recompiles_run, _bundle(recompiles_run, tmp_path / "r.zip")[1])):
         generated = (".dot", ".svg", "compile.json")
         seen: dict[str, str] = {}
         for n in z.namelist():

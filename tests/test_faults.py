@@ -27,7 +27,6 @@ from pathlib import Path
 import pytest
 
 from dyn_inspect.engine.eventlog import LATEST, EventLog
-from dyn_inspect.engine.schema import Raw
 from dyn_inspect.inspector.run import Run
 
 STOPPED = "dyn-inspect: recording stopped: "
@@ -398,7 +397,7 @@ def test_forked_children_start_their_own_logs(tmp_path: Path) -> None:
     assert sorted(fns for n, fns in by_log.items() if n != parent) == [["child_fn"], ["child_fn"]]
     # No log holds two compiles with one id (the parent's did, three times, before).
     for name in logs:
-        _, events = zip(*run.events(name))
+        _, events = zip(*run.events(name), strict=True)
         starts = [e.cid for e in events if type(e).__name__ == "CompileStart"]
         assert len(starts) == len(set(starts)), (name, starts)
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 import pytest
 
 from corpus_support import CORPUS, EXAMPLES, marker_line
-from inspector_program import Recorded, record_once
 from dyn_inspect.inspector.analysis.breaks import break_sites
 from dyn_inspect.inspector.run import Run
+from inspector_program import Recorded, record_once
 
 
 @pytest.fixture(scope="module")

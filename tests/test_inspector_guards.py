@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from inspector_program import Recorded, record_once
 from dyn_inspect.inspector.analysis.guards import guard_diff, guard_lines, parse_guards
 from dyn_inspect.inspector.run import Run
+from inspector_program import Recorded, record_once
 
 
 @pytest.fixture(scope="module")

@@ -5,9 +5,9 @@ from __future__ import annotations
 import pytest
 
 from corpus_support import CORPUS, marker_line
-from inspector_program import Recorded, record_once
 from dyn_inspect.inspector.analysis.kernels import effective_isa, kernels_at, kernels_by_compile, kernels_by_line, vectorization
 from dyn_inspect.inspector.run import Run
+from inspector_program import Recorded, record_once
 
 RECOMPILES = CORPUS / "recompiles.py"
 

@@ -6,7 +6,6 @@ from __future__ import annotations
 import pytest
 
 from corpus_support import CORPUS, EXAMPLES, marker_line
-from inspector_program import Recorded, record_once
 from dyn_inspect.inspector.analysis.recompiles import (
     frames_with_recompiles,
     parse_reason,
@@ -16,6 +15,7 @@ from dyn_inspect.inspector.analysis.recompiles import (
 )
 from dyn_inspect.inspector.model import FrameInfo, RunModel
 from dyn_inspect.inspector.run import Run
+from inspector_program import Recorded, record_once
 
 
 @pytest.fixture(scope="module")

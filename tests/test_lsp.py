@@ -81,7 +81,7 @@ async def test_graph_breaks_exact_ranges_codes_and_messages(client: LanguageClie
     expected = sorted(
         (marker_line(BREAKS, marker) - 1, expr, gb_id, fragment) for marker, (expr, gb_id, fragment) in BREAK_LINES.items()
     )
-    for d, (line0, expr, gb_id, fragment) in zip(found, expected):
+    for d, (line0, expr, gb_id, fragment) in zip(found, expected, strict=True):
         assert d.range == span_of(BREAKS, line0, expr), (d.message, expr)
         assert d.code == gb_id
         assert d.code_description is not None and d.code_description.href.endswith(f"/{gb_id.lower()}.html")

@@ -13,7 +13,7 @@ from test_lsp_support import (
     code_span,
     command,
     diagnostics,
-    library_workspace,  # noqa: F401  (a fixture)
+    library_workspace_fixture,  # noqa: F401  (registers the library_workspace fixture)
     line_of,
     lsp_client_fixture,
     open_doc,

@@ -220,8 +220,10 @@ def record_library_program(base: Path) -> Path:
     return ws
 
 
-@pytest.fixture(scope="session")
-def library_workspace(tmp_path_factory: pytest.TempPathFactory) -> Path:
+# Named apart from the fixture so that a test module importing it (to register it) and taking
+# `library_workspace` as a parameter does not shadow the import.
+@pytest.fixture(scope="session", name="library_workspace")
+def library_workspace_fixture(tmp_path_factory: pytest.TempPathFactory) -> Path:
     cache = os.environ.get(CACHE_ENV)
     base = Path(cache) / "lsp-library" if cache else tmp_path_factory.mktemp("lsp-library")
     return record_library_program(base)

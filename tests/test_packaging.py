@@ -4,8 +4,9 @@ non-editable install while the editable install the tests use still imports it."
 
 from __future__ import annotations
 
-import tomllib
 from pathlib import Path
+
+import tomllib
 
 ROOT = Path(__file__).resolve().parent.parent
 

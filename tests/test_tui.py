@@ -24,8 +24,8 @@ from dyn_inspect.inspector.run import Run
 from dyn_inspect.tui.app import InspectorApp
 from dyn_inspect.tui.screens import ConfirmScreen, SearchScreen
 from dyn_inspect.tui.source import editor_command
-from dyn_inspect.tui.views.output import LineAssembler
 from dyn_inspect.tui.views.base import View
+from dyn_inspect.tui.views.output import LineAssembler
 from dyn_inspect.tui.widgets import DetailPane
 
 BREAKS = CORPUS / "breaks.py"

@@ -36,7 +36,8 @@ def relocate(run_dir: Path, new_root: Path) -> None:
     """Point the run's recorded source paths (under its cwd) at ``new_root``."""
     launcher = (run_dir / "launcher.jsonl").read_text().splitlines()
     old_root = next(json.loads(line)["cwd"] for line in launcher if '"run_start"' in line)
-    pattern = re.compile(r'"(%s)":"%s(?=[/"])' % ("|".join(_PATH_FIELDS), re.escape(old_root)))
+    fields, root = "|".join(_PATH_FIELDS), re.escape(old_root)
+    pattern = re.compile(rf'"({fields})":"{root}(?=[/"])')
     for log in run_dir.glob("*.jsonl"):
         log.write_text(pattern.sub(lambda m: f'"{m[1]}":"{new_root}', log.read_text()))
 

@@ -10,9 +10,8 @@ import os
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
 import torch
-from transformers import GPT2Config, GPT2LMHeadModel
-
 from _timing import run_steps
+from transformers import GPT2Config, GPT2LMHeadModel
 
 
 def main() -> None:

@@ -5,9 +5,8 @@ from __future__ import annotations
 import argparse
 
 import torch
-from torch import nn
-
 from _timing import run_steps
+from torch import nn
 
 
 def main() -> None:

@@ -7,9 +7,8 @@ import argparse
 
 import torch
 import torchvision
-from torch import nn
-
 from _timing import run_steps
+from torch import nn
 
 
 def main() -> None:

@@ -109,7 +109,7 @@ def recompile_items(model: RunModel) -> dict[tuple[str, str, str, str, int | Non
         item = RecompileItem(file, function, f.kind, f.source or "", f.dim, f.text)
         prev = out.get(item.key)
         out[item.key] = (prev[0] if prev else item, 1 + (prev[1] if prev else 0))
-    for log, lim in model.recompile_limits:
+    for _log, lim in model.recompile_limits:
         file = relative(lim.co_filename, cwd) if lim.co_filename else "?"
         item = RecompileItem(file, lim.co_name or "?", "recompile_limit", "", None, "recompile limit reached: runs eagerly from then on")
         prev = out.get(item.key)

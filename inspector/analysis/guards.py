@@ -196,7 +196,8 @@ def diff_lines(a: list[GuardLine], b: list[GuardLine], ignore_ids: bool = False)
                 left.remove(g)
                 right.remove(match)
                 unchanged += 1
-        for before, after in zip(left, right):
+        # the longer side's rest is added/removed below
+        for before, after in zip(left, right, strict=False):
             changed.append(GuardChange(before, after, _field_changes(before, after)))
         removed.extend(left[len(right) :])
         added.extend(right[len(left) :])

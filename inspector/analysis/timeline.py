@@ -86,7 +86,7 @@ def _lanes(spans: list[_Span]) -> list[list[_Span]]:
     stacks: list[list[_Span]] = []
     for span in sorted(spans, key=lambda s: (s.ts, -s.dur)):
         end = span.ts + span.dur
-        for lane, stack in zip(lanes, stacks):
+        for lane, stack in zip(lanes, stacks, strict=True):
             while stack and stack[-1].ts + stack[-1].dur <= span.ts:
                 stack.pop()
             if not stack or end <= stack[-1].ts + stack[-1].dur:

@@ -16,9 +16,9 @@ from rich.table import Table
 from dyn_inspect.inspector.analysis.graphs import GraphDiff, compile_graph, diff_graphs, op_histogram, to_dot, write_svg
 from dyn_inspect.inspector.analysis.guards import find_compile
 from dyn_inspect.inspector.console import make_console, write_private
-from dyn_inspect.inspector.ranks import add_rank_argument
 from dyn_inspect.inspector.errors import InspectorError
 from dyn_inspect.inspector.model import CompileInfo
+from dyn_inspect.inspector.ranks import add_rank_argument
 from dyn_inspect.inspector.reports import open_cli_run, print_read_warnings, short_path
 from dyn_inspect.inspector.run import Run
 

@@ -13,9 +13,9 @@ from rich.table import Table
 
 from dyn_inspect.inspector.analysis.kernels import Vectorization, effective_isa, kernels_at, kernels_by_compile, vectorization
 from dyn_inspect.inspector.console import make_console
-from dyn_inspect.inspector.ranks import add_rank_argument
 from dyn_inspect.inspector.errors import InspectorError
 from dyn_inspect.inspector.model import KernelInfo, RunModel
+from dyn_inspect.inspector.ranks import add_rank_argument
 from dyn_inspect.inspector.reports import loc_dict, open_cli_run, print_read_warnings, short_path
 
 HELP = "list generated kernels by compile or by source line (--at FILE:LINE), with vectorization coverage"

@@ -5,14 +5,12 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from typing import IO
-
 from collections.abc import Callable
-from typing import Any
+from typing import IO, Any
 
 from dyn_inspect.inspector.analysis.recompiles import TimelineEntry, frames_with_recompiles, recompile_timeline
-from dyn_inspect.inspector.locations import def_line
 from dyn_inspect.inspector.console import make_console
+from dyn_inspect.inspector.locations import def_line
 from dyn_inspect.inspector.ranks import add_rank_argument, format_ranks, select_rank
 from dyn_inspect.inspector.reports import short_path, summary_dict
 from dyn_inspect.inspector.run import Run, open_run

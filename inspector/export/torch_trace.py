@@ -23,7 +23,6 @@ from collections.abc import Callable, Iterable
 from typing import IO, Any
 
 from dyn_inspect.engine.normalizers.graphs import STAGE_OF_ARTIFACT, STAGE_OF_KIND
-from dyn_inspect.inspector.export.redact import mode_for
 from dyn_inspect.engine.schema import (
     Artifact,
     BackwardCapture,
@@ -46,6 +45,7 @@ from dyn_inspect.engine.schema import (
     Specialization,
     Symbol,
 )
+from dyn_inspect.inspector.export.redact import mode_for
 
 # Our stage → torch's record: a kind of its own, or a named artifact. The first name wins
 # where torch renamed a record between releases (after_post_grad_graph on 2.9).

@@ -15,7 +15,6 @@ from dyn_inspect.engine.schema import Loc
 from dyn_inspect.inspector.run import Run
 from dyn_inspect.tui.digest import ALL, Scope
 
-
 COMMON_KEYS = """
 **1**–**7** switch views · **/** search everything · **o** open in `$EDITOR` ·
 **e** export a bug report · **?** this help · **q** quit · **ctrl+c** stop the program

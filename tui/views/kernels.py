@@ -88,7 +88,6 @@ from (provenance). The source shows below.
 
     def sync(self, ctx: Context) -> None:
         super().sync(ctx)
-        table = self.query_one(DataTable)
         if ctx.scope != self._scope:
             self._scope = ctx.scope
             self._rebuild()
