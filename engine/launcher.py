@@ -34,7 +34,7 @@ import sys
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 import msgspec
 
@@ -173,14 +173,15 @@ class Launch:
         self.process: subprocess.Popen[bytes] | None = None
         self.notice: str | None = None  # "recording stopped: ..." once the run ended, if it did
         self._notice_read = -1
+        self.log: EventLog | None = None  # ours (launcher.jsonl); None when we joined a run
         if joined is not None:
-            self.run_dir, self.log = joined, None
+            self.run_dir = joined
             return
         root = runs_root(spec.runs_dir)
         self.run_dir = new_run_dir(root, point=False)
         try:
-            self.log: EventLog | None = EventLog(self.run_dir, "launcher.jsonl", strict=True)
-            self.log.write(
+            self.log = log = EventLog(self.run_dir, "launcher.jsonl", strict=True)
+            log.write(
                 RunStart(
                     t=self.started,
                     command=spec.command,
@@ -196,16 +197,16 @@ class Launch:
         # Only a run that could start is ``latest`` (editors follow it from here on).
         point_latest(root, self.run_dir)
 
-    def start(self, **popen_kwargs: object) -> subprocess.Popen[bytes]:
+    def start(self, **popen_kwargs: Any) -> subprocess.Popen[bytes]:
         env = child_env(self.run_dir, self.spec)
         read, write = os.pipe()
         os.set_blocking(read, False)
         st = os.fstat(write)
         env[NOTICE_FD_ENV] = f"{write}:{st.st_dev}:{st.st_ino}"
-        pass_fds = tuple(popen_kwargs.pop("pass_fds", ()) or ()) + (write,)  # type: ignore[call-overload]
+        pass_fds = tuple(popen_kwargs.pop("pass_fds", ()) or ()) + (write,)
         try:
             self.process = subprocess.Popen(  # noqa: S603 - the user's own command
-                self.spec.command, env=env, pass_fds=pass_fds, **popen_kwargs  # type: ignore[arg-type]
+                self.spec.command, env=env, pass_fds=pass_fds, **popen_kwargs
             )
         except BaseException:
             os.close(read)

@@ -272,6 +272,7 @@ def aggregate(events: Iterable[Any], torch: Any, use_cuda: bool) -> list[_Agg]:
                 launched[id(src)] = launched.get(id(src), 0.0) + sum(float(k.duration) for k in kernels)
 
     for fe in events:
+        where: _Where | None  # set in both branches below
         if str(getattr(fe, "device_type", "")).split(".")[-1] != "CPU":
             continue
         kernels = list(getattr(fe, "kernels", None) or [])
@@ -299,7 +300,7 @@ def aggregate(events: Iterable[Any], torch: Any, use_cuda: bool) -> list[_Agg]:
                     a.dtype = a.dtype or _matmul_dtype(torch, getattr(src, "input_dtypes", None), src.name, k.name)
             continue
         m = _CPP_KERNEL_RE.match(fe.name)
-        where: _Where | None = None
+        where = None
         if m:
             where = _where(fe)
             name, op = m["name"], None
@@ -502,7 +503,8 @@ def _dump(events: list[Any], path: str) -> None:
             continue
         if not (getattr(fe, "kernels", None) or _CPP_KERNEL_RE.match(fe.name) or getattr(fe, "flops", 0)):
             continue
-        chain, e = [], fe.cpu_parent
+        chain: list[str] = []
+        e = fe.cpu_parent
         while e is not None and len(chain) < 6:
             chain.append(e.name)
             e = e.cpu_parent

@@ -211,7 +211,7 @@ def install_graph_breaks(on_exc: Callable[[Any], None], on_done: Callable[[], No
 
         cls = getattr(symbolic_convert, "InstructionTranslatorBase", None)
         original = cls.__dict__.get("log_graph_break") if cls is not None else None
-        if original is None:
+        if cls is None or original is None:
             # torch 2.9: a module-level function without the exception; the text is parsed.
             HOOKS.degrade("graph_breaks", "InstructionTranslatorBase.log_graph_break not found")
             return False

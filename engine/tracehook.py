@@ -202,7 +202,7 @@ def install(feed: Callable[[TraceRecord], None], on_failure: Callable[[str], Non
     for module in list(sys.modules.values()):
         try:
             if getattr(module, "trace_structured", None) is original:
-                module.trace_structured = trace_structured
+                module.trace_structured = trace_structured  # type: ignore[attr-defined]  # any module: ModuleType declares none
         except Exception:  # noqa: BLE001 - odd modules (lazy proxies) refuse setattr
             pass
     return True

@@ -32,7 +32,7 @@ from __future__ import annotations
 import argparse
 import copy
 from collections import Counter, defaultdict
-from collections.abc import Hashable, Iterable
+from collections.abc import Hashable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Literal
 
@@ -245,7 +245,7 @@ def rank_profiles(model: RunModel) -> dict[int, RankProfile]:
 # -- the report --------------------------------------------------------------------------
 
 
-def _groups(values: dict[int, Hashable]) -> list[tuple[Hashable, list[int]]]:
+def _groups(values: Mapping[int, Hashable]) -> list[tuple[Hashable, list[int]]]:
     """Ranks grouped by equal value, the reference group first (largest; ties: lowest rank)."""
     groups: dict[Hashable, list[int]] = defaultdict(list)
     for rank, value in sorted(values.items()):
@@ -387,8 +387,8 @@ def divergence_report(model: RunModel) -> list[Divergence]:
             out.append(
                 Divergence("kernels", cid, f"compile {cid} generated different kernels — {'; '.join(parts)}", _deviating(kernel_groups))
             )
-    for present, missing_cids in only_on.items():
-        with_, without, deviating = _split(set(present), everyone)
+    for on, missing_cids in only_on.items():
+        with_, without, deviating = _split(set(on), everyone)
         out.append(
             Divergence(
                 "compile_ids",

@@ -131,9 +131,8 @@ def _call_arg(stmt: ast.stmt, line1: int, fn_name: str, param: str, index: int) 
                 return kw.value.id if isinstance(kw.value, ast.Name) else None
         if index < 0 or any(isinstance(a, ast.Starred) for a in call.args[: index + 1]):
             return None
-        if index < len(call.args) and isinstance(call.args[index], ast.Name):
-            return call.args[index].id  # type: ignore[union-attr]
-        return None
+        arg = call.args[index] if index < len(call.args) else None
+        return arg.id if isinstance(arg, ast.Name) else None
 
     def callee(call: ast.Call) -> str | None:
         f = call.func

@@ -251,8 +251,8 @@ class RunSource:
                 result.changed = result.switched = True
             self.run = run
             if run is not None:
-                why = f" ({self.why})" if self.pinned is None and self.why else ""
-                result.messages.append(f"showing run {run.path}{why}")
+                because = f" ({self.why})" if self.pinned is None and self.why else ""
+                result.messages.append(f"showing run {run.path}{because}")
             return result
         if wanted is None:
             if self.run is not None and (self.pinned is not None or not is_run_dir(self.run.path)):

@@ -56,7 +56,8 @@ EXPORT_BUG_REPORT = actions_mod.EXPORT_BUG_REPORT
 CHANGE_DEBOUNCE_S = 0.15
 LENS_REFRESH_S = 1.0
 
-T = TypeVar("T")
+# A handler (sync or async); guarded() hands back one of the same signature.
+F = TypeVar("F", bound=Callable[..., Any])
 _converter = get_converter()
 
 
@@ -371,14 +372,14 @@ def write_details_document(details: dict[str, Any]) -> Path | None:
     return path
 
 
-def guarded(empty: Callable[[], T]) -> Callable[[Callable[..., T]], Callable[..., T]]:
+def guarded(empty: Callable[[], object]) -> Callable[[F], F]:
     """Answer ``empty()`` and log once instead of failing a request."""
 
-    def wrap(f: Callable[..., T]) -> Callable[..., T]:
+    def wrap(f: F) -> F:
         if asyncio.iscoroutinefunction(f):
 
             @functools.wraps(f)
-            async def async_wrapper(*args: Any) -> T:
+            async def async_wrapper(*args: Any) -> object:
                 try:
                     return await f(*args)
                 except asyncio.CancelledError:
@@ -387,17 +388,17 @@ def guarded(empty: Callable[[], T]) -> Callable[[Callable[..., T]], Callable[...
                     _server_of(args).say(f"{f.__name__} failed: {type(exc).__name__}: {exc}", types.MessageType.Error)
                     return empty()
 
-            return async_wrapper  # type: ignore[return-value]
+            return async_wrapper  # type: ignore[return-value]  # same signature as f (functools.wraps)
 
         @functools.wraps(f)
-        def wrapper(*args: Any) -> T:
+        def wrapper(*args: Any) -> object:
             try:
                 return f(*args)
             except Exception as exc:
                 _server_of(args).say(f"{f.__name__} failed: {type(exc).__name__}: {exc}", types.MessageType.Error)
                 return empty()
 
-        return wrapper
+        return wrapper  # type: ignore[return-value]  # same signature as f (functools.wraps)
 
     return wrap
 

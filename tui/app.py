@@ -399,9 +399,9 @@ class InspectorApp(App[int]):
 
     @on(Select.Changed, "#rank-select")
     def _rank_changed(self, event: Select.Changed) -> None:
-        if self.loaded_run is None or event.value is Select.NULL:
-            return
-        rank = None if event.value == ALL_RANKS else int(event.value)  # type: ignore[arg-type]
+        if self.loaded_run is None or not isinstance(event.value, int):
+            return  # Select.NULL: nothing chosen
+        rank = None if event.value == ALL_RANKS else event.value
         if rank == self.scope.rank:
             return
         with self.lock:

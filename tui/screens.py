@@ -11,6 +11,7 @@ from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
 from textual.screen import ModalScreen
 from textual.widgets import Button, Input, Label, OptionList
+from textual.widgets.button import ButtonVariant
 from textual.widgets.option_list import Option
 
 from dyn_inspect.tui.views.base import SearchHit
@@ -33,7 +34,7 @@ class ConfirmScreen(ModalScreen[str]):
             yield Label(self.question, id="confirm-question")
             with Horizontal(id="confirm-buttons"):
                 for i, (choice_id, label) in enumerate(self.choices):
-                    variant = "error" if choice_id in ("kill", "quit") else ("warning" if choice_id == "interrupt" else "default")
+                    variant: ButtonVariant = "error" if choice_id in ("kill", "quit") else ("warning" if choice_id == "interrupt" else "default")
                     yield Button(label, id=f"choice-{choice_id}", variant=variant if i < len(self.choices) - 1 else "primary")
 
     def on_mount(self) -> None:

@@ -120,11 +120,11 @@ def parse_fx(code: str) -> nx.DiGraph:
             break
         i += 1
     params = signature[signature.index("forward(") + len("forward(") :] if "forward(" in signature else ""
-    for m in _PARAM_RE.finditer(params):
-        name = m["name"]
-        if name in ("self", "def", "forward") or (m["ann"] is None and name in g):
+    for pm in _PARAM_RE.finditer(params):
+        name = pm["name"]
+        if name in ("self", "def", "forward") or (pm["ann"] is None and name in g):
             continue
-        g.add_node(name, op="placeholder", target=name, **parse_annotation(m["ann"]))
+        g.add_node(name, op="placeholder", target=name, **parse_annotation(pm["ann"]))
     alias: dict[str, str] = {}
     source: dict[str, str | int] = {}
     i += 1
@@ -138,9 +138,9 @@ def parse_fx(code: str) -> nx.DiGraph:
         if len(raw) - len(raw.lstrip()) <= indent:
             break  # the end of forward (a nested class or method follows)
         if stripped.startswith("#"):
-            m = _FILE_RE.match(stripped)
-            if m:
-                source = {"file": m["file"], "line": int(m["line"]), "function": m["fn"].strip(), "code": (m["code"] or "").strip()}
+            fm = _FILE_RE.match(stripped)
+            if fm:
+                source = {"file": fm["file"], "line": int(fm["line"]), "function": fm["fn"].strip(), "code": (fm["code"] or "").strip()}
             continue
         statement = (statement + " " + stripped.split("  # ", 1)[0]).strip() if statement else stripped.split("  # ", 1)[0]
         if statement.count("(") > statement.count(")") or statement.count("[") > statement.count("]"):

@@ -133,7 +133,9 @@ def parse_guards(text: str) -> list[GuardLine]:
 
 
 def _top_level_split(args: str) -> list[str]:
-    parts, depth, cur = [], 0, []
+    parts: list[str] = []
+    cur: list[str] = []
+    depth = 0
     for ch in args:
         if ch in "([{":
             depth += 1

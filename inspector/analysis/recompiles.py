@@ -23,7 +23,7 @@ import os
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Literal
+from typing import Literal, TypedDict
 
 from dyn_inspect.inspector.model import CompileInfo, FrameInfo, RunModel
 
@@ -162,6 +162,18 @@ def _scalar_like(value: str) -> bool:
     return bool(_NUMBER_RE.match(value.strip()))
 
 
+class _Context(TypedDict):
+    """The parts of a reason every kind shares (GuardFailure's keyword arguments)."""
+
+    entry: str | None
+    user_code: str | None
+    where: str | None
+    hint: str | None
+
+
+_EXP_ACT_KINDS: dict[str, GuardKind] = {"dtype": "dtype", "rank": "rank", "dispatch key set": "dispatch_key"}
+
+
 def parse_reason(reason: str) -> GuardFailure:
     """Structure one reason string (``"0/0: tensor 'x' size mismatch at index 0. expected 4,
     actual 8"``). Never raises: anything unrecognised is ``kind="other"`` with its text."""
@@ -172,16 +184,15 @@ def parse_reason(reason: str) -> GuardFailure:
         entry = m[1].strip("[]")
         body = body[m.end() :]
     text, code, where, hint = _split_comment(body)
-    base = {"entry": entry, "user_code": code, "where": where, "hint": hint}
+    base = _Context(entry=entry, user_code=code, where=where, hint=hint)
 
     t = _TENSOR_RE.match(text)
     if t:
         src, rest = _strip_local(t["src"]), t["rest"].strip()
         if d := _DIM_RE.match(rest):
-            return GuardFailure(d["what"], text, source=src, dim=int(d["dim"]), expected=d["exp"], actual=d["act"], **base)  # type: ignore[arg-type]
+            return GuardFailure("size" if d["what"] == "size" else "stride", text, source=src, dim=int(d["dim"]), expected=d["exp"], actual=d["act"], **base)
         if e := _EXP_ACT_RE.match(rest):
-            kind = {"dtype": "dtype", "rank": "rank", "dispatch key set": "dispatch_key"}[e["what"]]
-            return GuardFailure(kind, text, source=src, expected=e["exp"], actual=e["act"], **base)  # type: ignore[arg-type]
+            return GuardFailure(_EXP_ACT_KINDS[e["what"]], text, source=src, expected=e["exp"], actual=e["act"], **base)
         if g := _REQ_GRAD_RE.match(rest):
             exp = {"0": "False", "1": "True"}.get(g["exp"], g["exp"])
             act = {"False": "True", "True": "False"}.get(exp)
@@ -195,11 +206,11 @@ def parse_reason(reason: str) -> GuardFailure:
         what = text.split(":", 1)[1].strip() if ":" in text else None
         return GuardFailure("global_state", text, source=what or None, **base)
     if text.startswith("Cache line invalidated because"):
-        src = text.removeprefix("Cache line invalidated because").removesuffix("got deallocated").strip()
-        return GuardFailure("deallocated", text, source=_strip_local(src) or None, **base)
+        gone = text.removeprefix("Cache line invalidated because").removesuffix("got deallocated").strip()
+        return GuardFailure("deallocated", text, source=_strip_local(gone) or None, **base)
     if text.startswith("Duplicate tensors found") or "aliasing" in text.lower():
-        src = text.split(":", 1)[1].strip() if ":" in text else None
-        return GuardFailure("aliasing", text, source=src, **base)
+        aliased = text.split(":", 1)[1].strip() if ":" in text else None
+        return GuardFailure("aliasing", text, source=aliased, **base)
     if text.startswith("BACKEND_MATCH"):
         return GuardFailure("backend", text, **base)
     if dm := _MARKING_RE.match(text):

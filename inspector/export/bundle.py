@@ -673,8 +673,8 @@ def _write_contents(w: _Writer, plan: ExportPlan) -> None:
         rank = proc.rank if proc else None
         name = (f"rank_{rank}_" if rank is not None else "") + f"{log_stem(log)}.log"
         path = w._unique(f"torch_trace/{name}")
-        with w.zf.open(_entry(path), "w") as raw, io.TextIOWrapper(raw, encoding="utf-8", errors="surrogatepass", newline="\n") as text:
-            tw = TraceWriter(text, lambda b, mode: w.payload(b, mode), pid=pid, rank=rank)
+        with w.zf.open(_entry(path), "w") as raw, io.TextIOWrapper(raw, encoding="utf-8", errors="surrogatepass", newline="\n") as trace_text:
+            tw = TraceWriter(trace_text, lambda b, mode: w.payload(b, mode), pid=pid, rank=rank)
             for ev in evs:
                 if not isinstance(ev, UnknownEvent):
                     tw.write(ev)

@@ -462,12 +462,12 @@ def report_html(d: ReportData) -> str:
     if d.kernels:
         add("<table><tr><th>kernel</th><th>backend</th><th>compile</th><th>pass</th><th>fused ATen ops</th>"
             "<th>vectorized</th><th>source lines</th><th>time / call</th></tr>")
-        for k in d.kernels:
+        for kr in d.kernels:
             add(
-                f"<tr><td>{_link(k.path, k.name)}</td><td>{_e(k.backend)}</td><td>{_e(k.compile_id)}</td>"
-                f"<td>{'backward' if k.backward else 'forward'}</td><td>{_e(', '.join(k.fused_ops) or '-')}</td>"
-                f"<td>{_e(k.vectorized or '-')}</td><td>{_e(', '.join(k.lines) or '-')}</td>"
-                f"<td>{f'{k.profile_us:.1f} µs' if k.profile_us is not None else '-'}</td></tr>"
+                f"<tr><td>{_link(kr.path, kr.name)}</td><td>{_e(kr.backend)}</td><td>{_e(kr.compile_id)}</td>"
+                f"<td>{'backward' if kr.backward else 'forward'}</td><td>{_e(', '.join(kr.fused_ops) or '-')}</td>"
+                f"<td>{_e(kr.vectorized or '-')}</td><td>{_e(', '.join(kr.lines) or '-')}</td>"
+                f"<td>{f'{kr.profile_us:.1f} µs' if kr.profile_us is not None else '-'}</td></tr>"
             )
         add("</table>")
     else:

@@ -184,7 +184,7 @@ class TraceWriter:
         elif isinstance(event, OutputCode):
             code = self._text(event.code, mode_for(event, "code"), f"output code of {cid}")
             if code is not None:
-                self.handles[cid or ""] = dict(m.groups() for m in _HANDLE_RE.finditer(code))
+                self.handles[cid or ""] = {m[1]: m[2] for m in _HANDLE_RE.finditer(code)}
                 self._emit(t, self._envelope("inductor_output_code", {"filename": event.path}, cid), code)
         elif isinstance(event, GraphBreak):
             text = self._text(event.text, mode_for(event, "text"), f"graph break text of {cid}")

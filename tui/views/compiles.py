@@ -282,18 +282,18 @@ AOT forward/backward, post-grad), the output code and the kernels.
             return
         present = {(c.log, c.cid) for c in pending}
         for child in list(self._pending.children):
-            c = child.data.compile if child.data else None
-            if c is None or (c.log, c.cid) not in present:
+            shown_c = child.data.compile if child.data else None
+            if shown_c is None or (shown_c.log, shown_c.cid) not in present:
                 child.remove()
         shown = {(child.data.compile.log, child.data.compile.cid) for child in self._pending.children if child.data and child.data.compile}
         for c in pending:
+            label = Text.assemble((digest.frame_name(c), "bold"), f"  {c.cid}  ", (digest.compile_stage(c), "cyan"))
             if (c.log, c.cid) not in shown:
-                label = Text.assemble((digest.frame_name(c), "bold"), f"  {c.cid}  ", (digest.compile_stage(c), "cyan"))
                 self._pending.add_leaf(label, Node("compile", compile=c))
             else:
                 for child in self._pending.children:
                     if child.data and child.data.compile is c:
-                        child.set_label(Text.assemble((digest.frame_name(c), "bold"), f"  {c.cid}  ", (digest.compile_stage(c), "cyan")))
+                        child.set_label(label)
         if not pending:
             self._pending.remove()
             self._pending = None
