@@ -22,13 +22,32 @@ python3 -m venv .venv
 .venv/bin/pip install -q --disable-pip-version-check -c constraints.txt -e '.[test]' 2>&1 | grep -v "^WARNING: Location 'file:"
 [ "${PIPESTATUS[0]}" -eq 0 ] || { echo "pip install failed"; exit 1; }
 
+rc=0
+# Lint and types first (seconds): a finding fails the run, but pytest still runs so that one
+# CI pass reports everything. Their last lines are repeated in the summary at the end.
+lint_log=$(mktemp)
+.venv/bin/ruff check . 2>&1 | tee "$lint_log"
+[ "${PIPESTATUS[0]}" -eq 0 ] || { echo "ruff check: FAILED (findings above)"; rc=1; }
+ruff_summary=$(tail -1 "$lint_log")
+.venv/bin/mypy 2>&1 | tee "$lint_log"  # files and options: [tool.mypy] in pyproject.toml
+[ "${PIPESTATUS[0]}" -eq 0 ] || { echo "mypy: FAILED (errors above)"; rc=1; }
+mypy_summary=$(tail -1 "$lint_log")
+rm -f "$lint_log"
+
 pytest_log=$(mktemp)
 .venv/bin/python -m pytest -q -p no:cacheprovider "$@" 2>&1 | tee "$pytest_log"
-rc=${PIPESTATUS[0]}
-if [ "$rc" -eq 5 ]; then
-  echo "pytest: no tests collected"
-  rc=0
+pytest_rc=${PIPESTATUS[0]}
+# Exit 5 (nothing collected) is fine for a selection that matched no test (`-k nothing`),
+# never when collection itself failed: a module that does not import must fail CI.
+if [ "$pytest_rc" -eq 5 ]; then
+  if grep -qE "^ERROR collecting|^ERROR [^ ]+\.py|errors? during collection" "$pytest_log"; then
+    echo "pytest: collection failed (see the errors above)"
+  else
+    echo "pytest: no tests collected"
+    pytest_rc=0
+  fi
 fi
+[ "$pytest_rc" -eq 0 ] || rc=1
 
 # The extension's integration test talks to the real language server about a real run:
 # record the example into a scratch workspace first.
@@ -55,6 +74,8 @@ fi
 rm -f "$e2e_install_log"
 # The runner's summary line again, last, so it is the first thing a reader of CI sees.
 summary=$(grep -E "^(=+ )?[0-9]+ (passed|failed|error|skipped|deselected)|no tests ran" "$pytest_log" | tail -1)
-echo "pytest summary: ${summary:-none (pytest exit $rc)}"
+echo "ruff: $ruff_summary"
+echo "mypy: $mypy_summary"
+echo "pytest summary: ${summary:-none (pytest exit $pytest_rc)}"
 rm -f "$pytest_log"
 exit "$rc"
