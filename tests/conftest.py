@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from corpus_support import Corpus, Recording
+from corpus_support import Corpus, Recording, records
 from dyn_inspect.inspector.run import Run
 
 FIXTURES = Path(__file__).parent / "fixtures"
@@ -41,9 +41,22 @@ _needed: list[str] = []
 _needed_plain: list[str] = []  # programs whose plain (torch-only) run the selection needs
 
 
+def _records_real_runs(item: pytest.Item) -> bool:
+    """Whether a fixture the test uses (its whole closure) records real runs (``@records``)."""
+    info = getattr(item, "_fixtureinfo", None)
+    if info is None:
+        return False
+    return any(
+        getattr(fd.func, "records_real_runs", False) for name in item.fixturenames for fd in info.name2fixturedefs.get(name, ())
+    )
+
+
 def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config, items: list[pytest.Item]) -> None:
-    """Remember which corpus programs the selected tests need, to start them together."""
+    """Remember which corpus programs the selected tests need, to start them together; mark
+    the tests that record real runs ``corpus``."""
     for item in items:
+        if _records_real_runs(item):
+            item.add_marker(pytest.mark.corpus)
         for name in getattr(item, "fixturenames", ()):
             program = RUN_FIXTURES.get(name)
             if program and program not in _needed:
@@ -58,6 +71,7 @@ def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config
 
 
 @pytest.fixture(scope="session")
+@records
 def corpus(tmp_path_factory: pytest.TempPathFactory) -> Corpus:
     c = Corpus(tmp_path_factory.mktemp("corpus-runs"))
     # Recordings first: the differential's plain runs are started behind them, so the

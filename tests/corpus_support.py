@@ -89,6 +89,14 @@ EXPECTED_EXIT: dict[str, int] = {"fullgraph_fail": 1, "exit3": 3, "first_forward
 GROUND_TRUTH = ROOT / "tests" / "differential" / "ground_truth.py"
 
 
+
+def records(fixture: Callable[..., object]) -> Callable[..., object]:
+    """Marks a fixture function (put it under ``@pytest.fixture``) that records real
+    ``torch.compile`` runs: every test that uses it, directly or through other fixtures, gets
+    the ``corpus`` marker (tests/conftest.py), so ``-m "not corpus"`` skips it."""
+    fixture.records_real_runs = True  # type: ignore[attr-defined]
+    return fixture
+
 def _program_env(name: str) -> dict[str, str]:
     env = dict(os.environ)
     for var in ("DYN_INSPECT_RUNS_DIR", "TORCH_LOGS", "TORCH_TRACE", "TORCHINDUCTOR_CACHE_DIR"):

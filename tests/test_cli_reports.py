@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from corpus_support import CORPUS, marker_line
+from corpus_support import CORPUS, marker_line, records
 from dyn_inspect.inspector.run import Run
 from inspector_program import Recorded, record_once
 
@@ -35,6 +35,7 @@ def cli_json(*args: str, **kw: object) -> dict:
 
 
 @pytest.fixture(scope="module")
+@records
 def program(tmp_path_factory: pytest.TempPathFactory) -> Recorded:
     return record_once(tmp_path_factory)
 

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from corpus_support import CORPUS, EXAMPLES
+from corpus_support import CORPUS, EXAMPLES, records
 from dyn_inspect.engine.importer import import_trace
 from dyn_inspect.engine.schema import Blob, UnknownEvent
 from dyn_inspect.inspector.export import export_run
@@ -57,6 +57,7 @@ def leaks(z: zipfile.ZipFile, lines: dict[str, re.Pattern[str]]) -> dict[str, li
 
 
 @pytest.fixture(scope="module")
+@records
 def bundles(request, tmp_path_factory: pytest.TempPathFactory) -> dict[str, tuple[zipfile.ZipFile, zipfile.ZipFile]]:
     out = {}
     for fixture in PROGRAMS:
@@ -200,6 +201,7 @@ BYTECODE = ["LOAD_CONST", "STORE_FAST", "LOAD_FAST", "LOAD_GLOBAL"]
 
 
 @pytest.fixture(scope="module")
+@records
 def secretive_bundles(tmp_path_factory: pytest.TempPathFactory) -> tuple[zipfile.ZipFile, zipfile.ZipFile, Path]:
     import subprocess
     import sys

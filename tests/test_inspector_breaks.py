@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import pytest
 
-from corpus_support import CORPUS, EXAMPLES, marker_line
+from corpus_support import CORPUS, EXAMPLES, marker_line, records
 from dyn_inspect.inspector.analysis.breaks import break_sites
 from dyn_inspect.inspector.run import Run
 from inspector_program import Recorded, record_once
 
 
 @pytest.fixture(scope="module")
+@records
 def program(tmp_path_factory: pytest.TempPathFactory) -> Recorded:
     return record_once(tmp_path_factory)
 

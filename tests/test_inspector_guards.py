@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import pytest
 
+from corpus_support import records
 from dyn_inspect.inspector.analysis.guards import guard_diff, guard_lines, parse_guards
 from dyn_inspect.inspector.run import Run
 from inspector_program import Recorded, record_once
 
 
 @pytest.fixture(scope="module")
+@records
 def program_run(tmp_path_factory: pytest.TempPathFactory) -> Run:
     rec: Recorded = record_once(tmp_path_factory)
     return Run(rec.run_dir)

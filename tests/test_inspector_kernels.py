@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from corpus_support import CORPUS, marker_line
+from corpus_support import CORPUS, marker_line, records
 from dyn_inspect.inspector.analysis.kernels import effective_isa, kernels_at, kernels_by_compile, kernels_by_line, vectorization
 from dyn_inspect.inspector.run import Run
 from inspector_program import Recorded, record_once
@@ -13,6 +13,7 @@ RECOMPILES = CORPUS / "recompiles.py"
 
 
 @pytest.fixture(scope="module")
+@records
 def program(tmp_path_factory: pytest.TempPathFactory) -> Recorded:
     return record_once(tmp_path_factory)
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from corpus_support import CORPUS, EXAMPLES, marker_line
+from corpus_support import CORPUS, EXAMPLES, marker_line, records
 from dyn_inspect.inspector.analysis.recompiles import (
     frames_with_recompiles,
     parse_reason,
@@ -19,6 +19,7 @@ from inspector_program import Recorded, record_once
 
 
 @pytest.fixture(scope="module")
+@records
 def program(tmp_path_factory: pytest.TempPathFactory) -> Recorded:
     return record_once(tmp_path_factory)
 

@@ -20,7 +20,7 @@ import pytest_lsp
 from lsprotocol import types
 from pytest_lsp import ClientServerConfig, LanguageClient, client_capabilities
 
-from corpus_support import CACHE_ENV, DYN_INSPECT
+from corpus_support import CACHE_ENV, DYN_INSPECT, records
 from dyn_inspect.inspector.run import Run
 
 SERVER = [sys.executable, "-m", "dyn_inspect.lsp"]
@@ -223,6 +223,7 @@ def record_library_program(base: Path) -> Path:
 # Named apart from the fixture so that a test module importing it (to register it) and taking
 # `library_workspace` as a parameter does not shadow the import.
 @pytest.fixture(scope="session", name="library_workspace")
+@records
 def library_workspace_fixture(tmp_path_factory: pytest.TempPathFactory) -> Path:
     cache = os.environ.get(CACHE_ENV)
     base = Path(cache) / "lsp-library" if cache else tmp_path_factory.mktemp("lsp-library")

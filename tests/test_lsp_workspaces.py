@@ -17,7 +17,7 @@ import pytest
 from lsprotocol import types
 from pytest_lsp import LanguageClient
 
-from corpus_support import CACHE_ENV, DYN_INSPECT, marker_line
+from corpus_support import CACHE_ENV, DYN_INSPECT, marker_line, records
 from test_lsp_support import command, diagnostics, lsp_client_fixture, open_doc, ours, start, uri
 
 pytestmark = pytest.mark.corpus
@@ -66,6 +66,7 @@ def record_in_subdirectory(base: Path) -> Path:
 
 
 @pytest.fixture(scope="module")
+@records
 def repo(tmp_path_factory: pytest.TempPathFactory) -> Path:
     cache = os.environ.get(CACHE_ENV)
     base = Path(cache) / "lsp-subdir" if cache else tmp_path_factory.mktemp("lsp-subdir")

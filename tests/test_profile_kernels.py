@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from corpus_support import CACHE_ENV, DYN_INSPECT, EXAMPLES, marker_line
+from corpus_support import CACHE_ENV, DYN_INSPECT, EXAMPLES, marker_line, records
 from dyn_inspect.engine.schema import KernelProfile
 from dyn_inspect.inspector.run import Run
 
@@ -40,6 +40,7 @@ def _run_dir(runs_dir: Path) -> Path:
 
 
 @pytest.fixture(scope="module")
+@records
 def profiled(tmp_path_factory: pytest.TempPathFactory) -> tuple[Run, subprocess.CompletedProcess[str] | None]:
     cache = os.environ.get(CACHE_ENV)
     runs_dir = Path(cache) / "profile-kernels" if cache else tmp_path_factory.mktemp("profiled")
@@ -118,6 +119,7 @@ def test_time_per_source_line(profiled) -> None:
     assert lines[(str(TRAIN), relu)].us_per_step > lines[(str(TRAIN), branch)].us_per_step
 
 
+@pytest.mark.corpus  # records a real compile inline
 def test_off_by_default_nothing_patched(tmp_path: Path) -> None:
     program = tmp_path / "probe.py"
     program.write_text(

@@ -199,6 +199,7 @@ def _assert_two_ranks_rank1_breaks(run: Run) -> None:
 TORCHRUN = [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc-per-node", "2"]
 
 
+@pytest.mark.corpus  # records a real compile inline
 def test_torchrun_no_python_dyn_inspect_lands_in_one_run(tmp_path: Path) -> None:
     runs = tmp_path / "runs"
     cmd = [*TORCHRUN, "--no-python", str(DYN_INSPECT), "--no-tui", "--runs-dir", str(runs), "train.py"]
@@ -212,6 +213,7 @@ def test_torchrun_no_python_dyn_inspect_lands_in_one_run(tmp_path: Path) -> None
     assert p.stderr.count("dyn-inspect: finished") == 1  # one summary (rank 0's), not one per rank
 
 
+@pytest.mark.corpus  # records a real compile inline
 def test_torchrun_module_form_under_dyn_inspect(tmp_path: Path) -> None:
     runs = tmp_path / "runs"
     cmd = [str(DYN_INSPECT), "--no-tui", "--runs-dir", str(runs), "--", *TORCHRUN, "-m", "train"]
@@ -222,6 +224,7 @@ def test_torchrun_module_form_under_dyn_inspect(tmp_path: Path) -> None:
     assert run.model.run_start is not None and run.model.run_start.command[-2:] == ["-m", "train"]
 
 
+@pytest.mark.corpus  # records a real compile inline
 def test_nested_dyn_inspect_joins_the_enclosing_run(tmp_path: Path) -> None:
     """`dyn-inspect run -- torchrun --no-python dyn-inspect train.py`: one run, the outer one."""
     runs = tmp_path / "runs"
@@ -235,6 +238,7 @@ def test_nested_dyn_inspect_joins_the_enclosing_run(tmp_path: Path) -> None:
     assert run.model.run_end is not None and run.model.run_end.exit_code == 0
 
 
+@pytest.mark.corpus  # records a real compile inline
 def test_a_failing_rank_ends_the_joined_run_as_crashed(tmp_path: Path) -> None:
     """Rank 1 raises; torchrun stops rank 0 (SIGTERM) while it waits in all_reduce. Rank 0
     writes no end of its own then: its dyn-inspect launcher does, so the run is not left

@@ -18,6 +18,7 @@ from pathlib import Path
 
 import pytest
 
+from corpus_support import records
 from dyn_inspect.engine import torch_compat
 
 PROGRAM = Path(__file__).parent / "compat" / "faulty.py"
@@ -66,6 +67,7 @@ def _events(run_dir: Path) -> list[dict]:
 
 
 @pytest.fixture(scope="module")
+@records
 def results(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Result]:
     root = tmp_path_factory.mktemp("compat-faults")
     env = dict(os.environ)

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from corpus_support import DYN_INSPECT
+from corpus_support import DYN_INSPECT, records
 from dyn_inspect.inspector.run import Run
 
 PROGRAM = '''
@@ -50,6 +50,7 @@ def _kinds(run: Run) -> collections.Counter[str]:
 
 
 @pytest.fixture(scope="module")
+@records
 def runs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Run]:
     tmp = tmp_path_factory.mktemp("tracehook")
     return {

@@ -96,6 +96,7 @@ def app_for(run: Run, **kwargs) -> InspectorApp:
     ("fixture", "state"),
     [("breaks_run", "finished · exit 0"), ("raises_run", "crashed · exit 1"), ("killed_run", "killed by signal 9")],
 )
+@pytest.mark.corpus  # its recorded runs come through request.getfixturevalue
 async def test_header_shows_command_and_final_state(request, fixture: str, state: str) -> None:
     run: Run = request.getfixturevalue(fixture)
     program = {"breaks_run": "breaks.py", "raises_run": "raises.py", "killed_run": "killed.py"}[fixture]

@@ -152,6 +152,7 @@ def test_live_program_output_stdin_and_exit_code(terminal: Terminal, tmp_path: P
     assert run.model.exit_code == 5
 
 
+@pytest.mark.corpus  # records a real compile inline
 def test_live_example_shows_breaks_and_recompiles(terminal: Terminal, tmp_path: Path) -> None:
     """The acceptance check: `dyn-inspect examples/train.py` in a terminal shows the
     script's graph breaks and recompiles while it runs (real Inductor compiles)."""
