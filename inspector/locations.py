@@ -1,25 +1,44 @@
-"""Source-location questions every face asks: is this library code, which frame of a
-stack is the user's (inside a workspace root), where is a function's ``def`` line."""
+"""Source-location questions every face asks, answered once: is this library code, how a
+path is shown (relative to the run's cwd, a library file from its package), the run's cwd,
+``FILE:LINE`` parsing, whether a recorded path is the file a user named, which frame of a
+stack is the user's, where a function's ``def`` line is.
+
+"Library code" and the nearest non-library frame are defined in the engine (it needs them
+while recording and never imports the inspector); they are re-exported here.
+"""
 
 from __future__ import annotations
 
 import ast
 import functools
 import os
+import re
 from pathlib import Path
+from typing import TYPE_CHECKING
 
+from dyn_inspect.engine.normalizers.locations import is_library_file as is_library
+from dyn_inspect.engine.normalizers.locations import nearest_user_frame as _nearest_non_library
+from dyn_inspect.engine.normalizers.locations import package_path
 from dyn_inspect.engine.schema import Loc
+from dyn_inspect.inspector.errors import InspectorError
 
-_LIBRARY_MARKERS = ("site-packages", "dist-packages", "<frozen", "<string>")
+if TYPE_CHECKING:
+    from dyn_inspect.inspector.model import RunModel
 
-
-def is_library(path: str) -> bool:
-    if path.startswith("<"):
-        return True
-    if any(m in path for m in _LIBRARY_MARKERS):
-        return True
-    # The standard library (…/lib/python3.11/…) without site-packages.
-    return "/lib/python3" in path
+__all__ = [
+    "def_line",
+    "inside",
+    "is_library",
+    "nearest_user_frame",
+    "package_path",
+    "parse_file_line",
+    "relative",
+    "run_cwd",
+    "same_file",
+    "short_loc",
+    "short_path",
+    "split_file_line",
+]
 
 
 def inside(path: str, root: str | os.PathLike[str]) -> bool:
@@ -33,13 +52,102 @@ def nearest_user_frame(stack: list[Loc], root: str | os.PathLike[str] | None = N
     """The innermost frame that is the user's: inside ``root`` when given, else the
     innermost frame that is not library code. A break inside transformers is thereby
     attributed to the user line that called into it."""
-    for frame in reversed(stack):
-        if root is not None:
-            if inside(frame.file, root) and not is_library(frame.file):
-                return frame
-        elif not is_library(frame.file):
-            return frame
-    return None
+    if root is None:
+        return _nearest_non_library(stack)
+    return next((f for f in reversed(stack) if inside(f.file, root) and not is_library(f.file)), None)
+
+
+def run_cwd(model: RunModel) -> str | None:
+    """The directory the run was started in (what paths are shown and compared relative to)."""
+    if model.run_start is not None and model.run_start.cwd:
+        return model.run_start.cwd
+    return next((p.start.cwd for p in model.processes.values() if p.start and p.start.cwd), None)
+
+
+def relative(path: str, base: str | None) -> str:
+    """``path`` relative to ``base`` when inside it, else unchanged (so runs from two
+    checkouts compare)."""
+    if base:
+        try:
+            p = Path(path)
+            if p.is_relative_to(base):
+                return str(p.relative_to(base))
+        except ValueError:
+            pass
+    return path
+
+
+def short_path(path: str, cwd: str | None = None) -> str:
+    """``path`` as people read it: a library file from its package
+    (``torch/optim/optimizer.py``), a file under ``cwd`` (default: this process's)
+    relative to it, anything else as recorded."""
+    pkg = package_path(path)
+    if pkg is not None:
+        return pkg
+    if not os.path.isabs(path):
+        return path
+    try:
+        rel = os.path.relpath(path, cwd or os.getcwd())
+    except ValueError:
+        return path
+    return path if rel.startswith("..") else rel
+
+
+def short_loc(loc: Loc | None, cwd: str | None = None) -> str:
+    """``FILE:LINE`` with ``FILE`` as ``short_path`` writes it; ``?`` for no location."""
+    if loc is None:
+        return "?"
+    return f"{short_path(loc.file, cwd)}:{loc.line}"
+
+
+_FILE_LINE_RE = re.compile(r"^(?P<file>.*):(?P<line>\d+)$")
+
+
+def split_file_line(text: str) -> tuple[str, int] | None:
+    """``"train.py:27"`` → ``("train.py", 27)``; ``":27"`` → ``("", 27)`` (any file); None
+    when ``text`` is not ``FILE:LINE`` with a 1-based line."""
+    m = _FILE_LINE_RE.match(text.strip())
+    if m is None or int(m["line"]) < 1:
+        return None
+    return m["file"], int(m["line"])
+
+
+def parse_file_line(text: str, option: str = "--at") -> tuple[str, int]:
+    """A command-line ``FILE:LINE`` (``--at``); a one-line InspectorError otherwise."""
+    parsed = split_file_line(text)
+    if parsed is None or not parsed[0]:
+        raise InspectorError(f"{option} wants FILE:LINE (a source file and a 1-based line, e.g. train.py:27), got {text!r}")
+    return parsed
+
+
+def same_file(recorded: str, wanted: str, cwd: str | None = None) -> bool:
+    """Is ``recorded`` (a path in the run) the file a user named as ``wanted``?
+
+    ``wanted`` may be absolute, relative to this process's directory or to the run's ``cwd``
+    (``./train.py``, ``../train.py``, ``examples/train.py``), a path suffix (``train.py``,
+    ``torch/nn/functional.py`` for a library file), or the same file in another checkout
+    (an absolute path under this directory names the recorded file under the run's cwd).
+    A suffix never starts with ``..``: ``../train.py`` names one file, not every train.py.
+    """
+    if not recorded or not wanted:
+        return False
+    if recorded == wanted:
+        return True
+    rec = os.path.normpath(recorded)
+    want = os.path.normpath(wanted)
+    here = os.getcwd()
+    if os.path.isabs(want):
+        if want == rec or os.path.realpath(want) == os.path.realpath(rec):
+            return True
+        # Another checkout: the same path below this directory as below the run's.
+        return bool(cwd) and inside(want, here) and relative(rec, cwd) == os.path.relpath(want, here) != rec
+    for base in dict.fromkeys(filter(None, (here, cwd))):
+        joined = os.path.normpath(os.path.join(base, want))
+        if joined == rec or os.path.realpath(joined) == os.path.realpath(rec):
+            return True
+    if want.startswith(".."):
+        return False
+    return rec.endswith(os.sep + want) or rec == want
 
 
 @functools.lru_cache(maxsize=256)

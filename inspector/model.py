@@ -48,12 +48,6 @@ from dyn_inspect.engine.schema import (
     Symbol,
 )
 
-LIBRARY_MARKERS = ("site-packages", "dist-packages", "/lib/python3", "<frozen", "<string>")
-
-
-def is_library_path(path: str) -> bool:
-    return any(marker in path for marker in LIBRARY_MARKERS) or path.startswith("<")
-
 
 @dataclass
 class Process:

@@ -3,7 +3,6 @@ text summary renders. Stable keys; paths absolute; times in seconds."""
 
 from __future__ import annotations
 
-import os
 from typing import Any
 
 from dyn_inspect.engine.schema import Loc
@@ -14,20 +13,6 @@ from dyn_inspect.inspector.analysis.messages import headline
 from dyn_inspect.inspector.model import BreakGroup, RecompileInfo
 from dyn_inspect.inspector.ranks import break_ranks, divergence_dict, divergence_report
 from dyn_inspect.inspector.run import Run
-
-
-def short_path(path: str, cwd: str | None = None) -> str:
-    """``path`` as text output shows it: relative to ``cwd`` when under it, a library file
-    from its package (``torch/optim/optimizer.py``, as the TUI shows it), else absolute."""
-    for marker in ("site-packages/", "dist-packages/"):
-        if marker in path:
-            return path.split(marker, 1)[1]
-    base = cwd or os.getcwd()
-    try:
-        rel = os.path.relpath(path, base)
-    except ValueError:
-        return path
-    return path if rel.startswith("..") else rel
 
 
 def loc_dict(loc: Loc | None) -> dict[str, Any] | None:

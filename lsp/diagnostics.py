@@ -16,6 +16,7 @@ from lsprotocol import types
 
 from dyn_inspect.engine.schema import Loc
 from dyn_inspect.inspector.analysis.messages import headline
+from dyn_inspect.inspector.locations import package_path
 from dyn_inspect.lsp.documents import TextView, path_uri
 from dyn_inspect.lsp.findings import BreakFinding, FailureFinding, FunctionFindings
 from dyn_inspect.lsp.placement import Placed
@@ -39,11 +40,7 @@ def hits(n: int) -> str:
 
 def short_location(loc: Loc) -> str:
     """A library location as people read it: the path after site-packages/, with the line."""
-    path = loc.file.replace("\\", "/")
-    for marker in ("site-packages/", "dist-packages/"):
-        if marker in path:
-            path = path.rsplit(marker, 1)[1]
-            break
+    path = package_path(loc.file) or loc.file.replace("\\", "/")
     return f"{path}:{loc.line}"
 
 

@@ -32,7 +32,7 @@ import msgspec
 
 from dyn_inspect.engine.schema import GraphBreak, Loc
 from dyn_inspect.engine.torch_compat import degraded_notes
-from dyn_inspect.inspector.locations import def_line, inside, is_library
+from dyn_inspect.inspector.locations import def_line, inside, is_library, run_cwd
 from dyn_inspect.inspector.model import CompileInfo, FrameInfo, RunModel
 from dyn_inspect.inspector.run import Run
 
@@ -199,10 +199,7 @@ class Workspace:
     def for_run(cls, roots: list[Path], run: Run | None) -> Workspace:
         if run is None:
             return cls(roots)
-        m = run.model
-        recorded = m.run_start.cwd if m.run_start is not None else None
-        if recorded is None:
-            recorded = next((p.start.cwd for p in m.processes.values() if p.start is not None), None)
+        recorded = run_cwd(run.model)
         runs_root = run.path.parent
         local = runs_root.parent.parent if runs_root.name == "runs" and runs_root.parent.name == ".dyn-inspect" else None
         return cls(roots, recorded, local)

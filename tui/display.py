@@ -10,40 +10,13 @@ from __future__ import annotations
 import os
 import shlex
 
-from dyn_inspect.engine.schema import Loc
-from dyn_inspect.inspector.model import RunModel
+from dyn_inspect.inspector.locations import run_cwd, short_loc, short_path
 
-_PACKAGE_MARKERS = ("site-packages/", "dist-packages/")
+__all__ = ["command_text", "display_loc", "display_path", "duration", "run_cwd"]
 
-
-def run_cwd(model: RunModel) -> str | None:
-    """The directory the program was started in (what paths are shown relative to)."""
-    if model.run_start is not None:
-        return model.run_start.cwd
-    for process in model.processes.values():
-        if process.start is not None:
-            return process.start.cwd
-    return None
-
-
-def display_path(path: str, cwd: str | None) -> str:
-    for marker in _PACKAGE_MARKERS:
-        if marker in path:
-            return path.split(marker, 1)[1]
-    if cwd and path.startswith("/"):
-        try:
-            rel = os.path.relpath(path, cwd)
-        except ValueError:
-            return path
-        if not rel.startswith(".."):
-            return rel
-    return path
-
-
-def display_loc(loc: Loc | None, cwd: str | None) -> str:
-    if loc is None:
-        return "?"
-    return f"{display_path(loc.file, cwd)}:{loc.line}"
+# The one home of these is inspector/locations.py; the TUI's names for them:
+display_path = short_path
+display_loc = short_loc
 
 
 def duration(seconds: float | None) -> str:

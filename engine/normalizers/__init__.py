@@ -20,7 +20,7 @@ from typing import Any
 
 from dyn_inspect.engine import compile_ids
 from dyn_inspect.engine.eventlog import BlobStore
-from dyn_inspect.engine.normalizers.locations import is_library_file
+from dyn_inspect.engine.normalizers.locations import is_library_file, package_path
 from dyn_inspect.engine.schema import Event, Loc, PathAlias, Raw
 
 # Keys torch puts beside the kind in every record's metadata.
@@ -201,13 +201,13 @@ def _same_text(path: str, loc: Loc) -> bool:
 
 def _library_here(path: str) -> str | None:
     """A site-packages path of another environment → the same module in this one."""
-    for marker in ("site-packages/", "dist-packages/"):
-        if marker in path:
-            tail = path.split(marker, 1)[1]
-            for entry in sys.path:
-                candidate = os.path.join(entry, tail)
-                if os.path.isfile(candidate):
-                    return candidate
+    tail = package_path(path)
+    if tail is None:
+        return None
+    for entry in sys.path:
+        candidate = os.path.join(entry, tail)
+        if os.path.isfile(candidate):
+            return candidate
     return None
 
 

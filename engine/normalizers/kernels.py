@@ -10,7 +10,7 @@ import re
 from collections.abc import Iterable
 
 from dyn_inspect.engine.normalizers import Context, TraceRecord, handles, handles_artifact
-from dyn_inspect.engine.normalizers.locations import is_library_file, parse_traceback
+from dyn_inspect.engine.normalizers.locations import is_library_file, nearest_user_frame, parse_traceback
 from dyn_inspect.engine.schema import Event, Kernel, KernelProvenance, Loc, OutputCode
 
 # `name = async_compile.<backend>('name', '''src''' ...)` or `(..., r'''src''')`.
@@ -218,7 +218,7 @@ def provenance(record: TraceRecord, ctx: Context) -> Iterable[Event]:
             if frames:
                 locs.append(frames[-1])
                 if is_library_file(frames[-1].file):
-                    user = next((f for f in reversed(frames) if not is_library_file(f.file)), None)
+                    user = nearest_user_frame(frames)
                     if user is not None:
                         locs.append(user)
         locs = [mapped for loc in locs if (mapped := ctx.local_loc(loc)) is not None]

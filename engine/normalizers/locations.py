@@ -71,11 +71,31 @@ def loc_from_frame_summary(fs: Any) -> Loc:
     return Loc(file=fs.filename, line=int(fs.lineno or 0), name=fs.name, col=col, end_col=end_col, code=code)
 
 
+# The one definition of "library code" (the inspector's locations module re-exports it):
+# the engine needs it while recording and must not import the inspector.
+_PACKAGE_DIRS = ("site-packages/", "dist-packages/")
+
+
 def is_library_file(path: str) -> bool:
     """Installed code (site-packages, the standard library, frozen/synthetic modules)."""
+    path = path.replace("\\", "/")
     return (
         "site-packages" in path
         or "dist-packages" in path
         or "/lib/python3" in path
         or path.startswith("<")
     )
+
+
+def package_path(path: str) -> str | None:
+    """An installed file's path inside its package folder (``torch/optim/optimizer.py``),
+    from the innermost ``site-packages/``; None for a file that is not installed."""
+    path = path.replace("\\", "/")
+    cut = max(path.rfind(marker) + len(marker) if marker in path else -1 for marker in _PACKAGE_DIRS)
+    return path[cut:] if cut > 0 else None
+
+
+def nearest_user_frame(stack: list[Loc]) -> Loc | None:
+    """The innermost frame that is not library code (a break inside transformers is
+    thereby attributed to the user line that called into it)."""
+    return next((f for f in reversed(stack) if not is_library_file(f.file)), None)

@@ -13,10 +13,9 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass, field
-from pathlib import Path
 
 from dyn_inspect.engine.schema import GraphBreak, Loc
-from dyn_inspect.inspector.locations import is_library, nearest_user_frame
+from dyn_inspect.inspector.locations import is_library, nearest_user_frame, relative
 from dyn_inspect.inspector.model import BreakGroup, RunModel
 
 
@@ -72,18 +71,6 @@ def break_sites(model: RunModel, root: str | os.PathLike[str] | None = None) -> 
         first = nearest_user_frame(_stack_of(group.first), root)
         out.append(BreakSite(group, first, frames))
     return out
-
-
-def relative(path: str, base: str | None) -> str:
-    """``path`` relative to ``base`` when inside it (so runs from two checkouts compare)."""
-    if base:
-        try:
-            p = Path(path)
-            if p.is_relative_to(base):
-                return str(p.relative_to(base))
-        except ValueError:
-            pass
-    return path
 
 
 def identity(group: BreakGroup, cwd: str | None) -> tuple[str, str, str, str]:

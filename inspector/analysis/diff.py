@@ -11,7 +11,7 @@ checkout or after an edit above the line:
 - compile time: per frame (relative file, function) and per stage.
 
 Public API: ``diff_runs(model_a, model_b) -> RunDiff``, ``break_items(model)``,
-``recompile_items(model)``, ``kernel_items(model)``, ``run_cwd(model)``.
+``recompile_items(model)``, ``kernel_items(model)`` (the run's cwd: ``locations.run_cwd``).
 """
 
 from __future__ import annotations
@@ -20,18 +20,12 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Generic, TypeVar
 
-from dyn_inspect.inspector.analysis.breaks import identity, relative
+from dyn_inspect.inspector.analysis.breaks import identity
 from dyn_inspect.inspector.analysis.recompiles import parse_reason, reasons_of
+from dyn_inspect.inspector.locations import relative, run_cwd
 from dyn_inspect.inspector.model import RunModel
 
 K = TypeVar("K")
-
-
-def run_cwd(model: RunModel) -> str | None:
-    """The directory the run was started in (paths are compared relative to it)."""
-    if model.run_start is not None and model.run_start.cwd:
-        return model.run_start.cwd
-    return next((p.start.cwd for p in model.processes.values() if p.start and p.start.cwd), None)
 
 
 @dataclass(frozen=True)

@@ -15,10 +15,10 @@ Public API: ``kernels_by_compile(model)``, ``kernels_by_line(model)``,
 
 from __future__ import annotations
 
-import os
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 
+from dyn_inspect.inspector.locations import run_cwd, same_file
 from dyn_inspect.inspector.model import CompileInfo, KernelInfo, RunModel
 
 
@@ -36,20 +36,10 @@ def kernels_by_line(model: RunModel) -> dict[tuple[str, int], list[KernelInfo]]:
     return dict(out)
 
 
-def _same_file(recorded: str, asked: str) -> bool:
-    """``asked`` may be absolute, relative to the cwd, or a path suffix (``train.py``)."""
-    if recorded == asked:
-        return True
-    if os.path.isabs(asked):
-        return os.path.realpath(recorded) == os.path.realpath(asked)
-    if os.path.exists(asked) and os.path.realpath(asked) == os.path.realpath(recorded):
-        return True
-    return recorded.endswith(os.sep + asked.lstrip("./"))
-
-
 def kernels_at(model: RunModel, file: str, line: int) -> list[KernelInfo]:
-    """Kernels whose provenance includes ``file:line``."""
-    return [k for k in model.kernels if any(loc.line == line and _same_file(loc.file, file) for loc in k.lines)]
+    """Kernels whose provenance includes ``file:line`` (``file`` as ``locations.same_file`` reads it)."""
+    cwd = run_cwd(model)
+    return [k for k in model.kernels if any(loc.line == line and same_file(loc.file, file, cwd) for loc in k.lines)]
 
 
 def cpu_isa(model: RunModel, log: str) -> str | None:

@@ -13,8 +13,9 @@ from rich.table import Table
 from dyn_inspect.inspector.analysis.breaks import BreakSite, break_sites
 from dyn_inspect.inspector.analysis.messages import headline, label
 from dyn_inspect.inspector.console import make_console
+from dyn_inspect.inspector.locations import short_path
 from dyn_inspect.inspector.ranks import add_rank_argument
-from dyn_inspect.inspector.reports import loc_dict, open_cli_run, print_read_warnings, short_path
+from dyn_inspect.inspector.reports import loc_dict, open_cli_run, print_read_warnings
 
 HELP = "list graph breaks (deduplicated) with hit counts and the user line they come from"
 

@@ -18,8 +18,9 @@ from dyn_inspect.inspector.analysis.breaks import break_sites
 from dyn_inspect.inspector.analysis.diff import break_items, compare, recompile_items
 from dyn_inspect.inspector.analysis.failures import compile_failures, line_text
 from dyn_inspect.inspector.console import make_console
+from dyn_inspect.inspector.locations import short_path
 from dyn_inspect.inspector.ranks import add_rank_argument, divergence_dict, divergence_report, format_ranks
-from dyn_inspect.inspector.reports import open_cli_run, print_read_warnings, short_path
+from dyn_inspect.inspector.reports import open_cli_run, print_read_warnings
 
 HELP = "CI gate: exit 1 when graph breaks/recompiles exceed limits or are new vs a baseline run"
 

@@ -17,9 +17,10 @@ from dyn_inspect.inspector.analysis.graphs import GraphDiff, compile_graph, diff
 from dyn_inspect.inspector.analysis.guards import find_compile
 from dyn_inspect.inspector.console import make_console, write_private
 from dyn_inspect.inspector.errors import InspectorError
+from dyn_inspect.inspector.locations import short_path
 from dyn_inspect.inspector.model import CompileInfo
 from dyn_inspect.inspector.ranks import add_rank_argument
-from dyn_inspect.inspector.reports import open_cli_run, print_read_warnings, short_path
+from dyn_inspect.inspector.reports import open_cli_run, print_read_warnings
 from dyn_inspect.inspector.run import Run
 
 HELP = "show a compile's FX graph at a stage (table, --json, --dot, --svg) or diff it with another compile"

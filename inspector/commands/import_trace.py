@@ -17,7 +17,8 @@ from dyn_inspect.engine.importer import FileImport, ImportResult, PathMap, Trace
 from dyn_inspect.engine.tracefile import MAX_LINE_MB, MAX_TOTAL_MB
 from dyn_inspect.inspector.console import make_console
 from dyn_inspect.inspector.errors import InspectorError
-from dyn_inspect.inspector.reports import short_path, summary_dict
+from dyn_inspect.inspector.locations import short_path
+from dyn_inspect.inspector.reports import summary_dict
 from dyn_inspect.inspector.run import Run
 
 HELP = "import a TORCH_TRACE log (file or directory of per-rank logs) as a run"

@@ -13,10 +13,10 @@ from rich.table import Table
 
 from dyn_inspect.inspector.analysis.kernels import Vectorization, effective_isa, kernels_at, kernels_by_compile, vectorization
 from dyn_inspect.inspector.console import make_console
-from dyn_inspect.inspector.errors import InspectorError
+from dyn_inspect.inspector.locations import parse_file_line, short_path
 from dyn_inspect.inspector.model import KernelInfo, RunModel
 from dyn_inspect.inspector.ranks import add_rank_argument
-from dyn_inspect.inspector.reports import loc_dict, open_cli_run, print_read_warnings, short_path
+from dyn_inspect.inspector.reports import loc_dict, open_cli_run, print_read_warnings
 
 HELP = "list generated kernels by compile or by source line (--at FILE:LINE), with vectorization coverage"
 
@@ -27,13 +27,6 @@ def prepare_parser(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--at", metavar="FILE:LINE", help="only kernels generated from this source line (Inductor provenance)")
     parser.add_argument("--json", action="store_true", help="machine-readable output")
     add_rank_argument(parser)
-
-
-def parse_at(text: str) -> tuple[str, int]:
-    file, sep, line = text.rpartition(":")
-    if not sep or not file or not line.isdigit():
-        raise InspectorError(f"--at wants FILE:LINE (e.g. train.py:27), not {text!r}")
-    return file, int(line)
 
 
 def kernel_dict(model: RunModel, k: KernelInfo) -> dict[str, Any]:
@@ -77,7 +70,7 @@ def run(args: argparse.Namespace) -> int:
     print_read_warnings(r)
     m = r.model
     if args.at:
-        file, line = parse_at(args.at)
+        file, line = parse_file_line(args.at)
         groups = [(None, kernels_at(m, file, line))]
     else:
         groups = [(c, ks) for c, ks in kernels_by_compile(m)]

@@ -18,10 +18,10 @@ from dyn_inspect.inspector.analysis.recompiles import (
     recompile_timeline,
 )
 from dyn_inspect.inspector.console import make_console
-from dyn_inspect.inspector.locations import def_line
+from dyn_inspect.inspector.locations import def_line, short_path
 from dyn_inspect.inspector.model import FrameInfo
 from dyn_inspect.inspector.ranks import add_rank_argument
-from dyn_inspect.inspector.reports import open_cli_run, print_read_warnings, short_path
+from dyn_inspect.inspector.reports import open_cli_run, print_read_warnings
 
 HELP = "explain recompiles: per frame, which guard failed, on what value, and what to do"
 MAX_OLDER_ENTRIES = 2  # older cache entries' failures printed per recompile (text output)

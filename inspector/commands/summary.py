@@ -10,9 +10,9 @@ from typing import IO, Any
 
 from dyn_inspect.inspector.analysis.recompiles import TimelineEntry, frames_with_recompiles, recompile_timeline
 from dyn_inspect.inspector.console import make_console
-from dyn_inspect.inspector.locations import def_line
+from dyn_inspect.inspector.locations import def_line, short_path
 from dyn_inspect.inspector.ranks import add_rank_argument, format_ranks, select_rank
-from dyn_inspect.inspector.reports import short_path, summary_dict
+from dyn_inspect.inspector.reports import summary_dict
 from dyn_inspect.inspector.run import Run, open_run
 
 HELP = "summarize a run: frames, graph breaks, recompiles, kernels, compile time, rank divergence"

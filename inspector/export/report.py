@@ -16,9 +16,8 @@ from typing import Any
 
 from dyn_inspect.engine.schema import Loc
 from dyn_inspect.inspector.export.redact import REDACTED
-from dyn_inspect.inspector.locations import def_line
+from dyn_inspect.inspector.locations import def_line, short_path
 from dyn_inspect.inspector.model import RunModel
-from dyn_inspect.inspector.reports import short_path
 
 SECTIONS = (
     ("overview", "Overview"),

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import ast
 import functools
-import os
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -13,7 +12,7 @@ from pathlib import Path
 
 from dyn_inspect.engine.schema import Loc
 from dyn_inspect.inspector.errors import InspectorError
-from dyn_inspect.inspector.locations import is_library
+from dyn_inspect.inspector.locations import is_library, parse_file_line, same_file
 from dyn_inspect.inspector.model import CompileInfo, RunModel
 
 _FX_FILE_RE = re.compile(r"# File: (?P<file>.+?):(?P<line>\d+) in ")
@@ -33,28 +32,6 @@ class Selection:
 
     def __post_init__(self) -> None:
         self._set = set(self.keys)
-
-
-def parse_at(at: str) -> tuple[str, int]:
-    path, sep, line = at.rpartition(":")
-    if not sep or not path or not line.isdigit() or int(line) < 1:
-        raise InspectorError(f"--at wants FILE:LINE (a source file and a 1-based line), got {at!r}")
-    return path, int(line)
-
-
-def _same_file(recorded: str, wanted: str, cwd: str | None) -> bool:
-    if not recorded:
-        return False
-    if recorded == wanted:
-        return True
-    want = Path(wanted)
-    if not want.is_absolute():
-        for base in filter(None, (os.getcwd(), cwd)):
-            if os.path.normpath(os.path.join(base, wanted)) == os.path.normpath(recorded):
-                return True
-        # A relative spelling that ends the recorded path ("train.py", "examples/train.py").
-        return os.path.normpath(recorded).endswith(os.sep + os.path.normpath(wanted))
-    return os.path.normpath(str(want)) == os.path.normpath(recorded)
 
 
 @functools.lru_cache(maxsize=128)
@@ -94,10 +71,10 @@ def _locs(c: CompileInfo) -> list[Loc]:
 
 def touches(c: CompileInfo, file: str, line: int, graph_text: str, cwd: str | None) -> bool:
     """Did this compile capture, break at, or generate code from ``file:line``?"""
-    if any(loc.line == line and _same_file(loc.file, file, cwd) for loc in _locs(c)):
+    if any(loc.line == line and same_file(loc.file, file, cwd) for loc in _locs(c)):
         return True
     for m in _FX_FILE_RE.finditer(graph_text):
-        if int(m["line"]) == line and _same_file(m["file"], file, cwd):
+        if int(m["line"]) == line and same_file(m["file"], file, cwd):
             return True
     cap = c.capture
     # The compiled function spans the line (resume functions share their parent's first
@@ -107,7 +84,7 @@ def touches(c: CompileInfo, file: str, line: int, graph_text: str, cwd: str | No
         and cap.co_filename
         and cap.co_firstlineno
         and not (cap.co_name or "").startswith("torch_dynamo_resume_in_")
-        and _same_file(cap.co_filename, file, cwd)
+        and same_file(cap.co_filename, file, cwd)
     ):
         span = _function_span(cap.co_filename, cap.co_firstlineno)
         if span is not None and span[0] <= line <= span[1]:
@@ -143,7 +120,7 @@ def select(
             raise InspectorError(f"no compile {raw} in this run (compile ids: {known})")
         chosen.extend(k for k in found if k not in chosen)
     if at:
-        file, line = parse_at(at)
+        file, line = parse_file_line(at)
         hits = [k for k, c in model.compiles.items() if touches(c, file, line, graph_text(c), cwd)]
         if not hits:
             raise InspectorError(f"nothing in this run was compiled at {file}:{line}")

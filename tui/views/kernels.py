@@ -4,22 +4,19 @@ source line (``train.py:27``)."""
 
 from __future__ import annotations
 
-import re
-
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.containers import Vertical
 from textual.widgets import DataTable, Input
 
 from dyn_inspect.engine.schema import Loc
+from dyn_inspect.inspector.locations import same_file, split_file_line
 from dyn_inspect.inspector.model import KernelInfo
 from dyn_inspect.tui import digest
 from dyn_inspect.tui.display import display_loc
 from dyn_inspect.tui.views.base import COMMON_KEYS, Cell, Context, SearchHit, View, matches
 from dyn_inspect.tui.views.compiles import kernel_detail
 from dyn_inspect.tui.widgets import DetailPane
-
-_LINE_QUERY = re.compile(r"^(?P<file>.*):(?P<line>\d+)$")
 
 
 def kernel_matches(k: KernelInfo, query: str, cwd: str | None) -> bool:
@@ -28,14 +25,10 @@ def kernel_matches(k: KernelInfo, query: str, cwd: str | None) -> bool:
     q = query.strip()
     if not q:
         return True
-    m = _LINE_QUERY.match(q)
-    if m:
-        line = int(m["line"])
-        name = m["file"]
-        for loc in k.lines:
-            if loc.line == line and (not name or loc.file.endswith(name) or display_loc(loc, cwd).startswith(name + ":")):
-                return True
-        return False
+    at = split_file_line(q)
+    if at is not None:
+        name, line = at  # the same file matching as `kernels --at` (":27": any file)
+        return any(loc.line == line and (not name or same_file(loc.file, name, cwd)) for loc in k.lines)
     e = k.event
     return matches(q, e.name, e.backend, *e.fused_ops, *e.source_nodes, *(display_loc(loc, cwd) for loc in k.lines))
 
