@@ -12,13 +12,16 @@ import subprocess
 import zipfile
 from pathlib import Path
 
+import markupsafe
 import pytest
 
 from corpus_support import CORPUS, marker_line
+from dyn_inspect.inspector.analysis.causes import causes
 from dyn_inspect.inspector.export import export_run
+from dyn_inspect.inspector.export.report import BreakRow, ReportData, report_html
 from dyn_inspect.inspector.run import Run
 
-SECTIONS = ["overview", "graph-breaks", "recompiles", "kernels", "compile-time", "compiles"]
+SECTIONS = ["overview", "root-causes", "graph-breaks", "recompiles", "kernels", "compile-time", "compiles"]
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 BREAKS = CORPUS / "breaks.py"
 RECOMPILES = CORPUS / "recompiles.py"
@@ -67,6 +70,32 @@ def test_pages_list_recompiles_with_suggestions_kernels_and_stage_times(pages, r
         info = json.loads(pages["recompiles"].read(f"compiles/{next(iter(recompiles_run.model.processes)).removesuffix('.jsonl')}/{k.compile.cid.replace('/', '_')}/compile.json"))
         (path,) = [i["path"] for i in info["files"] if i["role"] == f"kernel:{k.name}"]
         assert path in names and f'href="{path}"' in page
+
+
+def test_pages_lead_with_the_root_causes_and_their_fix(example_run: Run, tmp_path: Path) -> None:
+    """The example's five recompiles have one cause, fixed by one mark_dynamic where the
+    batch is made; its graph breaks are causes of their own."""
+    export_run(example_run, tmp_path / "e.zip")
+    z = zipfile.ZipFile(tmp_path / "e.zip")
+    md, page = z.read("summary.md").decode(), html.unescape(z.read("report.html").decode())
+    found = causes(example_run.model)
+    (fixed,) = [c for c in found if c.fix is not None]
+    assert fixed.fix is not None and "mark_dynamic" in fixed.fix.code
+    assert page.count('<div class="card cause') == len(found) and f"## Root causes ({len(found)})" in md
+    assert fixed.title in page and fixed.fix.code in page and fixed.fix.code in md
+    assert page.index('id="root-causes"') < page.index('id="graph-breaks"')
+
+
+def test_every_value_is_escaped() -> None:
+    """Autoescape: text from a run (a graph break's reason quotes user code) never becomes markup."""
+    evil = '<img src=x onerror="alert(1)"></code>'
+    d = ReportData(run_id=evil, command=[evil], status="finished", exit_code=0, duration_s=1.0,
+                   environment={"python": evil}, redacted=False, selection=evil)
+    d.breaks.append(BreakRow(evil, evil, evil, "GB0001", 'https://x/"onmouseover="y', 1, evil, evil, [evil], ["0/0"], evil))
+    page = report_html(d)
+    assert "<img" not in page and 'onerror="' not in page and '"onmouseover="' not in page
+    assert str(markupsafe.escape(evil)) in page and evil in html.unescape(page)
+    assert page.count("<section ") == 6  # the sections without findings still render
 
 
 def test_report_is_self_contained(pages) -> None:

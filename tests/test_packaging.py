@@ -4,6 +4,11 @@ non-editable install while the editable install the tests use still imports it."
 
 from __future__ import annotations
 
+import fnmatch
+import shutil
+import subprocess
+import sys
+import zipfile
 from pathlib import Path
 
 import tomllib
@@ -20,3 +25,50 @@ def test_every_package_folder_is_listed() -> None:
             rel = init.parent.relative_to(ROOT / folder)
             found.add(".".join([name, *rel.parts]) if rel.parts else name)
     assert found == set(config["packages"])
+
+
+def _data_files() -> dict[str, list[str]]:
+    """Non-Python files inside the package folders, per package (paths relative to it)."""
+    config = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]
+    out: dict[str, list[str]] = {}
+    for name, folder in config["package-dir"].items():
+        for path in (ROOT / folder).rglob("*"):
+            if not path.is_file() or path.suffix in (".py", ".pyc") or "__pycache__" in path.parts:
+                continue
+            # the deepest package folder above the file owns it
+            owner = next(p for p in path.parents if (p / "__init__.py").is_file())
+            rel = owner.relative_to(ROOT / folder)
+            package = ".".join([name, *rel.parts]) if rel.parts else name
+            out.setdefault(package, []).append(path.relative_to(owner).as_posix())
+    return out
+
+
+def test_every_data_file_is_package_data() -> None:
+    """A file the code reads (report.html's template) is in no wheel unless package-data
+    lists it; the editable install would still find it."""
+    globs: dict[str, list[str]] = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"].get("package-data", {})
+    for package, files in _data_files().items():
+        for f in files:
+            assert any(fnmatch.fnmatch(f, g) for g in globs.get(package, [])), f"{package}: {f} is not in package-data"
+
+
+def test_a_built_wheel_carries_the_templates(tmp_path: Path) -> None:
+    """The non-editable install: build the wheel (no network, no isolation) from a copy of
+    the sources (a build writes build/ and egg-info beside them) and look inside."""
+    src = tmp_path / "src"
+    config = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]
+    for folder in config["package-dir"].values():
+        shutil.copytree(ROOT / folder, src / folder, ignore=shutil.ignore_patterns("__pycache__"))
+    for name in ("pyproject.toml", "README.md"):
+        shutil.copy(ROOT / name, src / name)
+    p = subprocess.run(
+        [sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q", "-w", str(tmp_path), str(src)],
+        capture_output=True, text=True, timeout=300, cwd=tmp_path,
+    )
+    assert p.returncode == 0, p.stderr[-2000:]
+    (wheel,) = tmp_path.glob("dyn_inspect-*.whl")
+    names = set(zipfile.ZipFile(wheel).namelist())
+    for package, files in _data_files().items():
+        for f in files:
+            assert f"{package.replace('.', '/')}/{f}" in names
+    assert "dyn_inspect/inspector/export/templates/report.html.j2" in names

@@ -1,6 +1,8 @@
 """A bundle's human-readable pages: ``summary.md`` and a single-file, offline
-``report.html`` — graph breaks (with torch's hints), recompiles (with suggestions),
-kernels, compile time by stage and the compiles, linking into the bundle's files.
+``report.html`` — root causes (with their fix), graph breaks (with torch's hints),
+recompiles (with suggestions), kernels, compile time by stage and the compiles, linking
+into the bundle's files. ``build`` gathers the rows; the HTML is the Jinja2 template
+``templates/report.html.j2`` (autoescape on: every value from a run is text).
 
 The HTML has inline CSS and one small inline script (the table of contents); a
 Content-Security-Policy forbids every network load, so opening it never fetches anything.
@@ -9,10 +11,13 @@ Links to torch's graph-break pages are plain anchors, followed only when clicked
 
 from __future__ import annotations
 
-import html
+import functools
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
+
+import jinja2
 
 from dyn_inspect.engine.schema import Loc
 from dyn_inspect.inspector.export.redact import REDACTED
@@ -22,6 +27,7 @@ from dyn_inspect.inspector.model import RunModel
 SECTIONS = (
     ("overview", "Overview"),
     ("failures", "Compile failures"),  # only when a compile failed
+    ("root-causes", "Root causes"),  # only when there are findings
     ("graph-breaks", "Graph breaks"),
     ("recompiles", "Recompiles"),
     ("kernels", "Kernels"),
@@ -58,6 +64,19 @@ class FailureRow:
     reason: str
     count: int
     compile_ids: list[str]
+
+
+@dataclass
+class CauseRow:
+    """One root cause (analysis/causes.py): what it is, where it shows, its fix if known."""
+
+    kind: str  # "recompile" | "graph_break"
+    title: str
+    detail: str
+    sites: list[str]
+    fix_where: str | None = None  # the line the fix goes after
+    fix_code: str | None = None
+    fix_why: str | None = None
 
 
 @dataclass
@@ -108,6 +127,7 @@ class ReportData:
     selection: str
     breaks: list[BreakRow] = field(default_factory=list)
     failures: list[FailureRow] = field(default_factory=list)
+    causes: list[CauseRow] = field(default_factory=list)
     recompiles: list[RecompileRow] = field(default_factory=list)
     limits: list[str] = field(default_factory=list)
     kernels: list[KernelRow] = field(default_factory=list)
@@ -152,6 +172,29 @@ def _timeline_suggestions(model: RunModel) -> dict[int, tuple[str, str | None]]:
             if e.suggestion is not None:
                 out[id(e.compile)] = (e.suggestion.text, e.suggestion.code)
     return out
+
+
+def _cause_rows(model: RunModel, where: Callable[[Loc | None], str], scrub: Callable[[str], str]) -> list[CauseRow]:
+    try:
+        from dyn_inspect.inspector.analysis.causes import causes
+    except ImportError:  # the analysis package is optional to the export
+        return []
+    try:
+        found = causes(model)
+    except Exception:  # noqa: BLE001 - an odd finding must not stop the export
+        return []
+    rows = []
+    for c in found:
+        fix = c.fix
+        rows.append(
+            CauseRow(
+                c.kind, scrub(c.title), scrub(c.detail), list(dict.fromkeys(where(s) for s in c.sites)),
+                where(Loc(fix.file, fix.after_line)) if fix else None,
+                scrub(fix.code) if fix else None,
+                scrub(fix.why) if fix else None,
+            )
+        )
+    return rows
 
 
 def build(
@@ -202,6 +245,7 @@ def build(
         data.failures.append(
             FailureRow(where(f.user_loc), code, f.fail_type, f.function, scrub(f.headline), scrub(f.reason), fsite.count, fsite.compile_ids)
         )
+    data.causes = _cause_rows(model, where, scrub)
     timeline_suggestions = _timeline_suggestions(model)
     for r in model.recompiles:
         cap = r.compile.capture
@@ -271,6 +315,15 @@ def summary_markdown(d: ReportData) -> str:
             if f.code:
                 out += ["```python", f.code, "```", ""]
             out += ["```", f.reason, "```", "", f"- compile ids: {', '.join(f.compile_ids)}", ""]
+    if d.causes:
+        out += [f"## Root causes ({len(d.causes)})", ""]
+        for c in d.causes:
+            out += [f"### {_md(c.title)}", "", _md(c.detail), ""]
+            if c.sites:
+                out.append("- shows at: " + ", ".join(f"`{s}`" for s in c.sites))
+            if c.fix_code:
+                out += [f"- fix ({_md(c.fix_why or '')}), after `{c.fix_where}`:", "", "```python", c.fix_code, "```"]
+            out.append("")
     out += [
         f"## Graph breaks ({len(d.breaks)} unique, {sum(b.count for b in d.breaks)} total)",
         "",
@@ -327,67 +380,26 @@ def summary_markdown(d: ReportData) -> str:
     return "\n".join(out) + "\n"
 
 
-# -- HTML --------------------------------------------------------------------------------
+# -- HTML ----------------------------------------------------------------------------------
 
-_CSS = """
-body{font:14px/1.45 system-ui,-apple-system,Segoe UI,sans-serif;margin:0;color:#1f2328;background:#fff}
-header{background:#24292f;color:#fff;padding:16px 24px}header h1{margin:0;font-size:20px}
-header p{margin:4px 0 0;color:#d0d7de}main{padding:8px 24px 48px;max-width:1200px}
-nav{padding:8px 24px;border-bottom:1px solid #d0d7de}nav h2{display:inline;font-size:14px;margin-right:8px}
-nav ul{display:inline;padding:0}nav li{display:inline;margin-right:14px}
-section{margin-top:24px}h2{border-bottom:1px solid #d0d7de;padding-bottom:4px}
-table{border-collapse:collapse;width:100%;font-size:13px}th,td{border:1px solid #d0d7de;padding:4px 6px;text-align:left;vertical-align:top}
-th{background:#f6f8fa}code,pre{font-family:ui-monospace,SFMono-Regular,Menlo,monospace;font-size:12px}
-pre{background:#f6f8fa;padding:8px;overflow:auto}.card{border:1px solid #d0d7de;border-radius:6px;padding:8px 12px;margin:10px 0}
-.muted{color:#656d76}.bar{background:#0969da;height:10px;display:inline-block}.warn{color:#9a6700}
-"""
-
-_SCRIPT = """
-(function () {
-  var list = document.getElementById('toc-list');
-  document.querySelectorAll('main > section').forEach(function (s) {
-    var h = s.querySelector('h2');
-    var li = document.createElement('li');
-    var a = document.createElement('a');
-    a.href = '#' + s.id;
-    a.className = 'toc-entry';
-    a.textContent = h.textContent;
-    li.appendChild(a);
-    list.appendChild(li);
-  });
-  document.body.setAttribute('data-rendered', String(list.children.length));
-})();
-"""
+# templates/ ships as package data (pyproject [tool.setuptools.package-data]).
+_TEMPLATES = Path(__file__).parent / "templates"
 
 
-def _e(value: object) -> str:
-    return html.escape(str(value), quote=True)
-
-
-def _link(path: str | None, label: str | None = None) -> str:
-    if not path:
-        return "-"
-    return f'<a href="{_e(path)}"><code>{_e(label or path)}</code></a>'
+@functools.lru_cache(maxsize=1)
+def _environment() -> jinja2.Environment:
+    return jinja2.Environment(
+        loader=jinja2.FileSystemLoader(_TEMPLATES),
+        autoescape=True,  # every value is text from a run: escaped, never markup
+        undefined=jinja2.StrictUndefined,
+        keep_trailing_newline=True,
+    )
 
 
 def report_html(d: ReportData) -> str:
     env = d.environment
-    parts: list[str] = []
-    add = parts.append
-    add("<!doctype html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">")
-    add(
-        "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; style-src 'unsafe-inline'; "
-        "script-src 'unsafe-inline'; img-src data:\">"
-    )
-    add(f"<title>dyn-inspect report — {_e(d.run_id)}</title><style>{_CSS}</style></head>")
-    add('<body data-rendered="0">')
     status = d.status + (f", exit {d.exit_code}" if d.exit_code is not None else "")
-    add(f"<header><h1>dyn-inspect bug report — run {_e(d.run_id)}</h1><p>{_e(' '.join(d.command))} — {_e(status)}</p></header>")
-    add('<nav id="toc"><h2>Contents</h2><ul id="toc-list"></ul></nav><main>')
-
-    # overview
-    add('<section id="overview"><h2>Overview</h2><table>')
-    rows = [
+    overview = [
         ("command", " ".join(d.command) or "?"),
         ("status", status),
         ("duration", f"{d.duration_s:.1f}s" if d.duration_s is not None else "-"),
@@ -404,99 +416,5 @@ def report_html(d: ReportData) -> str:
                     f"{len(d.breaks)} graph break sites, {len(d.recompiles)} recompiles, {len(d.kernels)} kernels, "
                     f"{len(d.compiles)} compiles, {d.total_compile_s:.2f}s compiling"),
     ]
-    for k, v in rows:
-        add(f"<tr><th>{_e(k)}</th><td>{_e(v)}</td></tr>")
-    add("</table></section>")
-
-    # compile failures (tlparse's "Failures and Restarts"): first, they are in no other count
-    if d.failures:
-        add(f'<section id="failures" data-count="{sum(f.count for f in d.failures)}"><h2>Compile failures</h2>')
-        for f in d.failures:
-            add(f'<div class="card failure"><h3><code>{_e(f.where)}</code> — <code>{_e(f.function)}</code>: '
-                f'{_e(f.fail_type)}: {_e(f.headline)} <span class="muted">×{f.count}</span></h3>')
-            if f.code:
-                add(f"<pre>{_e(f.code)}</pre>")
-            add(f"<pre>{_e(f.reason)}</pre>")
-            add(f'<p class="muted">compile ids: {_e(", ".join(f.compile_ids))}</p></div>')
-        add("</section>")
-
-    # graph breaks
-    add(f'<section id="graph-breaks" data-count="{len(d.breaks)}"><h2>Graph breaks</h2>')
-    if not d.breaks:
-        add('<p class="muted">No graph breaks.</p>')
-    for b in d.breaks:
-        gb = f' <a href="{_e(b.url)}" rel="noreferrer noopener" target="_blank">{_e(b.gb_id)}</a>' if b.url and b.gb_id else (f" {_e(b.gb_id)}" if b.gb_id else "")
-        add(f'<div class="card gb"><h3><code>{_e(b.where)}</code> — {_e(b.gb_type)}{gb} <span class="muted">×{b.count}</span></h3>')
-        if b.code:
-            add(f"<pre>{_e(b.code)}</pre>")
-        if b.torch_where:
-            add(f'<p class="muted">torch reports it at <code>{_e(b.torch_where)}</code></p>')
-        if b.reason:
-            add(f"<p><b>Reason:</b> {_e(b.reason)}</p>")
-        if b.explanation:
-            add(f"<p><b>Explanation:</b> {_e(b.explanation)}</p>")
-        if b.hints:
-            add("<p><b>Suggestions:</b></p><ul>" + "".join(f"<li>{_e(h)}</li>" for h in b.hints) + "</ul>")
-        add(f'<p class="muted">compile ids: {_e(", ".join(b.compile_ids))}</p></div>')
-    add("</section>")
-
-    # recompiles
-    add(f'<section id="recompiles" data-count="{len(d.recompiles)}"><h2>Recompiles</h2>')
-    if not d.recompiles and not d.limits:
-        add('<p class="muted">No recompiles.</p>')
-    for r in d.recompiles:
-        add(f'<div class="card recompile"><h3><code>{_e(r.function)}</code> ({_e(r.where)}) — compile {_e(r.compile_id)}</h3><ul>')
-        for reason in r.reasons:
-            add(f"<li><code>{_e(reason)}</code></li>")
-        add("</ul>")
-        for text, code in r.suggestions:
-            add(f"<p><b>Suggestion:</b> {_e(text)}</p>" + (f"<pre>{_e(code)}</pre>" if code else ""))
-        add("</div>")
-    for lim in d.limits:
-        add(f'<p class="warn">Recompile limit: {_e(lim)}</p>')
-    add("</section>")
-
-    # kernels
-    add(f'<section id="kernels" data-count="{len(d.kernels)}"><h2>Kernels</h2>')
-    if d.kernels:
-        add("<table><tr><th>kernel</th><th>backend</th><th>compile</th><th>pass</th><th>fused ATen ops</th>"
-            "<th>vectorized</th><th>source lines</th><th>time / call</th></tr>")
-        for kr in d.kernels:
-            add(
-                f"<tr><td>{_link(kr.path, kr.name)}</td><td>{_e(kr.backend)}</td><td>{_e(kr.compile_id)}</td>"
-                f"<td>{'backward' if kr.backward else 'forward'}</td><td>{_e(', '.join(kr.fused_ops) or '-')}</td>"
-                f"<td>{_e(kr.vectorized or '-')}</td><td>{_e(', '.join(kr.lines) or '-')}</td>"
-                f"<td>{f'{kr.profile_us:.1f} µs' if kr.profile_us is not None else '-'}</td></tr>"
-            )
-        add("</table>")
-    else:
-        add('<p class="muted">No kernels were generated.</p>')
-    add("</section>")
-
-    # compile time
-    add(f'<section id="compile-time" data-count="{len(d.stages)}"><h2>Compile time by stage</h2>')
-    add(f"<p>{d.total_compile_s:.2f}s compiling in all.</p><table><tr><th>stage</th><th>seconds</th><th></th></tr>")
     top = max(d.stages.values(), default=0.0) or 1.0
-    for stage, secs in d.stages.items():
-        add(f'<tr><td>{_e(stage)}</td><td>{secs:.2f}</td><td><span class="bar" style="width:{int(300 * secs / top)}px"></span></td></tr>')
-    add("</table></section>")
-
-    # compiles
-    add(f'<section id="compiles" data-count="{len(d.compiles)}"><h2>Compiles</h2>')
-    add("<table><tr><th>compile</th><th>function</th><th>where</th><th>outcome</th><th>graphs</th><th>kernels</th>"
-        "<th>guards</th><th>time (s)</th><th>files</th></tr>")
-    for c in d.compiles:
-        repro = " ".join(_link(p, "repro") for p in c.repro)
-        add(
-            f"<tr><td>{_e(c.compile_id)}</td><td><code>{_e(c.function)}</code></td><td><code>{_e(c.where)}</code></td>"
-            f"<td>{_e(c.outcome)}</td><td>{c.graphs}</td><td>{c.kernels}</td><td>{c.guards if c.guards is not None else '-'}</td>"
-            f"<td>{c.time_s:.2f}</td><td>{_link(c.dir + '/compile.json' if c.dir else None, c.dir)} {repro}</td></tr>"
-        )
-    add("</table></section>")
-
-    if d.skipped:
-        add(f'<section id="skipped" data-count="{len(d.skipped)}"><h2>Skipped or incomplete</h2><ul>')
-        add("".join(f"<li>{_e(s)}</li>" for s in d.skipped))
-        add("</ul></section>")
-    add(f"</main><script>{_SCRIPT}</script></body></html>\n")
-    return "".join(parts)
+    return _environment().get_template("report.html.j2").render(d=d, status=status, overview=overview, top=top)
