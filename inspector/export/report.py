@@ -317,12 +317,12 @@ def summary_markdown(d: ReportData) -> str:
             out += ["```", f.reason, "```", "", f"- compile ids: {', '.join(f.compile_ids)}", ""]
     if d.causes:
         out += [f"## Root causes ({len(d.causes)})", ""]
-        for c in d.causes:
-            out += [f"### {_md(c.title)}", "", _md(c.detail), ""]
-            if c.sites:
-                out.append("- shows at: " + ", ".join(f"`{s}`" for s in c.sites))
-            if c.fix_code:
-                out += [f"- fix ({_md(c.fix_why or '')}), after `{c.fix_where}`:", "", "```python", c.fix_code, "```"]
+        for cause in d.causes:
+            out += [f"### {_md(cause.title)}", "", _md(cause.detail), ""]
+            if cause.sites:
+                out.append("- shows at: " + ", ".join(f"`{s}`" for s in cause.sites))
+            if cause.fix_code:
+                out += [f"- fix ({_md(cause.fix_why or '')}), after `{cause.fix_where}`:", "", "```python", cause.fix_code, "```"]
             out.append("")
     out += [
         f"## Graph breaks ({len(d.breaks)} unique, {sum(b.count for b in d.breaks)} total)",
