@@ -52,6 +52,8 @@ PROGRAMS: dict[str, tuple[Path, list[str]]] = {
     "first_forward_fail": (CORPUS, ["first_forward_fail.py"]),
     "warm_cache": (CORPUS / "warm", ["train.py"]),
     "loop_break": (CORPUS, ["loop_break.py"]),
+    # issue 15: dynamic shapes (symbols, a specialization, shape guards, automatic dynamic)
+    "shapes": (CORPUS, ["shapes.py"]),
 }
 
 # The programs the differential harness compares with torch (tests/test_differential.py).

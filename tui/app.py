@@ -47,6 +47,7 @@ from dyn_inspect.tui.views.kernels import KernelsView
 from dyn_inspect.tui.views.output import OutputView
 from dyn_inspect.tui.views.overview import OverviewView
 from dyn_inspect.tui.views.recompiles import RecompilesView
+from dyn_inspect.tui.views.shapes import ShapesView
 
 VIEWS: list[tuple[str, str, type[View]]] = [
     ("overview", "Overview", OverviewView),
@@ -56,6 +57,7 @@ VIEWS: list[tuple[str, str, type[View]]] = [
     ("kernels", "Kernels", KernelsView),
     ("output", "Output", OutputView),
     ("failures", "Failures", FailuresView),
+    ("shapes", "Shapes", ShapesView),
 ]
 VIEW_IDS = [v for v, _, _ in VIEWS]
 ALL_RANKS = -1
@@ -121,6 +123,7 @@ class InspectorApp(App[int]):
         Binding("5", "show('kernels')", "Kernels", show=False),
         Binding("6", "show('output')", "Output", show=False),
         Binding("7", "show('failures')", "Failures", show=False),
+        Binding("8", "show('shapes')", "Shapes", show=False),
         Binding("/", "search", "Search"),
         Binding("o", "open_editor", "Open in $EDITOR"),
         Binding("e", "export", "Export"),

@@ -26,6 +26,7 @@ COMMAND_MODULES: dict[str, str] = {
     "import": "import_trace",
     "schema": "schema",
     "trace": "trace",
+    "shapes": "shapes",
     "verify": "verify",
 }
 
