@@ -94,7 +94,7 @@ DataTable { overflow-x: hidden; }
 #overview-spark-axis { height: 1; margin: 0 1; color: $text-muted; }
 #spark-start { width: 1fr; }
 #spark-end { width: auto; }
-#overview-counts, #overview-offenders, #overview-problems { padding: 0 1; }
+#overview-counts, #overview-cache, #overview-offenders, #overview-problems { padding: 0 1; }
 #output-log { height: 1fr; }
 #output-partial { height: auto; max-height: 3; }
 #stdin { height: 1; border: none; padding: 0 1; background: $boost; }

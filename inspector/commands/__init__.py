@@ -27,6 +27,7 @@ COMMAND_MODULES: dict[str, str] = {
     "schema": "schema",
     "trace": "trace",
     "shapes": "shapes",
+    "cache": "cache",
     "verify": "verify",
 }
 
