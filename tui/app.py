@@ -48,6 +48,7 @@ from dyn_inspect.tui.views.output import OutputView
 from dyn_inspect.tui.views.overview import OverviewView
 from dyn_inspect.tui.views.recompiles import RecompilesView
 from dyn_inspect.tui.views.shapes import ShapesView
+from dyn_inspect.tui.views.timeline import TimelineView
 
 VIEWS: list[tuple[str, str, type[View]]] = [
     ("overview", "Overview", OverviewView),
@@ -58,6 +59,7 @@ VIEWS: list[tuple[str, str, type[View]]] = [
     ("output", "Output", OutputView),
     ("failures", "Failures", FailuresView),
     ("shapes", "Shapes", ShapesView),
+    ("timeline", "Timeline", TimelineView),
 ]
 VIEW_IDS = [v for v, _, _ in VIEWS]
 ALL_RANKS = -1
@@ -124,6 +126,7 @@ class InspectorApp(App[int]):
         Binding("6", "show('output')", "Output", show=False),
         Binding("7", "show('failures')", "Failures", show=False),
         Binding("8", "show('shapes')", "Shapes", show=False),
+        Binding("9", "show('timeline')", "Timeline", show=False),
         Binding("/", "search", "Search"),
         Binding("o", "open_editor", "Open in $EDITOR"),
         Binding("e", "export", "Export"),
