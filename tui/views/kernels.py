@@ -110,7 +110,6 @@ convolutions; a percentage is of the device's peak).
 
     def sync(self, ctx: Context) -> None:
         super().sync(ctx)
-        table = self.query_one(DataTable)
         profiles = len(ctx.run.model.kernel_profiles)
         if ctx.scope != self._scope or profiles != self._profiles:
             self._scope = ctx.scope
