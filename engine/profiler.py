@@ -429,6 +429,11 @@ class StepProfiler:
         from torch.profiler import ProfilerActivity, profile
 
         self._cuda = bool(torch.cuda.is_available() and torch.cuda.is_initialized())
+        # Kineto prints "USDT: ... profiler_start/stop" on the program's stderr at every
+        # start and stop, whatever its log level, unless the level is above its last one
+        # (6). It reads the variable when the profiler first starts: set it just before,
+        # and never over a value the user chose.
+        os.environ.setdefault("KINETO_LOG_LEVEL", "6")
         activities = [ProfilerActivity.CPU] + ([ProfilerActivity.CUDA] if self._cuda else [])
         if self._cuda:
             torch.cuda.synchronize()

@@ -150,6 +150,9 @@ class FileFindings:
     kernel_line_code: dict[int, str | None] = field(default_factory=dict)
     # --profile-kernels runs: "this line: 0.80 ms/step in 2 kernels" per recorded line
     profile_by_line: dict[int, str] = field(default_factory=dict)
+    # dims torch specialized because of this recorded line ("dim 1 of `x` became static (= 3) ...")
+    shapes_by_line: dict[int, list[str]] = field(default_factory=dict)
+    shape_line_code: dict[int, str | None] = field(default_factory=dict)
 
 
 def signature(ff: FileFindings) -> tuple[object, ...]:
@@ -300,6 +303,7 @@ def build_index(run: Run | None, workspace: Workspace) -> RunIndex:
     _add_functions(m, workspace, files)
     _add_failures(m, workspace, files)
     _add_kernels(m, workspace, files)
+    _add_shapes(m, workspace, files)
     index.files = dict(files)
     return index
 
@@ -503,6 +507,24 @@ def _add_failures(m: RunModel, ws: Workspace, files: dict[str, FileFindings]) ->
                 at_def=at_def,
             )
         )
+
+
+# -- dynamic shapes --------------------------------------------------------------------
+
+
+def _add_shapes(m: RunModel, ws: Workspace, files: dict[str, FileFindings]) -> None:
+    from dyn_inspect.inspector.analysis.shapes import compile_shapes
+
+    for cs in compile_shapes(m):
+        for spec in cs.specializations:
+            loc = ws.local_loc(spec.loc) if spec.loc is not None else None
+            if loc is None:
+                continue
+            ff = files[norm_path(loc.file)]
+            text = f"{spec.describe(f'line {loc.line}')} (compile `{cs.compile.cid}` of `{cs.function}`)"
+            if text not in ff.shapes_by_line.setdefault(loc.line, []):
+                ff.shapes_by_line[loc.line].append(text)
+            ff.shape_line_code[loc.line] = loc.code
 
 
 # -- kernels ---------------------------------------------------------------------------

@@ -12,7 +12,7 @@ from dyn_inspect.lsp.diagnostics import short_location
 from dyn_inspect.lsp.documents import TextView
 from dyn_inspect.lsp.findings import BreakFinding, FailureFinding, FileFindings, FunctionFindings, KernelRef
 from dyn_inspect.lsp.placement import Placed, at_line
-from dyn_inspect.lsp.source_lines import relocate
+from dyn_inspect.lsp.source_lines import Span, code_bounds, relocate
 
 MAX_KERNELS = 12
 
@@ -107,11 +107,23 @@ def kernels_at(ff: FileFindings | None, lines: Sequence[str], line1: int) -> lis
     return out
 
 
+def shapes_at(ff: FileFindings | None, lines: Sequence[str], line1: int) -> list[str]:
+    """Specializations (dynamic shapes) caused by the recorded line that is now ``line1``."""
+    if ff is None:
+        return []
+    out: list[str] = []
+    for recorded, texts in ff.shapes_by_line.items():
+        if relocate(lines, recorded, ff.shape_line_code.get(recorded)) == line1:
+            out.extend(texts)
+    return out
+
+
 def hover(view: TextView, placed: list[Placed], ff: FileFindings | None, position: types.Position) -> types.Hover | None:
     line0, _ = view.char_at(position)
     here = at_line(placed, line0)
-    if not here:
-        return None  # only marked lines answer (kernels alone are not a finding)
+    shapes = shapes_at(ff, view.lines, line0 + 1)
+    if not here and not shapes:
+        return None  # only marked lines and specializing lines answer (kernels alone are not a finding)
     parts: list[list[str]] = []
     for p in here:
         if p.kind == "break":
@@ -123,6 +135,8 @@ def hover(view: TextView, placed: list[Placed], ff: FileFindings | None, positio
         else:
             assert isinstance(p.finding, FailureFinding)
             parts.append(_failure_md(p.finding))
+    if shapes:
+        parts.append(["**Dynamic shapes:** this line specialized a dim"] + [f"- {text}" for text in shapes])
     kernels = kernels_at(ff, view.lines, line0 + 1)
     if kernels:
         parts.append(_kernels_md(kernels))
@@ -130,7 +144,7 @@ def hover(view: TextView, placed: list[Placed], ff: FileFindings | None, positio
     if profile:
         parts.append([f"**Steady state** (`--profile-kernels`): {profile}"])
     text = "\n\n---\n\n".join("\n".join(p) for p in parts)
-    span = here[0].span
+    span = here[0].span if here else Span(line0, *code_bounds(view.lines[line0]))
     return types.Hover(
         contents=types.MarkupContent(kind=types.MarkupKind.Markdown, value=text),
         range=view.range(span),

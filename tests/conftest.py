@@ -36,6 +36,8 @@ RUN_FIXTURES = {
     "exit3_run": "exit3",
     "first_forward_fail_run": "first_forward_fail",
     "warm_cache_run": "warm_cache",
+    "shapes_run": "shapes",
+    "cache_warm_run": "cache_warm",
 }
 _needed: list[str] = []
 _needed_plain: list[str] = []  # programs whose plain (torch-only) run the selection needs
@@ -111,6 +113,8 @@ reset_run = _run_fixture("reset", "tests/corpus/reset.py: dynamo reset, recompil
 fullgraph_fail_run = _run_fixture("fullgraph_fail", "tests/corpus/fullgraph_fail.py: uncaught fullgraph=True error.")
 exit3_run = _run_fixture("exit3", "tests/corpus/exit3.py: compiles, then sys.exit(3).")
 first_forward_fail_run = _run_fixture("first_forward_fail", "tests/corpus/first_forward_fail.py: fails before backward.")
+shapes_run = _run_fixture("shapes", "tests/corpus/shapes.py: dynamic=True, a dim specialized by an `if`, automatic dynamic.")
+cache_warm_run = _run_fixture("cache_warm", "tests/corpus/cache/train.py, warmed from a copy: a hit, a bypass, a miss.")
 warm_cache_run = _run_fixture("warm_cache", "tests/corpus/warm/train.py, its Inductor cache warmed from another copy.")
 
 

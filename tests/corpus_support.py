@@ -52,6 +52,10 @@ PROGRAMS: dict[str, tuple[Path, list[str]]] = {
     "first_forward_fail": (CORPUS, ["first_forward_fail.py"]),
     "warm_cache": (CORPUS / "warm", ["train.py"]),
     "loop_break": (CORPUS, ["loop_break.py"]),
+    # issue 15: dynamic shapes (symbols, a specialization, shape guards, automatic dynamic)
+    "shapes": (CORPUS, ["shapes.py"]),
+    # issue 15: a warm run with an FX/AOT cache hit, an AOTAutograd bypass and a miss
+    "cache_warm": (CORPUS / "cache", ["train.py"]),
 }
 
 # The programs the differential harness compares with torch (tests/test_differential.py).
@@ -81,7 +85,7 @@ PROGRAM_ENV: dict[str, dict[str, str]] = {
 
 # Programs recorded twice with one Inductor cache, the first time from a copy of their
 # folder in another directory; the second recording is the one tests read.
-WARM_FROM_COPY: set[str] = {"warm_cache"}
+WARM_FROM_COPY: set[str] = {"warm_cache", "cache_warm"}
 
 # The exit status each program is meant to end with (anything else: the recording broke).
 EXPECTED_EXIT: dict[str, int] = {"fullgraph_fail": 1, "exit3": 3, "first_forward_fail": 1, "raises": 1}

@@ -47,6 +47,8 @@ from dyn_inspect.tui.views.kernels import KernelsView
 from dyn_inspect.tui.views.output import OutputView
 from dyn_inspect.tui.views.overview import OverviewView
 from dyn_inspect.tui.views.recompiles import RecompilesView
+from dyn_inspect.tui.views.shapes import ShapesView
+from dyn_inspect.tui.views.timeline import TimelineView
 
 VIEWS: list[tuple[str, str, type[View]]] = [
     ("overview", "Overview", OverviewView),
@@ -56,6 +58,8 @@ VIEWS: list[tuple[str, str, type[View]]] = [
     ("kernels", "Kernels", KernelsView),
     ("output", "Output", OutputView),
     ("failures", "Failures", FailuresView),
+    ("shapes", "Shapes", ShapesView),
+    ("timeline", "Timeline", TimelineView),
 ]
 VIEW_IDS = [v for v, _, _ in VIEWS]
 ALL_RANKS = -1
@@ -92,7 +96,7 @@ DataTable { overflow-x: hidden; }
 #overview-spark-axis { height: 1; margin: 0 1; color: $text-muted; }
 #spark-start { width: 1fr; }
 #spark-end { width: auto; }
-#overview-counts, #overview-offenders, #overview-problems { padding: 0 1; }
+#overview-counts, #overview-cache, #overview-offenders, #overview-problems { padding: 0 1; }
 #output-log { height: 1fr; }
 #output-partial { height: auto; max-height: 3; }
 #stdin { height: 1; border: none; padding: 0 1; background: $boost; }
@@ -121,6 +125,8 @@ class InspectorApp(App[int]):
         Binding("5", "show('kernels')", "Kernels", show=False),
         Binding("6", "show('output')", "Output", show=False),
         Binding("7", "show('failures')", "Failures", show=False),
+        Binding("8", "show('shapes')", "Shapes", show=False),
+        Binding("9", "show('timeline')", "Timeline", show=False),
         Binding("/", "search", "Search"),
         Binding("o", "open_editor", "Open in $EDITOR"),
         Binding("e", "export", "Export"),

@@ -16,11 +16,13 @@ from __future__ import annotations
 
 from collections import defaultdict
 from dataclasses import dataclass, field
+from collections.abc import Callable
 from typing import Any
 
 import msgspec
 
 from dyn_inspect.engine.schema import Capture, Chromium, GraphBreak, ProcessStart, Recompile, RecompileLimit
+from dyn_inspect.inspector.model import CompileInfo
 from dyn_inspect.inspector.run import Run
 
 COMPILE_TID = 0
@@ -182,3 +184,155 @@ def _marker(event: object, frame: str | None) -> tuple[str, dict[str, Any]] | No
 
 def encode(trace: ChromeTrace) -> bytes:
     return msgspec.json.encode(trace)
+
+
+# --- the compile timeline the TUI shows: one entry per compile, each with its nested
+# breakdown (torch's spans: entire frame → backend → AOTAutograd / Inductor → codegen) ---
+
+
+@dataclass
+class SpanNode:
+    """One of torch's timing spans of a compile, with the spans inside it."""
+
+    name: str
+    ts: float  # µs since the epoch
+    dur: float  # µs
+    args: dict[str, Any] = field(default_factory=dict)
+    children: list[SpanNode] = field(default_factory=list)
+    unfinished: bool = False
+
+    @property
+    def seconds(self) -> float:
+        return self.dur / 1e6
+
+    def walk(self, depth: int = 0) -> list[tuple[int, SpanNode]]:
+        out = [(depth, self)]
+        for child in self.children:
+            out.extend(child.walk(depth + 1))
+        return out
+
+
+def _nest(spans: list[SpanNode]) -> list[SpanNode]:
+    """Spans (one compile, one thread) as a forest: each inside the one that contains it."""
+    roots: list[SpanNode] = []
+    stack: list[SpanNode] = []
+    for span in sorted(spans, key=lambda s: (s.ts, -s.dur)):
+        while stack and stack[-1].ts + stack[-1].dur < span.ts + span.dur - 1e-3:
+            stack.pop()
+        (stack[-1].children if stack else roots).append(span)
+        stack.append(span)
+    return roots
+
+
+def compile_breakdowns(run: Run) -> dict[tuple[str, str], list[SpanNode]]:
+    """Every compile's span forest, keyed by (log, compile id), from one pass over the logs
+    (the model keeps no chromium events: they are most of a run)."""
+    open_spans: dict[tuple[str, str, str], list[SpanNode]] = defaultdict(list)
+    flat: dict[tuple[str, str], list[SpanNode]] = defaultdict(list)
+    last: dict[str, float] = {}
+    wanted = set(run.model.processes)
+    for log, event in run.events():
+        if log not in wanted or not isinstance(event, Chromium) or not event.cid:
+            continue
+        last[log] = max(last.get(log, 0.0), event.ts)
+        key = (log, event.cid, event.name)
+        if event.ph == "B":
+            open_spans[key].append(SpanNode(event.name, event.ts, 0.0, dict(event.args)))
+        elif event.ph == "E" and open_spans.get(key):
+            span = open_spans[key].pop()
+            span.dur = max(event.ts - span.ts, 0.0)
+            span.args.update(event.args)
+            flat[(log, event.cid)].append(span)
+        elif event.ph == "X":
+            flat[(log, event.cid)].append(SpanNode(event.name, event.ts, event.dur or 0.0, dict(event.args)))
+    for (log, cid, _), stack in open_spans.items():
+        for span in stack:  # began, never ended: the process died (or is still) mid-compile
+            span.dur, span.unfinished = max(last.get(log, span.ts) - span.ts, 0.0), True
+            flat[(log, cid)].append(span)
+    return {key: _nest(spans) for key, spans in flat.items()}
+
+
+@dataclass(frozen=True)
+class TimelineEntry:
+    """One compile as the timeline tells it."""
+
+    compile: CompileInfo
+    t: float  # seconds since the run started
+    what: str  # "compiled", "recompiled", "graph break", "fell back to eager", ...
+    why: str  # the recompile's failed guard, the failure, the cache verdict
+    cache: str  # "hit", "miss", "bypass", "none"
+    seconds: float
+
+    @property
+    def function(self) -> str:
+        cap = self.compile.capture
+        return cap.co_name if cap and cap.co_name else "?"
+
+
+def _what(c: CompileInfo) -> tuple[str, str]:
+    cap = c.capture
+    outcome = c.outcome
+    why = "; ".join(r.split(": ", 1)[-1] for r in c.recompile.reasons) if c.recompile else ""
+    if outcome == "failed":
+        return "failed → runs eagerly", (cap.fail_type or "") + (f": {cap.fail_reason}" if cap and cap.fail_reason else "")
+    if outcome == "recompile_limit":
+        return "recompile limit → eager", why
+    if outcome in ("skipped", "empty"):
+        return "nothing to compile → eager", (cap.fail_reason or "") if cap else ""
+    what = "recompiled" if c.recompile else "compiled"
+    if outcome == "graph_break":
+        what += " (graph break)"
+    return what, why
+
+
+def _verdict(c: CompileInfo) -> str:
+    """The cache verdict from the lookups' flags alone (no payload read: the timeline is
+    rebuilt while a run grows): as ``analysis.cache.CompileCache.verdict``."""
+    states = {"bypass" if e.bypass else "hit" if e.hit else "miss" for e in c.caches}
+    if not states:
+        return "none"
+    if states == {"hit"}:
+        return "hit"
+    return "bypass" if "bypass" in states else "miss"
+
+
+def timeline_entries(run: Run) -> list[TimelineEntry]:
+    """Every finished or running compile in order of its start, with what happened."""
+    m = run.model
+    t0 = m.run_start.t if m.run_start and m.run_start.t else None
+    out = []
+    for c in m.compiles_in_order():
+        start = c.start.t if c.start else (c.capture.t if c.capture else 0.0)
+        if t0 is None:
+            t0 = start
+        what, why = _what(c)
+        verdict = _verdict(c)
+        if verdict == "hit":
+            what += ", cache hit"
+        out.append(TimelineEntry(c, max(start - (t0 or start), 0.0), what, why, verdict, c.compile_time_s))
+    return sorted(out, key=lambda e: e.t)
+
+
+def trace_for_bundle(run: Run, compile_ids: set[str] | None = None, scrub: Callable[[str], str] | None = None) -> str:
+    """``chrome_trace`` as an export bundle stores it: only the selected compiles' spans and
+    markers (``compile_ids``; None for the whole run) and, for a redacted bundle, every
+    string passed through the bundle's redactor (paths, function names, messages)."""
+    trace = chrome_trace(run)
+    if compile_ids is not None:
+        trace.traceEvents = [
+            e for e in trace.traceEvents if e.ph == "M" or e.args.get("compile_id") is None or e.args.get("compile_id") in compile_ids
+        ]
+    data: Any = msgspec.to_builtins(trace)
+    if scrub is not None:
+        data = _scrub(data, scrub)
+    return msgspec.json.encode(data).decode()
+
+
+def _scrub(value: Any, fn: Callable[[str], str]) -> Any:
+    if isinstance(value, str):
+        return fn(value)
+    if isinstance(value, list):
+        return [_scrub(v, fn) for v in value]
+    if isinstance(value, dict):
+        return {k: _scrub(v, fn) for k, v in value.items()}
+    return value

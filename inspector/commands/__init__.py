@@ -26,6 +26,8 @@ COMMAND_MODULES: dict[str, str] = {
     "import": "import_trace",
     "schema": "schema",
     "trace": "trace",
+    "shapes": "shapes",
+    "cache": "cache",
     "verify": "verify",
 }
 

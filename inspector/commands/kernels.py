@@ -1,6 +1,7 @@
-"""``dyn-inspect kernels [RUN] [--at FILE:LINE]``: generated kernels by compile (or those
-generated from one source line), with fused ops, backend, vectorization, and the run's
-vectorization coverage of its CPU kernels."""
+"""``dyn-inspect kernels [RUN] [--at FILE:LINE] [--sort KEY]``: generated kernels by compile
+(or those generated from one source line), with fused ops, backend, vectorization, the
+run's vectorization coverage of its CPU kernels, and — for a ``--profile-kernels`` run —
+time per step, calls per step and achieved bandwidth / FLOP rate (``analysis.costs``)."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ from typing import Any
 
 from rich.table import Table
 
+from dyn_inspect.inspector.analysis.costs import SORTS, cost_of, kernel_cost, rate_text, sort_key, time_text
 from dyn_inspect.inspector.analysis.kernels import Vectorization, effective_isa, kernels_at, kernels_by_compile, vectorization
 from dyn_inspect.inspector.console import make_console
 from dyn_inspect.inspector.locations import parse_file_line, short_path
@@ -25,6 +27,7 @@ def prepare_parser(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("run", nargs="?", help="run directory or id (default: latest)")
     parser.add_argument("--runs-dir", metavar="DIR")
     parser.add_argument("--at", metavar="FILE:LINE", help="only kernels generated from this source line (Inductor provenance)")
+    parser.add_argument("--sort", choices=SORTS, help="order: time (per step, default for a profiled run), calls, bandwidth, flops, name, compile")
     parser.add_argument("--json", action="store_true", help="machine-readable output")
     add_rank_argument(parser)
 
@@ -43,7 +46,25 @@ def kernel_dict(model: RunModel, k: KernelInfo) -> dict[str, Any]:
         "isa": effective_isa(model, k),
         "lines_of_code": e.lines,
         "source_lines": [loc_dict(loc) for loc in k.lines],
-        "profile": {"calls": k.profile.calls, "total_us": k.profile.total_us} if k.profile else None,
+        "profile": _profile_dict(k),
+    }
+
+
+def _profile_dict(k: KernelInfo) -> dict[str, Any] | None:
+    p, c = k.profile, kernel_cost(k)
+    if p is None or c is None:
+        return None
+    return {
+        "calls": p.calls,
+        "total_us": p.total_us,
+        "steps": p.steps,
+        "us_per_step": round(c.us_per_step, 3),
+        "calls_per_step": c.calls_per_step,
+        "share_of_step": round(c.share, 4) if c.share is not None else None,
+        "bandwidth_gbps": c.gbps,
+        "tflops": c.tflops,
+        "peak_gbps": c.peak_gbps,
+        "peak_tflops": c.peak_tflops,
     }
 
 
@@ -75,10 +96,16 @@ def run(args: argparse.Namespace) -> int:
     else:
         groups = [(c, ks) for c, ks in kernels_by_compile(m)]
     cov = vectorization(m)
+    profiled = any(k.profile is not None for _, ks in groups for k in ks)
+    order = args.sort or ("time" if profiled else None)
+    if order is not None:
+        flat = sorted((k for _, ks in groups for k in ks), key=lambda k: sort_key(order, k))
+        groups = [(None, flat)]
     if args.json:
         data: dict[str, Any] = {
             "run": str(r.path),
             "at": args.at,
+            "sort": order,
             "kernels": [kernel_dict(m, k) for _, ks in groups for k in ks],
             "vectorization": coverage_dict(cov),
         }
@@ -87,18 +114,55 @@ def run(args: argparse.Namespace) -> int:
     console = make_console()
     kernels = [k for _, ks in groups for k in ks]
     where = f" from {args.at}" if args.at else ""
-    console.print(f"kernels{where}: {len(kernels)} — {short_path(str(r.path))}", markup=False, highlight=False)
+    sorted_by = f", by {order}" if order else ""
+    console.print(f"kernels{where}: {len(kernels)}{sorted_by} — {short_path(str(r.path))}", markup=False, highlight=False)
     if kernels:
         table = Table(box=None, pad_edge=False, show_edge=False, header_style="bold cyan")
-        for col in ("compile", "kernel", "backend", "fused ops", "vectorized", "source lines"):
+        # A kernel name is an identifier: never folded mid-name (the ops and lines wrap instead).
+        table.add_column("compile", no_wrap=True)
+        table.add_column("kernel", no_wrap=True, min_width=max(len(k.name) for k in kernels))
+        if profiled:
+            for col in ("time/step", "calls/step", "GB/s", "GFLOP/s"):
+                table.add_column(col, justify="right", no_wrap=True)
+        for col in ("backend", "fused ops", "vectorized", "source lines"):
             table.add_column(col, overflow="fold")
         for k in kernels:
             lines = ", ".join(dict.fromkeys(f"{short_path(loc.file)}:{loc.line}" for loc in k.lines)) or "-"
             vec = (effective_isa(m, k) or "scalar") if k.event.backend == "cpp" else "-"
             cid = k.compile.cid + (" bw" if k.event.backward else "")
-            table.add_row(cid, k.name, k.event.backend, ", ".join(k.event.fused_ops) or "-", vec, lines)
+            cost_cells: list[str] = []
+            if profiled:
+                c = kernel_cost(k)
+                cost_cells = (
+                    [time_text(c.us_per_step), f"{c.calls_per_step:g}", rate_text(c.gbps, "", c.peak_gbps), rate_text(c.gflops, "")]
+                    if c is not None
+                    else ["-", "-", "-", "-"]
+                )
+            table.add_row(cid, k.name, *cost_cells, k.event.backend, ", ".join(k.event.fused_ops) or "-", vec, lines)
         console.print(table)
     elif args.at:
         console.print("  (no kernel's provenance names this line: it may have no ops, or provenance was off)", markup=False, highlight=False)
+    if profiled and not args.at:
+        _print_library(console, m)
     console.print(coverage_text(cov), markup=False, highlight=False)
     return 0
+
+
+def _print_library(console: Any, m: RunModel) -> None:
+    """Library kernels Inductor called (``extern_kernels.mm`` → aten::mm / cuBLAS): profiled
+    with their FLOPs, but not generated, so in no compile's kernel list."""
+    library = sorted((p for _, p in m.kernel_profiles if p.op is not None), key=lambda p: -(p.total_us / max(p.steps, 1)))
+    if not library:
+        return
+    table = Table(box=None, pad_edge=False, show_edge=False, header_style="bold cyan", title_justify="left")
+    for col in ("compile", "library kernel", "op"):
+        table.add_column(col, no_wrap=True)
+    for col in ("time/step", "calls/step", "GB/s", "GFLOP/s"):
+        table.add_column(col, justify="right", no_wrap=True)
+    for p in library:
+        c = cost_of(p)
+        assert c is not None
+        cid = (p.cid or "-") + (" bw" if p.backward else "")
+        table.add_row(cid, p.name, p.op or "-", time_text(c.us_per_step), f"{c.calls_per_step:g}", rate_text(c.gbps, "", c.peak_gbps), rate_text(c.gflops, ""))
+    console.print(f"library kernels (profiled): {len(library)}", markup=False, highlight=False)
+    console.print(table)

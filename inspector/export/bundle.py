@@ -17,6 +17,7 @@ Layout (``docs/export.md``)::
     events/<log>.jsonl          the run's events (or the selected subset), dyn-inspect schema
     blobs/<digest>.txt          payloads the events reference that have no readable home above
     torch_trace/<proc>.log      the same as a TORCH_TRACE log, for tlparse
+    trace.json                  the compile timeline as a Chrome/Perfetto trace (``dyn-inspect trace``)
 
 Every payload is stored once: a payload that several compiles (or events) share is
 written at its first readable path and referenced from the others (``compile.json`` and
@@ -679,6 +680,13 @@ def _write_contents(w: _Writer, plan: ExportPlan) -> None:
                 if not isinstance(ev, UnknownEvent):
                     tw.write(ev)
         w.files[path] = f"TORCH_TRACE log of {log} ({tw.records} records) — `tlparse {path}`"
+
+    # 5b. the compile timeline as a Chrome/Perfetto trace (what `dyn-inspect trace` writes)
+    from dyn_inspect.inspector.analysis.timeline import trace_for_bundle
+
+    selected = None if plan.selection.whole_run else {cid for _, cid in plan.selection.keys}
+    scrub = plan.redactor.text if plan.redactor is not None else None
+    w.write_text("trace.json", trace_for_bundle(run, selected, scrub), "compile timeline as a Chrome trace — open it in https://ui.perfetto.dev")
 
     missing = sorted(w._missing)
     skipped_lines = (

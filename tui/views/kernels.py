@@ -1,6 +1,8 @@
-"""Kernels: every generated kernel (name, backend, fused ATen ops, the user lines it came
-from, size) with its Triton or C++ source highlighted; the filter narrows by name, op or
-source line (``train.py:27``)."""
+"""Kernels: every generated kernel (name, compile, backend, fused ATen ops, the user lines it
+came from, size) with its Triton or C++ source highlighted; the filter narrows by name, op
+or source line (``train.py:27``). A ``--profile-kernels`` run adds time per step, calls per
+step and achieved GB/s and GFLOP/s (``analysis.costs``); a click on a header (or **s**)
+sorts by that column."""
 
 from __future__ import annotations
 
@@ -10,6 +12,7 @@ from textual.containers import Vertical
 from textual.widgets import DataTable, Input
 
 from dyn_inspect.engine.schema import Loc
+from dyn_inspect.inspector.analysis.costs import kernel_cost, rate_text, time_text
 from dyn_inspect.inspector.locations import same_file, split_file_line
 from dyn_inspect.inspector.model import KernelInfo
 from dyn_inspect.tui import digest
@@ -33,6 +36,11 @@ def kernel_matches(k: KernelInfo, query: str, cwd: str | None) -> bool:
     return matches(q, e.name, e.backend, *e.fused_ops, *e.source_nodes, *(display_loc(loc, cwd) for loc in k.lines))
 
 
+def _cid_order(cid: str) -> tuple[int, ...]:
+    """"10/2" after "2/0": compile ids sort by their numbers, not as text."""
+    return tuple(int(n) for n in cid.replace("@r", "/").split("/") if n.isdigit())
+
+
 def lines_text(k: KernelInfo, cwd: str | None, limit: int = 3) -> str:
     shown = [display_loc(loc, cwd) for loc in k.lines[:limit]]
     more = len(k.lines) - limit
@@ -48,10 +56,17 @@ Every kernel Inductor generated, with the ATen ops it fuses and the user lines i
 from (provenance). The source shows below.
 
 - **f** filter: a name, an op, or a source line such as `train.py:27`
+- **s** sort by time per step (again: by calls, GB/s, GFLOP/s, name, compile); a click on
+  a column header sorts by that column (again: reversed)
 - **↑/↓** select · **o** open the kernel's first source line in `$EDITOR`
+
+With `--profile-kernels`, *Time/step*, *Calls/step*, *GB/s* and *GFLOP/s* are the
+steady-state figures (bandwidth from Inductor's byte estimate, FLOP/s for matmuls and
+convolutions; a percentage is of the device's peak).
 """ + COMMON_KEYS
 
-    BINDINGS = [("f", "focus_filter", "Filter")]
+    BINDINGS = [("f", "focus_filter", "Filter"), ("s", "cycle_sort", "Sort")]
+    SORT_CYCLE = ("time", "calls", "gbps", "gflops", "name", "cid")
 
     def __init__(self, *, id: str | None = None) -> None:  # noqa: A002
         super().__init__(id=id)
@@ -60,6 +75,8 @@ from (provenance). The source shows below.
         self._scope: digest.Scope | None = None
         self._filter = ""
         self._shown: str | None = None
+        self._profiles = 0  # model.kernel_profiles seen: profiles arrive at the end of a run
+        self._sort: tuple[str, bool] | None = None  # (column key, reverse)
 
     def compose(self) -> ComposeResult:
         with Vertical():
@@ -70,6 +87,11 @@ from (provenance). The source shows below.
     def on_mount(self) -> None:
         table = self.query_one(DataTable)
         table.add_column("Kernel", key="name")
+        table.add_column("Compile", key="cid")
+        table.add_column("Time/step", key="time")
+        table.add_column("Calls/step", key="calls")
+        table.add_column("GB/s", key="gbps")
+        table.add_column("GFLOP/s", key="gflops")
         table.add_column("Backend", key="backend")
         table.add_column("Size", key="size")
         table.add_column("Source lines", key="lines")
@@ -81,8 +103,10 @@ from (provenance). The source shows below.
 
     def sync(self, ctx: Context) -> None:
         super().sync(ctx)
-        if ctx.scope != self._scope:
+        profiles = len(ctx.run.model.kernel_profiles)
+        if ctx.scope != self._scope or profiles != self._profiles:
             self._scope = ctx.scope
+            self._profiles = profiles
             self._rebuild()
             return
         self._add(ctx.run.model.kernels[self._seen :], self._seen)
@@ -111,11 +135,18 @@ from (provenance). The source shows below.
             self._kernels[key] = k
             e = k.event
             ops = ", ".join(e.fused_ops)
+            c = kernel_cost(k)
             rows.append(
                 (
                     key,
                     (
                         Cell(e.name + (" (bw)" if e.backward else "")),
+                        Cell(k.compile.cid, _cid_order(k.compile.cid)),
+                        # unprofiled kernels sort after every profiled one (values are negated: most first)
+                        Cell(time_text(c.us_per_step) if c else "-", -c.us_per_step if c else 1.0, justify="right"),
+                        Cell(f"{c.calls_per_step:g}" if c else "-", -c.calls_per_step if c else 1.0, justify="right"),
+                        Cell(rate_text(c.gbps if c else None, "", c.peak_gbps if c else None), -(c.gbps or 0.0) if c else 1.0, justify="right"),
+                        Cell(rate_text(c.gflops if c else None, ""), -(c.gflops or 0.0) if c else 1.0, justify="right"),
                         Cell(e.backend),
                         Cell(f"{e.lines} lines", e.lines, justify="right"),
                         Cell(lines_text(k, ctx.cwd), [(loc.file, loc.line) for loc in k.lines]),
@@ -126,8 +157,26 @@ from (provenance). The source shows below.
         self._seen = start + len(new)
         for key, cells in rows:
             table.add_row(*cells, key=key)
+        if rows and self._sort is not None:
+            table.sort(self._sort[0], reverse=self._sort[1])
         if self._shown is None and table.row_count:
             self._show(str(table.coordinate_to_cell_key(table.cursor_coordinate).row_key.value))
+
+    def sort_by(self, column: str, reverse: bool = False) -> None:
+        """Order the table by a column (its cells' sort values: costs most first)."""
+        self._sort = (column, reverse)
+        self.query_one(DataTable).sort(column, reverse=reverse)
+
+    def action_cycle_sort(self) -> None:
+        current = self._sort[0] if self._sort else None
+        cycle = self.SORT_CYCLE
+        self.sort_by(cycle[(cycle.index(current) + 1) % len(cycle)] if current in cycle else cycle[0])
+
+    def on_data_table_header_selected(self, event: DataTable.HeaderSelected) -> None:
+        event.stop()
+        column = str(event.column_key.value)
+        reverse = self._sort is not None and self._sort == (column, False)
+        self.sort_by(column, reverse)
 
     def on_input_changed(self, event: Input.Changed) -> None:
         if event.input.id != "kernel-filter":

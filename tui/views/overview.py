@@ -110,6 +110,7 @@ compile time over the run (sparkline). Press **2**–**7** for the other views.
     def compose(self) -> ComposeResult:
         with VerticalScroll():
             yield Static(id="overview-counts")
+            yield Static(id="overview-cache")
             yield Label("Compile time over the run", classes="section")
             yield Sparkline([], id="overview-spark")
             with Horizontal(id="overview-spark-axis"):
@@ -125,6 +126,7 @@ compile time over the run (sparkline). Press **2**–**7** for the other views.
         super().sync(ctx)
         o = digest.overview(ctx.run.model, ctx.scope)
         self.query_one("#overview-counts", Static).update(_counts(o))
+        self._sync_cache(ctx, o.by_stage.get("dynamo", 0.0))
         spark = self.query_one("#overview-spark", Sparkline)
         # Textual draws a flat series as full bars: show nothing until something compiled.
         has_data = bool(o.spark) and max(o.spark) > 0
@@ -135,6 +137,24 @@ compile time over the run (sparkline). Press **2**–**7** for the other views.
         self.query_one("#spark-end", Label).update(f"+{duration(span)}" if span else "")
         self.query_one("#overview-offenders", Static).update(_offenders(o, ctx.cwd))
         self.query_one("#overview-problems", Static).update(problems_text(ctx))
+
+    def _sync_cache(self, ctx: Context, dynamo_s: float) -> None:
+        """Why a warm run still compiled (``analysis.cache``): re-read only when torch
+        logged another cache lookup, since it loads each lookup's payload."""
+        seen = (ctx.run.model.kinds.get("cache", 0), ctx.scope)
+        if seen == getattr(self, "_cache_seen", None):
+            return
+        self._cache_seen = seen
+        from dyn_inspect.inspector.analysis.cache import CacheReport, cache_report
+
+        report = CacheReport([cc for cc in cache_report(ctx.run).compiles if ctx.scope.has(cc.compile.log)])
+        lines = report.story(dynamo_s)
+        out = Text()
+        if lines:
+            out.append("\n" + lines[0] + "\n", style="cyan")
+            for line in lines[1:]:
+                out.append("  " + line + "\n")
+        self.query_one("#overview-cache", Static).update(out)
 
     def search(self, ctx: Context, query: str) -> list[SearchHit]:
         return []

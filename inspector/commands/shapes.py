@@ -1,0 +1,94 @@
+"""``dyn-inspect shapes [RUN]``: dynamic shapes per compile — the symbols torch created
+(dim, example value, range, the user line), the dims it specialized back to a constant and
+the user line that did it, and the shape guards (``inspector.analysis.shapes``)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from typing import Any
+
+from dyn_inspect.inspector.analysis.shapes import CompileShapes, compile_shapes
+from dyn_inspect.inspector.console import make_console
+from dyn_inspect.inspector.ranks import add_rank_argument
+from dyn_inspect.inspector.reports import loc_dict, open_cli_run, print_read_warnings, short_path
+
+HELP = "dynamic shapes per compile: symbols created, dims specialized (and the line that did it), shape guards"
+
+
+def prepare_parser(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("run", nargs="?", help="run directory or id (default: latest)")
+    parser.add_argument("--runs-dir", metavar="DIR")
+    parser.add_argument("--json", action="store_true", help="machine-readable output")
+    add_rank_argument(parser)
+
+
+def _where(loc: Any) -> str:
+    return f"{short_path(loc.file)}:{loc.line}" if loc is not None else "-"
+
+
+def shapes_dict(cs: CompileShapes) -> dict[str, Any]:
+    return {
+        "compile_id": cs.compile.cid,
+        "log": cs.compile.log,
+        "function": cs.function,
+        "automatic_dynamic": cs.automatic_dynamic,
+        "symbols": [
+            {
+                "symbol": s.symbol,
+                "name": s.name,
+                "source": s.source,
+                "value": s.value,
+                "range": s.range,
+                "loc": loc_dict(s.loc),
+                "specialized": s.specialized is not None,
+            }
+            for s in cs.symbols
+        ],
+        "specializations": [
+            {
+                "symbol": s.symbol,
+                "name": s.name,
+                "source": s.source,
+                "value": s.value,
+                "reason": s.reason,
+                "loc": loc_dict(s.loc),
+                "text": s.describe(_where(s.loc) if s.loc else None),
+            }
+            for s in cs.specializations
+        ],
+        "guards": [{"expr": g.expr, "readable": g.readable, "loc": loc_dict(g.loc)} for g in cs.guards],
+    }
+
+
+def run(args: argparse.Namespace) -> int:
+    r = open_cli_run(args.run, args.runs_dir, args.rank)
+    print_read_warnings(r)
+    found = compile_shapes(r.model)
+    if args.json:
+        sys.stdout.write(json.dumps({"run": str(r.path), "compiles": [shapes_dict(cs) for cs in found]}, indent=2) + "\n")
+        return 0
+    console = make_console()
+
+    def say(text: str = "") -> None:
+        console.print(text, markup=False, highlight=False)
+
+    say(f"dynamic shapes: {len(found)} compile{'s' if len(found) != 1 else ''} with symbols or shape guards — {short_path(str(r.path))}")
+    if not found:
+        say("  (every compile was static: no symbols — compile with dynamic=True or mark_dynamic to get some)")
+    for cs in found:
+        auto = "  (automatic dynamic: torch made the dims that changed dynamic)" if cs.automatic_dynamic else ""
+        say()
+        say(f"{cs.compile.cid}  {cs.function}{auto}")
+        for s in cs.symbols:
+            state = f"static = {s.specialized.value}" if s.specialized else f"dynamic {s.range or ''}".rstrip()
+            say(f"  {s.symbol:<6} {s.name:<24} example {s.value or '?':<6} {state:<22} created at {_where(s.loc)}")
+        for spec in cs.specializations:
+            say(f"  specialized: {spec.describe(_where(spec.loc) if spec.loc else None)}")
+        if cs.guards:
+            say("  shape guards:")
+            for g in cs.guards:
+                origin = _where(g.loc) if g.loc else "(added by the compiler)"
+                say(f"    {g.readable:<32} {origin}")
+    return 0

@@ -1,0 +1,170 @@
+"""Dynamic shapes (tlparse's "symbolic shape specializations", tied to the user's line):
+one row per symbol torch created — the input dim it stands for, its example value, whether
+it stayed dynamic or was specialized to a constant, and the line that did either; beside it
+the compile's story: which line specialized which dim, and its shape guards as the user
+would write them (``inspector.analysis.shapes``)."""
+
+from __future__ import annotations
+
+from rich.console import Group, RenderableType
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.containers import Horizontal
+from textual.widgets import DataTable
+
+from dyn_inspect.engine.schema import Loc
+from dyn_inspect.inspector.analysis.shapes import CompileShapes, SymbolInfo, compile_shapes
+from dyn_inspect.tui import digest
+from dyn_inspect.tui.display import display_loc
+from dyn_inspect.tui.source import snippet
+from dyn_inspect.tui.views.base import COMMON_KEYS, Cell, Context, SearchHit, View, matches
+from dyn_inspect.tui.widgets import DetailPane
+
+
+def _row_key(cs: CompileShapes, index: int) -> str:
+    return f"{cs.compile.log}|{cs.compile.cid}|{index}"
+
+
+class ShapesView(View):
+    view_id = "shapes"
+    DEFAULT_CSS = """
+    #shapes-table { width: 55%; }
+    """
+    HELP = """
+## Dynamic shapes
+
+Every symbol torch created for an input dim (`dynamic=True`, `mark_dynamic`, or automatic
+dynamic after a recompile): its example value, whether it stayed **dynamic** or became
+**static** (specialized to a constant), and the user line responsible. The pane shows the
+compile's specializations with the line that caused each, and its shape guards.
+
+- **↑/↓** select a symbol · **o** open its line (the specializing line for a static dim)
+""" + COMMON_KEYS
+
+    def __init__(self, *, id: str | None = None) -> None:  # noqa: A002
+        super().__init__(id=id)
+        self._rows: dict[str, tuple[CompileShapes, SymbolInfo | None]] = {}
+        self._scope: digest.Scope | None = None
+        self._shown: str | None = None
+        self._signature: tuple[int, ...] = ()
+
+    def compose(self) -> ComposeResult:
+        with Horizontal():
+            yield DataTable(id="shapes-table", cursor_type="row", zebra_stripes=True)
+            yield DetailPane(id="shapes-detail", classes="detail")
+
+    def on_mount(self) -> None:
+        table = self.query_one(DataTable)
+        for label, key in (("Compile", "cid"), ("Function", "fn"), ("Dim", "dim"), ("Sym", "sym"), ("Example", "value"), ("State", "state"), ("Line", "line")):
+            table.add_column(label, key=key)
+        self.query_one(DetailPane).show(Text("No dynamic shapes: every compile was static.", style="dim"))
+
+    def _found(self, ctx: Context) -> list[CompileShapes]:
+        return [cs for cs in compile_shapes(ctx.run.model) if ctx.scope.has(cs.compile.log)]
+
+    def tab_label(self, ctx: Context) -> str:
+        return f"Shapes ({sum(len(cs.specializations) for cs in self._found(ctx))})"
+
+    def sync(self, ctx: Context) -> None:
+        super().sync(ctx)
+        found = self._found(ctx)
+        # A live run's compiles only grow: rebuild when any count changed.
+        signature = tuple(n for cs in found for n in (len(cs.symbols), len(cs.specializations), len(cs.guards)))
+        if ctx.scope == self._scope and signature == self._signature:
+            return
+        self._scope, self._signature = ctx.scope, signature
+        table = self.query_one(DataTable)
+        table.clear()
+        self._rows.clear()
+        for cs in found:
+            entries: list[SymbolInfo | None] = list(cs.symbols) or [None]  # guards only: one row for the compile
+            for index, s in enumerate(entries):
+                key = _row_key(cs, index)
+                self._rows[key] = (cs, s)
+                if s is None:
+                    table.add_row(Cell(cs.compile.cid), Cell(cs.function), Cell("-"), Cell("-"), Cell("-"), Cell(f"{len(cs.guards)} guards"), Cell("-"), key=key)
+                    continue
+                if s.specialized is not None:
+                    state = Cell(f"static = {s.specialized.value}", style="bold yellow")
+                    loc = s.specialized.loc
+                else:
+                    state = Cell("dynamic", style="green")
+                    loc = s.loc
+                where = display_loc(loc, ctx.cwd) if loc else "-"
+                table.add_row(
+                    Cell(cs.compile.cid),
+                    Cell(cs.function),
+                    Cell(s.name),
+                    Cell(s.symbol),
+                    Cell(s.value or "?"),
+                    state,
+                    Cell(where, (loc.file, loc.line) if loc else ("", 0)),
+                    key=key,
+                )
+        if table.row_count:
+            keep = self._shown if self._shown in self._rows else None
+            if keep is not None:
+                table.move_cursor(row=table.get_row_index(keep), animate=False)
+            self._show(keep or str(table.coordinate_to_cell_key(table.cursor_coordinate).row_key.value))
+
+    def on_data_table_row_highlighted(self, event: DataTable.RowHighlighted) -> None:
+        event.stop()
+        if event.row_key is not None and event.row_key.value is not None:
+            key = str(event.row_key.value)
+            self.show_detail_soon(lambda: self._show(key))
+
+    def _show(self, key: str | None) -> None:
+        if key is None or key not in self._rows:
+            return
+        self._shown = key
+        cs, s = self._rows[key]
+        cwd = self.ctx.cwd if self.ctx else None
+        parts: list[RenderableType] = []
+        head = Text.assemble((cs.function, "bold"), ("  compile ", "dim"), cs.compile.cid)
+        if cs.automatic_dynamic:
+            head.append("  automatic dynamic (after a recompile)", style="cyan")
+        parts.append(head)
+        if s is not None:
+            line = Text.assemble((s.name, "bold"), f" is {s.symbol}", (f"  example {s.value}  range {s.range or '?'}", "dim"))
+            parts.append(line)
+            if s.loc is not None:
+                parts.append(Text(f"created while tracing {display_loc(s.loc, cwd)}", style="dim"))
+        for spec in cs.specializations:
+            where = display_loc(spec.loc, cwd) if spec.loc else None
+            parts.append(Text(""))
+            parts.append(Text("Specialized: " + spec.describe(where), style="yellow"))
+            if spec.loc is not None and (s is None or s.symbol == spec.symbol):
+                parts.append(snippet(spec.loc, where or "", context=3))
+        if cs.guards:
+            parts.append(Text(""))
+            parts.append(Text("Shape guards", style="bold"))
+            rows = []
+            for g in cs.guards:
+                origin = display_loc(g.loc, cwd) if g.loc else "added by the compiler"
+                rows.append(Text.assemble(("  " + g.readable, ""), ("   " + origin, "dim"), ("   " + g.expr, "dim italic")))
+            parts.append(Group(*rows))
+        self.query_one(DetailPane).show(*parts)
+
+    def search(self, ctx: Context, query: str) -> list[SearchHit]:
+        hits = []
+        for cs in self._found(ctx):
+            for index, s in enumerate(cs.symbols):
+                if matches(query, s.name, s.symbol, s.source, cs.function):
+                    state = f"static = {s.specialized.value}" if s.specialized else "dynamic"
+                    hits.append(SearchHit(self.view_id, _row_key(cs, index), f"shape     {cs.compile.cid} {s.name} {state}"))
+        return hits
+
+    def reveal(self, key: str) -> None:
+        table = self.query_one(DataTable)
+        if key in self._rows:
+            table.move_cursor(row=table.get_row_index(key), animate=False)
+            self._show(key)
+        table.focus()
+
+    def selected_location(self) -> Loc | None:
+        if self._shown is None:
+            return None
+        cs, s = self._rows[self._shown]
+        if s is not None and s.specialized is not None and s.specialized.loc is not None:
+            return s.specialized.loc
+        return s.loc if s is not None else None

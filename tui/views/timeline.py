@@ -1,0 +1,190 @@
+"""The compile timeline: every compile in the order it happened — compiled, recompiled (the
+guard that failed), served from the cache, or fell back to eager — and, beside it, where
+the selected compile's time went as torch's own nested spans (entire frame → backend →
+AOTAutograd → Inductor → codegen / C++ compile / autotuning) instead of a flat per-stage
+sum (``inspector.analysis.timeline``)."""
+
+from __future__ import annotations
+
+from rich.console import RenderableType
+from rich.table import Table
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.containers import Horizontal
+from textual.widgets import DataTable
+
+from dyn_inspect.engine.schema import Loc
+from dyn_inspect.inspector.analysis.cache import compile_cache
+from dyn_inspect.inspector.analysis.timeline import SpanNode, TimelineEntry, compile_breakdowns, timeline_entries
+from dyn_inspect.tui import digest
+from dyn_inspect.tui.display import duration
+from dyn_inspect.tui.views.base import COMMON_KEYS, Cell, Context, SearchHit, View, matches
+from dyn_inspect.tui.widgets import DetailPane
+
+# torch's span names, in words (the others are shown as torch names them)
+SPAN_WORDS = {
+    "dynamo": "Dynamo (whole frame)",
+    "entire_frame_compile": "entire frame",
+    "bytecode_tracing": "Dynamo tracing the bytecode",
+    "backend_compile": "backend (AOTAutograd + Inductor)",
+    "create_aot_dispatcher_function": "AOTAutograd",
+    "aot_collect_metadata": "AOTAutograd metadata",
+    "inductor_compile": "Inductor",
+    "compile_fx.<locals>.fw_compiler_base": "Inductor forward",
+    "compile_fx.<locals>.bw_compiler": "Inductor backward",
+    "fx_codegen_and_compile": "Inductor lowering + codegen",
+    "AOTAutogradCache.inductor_load": "loaded from the AOTAutograd cache",
+    "PyCodeCache.load_by_key_path": "loading the generated module",
+    "compile_file": "C++ compiler",
+    "async_compile.wait": "waiting for kernel compiles",
+    "build_guards": "building guards",
+    "inductor_codecache_torch_key": "hashing torch (cache key)",
+}
+MIN_SHARE = 0.01  # spans under 1 % of the compile are left out of the breakdown
+MAX_DEPTH = 9
+
+
+def breakdown_table(roots: list[SpanNode]) -> RenderableType:
+    """A compile's spans as an indented table: name, seconds, share of the compile."""
+    if not roots:
+        return Text("torch recorded no timing spans for this compile", style="dim")
+    total = sum(r.dur for r in roots) or 1.0
+    t = Table(box=None, show_header=True, header_style="bold", pad_edge=False)
+    t.add_column("where the time went", no_wrap=True)
+    t.add_column("s", justify="right", no_wrap=True)
+    t.add_column("%", justify="right", no_wrap=True)
+    for root in roots:
+        for depth, node in root.walk():
+            if depth > MAX_DEPTH or node.dur / total < MIN_SHARE:
+                continue
+            label = SPAN_WORDS.get(node.name, node.name)
+            state = node.args.get("cache_state")
+            if isinstance(state, str):
+                label += f"  [cache {state}]"
+            if node.unfinished:
+                label += "  (unfinished)"
+            t.add_row(Text("  " * depth + label), f"{node.seconds:.3f}", f"{100 * node.dur / total:.0f}")
+    return t
+
+
+class TimelineView(View):
+    view_id = "timeline"
+    DEFAULT_CSS = """
+    #timeline-table { width: 55%; }
+    """
+    HELP = """
+## Compile timeline
+
+Every compile in the order it happened: **compiled**, **recompiled** (with the guard that
+failed), served by the **cache**, or **fell back to eager** (a failure, the recompile
+limit, nothing to compile). The pane shows where the selected compile's time went, as
+torch's nested spans: entire frame → Dynamo tracing → backend → AOTAutograd → Inductor →
+codegen / C++ compiler / autotuning, and each cache lookup with torch's reason.
+
+- **↑/↓** select a compile · **o** open its function in `$EDITOR`
+""" + COMMON_KEYS
+
+    def __init__(self, *, id: str | None = None) -> None:  # noqa: A002
+        super().__init__(id=id)
+        self._entries: dict[str, TimelineEntry] = {}
+        self._scope: digest.Scope | None = None
+        self._seen = -1
+        self._shown: str | None = None
+        self._spans: dict[tuple[str, str], list[SpanNode]] = {}
+        self._spans_at = -1
+
+    def compose(self) -> ComposeResult:
+        with Horizontal():
+            yield DataTable(id="timeline-table", cursor_type="row", zebra_stripes=True)
+            yield DetailPane(id="timeline-detail", classes="detail")
+
+    def on_mount(self) -> None:
+        table = self.query_one(DataTable)
+        for label, key in (("Time", "t"), ("Compile", "cid"), ("Function", "fn"), ("What happened", "what"), ("Cache", "cache"), ("Took", "s")):
+            table.add_column(label, key=key)
+        self.query_one(DetailPane).show(Text("Nothing compiled yet.", style="dim"))
+
+    def tab_label(self, ctx: Context) -> str:
+        return f"Timeline ({sum(1 for c in ctx.run.model.compiles.values() if ctx.scope.has(c.log))})"
+
+    def sync(self, ctx: Context) -> None:
+        super().sync(ctx)
+        count = ctx.run.model.event_count
+        if ctx.scope == self._scope and count == self._seen:
+            return
+        self._scope, self._seen = ctx.scope, count
+        table = self.query_one(DataTable)
+        table.clear()
+        self._entries.clear()
+        for e in timeline_entries(ctx.run):
+            if not ctx.scope.has(e.compile.log):
+                continue
+            key = f"{e.compile.log}|{e.compile.cid}"
+            self._entries[key] = e
+            style = "yellow" if e.what.startswith("recompiled") else "red" if "eager" in e.what else ""
+            cache_style = {"hit": "green", "bypass": "yellow", "miss": ""}.get(e.cache, "dim")
+            table.add_row(
+                Cell(f"+{duration(e.t)}", e.t, justify="right"),
+                Cell(e.compile.cid),
+                Cell(e.function),
+                Cell(e.what, style=style),
+                Cell(e.cache if e.cache != "none" else "-", style=cache_style),
+                Cell(duration(e.seconds), e.seconds, justify="right"),
+                key=key,
+            )
+        if table.row_count:
+            keep = self._shown if self._shown in self._entries else None
+            if keep is not None:
+                table.move_cursor(row=table.get_row_index(keep), animate=False)
+            self._show(keep or str(table.coordinate_to_cell_key(table.cursor_coordinate).row_key.value))
+
+    def on_data_table_row_highlighted(self, event: DataTable.RowHighlighted) -> None:
+        event.stop()
+        if event.row_key is not None and event.row_key.value is not None:
+            key = str(event.row_key.value)
+            self.show_detail_soon(lambda: self._show(key))
+
+    def _breakdown(self, log: str, cid: str) -> list[SpanNode]:
+        assert self.ctx is not None
+        count = self.ctx.run.model.event_count
+        if count != self._spans_at:  # one pass over the logs per change, not per selection
+            self._spans = compile_breakdowns(self.ctx.run)
+            self._spans_at = count
+        return self._spans.get((log, cid), [])
+
+    def _show(self, key: str | None) -> None:
+        if key is None or key not in self._entries or self.ctx is None:
+            return
+        self._shown = key
+        e = self._entries[key]
+        c = e.compile
+        parts: list[RenderableType] = [Text.assemble((e.function, "bold"), ("  compile ", "dim"), c.cid, ("  " + e.what, "bold"))]
+        if e.why:
+            parts.append(Text(("failed guard: " if c.recompile else "") + e.why, style="yellow"))
+        for lk in compile_cache(self.ctx.run, c).lookups:
+            parts.append(Text(lk.describe(), style={"hit": "green", "bypass": "yellow"}.get(lk.state, "")))
+        parts.append(Text(""))
+        parts.append(breakdown_table(self._breakdown(c.log, c.cid)))
+        self.query_one(DetailPane).show(*parts)
+
+    def search(self, ctx: Context, query: str) -> list[SearchHit]:
+        return [
+            SearchHit(self.view_id, f"{e.compile.log}|{e.compile.cid}", f"timeline  {e.compile.cid} {e.function} {e.what}")
+            for e in timeline_entries(ctx.run)
+            if ctx.scope.has(e.compile.log) and matches(query, e.function, e.what, e.why)
+        ]
+
+    def reveal(self, key: str) -> None:
+        table = self.query_one(DataTable)
+        if key in self._entries:
+            table.move_cursor(row=table.get_row_index(key), animate=False)
+            self._show(key)
+        table.focus()
+
+    def selected_location(self) -> Loc | None:
+        if self._shown is None:
+            return None
+        cap = self._entries[self._shown].compile.capture
+        if cap is None or not cap.co_filename:
+            return None
+        return Loc(file=cap.co_filename, line=cap.co_firstlineno or 1, name=cap.co_name)
