@@ -31,15 +31,16 @@ from __future__ import annotations
 
 import argparse
 import copy
+import re
 from collections import Counter, defaultdict
 from collections.abc import Hashable, Iterable
 from dataclasses import dataclass, field
 from typing import Literal
 
 from dyn_inspect.engine import compile_ids
-from dyn_inspect.engine.schema import Event, LogHeader, ProcessStart
+from dyn_inspect.engine.schema import Event, LogHeader, ProcessStart, RunEnd
 from dyn_inspect.inspector.errors import InspectorError
-from dyn_inspect.inspector.model import BreakGroup, CompileInfo, Process, RunModel
+from dyn_inspect.inspector.model import BreakGroup, CompileInfo, Process, RunModel, is_launcher_log
 from dyn_inspect.inspector.run import Run
 
 COMPILE_TIME_RATIO = 1.5
@@ -115,6 +116,118 @@ def format_ranks(ranks: Iterable[int]) -> str:
     return "ranks " + ", ".join(map(str, rs))
 
 
+# -- nodes (multi-node runs) ---------------------------------------------------------------
+
+_LAUNCHER_NODE = re.compile(r"launcher-n(\d+)\.jsonl")
+
+
+@dataclass(frozen=True)
+class NodeStatus:
+    """One node of a multi-node run: its hosts, ranks and how it ended ("finished",
+    "exited with 1", "crashed (exit 1)", "killed by signal 9", "running")."""
+
+    node: int
+    hosts: tuple[str, ...]
+    ranks: tuple[int, ...]
+    status: str
+    from_launcher: bool  # its launcher's run_end said it (else its processes' own ends)
+
+
+def node_of(process: Process) -> int | None:
+    """torchrun's GROUP_RANK of the process (None outside a multi-node job)."""
+    return process.start.node_rank if process.start is not None else None
+
+
+def _status_text(end: RunEnd | None, processes: list[Process]) -> str:
+    raised = any(p.end is not None and p.end.exception is not None for p in processes)
+    if end is not None:
+        if end.signal:
+            return f"killed by signal {end.signal}"
+        if end.exit_code == 0:
+            return "finished"
+        return f"crashed (exit {end.exit_code})" if raised else f"exited with {end.exit_code}"
+    if not processes or any(p.end is None for p in processes):
+        return "running"
+    codes = [p.end.exit_code or 0 for p in processes if p.end is not None]
+    if raised:
+        return "crashed"
+    if any(code > 128 for code in codes):
+        return f"killed by signal {max(codes) - 128}"
+    bad = next((code for code in codes if code), 0)
+    return f"exited with {bad}" if bad else "finished"
+
+
+_LAUNCHER_HOST_PID = re.compile(r"launcher-(.+)-(\d+)\.jsonl")
+
+
+def _safe_host(host: str) -> str:
+    """The host name as a node's launcher log name spells it (engine/launcher.py)."""
+    return "".join(c if c.isalnum() or c in "-." else "_" for c in host)[:64] or "host"
+
+
+def launcher_nodes(model: RunModel) -> dict[str, int]:
+    """launcher log → its node. ``launcher-n<node>.jsonl`` (a merge) says it; a shared-disk
+    node's ``launcher-<host>-<pid>.jsonl`` is its child's (the torchrun agent's) workers'
+    node; a lone ``launcher.jsonl`` belongs to the node of every process, if one."""
+    by_host_ppid: dict[tuple[str, int], list[Process]] = defaultdict(list)
+    nodes_seen: set[int] = set()
+    for p in model.processes.values():
+        if p.start is not None:
+            by_host_ppid[(_safe_host(p.start.hostname), p.start.ppid)].append(p)
+            if p.start.node_rank is not None:
+                nodes_seen.add(p.start.node_rank)
+    out: dict[str, int] = {}
+    for log in model.launchers:
+        m = _LAUNCHER_NODE.fullmatch(log)
+        if m:
+            out[log] = int(m[1])
+            continue
+        hp = _LAUNCHER_HOST_PID.fullmatch(log)
+        if hp:
+            host, pid = hp[1], int(hp[2])
+            children = by_host_ppid.get((host, pid), [])
+            family = children + [g for c in children if c.pid is not None for g in by_host_ppid.get((host, c.pid), [])]
+            found = {n for n in (node_of(p) for p in family) if n is not None}
+            if len(found) == 1:
+                out[log] = found.pop()
+        elif len(nodes_seen) == 1:
+            out[log] = next(iter(nodes_seen))
+    return out
+
+
+def node_statuses(model: RunModel) -> list[NodeStatus]:
+    """Per node, in node order; empty unless the run's processes name two nodes or more."""
+    by_node: dict[int, list[Process]] = defaultdict(list)
+    for process in model.processes.values():
+        node = node_of(process)
+        if node is not None:
+            by_node[node].append(process)
+    launchers: dict[int, RunEnd | None] = {}
+    for log, node in launcher_nodes(model).items():
+        launchers[node] = model.launchers[log].end
+    nodes = sorted(set(by_node) | set(launchers))
+    if len(nodes) < 2:
+        return []
+    out = []
+    for node in nodes:
+        procs = by_node.get(node, [])
+        has_launcher = node in launchers
+        out.append(
+            NodeStatus(
+                node,
+                tuple(sorted({p.start.hostname for p in procs if p.start is not None and p.start.hostname})),
+                tuple(sorted({p.rank for p in procs if p.rank is not None})),
+                _status_text(launchers.get(node), procs) if has_launcher else _status_text(None, procs),
+                has_launcher and launchers[node] is not None,
+            )
+        )
+    return out
+
+
+def node_dict(n: NodeStatus) -> dict[str, object]:
+    return {"node": n.node, "hosts": list(n.hosts), "ranks": list(n.ranks), "status": n.status}
+
+
 # -- one rank's view ---------------------------------------------------------------------
 
 
@@ -132,7 +245,7 @@ class RankModel(RunModel):
         self._held_header: dict[str, LogHeader] = {}
 
     def apply(self, event: Event, log: str) -> None:
-        if log == LAUNCHER_LOG:
+        if is_launcher_log(log):
             super().apply(event, log)
             return
         if log not in self._log_rank:

@@ -12,7 +12,7 @@ from dyn_inspect.inspector.analysis.breaks import BreakSite, break_sites
 from dyn_inspect.inspector.analysis.failures import FailureSite, failure_sites, line_text
 from dyn_inspect.inspector.analysis.messages import headline
 from dyn_inspect.inspector.model import BreakGroup, RecompileInfo
-from dyn_inspect.inspector.ranks import break_ranks, divergence_dict, divergence_report
+from dyn_inspect.inspector.ranks import break_ranks, divergence_dict, divergence_report, node_dict, node_statuses
 from dyn_inspect.inspector.run import Run
 
 
@@ -125,6 +125,7 @@ def summary_dict(run: Run) -> dict[str, Any]:
         },
         "processes": len(procs),
         "ranks": m.ranks(),
+        "nodes": [node_dict(n) for n in node_statuses(m)],  # multi-node runs: each node's end
         "frames": len(m.frames),
         "compiles": len(compiles),
         "graphs": sum(1 for c in compiles if c.graph("dynamo") is not None),

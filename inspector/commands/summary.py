@@ -112,6 +112,9 @@ def print_summary(run: Run, as_json: bool = False, file: IO[str] | None = None, 
         rest = failures[TOP_RECOMPILED:]
         say(f"    … and {len(rest)} more failure sites ({sum(f['count'] for f in rest)} failed compiles) — `summary --all`")
     print_recompiles(run, data, say, show_all)
+    for n in data.get("nodes", []):
+        hosts = f" ({', '.join(n['hosts'])})" if n["hosts"] else ""
+        say(f"  node {n['node']}{hosts}: {format_ranks(n['ranks'])} — {n['status']}")
     if len(data["ranks"]) > 1:
         divergences = data["divergence"]
         verdict = f"{len(divergences)} divergence{'s' if len(divergences) != 1 else ''}" if divergences else "all compiled the same"
