@@ -27,7 +27,7 @@ from corpus_support import CORPUS, DYN_INSPECT, marker_line
 from dyn_inspect.engine.eventlog import process_log_name
 from dyn_inspect.engine.launcher import JOIN_WINDOW_S, join_group_run, multinode_launch_key, torchrun_options
 from dyn_inspect.inspector.merge import merge_runs
-from dyn_inspect.inspector.ranks import break_ranks, divergence_report, node_statuses
+from dyn_inspect.inspector.ranks import break_ranks, divergence_report, node_statuses, rank_behaviours
 from dyn_inspect.inspector.run import Run
 
 PROGRAM_DIR = CORPUS / "multinode"
@@ -148,6 +148,9 @@ def _assert_four_ranks_rank3_differs(run: Run) -> None:
     assert len(breaks) == 1 and breaks[0].ranks == (3,)
     assert f"train.py:{BREAK_LINE}" in breaks[0].message and "rank 3" in breaks[0].message
     assert all(d.ranks == (3,) for d in report if d.kind != "compile_time")
+    ref, odd = rank_behaviours(model)  # grouped: "ranks 0-2: identical; rank 3: extra graph break …"
+    assert ref.describe() == "ranks 0-2: identical"
+    assert odd.ranks == (3,) and odd.describe().startswith(f"rank 3: extra graph break `print(...)` can't be traced at train.py:{BREAK_LINE}")
     nodes = node_statuses(model)
     assert [n.node for n in nodes] == [0, 1] and all(n.status == "finished" and len(n.ranks) == 2 for n in nodes)
     assert model.status == "finished"

@@ -46,6 +46,7 @@ from dyn_inspect.tui.views.failures import FailuresView
 from dyn_inspect.tui.views.kernels import KernelsView
 from dyn_inspect.tui.views.output import OutputView
 from dyn_inspect.tui.views.overview import OverviewView
+from dyn_inspect.tui.views.ranks import RanksView
 from dyn_inspect.tui.views.recompiles import RecompilesView
 
 VIEWS: list[tuple[str, str, type[View]]] = [
@@ -56,6 +57,7 @@ VIEWS: list[tuple[str, str, type[View]]] = [
     ("kernels", "Kernels", KernelsView),
     ("output", "Output", OutputView),
     ("failures", "Failures", FailuresView),
+    ("ranks", "Ranks", RanksView),  # shown only for a run of two ranks or more
 ]
 VIEW_IDS = [v for v, _, _ in VIEWS]
 ALL_RANKS = -1
@@ -121,6 +123,7 @@ class InspectorApp(App[int]):
         Binding("5", "show('kernels')", "Kernels", show=False),
         Binding("6", "show('output')", "Output", show=False),
         Binding("7", "show('failures')", "Failures", show=False),
+        Binding("8", "show('ranks')", "Ranks", show=False),
         Binding("/", "search", "Search"),
         Binding("o", "open_editor", "Open in $EDITOR"),
         Binding("e", "export", "Export"),
@@ -158,6 +161,7 @@ class InspectorApp(App[int]):
         self.exit_code = 0
         self._stale: set[str] = set(VIEW_IDS)
         self._ranks: list[int] = []
+        self._ranks_tab = True  # hidden at the first sync of a run without ranks
         self.load_error: str | None = None
         self._exporting = False
         self._frozen_at = 0
@@ -330,6 +334,9 @@ class InspectorApp(App[int]):
             tabs = self.query_one(TabbedContent)
             for view_id, _, _ in VIEWS:
                 tabs.get_tab(view_id).label = Text(self.view(view_id).tab_label(ctx))
+            if (len(model.ranks()) > 1) != self._ranks_tab:
+                self._ranks_tab = not self._ranks_tab
+                (tabs.show_tab if self._ranks_tab else tabs.hide_tab)("ranks")
             targets = VIEW_IDS if all_views else [self.active_view]
             for view_id in targets:
                 if view_id in self._stale and view_id != "output":
