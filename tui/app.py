@@ -123,7 +123,6 @@ class InspectorApp(App[int]):
         Binding("5", "show('kernels')", "Kernels", show=False),
         Binding("6", "show('output')", "Output", show=False),
         Binding("7", "show('failures')", "Failures", show=False),
-        Binding("8", "show('ranks')", "Ranks", show=False),
         Binding("/", "search", "Search"),
         Binding("o", "open_editor", "Open in $EDITOR"),
         Binding("e", "export", "Export"),
@@ -453,6 +452,11 @@ class InspectorApp(App[int]):
         focusable = [w for w in view.query("*") if w.can_focus]
         if focusable:
             focusable[0].focus()
+
+    def key_8(self) -> None:
+        """The Ranks view (a key method, not a Binding: the tab exists only for ranked runs)."""
+        if self._ranks_tab:
+            self.action_show("ranks")
 
     def action_show(self, view_id: str) -> None:
         self.query_one(TabbedContent).active = view_id
