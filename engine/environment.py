@@ -57,6 +57,9 @@ def static_info() -> dict[str, Any]:
         "rank": _env_int("RANK"),
         "local_rank": _env_int("LOCAL_RANK"),
         "world_size": _env_int("WORLD_SIZE"),
+        # Only under torchrun (the agent sets both for its workers).
+        "node_rank": _env_int("GROUP_RANK") if "TORCHELASTIC_RUN_ID" in os.environ else None,
+        "job_id": os.environ.get("TORCHELASTIC_RUN_ID"),
     }
 
 

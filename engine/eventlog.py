@@ -4,7 +4,8 @@ Layout (documented in docs/event-log.md)::
 
     .dyn-inspect/runs/<run-id>/
         launcher.jsonl           run_start / run_end, written by the parent
-        p<pid>.jsonl             one log per recorded process (ranks, subprocesses)
+        p<pid>.jsonl             one log per recorded process (ranks, subprocesses);
+                                 n<node>-p<pid>.jsonl in a multi-node torchrun job
         blobs/<ab>/<digest>      payloads (graph code, kernels, guards), stored once
     .dyn-inspect/runs/latest     symlink to the newest run
 
@@ -34,7 +35,7 @@ import shutil
 import sys
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
 
 import msgspec
@@ -50,6 +51,9 @@ DIGEST_RE = re.compile(r"[0-9a-f]{32}")
 # Set by the launcher: "fd:dev:ino" of a pipe on which a recording process says why it
 # stopped; the launcher prints one line after the program, not one per process.
 NOTICE_FD_ENV = "DYN_INSPECT_NOTICE_FD"
+# Set by a node's launcher that shares its run with other nodes (host-launcher pid): the
+# processes that are no torchrun worker name their logs by it (pids of machines clash).
+NODE_TAG_ENV = "DYN_INSPECT_NODE_TAG"
 _NO_SPACE = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EFBIG})
 _notice_lock = threading.Lock()
 _noticed_pid: int | None = None
@@ -136,6 +140,20 @@ def _mkdir_private(path: Path) -> None:
         os.chmod(path, 0o700)
     except OSError:
         pass
+
+
+def process_log_name(pid: int, env: Mapping[str, str] | None = None) -> str:
+    """The log a process writes: ``p<pid>.jsonl``, or ``n<node>-p<pid>.jsonl`` in a torchrun
+    job of several nodes (``GROUP_WORLD_SIZE`` > 1), whose nodes may share a disk and a pid;
+    ``h<host>-<launcher pid>-p<pid>.jsonl`` for another process of such a node."""
+    env = os.environ if env is None else env
+    node, nodes = env.get("GROUP_RANK", ""), env.get("GROUP_WORLD_SIZE", "")
+    if node.isdigit() and nodes.isdigit() and int(nodes) > 1:
+        return f"n{int(node)}-p{pid}.jsonl"
+    tag = env.get(NODE_TAG_ENV, "")
+    if tag and all(c.isalnum() or c in "-._" for c in tag):
+        return f"h{tag}-p{pid}.jsonl"  # a node's process outside the workers (the torchrun agent)
+    return f"p{pid}.jsonl"
 
 
 def new_run_dir(root: Path, point: bool = True) -> Path:

@@ -40,6 +40,7 @@ import msgspec
 
 from dyn_inspect.engine import recorder
 from dyn_inspect.engine.eventlog import (
+    NODE_TAG_ENV,
     NOTICE_FD_ENV,
     TOOL_VERSION,
     EventLog,
@@ -48,6 +49,7 @@ from dyn_inspect.engine.eventlog import (
     describe_error,
     new_run_dir,
     point_latest,
+    process_log_name,
     remove_run_dir,
     runs_root,
 )
@@ -99,15 +101,29 @@ def child_env(run_dir: Path, spec: LaunchSpec) -> dict[str, str]:
 
 GROUP_CLAIM_PREFIX = ".group-"
 _STALE_CLAIM_S = 24 * 3600
+# How long after a group's first worker started the others may still join its run. All
+# workers of one attempt start within seconds of each other (torchrun starts every node's
+# workers once the rendezvous completes); a later job with the same key is a new run.
+JOIN_WINDOW_S = 300.0
 
 
 def torchrun_group_key() -> str | None:
-    """What the workers of one torchrun agent attempt share, or None outside torchrun:
-    the agent's per-attempt directory of error files (unique, random), else run id + agent
-    pid + restart count. Hashed with the host name (several nodes, one shared disk)."""
+    """What the workers of one torchrun attempt share, or None outside torchrun.
+
+    One node (``GROUP_WORLD_SIZE`` 1): the agent's per-attempt directory of error files
+    (unique, random), else run id + agent pid + restart count, hashed with the host name.
+    Several nodes: what every node's workers see alike — the job's rendezvous id
+    (``TORCHELASTIC_RUN_ID``) and the address rank 0's store serves
+    (``MASTER_ADDR:MASTER_PORT``), no host name: nodes on one shared disk make one run."""
     env = os.environ
     if "TORCHELASTIC_RUN_ID" not in env or "LOCAL_RANK" not in env:
         return None
+    nodes = env.get("GROUP_WORLD_SIZE", "1")
+    if nodes.isdigit() and int(nodes) > 1:
+        raw = "\0".join(
+            ["job", env["TORCHELASTIC_RUN_ID"], env.get("MASTER_ADDR", ""), env.get("MASTER_PORT", ""), nodes, env.get("WORLD_SIZE", "")]
+        ).encode()
+        return hashlib.blake2b(raw, digest_size=8).hexdigest()
     error_file = env.get("TORCHELASTIC_ERROR_FILE")
     if error_file:
         attempt = os.path.dirname(os.path.dirname(error_file))  # .../<run>_<rand>/attempt_N
@@ -118,17 +134,30 @@ def torchrun_group_key() -> str | None:
 
 
 def join_group_run(root: Path, key: str) -> tuple[Path, bool]:
-    """(the run directory of group ``key``, whether this process created it). The first
-    worker names it by an atomic symlink ``root/.group-<key>`` → run name; the others
-    follow the link. Claims older than a day are swept."""
+    """(the run directory of group ``key``, whether this process created it).
+
+    The first worker names it by an atomic symlink ``root/.group-<key>-<k>`` → run name;
+    the others follow the link. A claim older than ``JOIN_WINDOW_S`` belongs to an earlier
+    job with the same key (the same rendezvous id and port): it is left alone and the
+    next ``k`` is claimed (never renamed or removed, so two workers racing past a stale
+    claim still meet on one run). Other groups' claims older than a day are swept."""
     _mkdir_private(root)
-    claim = root / f"{GROUP_CLAIM_PREFIX}{key}"
     name = f"{time.strftime('%Y%m%d-%H%M%S')}-{secrets.token_hex(3)}"
-    try:
-        os.symlink(name, claim)
-        created = True
-    except FileExistsError:
-        name, created = os.readlink(claim), False
+    created = False
+    for k in range(10_000):
+        claim = root / f"{GROUP_CLAIM_PREFIX}{key}-{k}"
+        try:
+            os.symlink(name, claim)
+            created = True
+            break
+        except FileExistsError:
+            try:
+                if time.time() - claim.lstat().st_mtime > JOIN_WINDOW_S:
+                    continue
+                name = os.readlink(claim)
+            except FileNotFoundError:
+                continue
+            break
     run = root / name
     run.mkdir(exist_ok=True, mode=0o700)  # 0700 like new_run_dir: the logs hold model source
     (run / "blobs").mkdir(exist_ok=True, mode=0o700)
@@ -136,12 +165,72 @@ def join_group_run(root: Path, key: str) -> tuple[Path, bool]:
         point_latest(root, run)
         now = time.time()
         for old in root.glob(f"{GROUP_CLAIM_PREFIX}*"):
+            if old.name.startswith(f"{GROUP_CLAIM_PREFIX}{key}-"):
+                continue  # our own chain: a peer may be walking it right now
             try:
                 if now - old.lstat().st_mtime > _STALE_CLAIM_S:
                     old.unlink()
             except OSError:
                 pass
     return run, created
+
+
+_TORCHRUN_VALUE_FLAGS = {"nnodes", "node_rank", "rdzv_id", "rdzv_endpoint", "master_addr", "master_port"}
+
+
+def torchrun_options(command: list[str]) -> dict[str, str] | None:
+    """torchrun's own options in ``command`` (``torchrun ...``, ``python -m torch.distributed.run
+    ...``), ``-``/``_`` spellings alike; None when the command is not torchrun."""
+    words = list(command)
+    if words and os.path.basename(words[0]) == "torchrun":
+        rest = words[1:]
+    elif "-m" in words[:3] and words[words.index("-m") + 1 : words.index("-m") + 2] in (["torch.distributed.run"], ["torch.distributed.launch"]):
+        rest = words[words.index("-m") + 2 :]
+    else:
+        return None
+    opts: dict[str, str] = {}
+    i = 0
+    while i < len(rest):
+        word = rest[i]
+        if not word.startswith("--"):
+            break  # the training script: its own arguments follow
+        name, eq, value = word[2:].partition("=")
+        name = name.replace("-", "_")
+        if name in _TORCHRUN_VALUE_FLAGS:
+            if not eq:
+                i += 1
+                value = rest[i] if i < len(rest) else ""
+            opts[name] = value
+        elif not eq and name not in ("standalone", "no_python", "run_path", "module", "virtual_local_rank") and i + 1 < len(rest) and not rest[i + 1].startswith("-"):
+            i += 1  # an option with a value we do not need
+        i += 1
+    return opts
+
+
+def multinode_launch_key(command: list[str]) -> str | None:
+    """``dyn-inspect run -- torchrun --nnodes 2 ...`` on each node of a shared disk: what the
+    nodes' commands share (the rendezvous id and endpoint, or the static master address),
+    so that their launchers record into one run. None for one node or a non-torchrun command."""
+    opts = torchrun_options(command)
+    if opts is None:
+        return None
+    nnodes = opts.get("nnodes", "1").split(":")[-1]
+    if not nnodes.isdigit() or int(nnodes) < 2:
+        return None
+    where = opts.get("rdzv_endpoint") or f"{opts.get('master_addr', '')}:{opts.get('master_port', '')}"
+    raw = "\0".join(["launch", opts.get("rdzv_id", "none"), where, nnodes]).encode()
+    return hashlib.blake2b(raw, digest_size=8).hexdigest()
+
+
+def _node_tag() -> str:
+    host = "".join(c if c.isalnum() or c in "-." else "_" for c in socket.gethostname())[:64] or "host"
+    return f"{host}-{os.getpid()}"
+
+
+def launcher_log_name(multinode: bool) -> str:
+    """``launcher.jsonl``; on a node of a shared-disk multi-node run one per node launcher
+    (``launcher-<host>-<pid>.jsonl``: inspector/ranks.py finds its node through it)."""
+    return f"launcher-{_node_tag()}.jsonl" if multinode else "launcher.jsonl"
 
 
 def joined_run_dir(spec: LaunchSpec) -> Path | None:
@@ -169,18 +258,28 @@ class Launch:
         except OSError as exc:
             raise RecordingUnavailable(f"cannot join the run in {runs_root(spec.runs_dir)}: {exc.strerror or exc}") from None
         self.joined = joined is not None
+        self.node_tag: str | None = None  # set when this node shares its run with other nodes
         self.started = time.time()
         self.process: subprocess.Popen[bytes] | None = None
         self.notice: str | None = None  # "recording stopped: ..." once the run ended, if it did
+        self.process_env: dict[str, str] = {}  # the child's environment (names its log)
         self._notice_read = -1
         self.log: EventLog | None = None  # ours (launcher.jsonl); None when we joined a run
         if joined is not None:
             self.run_dir = joined
             return
         root = runs_root(spec.runs_dir)
-        self.run_dir = new_run_dir(root, point=False)
+        shared_key = multinode_launch_key(spec.command) if spec.mode == "command" else None
+        if shared_key is not None:
+            self.node_tag = _node_tag()
+            try:
+                self.run_dir, created = join_group_run(root, shared_key)
+            except OSError as exc:
+                raise RecordingUnavailable(f"cannot record into {root}: {exc.strerror or exc}") from None
+        else:
+            self.run_dir, created = new_run_dir(root, point=False), True
         try:
-            self.log = log = EventLog(self.run_dir, "launcher.jsonl", strict=True)
+            self.log = log = EventLog(self.run_dir, launcher_log_name(shared_key is not None), strict=True)
             log.write(
                 RunStart(
                     t=self.started,
@@ -192,13 +291,17 @@ class Launch:
                 )
             )
         except OSError as exc:
-            remove_run_dir(self.run_dir)
+            if created:
+                remove_run_dir(self.run_dir)
             raise RecordingUnavailable(f"cannot record into {root}: {describe_error(exc)}") from None
         # Only a run that could start is ``latest`` (editors follow it from here on).
-        point_latest(root, self.run_dir)
+        if created:
+            point_latest(root, self.run_dir)
 
     def start(self, **popen_kwargs: Any) -> subprocess.Popen[bytes]:
-        env = child_env(self.run_dir, self.spec)
+        env = self.process_env = child_env(self.run_dir, self.spec)
+        if self.node_tag is not None:
+            env[NODE_TAG_ENV] = self.node_tag
         read, write = os.pipe()
         os.set_blocking(read, False)
         st = os.fstat(write)
@@ -255,7 +358,7 @@ class Launch:
         """Joined run, child killed by a signal (torchrun SIGTERMs the other ranks when one
         fails): it wrote no process_end and there is no run_end to say so — write its end."""
         assert self.process is not None
-        path = self.run_dir / f"p{self.process.pid}.jsonl"
+        path = self.run_dir / process_log_name(self.process.pid, self.process_env)
         try:
             with open(path, "rb") as f:
                 f.seek(max(f.seek(0, os.SEEK_END) - 4096, 0))

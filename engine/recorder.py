@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from dyn_inspect.engine import environment, torch_compat
-from dyn_inspect.engine.eventlog import EventLog
+from dyn_inspect.engine.eventlog import EventLog, process_log_name
 from dyn_inspect.engine.normalizers import Normalizer, PendingBreak, TraceRecord, on_torch_thread
 from dyn_inspect.engine.schema import Event, ExceptionInfo, Loc, ProcessEnd, ProcessStart
 
@@ -131,7 +131,7 @@ class Recorder:
 
     def _open(self) -> EventLog:
         if self._log is None:
-            self._log = EventLog(self.run_dir, f"p{os.getpid()}.jsonl")
+            self._log = EventLog(self.run_dir, process_log_name(os.getpid()))
             self._normalizer = Normalizer(self._log.blobs, live=True)
             info = environment.static_info()
             if "torch" in sys.modules:

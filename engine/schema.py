@@ -73,6 +73,12 @@ class ProcessStart(Event, tag="process_start"):
     rank: int | None = None
     local_rank: int | None = None
     world_size: int | None = None
+    # Multi-node jobs: torchrun's GROUP_RANK (the node) and TORCHELASTIC_RUN_ID (the job).
+    node_rank: int | None = None
+    job_id: str | None = None
+    # Set by ``dyn-inspect merge``: seconds added to every ``t`` of this log to align the
+    # node's clock with the reference rank's (docs/ranks-and-import.md).
+    clock_offset_s: float | None = None
     compile_disabled: bool = False
     provenance: bool = False
     config: dict[str, Any] = {}

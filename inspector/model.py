@@ -226,6 +226,28 @@ class RecompileInfo:
 _TAGS: dict[type, str] = {}  # event class -> kind (cached: apply() runs once per event)
 
 
+def is_launcher_log(log: str) -> bool:
+    """``launcher.jsonl``, or a node's ``launcher-n<node>.jsonl`` in a multi-node run."""
+    return log == "launcher.jsonl" or (log.startswith("launcher-") and log.endswith(".jsonl"))
+
+
+@dataclass
+class Launcher:
+    """One launcher log: a node's ``dyn-inspect`` parent (several in a multi-node run)."""
+
+    log: str
+    start: RunStart | None = None
+    end: RunEnd | None = None
+
+
+def _combined_end(ends: list[RunEnd]) -> RunEnd:
+    """Several nodes' launcher ends as one: the first failing node's code and signal."""
+    failed = next((e for e in ends if e.signal or e.exit_code), None)
+    last = max(ends, key=lambda e: e.t)
+    chosen = failed or last
+    return RunEnd(exit_code=chosen.exit_code, duration_s=max(e.duration_s for e in ends), signal=chosen.signal, t=last.t)
+
+
 class RunModel:
     def __init__(self) -> None:
         self.run_start: RunStart | None = None
@@ -240,6 +262,7 @@ class RunModel:
         self.kernel_profiles: list[tuple[str, KernelProfile]] = []  # (log, event), library kernels too
         # per process log: a path a cached artifact named → this run's file (PathAlias)
         self.path_aliases: dict[str, dict[str, str]] = {}
+        self.launchers: dict[str, Launcher] = {}  # launcher log → its start and end
         self.kinds: Counter[str] = Counter()
         self.event_count = 0
         self.last_event_time = 0.0
@@ -266,15 +289,23 @@ class RunModel:
         if isinstance(event, (Chromium, Raw)):
             return  # most events of a run; the model only counts them (hot path: return early)
         if isinstance(event, RunStart):
-            self.run_start = event
+            self.launchers.setdefault(log, Launcher(log)).start = event
+            if self.run_start is None or event.t < self.run_start.t:
+                self.run_start = event
+            if self.launchers[log].end is None:
+                self.run_end = None  # logs are read one after another: a node read later still runs
             return
         if isinstance(event, RunEnd):
-            self.run_end = event
+            self.launchers.setdefault(log, Launcher(log)).end = event
+            ends = [la.end for la in self.launchers.values()]
+            if any(e is None for e in ends):
+                return  # another node's launcher is still running
+            self.run_end = event if len(ends) == 1 else _combined_end([e for e in ends if e is not None])
             for c in self.compiles.values():  # the run is over: nothing is still compiling
                 c.unfinished = c.capture is None
             return
         if isinstance(event, LogHeader):
-            if log != "launcher.jsonl":
+            if not is_launcher_log(log):
                 self.processes.setdefault(log, Process(log)).header = event
             return
         if isinstance(event, ProcessStart):

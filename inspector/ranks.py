@@ -31,15 +31,16 @@ from __future__ import annotations
 
 import argparse
 import copy
+import re
 from collections import Counter, defaultdict
-from collections.abc import Hashable, Iterable, Mapping
+from collections.abc import Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import Literal, Union
 
 from dyn_inspect.engine import compile_ids
-from dyn_inspect.engine.schema import Event, LogHeader, ProcessStart
+from dyn_inspect.engine.schema import Event, LogHeader, ProcessStart, RunEnd
 from dyn_inspect.inspector.errors import InspectorError
-from dyn_inspect.inspector.model import BreakGroup, CompileInfo, Process, RunModel
+from dyn_inspect.inspector.model import BreakGroup, CompileInfo, Process, RunModel, is_launcher_log
 from dyn_inspect.inspector.run import Run
 
 COMPILE_TIME_RATIO = 1.5
@@ -104,35 +105,181 @@ def compile_ranks(model: RunModel, cid: str) -> list[int]:
 
 
 def format_ranks(ranks: Iterable[int]) -> str:
-    """"rank 1", "ranks 0, 2", "ranks 0-3"."""
+    """"rank 1", "ranks 0, 2", "ranks 0-3", "ranks 0-62, 64-127": runs of three or more
+    ranks are written as ranges (a 256-rank run stays one line)."""
     rs = sorted(set(ranks))
     if not rs:
         return "no rank"
     if len(rs) == 1:
         return f"rank {rs[0]}"
-    if len(rs) > 2 and rs == list(range(rs[0], rs[-1] + 1)):
-        return f"ranks {rs[0]}-{rs[-1]}"
-    return "ranks " + ", ".join(map(str, rs))
+    parts: list[str] = []
+    start = prev = rs[0]
+    for r in [*rs[1:], None]:
+        if r is not None and r == prev + 1:
+            prev = r
+            continue
+        if prev - start >= 2:
+            parts.append(f"{start}-{prev}")
+        else:
+            parts.extend(str(x) for x in range(start, prev + 1))
+        if r is not None:
+            start = prev = r
+    return "ranks " + ", ".join(parts)
+
+
+def parse_ranks(text: str) -> tuple[int, ...]:
+    """``--rank`` values: "3", "0-3,7", "0–3" (an en dash too) → sorted unique ranks."""
+    out: set[int] = set()
+    for part in text.replace("–", "-").split(","):
+        part = part.strip()
+        lo, dash, hi = part.partition("-")
+        try:
+            if dash:
+                a, b = int(lo), int(hi)
+                if a > b:
+                    raise argparse.ArgumentTypeError(f"rank range {part!r} runs backwards (write {b}-{a})")
+                out.update(range(a, b + 1))
+            else:
+                out.add(int(part))
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"expected ranks like 3 or 0-3,7, got {text!r}") from None
+    if any(r < 0 for r in out):
+        raise argparse.ArgumentTypeError(f"ranks are not negative, got {text!r}")
+    return tuple(sorted(out))
+
+
+# -- nodes (multi-node runs) ---------------------------------------------------------------
+
+_LAUNCHER_NODE = re.compile(r"launcher-n(\d+)\.jsonl")
+
+
+@dataclass(frozen=True)
+class NodeStatus:
+    """One node of a multi-node run: its hosts, ranks and how it ended ("finished",
+    "exited with 1", "crashed (exit 1)", "killed by signal 9", "running")."""
+
+    node: int
+    hosts: tuple[str, ...]
+    ranks: tuple[int, ...]
+    status: str
+    from_launcher: bool  # its launcher's run_end said it (else its processes' own ends)
+
+
+def node_of(process: Process) -> int | None:
+    """torchrun's GROUP_RANK of the process (None outside a multi-node job)."""
+    return process.start.node_rank if process.start is not None else None
+
+
+def _status_text(end: RunEnd | None, processes: list[Process]) -> str:
+    raised = any(p.end is not None and p.end.exception is not None for p in processes)
+    if end is not None:
+        if end.signal:
+            return f"killed by signal {end.signal}"
+        if end.exit_code == 0:
+            return "finished"
+        return f"crashed (exit {end.exit_code})" if raised else f"exited with {end.exit_code}"
+    if not processes or any(p.end is None for p in processes):
+        return "running"
+    codes = [p.end.exit_code or 0 for p in processes if p.end is not None]
+    if raised:
+        return "crashed"
+    if any(code > 128 for code in codes):
+        return f"killed by signal {max(codes) - 128}"
+    bad = next((code for code in codes if code), 0)
+    return f"exited with {bad}" if bad else "finished"
+
+
+_LAUNCHER_HOST_PID = re.compile(r"launcher-(.+)-(\d+)\.jsonl")
+
+
+def _safe_host(host: str) -> str:
+    """The host name as a node's launcher log name spells it (engine/launcher.py)."""
+    return "".join(c if c.isalnum() or c in "-." else "_" for c in host)[:64] or "host"
+
+
+def launcher_nodes(model: RunModel) -> dict[str, int]:
+    """launcher log → its node. ``launcher-n<node>.jsonl`` (a merge) says it; a shared-disk
+    node's ``launcher-<host>-<pid>.jsonl`` is its child's (the torchrun agent's) workers'
+    node; a lone ``launcher.jsonl`` belongs to the node of every process, if one."""
+    by_host_ppid: dict[tuple[str, int], list[Process]] = defaultdict(list)
+    nodes_seen: set[int] = set()
+    for p in model.processes.values():
+        if p.start is not None:
+            by_host_ppid[(_safe_host(p.start.hostname), p.start.ppid)].append(p)
+            if p.start.node_rank is not None:
+                nodes_seen.add(p.start.node_rank)
+    out: dict[str, int] = {}
+    for log in model.launchers:
+        m = _LAUNCHER_NODE.fullmatch(log)
+        if m:
+            out[log] = int(m[1])
+            continue
+        hp = _LAUNCHER_HOST_PID.fullmatch(log)
+        if hp:
+            host, pid = hp[1], int(hp[2])
+            children = by_host_ppid.get((host, pid), [])
+            family = children + [g for c in children if c.pid is not None for g in by_host_ppid.get((host, c.pid), [])]
+            found = {n for n in (node_of(p) for p in family) if n is not None}
+            if len(found) == 1:
+                out[log] = found.pop()
+        elif len(nodes_seen) == 1:
+            out[log] = next(iter(nodes_seen))
+    return out
+
+
+def node_statuses(model: RunModel) -> list[NodeStatus]:
+    """Per node, in node order; empty unless the run's processes name two nodes or more."""
+    by_node: dict[int, list[Process]] = defaultdict(list)
+    for process in model.processes.values():
+        node = node_of(process)
+        if node is not None:
+            by_node[node].append(process)
+    launchers: dict[int, RunEnd | None] = {}
+    for log, node in launcher_nodes(model).items():
+        launchers[node] = model.launchers[log].end
+    nodes = sorted(set(by_node) | set(launchers))
+    if len(nodes) < 2:
+        return []
+    out = []
+    for node in nodes:
+        procs = by_node.get(node, [])
+        has_launcher = node in launchers
+        out.append(
+            NodeStatus(
+                node,
+                tuple(sorted({p.start.hostname for p in procs if p.start is not None and p.start.hostname})),
+                tuple(sorted({p.rank for p in procs if p.rank is not None})),
+                _status_text(launchers.get(node), procs) if has_launcher else _status_text(None, procs),
+                has_launcher and launchers[node] is not None,
+            )
+        )
+    return out
+
+
+def node_dict(n: NodeStatus) -> dict[str, object]:
+    return {"node": n.node, "hosts": list(n.hosts), "ranks": list(n.ranks), "status": n.status}
 
 
 # -- one rank's view ---------------------------------------------------------------------
 
 
 class RankModel(RunModel):
-    """A ``RunModel`` fed only the events of rank R's process logs (and the launcher's).
+    """A ``RunModel`` fed only the events of the process logs of some ranks (and the
+    launchers').
 
     A log's rank is in its ``process_start``, the event right after its ``log_header``: the
     header waits for it, everything of a log of another rank is dropped. Works while a live
     run grows (``Run.refresh``)."""
 
-    def __init__(self, rank: int) -> None:
+    def __init__(self, rank: int | Iterable[int]) -> None:
         super().__init__()
-        self.rank = rank
+        self.wanted = frozenset((rank,) if isinstance(rank, int) else rank)
+        self.rank = min(self.wanted)  # the first (the only one for --rank R)
         self._log_rank: dict[str, int | None] = {}
         self._held_header: dict[str, LogHeader] = {}
 
     def apply(self, event: Event, log: str) -> None:
-        if log == LAUNCHER_LOG:
+        if is_launcher_log(log):
             super().apply(event, log)
             return
         if log not in self._log_rank:
@@ -143,16 +290,20 @@ class RankModel(RunModel):
                 return  # a log that does not start with process_start: not attributable
             self._log_rank[log] = event.rank
             header = self._held_header.pop(log, None)
-            if event.rank == self.rank and header is not None:
+            if event.rank in self.wanted and header is not None:
                 super().apply(header, log)
-        if self._log_rank[log] == self.rank:
+        if self._log_rank[log] in self.wanted:
             super().apply(event, log)
 
 
-def filter_rank(run: Run, rank: int) -> Run:
-    """The same run seen through rank ``rank`` only: a ``Run`` whose model (processes,
-    frames, compiles, breaks, recompiles, kernels) holds that rank's processes. Reads the
-    logs again (the view refreshes on its own afterwards); ``run`` is left as it was."""
+RankSelection = Union[int, Sequence[int], None]
+
+
+def filter_rank(run: Run, rank: int | Sequence[int]) -> Run:
+    """The same run seen through some ranks only (one, or a list): a ``Run`` whose model
+    (processes, frames, compiles, breaks, recompiles, kernels) holds those ranks'
+    processes. Reads the logs again (the view refreshes on its own afterwards); ``run`` is
+    left as it was."""
     view = copy.copy(run)
     view.logs = {}
     view.unknown = []
@@ -162,19 +313,23 @@ def filter_rank(run: Run, rank: int) -> Run:
 
 
 def add_rank_argument(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--rank", type=int, metavar="R", help="only rank R's processes (default: all ranks)")
+    parser.add_argument(
+        "--rank", type=parse_ranks, metavar="R", help="only these ranks' processes: 3, or ranges like 0-3,7 (default: all ranks)"
+    )
 
 
-def select_rank(run: Run, rank: int | None) -> Run:
-    """``--rank R`` → the rank's view, or the run itself when R is None. An R the run does
+def select_rank(run: Run, rank: RankSelection) -> Run:
+    """``--rank R`` → the ranks' view, or the run itself when R is None. A rank the run does
     not have is the user's mistake: one line naming the ranks it has."""
     if rank is None:
         return run
+    wanted = [rank] if isinstance(rank, int) else sorted(set(rank))
     ranks = run.model.ranks()
-    if rank not in ranks:
+    missing = [r for r in wanted if r not in set(ranks)]
+    if missing:
         have = f"it has {format_ranks(ranks)}" if ranks else "it has no ranked processes (not a distributed run)"
-        raise InspectorError(f"no rank {rank} in {run.path.name}: {have}")
-    return filter_rank(run, rank)
+        raise InspectorError(f"no {format_ranks(missing)} in {run.path.name}: {have}")
+    return filter_rank(run, wanted[0] if len(wanted) == 1 else wanted)
 
 
 # -- what each rank compiled -------------------------------------------------------------
@@ -293,9 +448,11 @@ def _short_list(items: list[str], limit: int = 4) -> str:
     return shown + (f" (+{len(items) - limit} more)" if len(items) > limit else "")
 
 
-def divergence_report(model: RunModel) -> list[Divergence]:
-    """How the ranks of a run differ in what they compiled; empty for fewer than 2 ranks."""
-    profiles = rank_profiles(model)
+def divergence_report(model: RunModel, profiles: dict[int, RankProfile] | None = None) -> list[Divergence]:
+    """How the ranks of a run differ in what they compiled, one item per difference (the
+    JSON and ``check``'s gate); ``rank_behaviours`` is the same grouped by rank. Empty for
+    fewer than 2 ranks."""
+    profiles = rank_profiles(model) if profiles is None else profiles
     everyone = sorted(profiles)
     if len(everyone) < 2:
         return []
@@ -387,8 +544,8 @@ def divergence_report(model: RunModel) -> list[Divergence]:
             out.append(
                 Divergence("kernels", cid, f"compile {cid} generated different kernels — {'; '.join(parts)}", _deviating(kernel_groups))
             )
-    for on, missing_cids in only_on.items():
-        with_, without, deviating = _split(set(on), everyone)
+    for holders, missing_cids in only_on.items():
+        with_, without, deviating = _split(set(holders), everyone)
         out.append(
             Divergence(
                 "compile_ids",
@@ -419,6 +576,114 @@ def divergence_report(model: RunModel) -> list[Divergence]:
         )
     out.sort(key=lambda d: KIND_ORDER.index(d.kind))
     return out
+
+
+# -- ranks grouped by behaviour ------------------------------------------------------------
+
+BEHAVIOUR_DETAILS = 6  # differences listed per group before "(+N more)"
+
+
+@dataclass(frozen=True)
+class Behaviour:
+    """Ranks that compiled exactly the same things. The reference (the largest group; ties:
+    the one holding the lowest rank) has no ``differences``; every other group says how it
+    differs from the reference, most likely cause of a hang first."""
+
+    ranks: tuple[int, ...]
+    reference: bool
+    differences: tuple[str, ...] = ()
+
+    def describe(self) -> str:
+        """"ranks 0-62: identical", "rank 63: extra graph break … at train.py:88 (GB0059)"."""
+        if self.reference:
+            return f"{format_ranks(self.ranks)}: identical"
+        shown = list(self.differences[:BEHAVIOUR_DETAILS])
+        more = len(self.differences) - len(shown)
+        return f"{format_ranks(self.ranks)}: " + "; ".join(shown) + (f" (+{more} more)" if more > 0 else "")
+
+
+def _compile_signature(c: CompileInfo) -> tuple[object, ...]:
+    return (_graph_signature(c), _kernel_signature(c))
+
+
+def _signature(p: RankProfile, sigs: dict[int, tuple[object, ...]]) -> tuple[object, ...]:
+    return (
+        frozenset(p.breaks),
+        frozenset(p.recompiles.items()),
+        frozenset(p.limits),
+        frozenset((cid, sigs[id(c)]) for cid, c in p.compiles.items()),
+    )
+
+
+def _break_text(group: BreakGroup) -> str:
+    from dyn_inspect.inspector.analysis.messages import headline
+
+    b, loc = group.first, group.loc
+    gbid = f" ({b.gb_id})" if b.gb_id else ""
+    what = headline(b)
+    what = f"`{what}`" if what == b.gb_type else what  # torch's type, not our phrase: quoted
+    return f"graph break {what} at {_short_file(loc.file)}:{loc.line}{gbid}"
+
+
+def _differences(p: RankProfile, ref: RankProfile, sigs: dict[int, tuple[object, ...]]) -> list[str]:
+    out: list[str] = []
+    for key in sorted(set(p.breaks) - set(ref.breaks), key=lambda k: (p.breaks[k].loc.file, p.breaks[k].loc.line)):
+        out.append("extra " + _break_text(p.breaks[key]))
+    for key in sorted(set(ref.breaks) - set(p.breaks), key=lambda k: (ref.breaks[k].loc.file, ref.breaks[k].loc.line)):
+        out.append("no " + _break_text(ref.breaks[key]))
+    for label in sorted(set(p.recompiles) | set(ref.recompiles)):
+        mine, theirs = p.recompiles.get(label, 0), ref.recompiles.get(label, 0)
+        if mine != theirs:
+            out.append(f"{label} recompiled {mine}× (the others {theirs}×)")
+    for label in sorted(p.limits - ref.limits):
+        out.append(f"{label} hit the recompile limit (runs eagerly from then on)")
+    for label in sorted(ref.limits - p.limits):
+        out.append(f"{label} did not hit the recompile limit")
+    shared = sorted(set(p.compiles) & set(ref.compiles), key=_cid_order)
+    for cid in shared:
+        mine_c, ref_c = p.compiles[cid], ref.compiles[cid]
+        if sigs[id(mine_c)][0] != sigs[id(ref_c)][0]:
+            out.append(f"compile {cid} captured another graph ({_describe_graph(mine_c)}; the others {_describe_graph(ref_c)})")
+        if sigs[id(mine_c)][1] != sigs[id(ref_c)][1]:
+            names, ref_names = {k.name for k in mine_c.kernels}, {k.name for k in ref_c.kernels}
+            bits = [f"+{_short_list(sorted(names - ref_names))}"] if names - ref_names else []
+            bits += [f"−{_short_list(sorted(ref_names - names))}"] if ref_names - names else []
+            out.append(f"compile {cid} generated other kernels ({' '.join(bits) or 'same names, different fused ops'})")
+    extra = sorted(set(p.compiles) - set(ref.compiles), key=_cid_order)
+    if extra:
+        out.append(f"extra compile id{'s' if len(extra) > 1 else ''} {_short_list(extra, 6)}")
+    missing = sorted(set(ref.compiles) - set(p.compiles), key=_cid_order)
+    if missing:
+        out.append(f"no compile id{'s' if len(missing) > 1 else ''} {_short_list(missing, 6)}")
+    return out
+
+
+def rank_behaviours(model: RunModel, profiles: dict[int, RankProfile] | None = None) -> list[Behaviour]:
+    """The ranks grouped by what they compiled (breaks, recompiles per function, recompile
+    limits, and per compile id the graph and kernels): the reference group first, then the
+    others by their lowest rank. Compile time is not compared here (it is continuous: see
+    ``divergence_report``'s ``compile_time``). Empty for fewer than 2 ranks.
+
+    One pass over the ranks plus one comparison per group with the reference: 256
+    identical ranks cost 256 signatures, not 256² pairwise comparisons."""
+    profiles = rank_profiles(model) if profiles is None else profiles
+    if len(profiles) < 2:
+        return []
+    sigs = {id(c): _compile_signature(c) for p in profiles.values() for c in p.compiles.values()}
+    groups: dict[tuple[object, ...], list[int]] = defaultdict(list)
+    for r in sorted(profiles):
+        groups[_signature(profiles[r], sigs)].append(r)
+    ordered = sorted(groups.values(), key=lambda ranks: (-len(ranks), ranks[0]))
+    ref_ranks = ordered[0]
+    ref = profiles[ref_ranks[0]]
+    out = [Behaviour(tuple(ref_ranks), True)]
+    for ranks in sorted(ordered[1:], key=lambda rs: rs[0]):
+        out.append(Behaviour(tuple(ranks), False, tuple(_differences(profiles[ranks[0]], ref, sigs))))
+    return out
+
+
+def behaviour_dict(b: Behaviour) -> dict[str, object]:
+    return {"ranks": list(b.ranks), "reference": b.reference, "differences": list(b.differences), "text": b.describe()}
 
 
 def _cid_order(cid: str) -> tuple[object, ...]:

@@ -11,7 +11,16 @@ from dyn_inspect.inspector.analysis.breaks import BreakSite, break_sites
 from dyn_inspect.inspector.analysis.failures import FailureSite, failure_sites, line_text
 from dyn_inspect.inspector.analysis.messages import headline
 from dyn_inspect.inspector.model import BreakGroup, RecompileInfo
-from dyn_inspect.inspector.ranks import break_ranks, divergence_dict, divergence_report
+from dyn_inspect.inspector.ranks import (
+    behaviour_dict,
+    break_ranks,
+    divergence_dict,
+    divergence_report,
+    node_dict,
+    node_statuses,
+    rank_behaviours,
+    rank_profiles,
+)
 from dyn_inspect.inspector.run import Run
 
 
@@ -94,6 +103,7 @@ def summary_dict(run: Run) -> dict[str, Any]:
     procs = list(m.processes.values())
     start = next((p.start for p in procs if p.start), None)
     compiles = m.compiles_in_order()
+    profiles = rank_profiles(m) if len(m.ranks()) > 1 else {}
     return {
         "run": str(run.path),
         "status": m.status,
@@ -110,6 +120,7 @@ def summary_dict(run: Run) -> dict[str, Any]:
         },
         "processes": len(procs),
         "ranks": m.ranks(),
+        "nodes": [node_dict(n) for n in node_statuses(m)],  # multi-node runs: each node's end
         "frames": len(m.frames),
         "compiles": len(compiles),
         "graphs": sum(1 for c in compiles if c.graph("dynamo") is not None),
@@ -130,7 +141,9 @@ def summary_dict(run: Run) -> dict[str, Any]:
         "problems": [str(p) for p in run.problems],
         "compile_disabled": bool(start and start.compile_disabled),
         "degraded": degraded_notes(procs),  # hooks the recorder could not use in this torch
-        "divergence": [divergence_dict(d) for d in divergence_report(m)],
+        "divergence": [divergence_dict(d) for d in divergence_report(m, profiles)],
+        # The ranks grouped by what they compiled: the reference group, then how each other differs.
+        "rank_groups": [behaviour_dict(b) for b in rank_behaviours(m, profiles)],
     }
 
 

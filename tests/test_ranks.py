@@ -5,6 +5,7 @@ that rank 0 never does; and on a real multi-rank TORCH_TRACE directory (tlparse'
 
 from __future__ import annotations
 
+import argparse
 import gzip
 import json
 import os
@@ -27,7 +28,9 @@ from dyn_inspect.inspector.ranks import (
     break_ranks,
     divergence_report,
     filter_rank,
+    format_ranks,
     logs_by_rank,
+    parse_ranks,
     select_rank,
 )
 from dyn_inspect.inspector.reports import summary_dict
@@ -108,8 +111,15 @@ def test_summary_includes_the_divergence(ranks_run: Run, capsys) -> None:
     assert brk["ranks"] == [1]
     assert main(["summary", str(ranks_run.path)]) == 0
     text = capsys.readouterr().out
-    assert f"ranks: 0, 1 — {len(data['divergence'])} divergences" in text
+    # Grouped by behaviour: the reference group, then how rank 1 differs — on one line.
+    assert "ranks: 0, 1 — 2 behaviours" in text and "    rank 0: identical" in text
+    (line,) = [ln for ln in text.splitlines() if ln.startswith("    ! rank 1: ")]
+    assert f"extra graph break `print(...)` can't be traced at train.py:{BREAK_LINE}" in line
+    assert "step (train.py:" in line and "recompiled 1× (the others 0×)" in line and "extra compile id" in line
     assert f"train.py:{BREAK_LINE}" in text and "(rank 1)" in text
+    groups = data["rank_groups"]
+    assert [(g["ranks"], g["reference"]) for g in groups] == [([0], True), ([1], False)]
+    assert groups[1]["text"] == line.removeprefix("    ! ")
 
 
 def test_summary_rank_option(ranks_run: Run, capsys) -> None:
@@ -125,6 +135,22 @@ def test_summary_rank_option(ranks_run: Run, capsys) -> None:
     with pytest.raises(InspectorError):
         select_rank(ranks_run, 2)
     assert select_rank(ranks_run, None) is ranks_run
+    # Ranges: `0-1` is both ranks (the whole run's counts); a missing rank in a list is named.
+    assert main(["summary", str(ranks_run.path), "--rank", "0-1", "--json"]) == 0
+    both = json.loads(capsys.readouterr().out)
+    assert both["ranks"] == [0, 1] and both["graph_breaks"] == summary_dict(ranks_run)["graph_breaks"]
+    assert main(["summary", str(ranks_run.path), "--rank", "0,5-6"]) == 2
+    assert capsys.readouterr().err.strip() == f"dyn-inspect: no ranks 5, 6 in {ranks_run.path.name}: it has ranks 0, 1"
+
+
+def test_rank_ranges_and_their_text() -> None:
+    assert parse_ranks("3") == (3,) and parse_ranks("0-3,7") == (0, 1, 2, 3, 7) and parse_ranks("2–4, 1") == (1, 2, 3, 4)
+    for bad in ("x", "3-1", "-2", "1,,2"):
+        with pytest.raises(argparse.ArgumentTypeError):
+            parse_ranks(bad)
+    assert format_ranks([0, 1]) == "ranks 0, 1" and format_ranks([3]) == "rank 3" and format_ranks(range(4)) == "ranks 0-3"
+    assert format_ranks([*range(63), *range(64, 128)]) == "ranks 0-62, 64-127"
+    assert format_ranks([0, 1, 3, 4, 5, 9]) == "ranks 0, 1, 3-5, 9"
 
 
 # -- imported rank directory (tlparse's multi_rank_logs) --------------------------------

@@ -46,6 +46,7 @@ from dyn_inspect.tui.views.failures import FailuresView
 from dyn_inspect.tui.views.kernels import KernelsView
 from dyn_inspect.tui.views.output import OutputView
 from dyn_inspect.tui.views.overview import OverviewView
+from dyn_inspect.tui.views.ranks import RanksView
 from dyn_inspect.tui.views.recompiles import RecompilesView
 from dyn_inspect.tui.views.shapes import ShapesView
 from dyn_inspect.tui.views.timeline import TimelineView
@@ -60,6 +61,7 @@ VIEWS: list[tuple[str, str, type[View]]] = [
     ("failures", "Failures", FailuresView),
     ("shapes", "Shapes", ShapesView),
     ("timeline", "Timeline", TimelineView),
+    ("ranks", "Ranks", RanksView),  # shown only for a run of two ranks or more
 ]
 VIEW_IDS = [v for v, _, _ in VIEWS]
 ALL_RANKS = -1
@@ -164,6 +166,7 @@ class InspectorApp(App[int]):
         self.exit_code = 0
         self._stale: set[str] = set(VIEW_IDS)
         self._ranks: list[int] = []
+        self._ranks_tab = True  # hidden at the first sync of a run without ranks
         self.load_error: str | None = None
         self._exporting = False
         self._frozen_at = 0
@@ -336,6 +339,9 @@ class InspectorApp(App[int]):
             tabs = self.query_one(TabbedContent)
             for view_id, _, _ in VIEWS:
                 tabs.get_tab(view_id).label = Text(self.view(view_id).tab_label(ctx))
+            if (len(model.ranks()) > 1) != self._ranks_tab:
+                self._ranks_tab = not self._ranks_tab
+                (tabs.show_tab if self._ranks_tab else tabs.hide_tab)("ranks")
             targets = VIEW_IDS if all_views else [self.active_view]
             for view_id in targets:
                 if view_id in self._stale and view_id != "output":
@@ -452,6 +458,11 @@ class InspectorApp(App[int]):
         focusable = [w for w in view.query("*") if w.can_focus]
         if focusable:
             focusable[0].focus()
+
+    def key_0(self) -> None:
+        """The Ranks view (a key method, not a Binding: the tab exists only for ranked runs)."""
+        if self._ranks_tab:
+            self.action_show("ranks")
 
     def action_show(self, view_id: str) -> None:
         self.query_one(TabbedContent).active = view_id

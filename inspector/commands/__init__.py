@@ -24,6 +24,7 @@ COMMAND_MODULES: dict[str, str] = {
     "lsp": "lsp",
     "export": "export",
     "import": "import_trace",
+    "merge": "merge",
     "schema": "schema",
     "trace": "trace",
     "shapes": "shapes",

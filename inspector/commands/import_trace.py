@@ -25,7 +25,10 @@ HELP = "import a TORCH_TRACE log (file or directory of per-rank logs) as a run"
 
 
 def prepare_parser(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("path", help="a TORCH_TRACE file (.log or .log.gz) or a directory of them")
+    parser.add_argument(
+        "path", nargs="+",
+        help="a TORCH_TRACE file (.log or .log.gz) or a directory of them; several: one per node of a job, merged into one run",
+    )
     parser.add_argument("-o", "--output", metavar="RUN_DIR", help="write the run here (default: a new run under the runs dir)")
     parser.add_argument("--runs-dir", metavar="DIR", help="runs root when -o is not given (default ./.dyn-inspect/runs)")
     parser.add_argument(
@@ -125,15 +128,15 @@ def print_import(result: ImportResult, run: Run, file: Any = None) -> None:
     print_summary(run, file=out)
 
 
-def run(args: argparse.Namespace) -> int:
-    source = Path(args.path)
+def _import_one(args: argparse.Namespace, path: str, out: Path | None) -> ImportResult:
+    source = Path(path)
     if not source.exists():
-        raise InspectorError(f"no such file or directory: {args.path}")
+        raise InspectorError(f"no such file or directory: {path}")
     try:
         path_map = PathMap.parse(args.path_map)
-        result = import_trace(
+        return import_trace(
             source,
-            out=Path(args.output) if args.output else None,
+            out=out,
             runs_dir=args.runs_dir,
             path_map=path_map,
             max_line_mb=args.max_line_mb,
@@ -144,9 +147,45 @@ def run(args: argparse.Namespace) -> int:
     except PermissionError as exc:
         raise InspectorError(f"cannot read {exc.filename}: permission denied") from exc
     except MemoryError:
-        raise InspectorError(f"cannot import {args.path}: out of memory (lower --max-line-mb / --max-size-mb)") from None
+        raise InspectorError(f"cannot import {path}: out of memory (lower --max-line-mb / --max-size-mb)") from None
     except OSError as exc:
-        raise InspectorError(f"cannot import {args.path}: {exc.strerror or exc}") from exc
+        raise InspectorError(f"cannot import {path}: {exc.strerror or exc}") from exc
+
+
+def _import_nodes(args: argparse.Namespace) -> int:
+    """Several nodes' TORCH_TRACE directories: each imported on its own (node = its place
+    in the list), then merged into one run (inspector/merge.py); the parts are removed."""
+    import tempfile
+
+    from dyn_inspect.inspector.commands.merge import merge_dict
+    from dyn_inspect.inspector.merge import merge_runs
+
+    out = Path(args.output) if args.output else None
+    if out is not None and out.exists():
+        raise InspectorError(f"{out} already exists: give a new directory to -o")
+    with tempfile.TemporaryDirectory(prefix="dyn-inspect-import-") as tmp:
+        parts = [_import_one(args, path, Path(tmp) / f"node{i}") for i, path in enumerate(args.path)]
+        merged = merge_runs([p.run_dir for p in parts], out=out, runs_dir=args.runs_dir)
+    run = Run(merged.run_dir)
+    if args.json:
+        data = {"import": [import_dict(p) for p in parts], "merge": merge_dict(merged), "summary": summary_dict(run)}
+        sys.stdout.write(json.dumps(data, indent=2) + "\n")
+        return 0
+    for i, part in enumerate(parts):
+        print(f"node {i}: {part.source} — {len(part.files)} TORCH_TRACE file{'s' if len(part.files) != 1 else ''}")
+        for f in part.files:
+            print(_file_line(f))
+    print(f"dyn-inspect: merged {len(parts)} nodes into {short_path(str(merged.run_dir))}")
+    from dyn_inspect.inspector.commands.summary import print_summary
+
+    print_summary(run)
+    return 0
+
+
+def run(args: argparse.Namespace) -> int:
+    if len(args.path) > 1:
+        return _import_nodes(args)
+    result = _import_one(args, args.path[0], Path(args.output) if args.output else None)
     imported = Run(result.run_dir)
     if args.json:
         data = {"import": import_dict(result), "summary": summary_dict(imported)}

@@ -66,6 +66,29 @@ def print_recompiles(run: Run, data: dict[str, Any], say: Callable[[str], None],
         say(f"    … and {len(hidden)} more function{'s' if len(hidden) != 1 else ''} ({n} recompiles) — `dyn-inspect recompiles` or `summary --all`")
 
 
+TOP_RANK_GROUPS = 8  # behaviours listed without --all (a run whose every rank differs has as many as ranks)
+
+
+def print_rank_groups(data: dict[str, Any], say: Callable[[str], None], show_all: bool) -> None:
+    """Ranks grouped by behaviour ("ranks 0-62: identical; rank 63: extra graph break …"),
+    not one line per pairwise difference; a compile-time spread after them."""
+    groups = data["rank_groups"]
+    slow = [d for d in data["divergence"] if d["kind"] == "compile_time"]
+    ranks = format_ranks(data["ranks"]).removeprefix("ranks ")
+    if len(groups) <= 1:
+        say(f"  ranks: {ranks} — all compiled the same")
+    else:
+        say(f"  ranks: {ranks} — {len(groups)} behaviours")
+        shown = groups if show_all else groups[:TOP_RANK_GROUPS]
+        for g in shown:
+            say(f"    {'' if g['reference'] else '! '}{g['text']}")
+        if len(groups) > len(shown):
+            rest = groups[len(shown):]
+            say(f"    … and {len(rest)} more behaviours ({sum(len(g['ranks']) for g in rest)} ranks) — `summary --all`")
+    for d in slow:
+        say(f"    ! {d['message']}")
+
+
 def print_summary(run: Run, as_json: bool = False, file: IO[str] | None = None, show_all: bool = False) -> None:
     data = summary_dict(run)
     out = file or sys.stdout
@@ -110,12 +133,11 @@ def print_summary(run: Run, as_json: bool = False, file: IO[str] | None = None, 
         rest = failures[TOP_RECOMPILED:]
         say(f"    … and {len(rest)} more failure sites ({sum(f['count'] for f in rest)} failed compiles) — `summary --all`")
     print_recompiles(run, data, say, show_all)
+    for n in data.get("nodes", []):
+        hosts = f" ({', '.join(n['hosts'])})" if n["hosts"] else ""
+        say(f"  node {n['node']}{hosts}: {format_ranks(n['ranks'])} — {n['status']}")
     if len(data["ranks"]) > 1:
-        divergences = data["divergence"]
-        verdict = f"{len(divergences)} divergence{'s' if len(divergences) != 1 else ''}" if divergences else "all compiled the same"
-        console.print(f"  ranks: {format_ranks(data['ranks']).removeprefix('ranks ')} — {verdict}")
-        for d in divergences:
-            console.print(f"    ! {d['message']}", markup=False, highlight=False)
+        print_rank_groups(data, say, show_all)
     for p in data["problems"]:
         console.print(f"  skipped: {p}", markup=False, highlight=False)
 

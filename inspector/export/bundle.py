@@ -64,7 +64,7 @@ from dyn_inspect.inspector.export.redact import Redactor, mode_for
 from dyn_inspect.inspector.export.selection import Selection, select
 from dyn_inspect.inspector.export.torch_trace import TraceWriter
 from dyn_inspect.inspector.locations import is_library
-from dyn_inspect.inspector.model import CompileInfo, RunModel
+from dyn_inspect.inspector.model import CompileInfo, RunModel, is_launcher_log
 from dyn_inspect.inspector.reader import read_blob
 from dyn_inspect.inspector.run import Run
 
@@ -667,7 +667,7 @@ def _write_contents(w: _Writer, plan: ExportPlan) -> None:
 
     # 5. TORCH_TRACE, one file per process
     for log, evs in plan.events.items():
-        if log == "launcher.jsonl":
+        if is_launcher_log(log):
             continue
         proc = model.processes.get(log)
         pid = (proc.pid or 0) if proc else 0
