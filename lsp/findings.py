@@ -20,6 +20,7 @@ Attribution rules:
 
 from __future__ import annotations
 
+import ast
 import functools
 import itertools
 import os
@@ -41,6 +42,7 @@ try:  # the analysis module explains guard failures; without it reasons are show
 except ImportError:  # pragma: no cover - only while the module is missing
     _analysis = None  # type: ignore[assignment]
 
+LOGGING_FUNCTIONS = {"debug", "info", "warning", "error", "critical", "exception", "log"}
 RESUME_RE = re.compile(r"^torch_dynamo_resume_in_(?P<name>.+)_at_(?P<line>\d+)$")
 
 
@@ -59,6 +61,26 @@ def original_function(name: str) -> tuple[str, int] | None:
         return None
     inner = original_function(m["name"])
     return inner if inner is not None else (m["name"], int(m["line"]))
+
+
+def logging_callee(call: ast.Call) -> str | None:
+    """``print`` / ``logging.<fn>`` for a call of one, else None."""
+    f = call.func
+    if isinstance(f, ast.Name) and f.id == "print":
+        return "print"
+    if isinstance(f, ast.Attribute) and isinstance(f.value, ast.Name) and f.value.id == "logging" and f.attr in LOGGING_FUNCTIONS:
+        return f"logging.{f.attr}"
+    return None
+
+
+def logging_callee_of(code: str | None) -> str | None:
+    """The logging function a recorded line (``Loc.code``) calls, or None."""
+    try:
+        tree = ast.parse((code or "").strip())
+    except (SyntaxError, ValueError):
+        return None
+    stmt = tree.body[0] if len(tree.body) == 1 else None
+    return logging_callee(stmt.value) if isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call) else None
 
 
 @dataclass(frozen=True)
@@ -171,6 +193,9 @@ class RunIndex:
     recompiles: int = 0
     event_count: int = 0
     degraded: list[str] = field(default_factory=list)  # recorder hooks down in that torch
+    # logging callee ("print") -> inlined functions (any file, libraries too) whose calls of
+    # it broke the graph: registering it as reorderable loses their output (code actions)
+    inlined_logging: dict[str, list[str]] = field(default_factory=dict)
 
     def for_path(self, path: str) -> FileFindings | None:
         return self.files.get(norm_path(path))
@@ -300,6 +325,7 @@ def build_index(run: Run | None, workspace: Workspace) -> RunIndex:
     )
     files: dict[str, FileFindings] = defaultdict(FileFindings)
     _add_breaks(m, workspace, files)
+    index.inlined_logging = _inlined_logging(m)
     _add_functions(m, workspace, files)
     _add_failures(m, workspace, files)
     _add_kernels(m, workspace, files)
@@ -323,6 +349,19 @@ def _helper_name(m: RunModel, log: str, event: GraphBreak) -> str | None:
     if original is not None and original[0] == name:
         return None
     return name
+
+
+def _inlined_logging(m: RunModel) -> dict[str, list[str]]:
+    out: dict[str, list[str]] = {}
+    for group in m.break_groups():
+        for log, event in group.hits:
+            if not any("reorderable_logging_functions" in h for h in event.hints):
+                continue
+            helper = _helper_name(m, log, event)
+            callee = logging_callee_of(event.loc.code) if helper is not None else None
+            if callee is not None and helper is not None and helper not in out.setdefault(callee, []):
+                out[callee].append(helper)
+    return out
 
 
 def _add_breaks(m: RunModel, ws: Workspace, files: dict[str, FileFindings]) -> None:
