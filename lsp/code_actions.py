@@ -8,6 +8,8 @@ fix applied to a copy, and comparing breaks, recompiles and stdout
 (tests/test_lsp_quick_fixes.py). Fixes (each offered only when the current text parses and
 the edit is unambiguous):
 
+- a root cause of recompiles (``CauseFinding``) → its one fix at its site, e.g.
+  ``torch._dynamo.mark_dynamic(x, 0)`` right after the line that makes ``x``;
 - size-mismatch recompile → insert ``torch._dynamo.mark_dynamic(<arg>, <dim>)`` before the
   call that recompiled it, when the guarded parameter is passed there as a plain name;
 - a Python int/float parameter specialized and changed → ``dynamic=True`` on the function's
@@ -39,7 +41,7 @@ from dataclasses import dataclass
 from lsprotocol import types
 
 from dyn_inspect.lsp.documents import TextView
-from dyn_inspect.lsp.findings import BreakFinding, FunctionFindings, logging_callee
+from dyn_inspect.lsp.findings import BreakFinding, CauseFinding, FunctionFindings, logging_callee
 from dyn_inspect.lsp.placement import Placed, place_function
 from dyn_inspect.lsp.source_lines import relocate
 
@@ -411,6 +413,19 @@ def where_fix(b: BreakFinding, parsed: Parsed, line1: int, diagnostic: types.Dia
     )
 
 
+def cause_fix(c: CauseFinding, parsed: Parsed, line1: int, diagnostic: types.Diagnostic | None) -> types.CodeAction | None:
+    """The root cause's one fix, at its site (``line1``: where the site is now)."""
+    view = parsed.view
+    if not parsed.imports_torch():
+        return None
+    lo, hi = max(0, line1 - 3), min(len(view.lines), line1 + 2)
+    if any(c.code in text for text in view.lines[lo:hi]):
+        return None  # already applied
+    at = line1 - 1 if c.before else line1
+    edit = _edit(view, [_insert(view, at, f"{c.indent}{c.code}\n")])
+    return _fix(f"Insert `{c.code}` {c.why}: one graph for every size, behaviour kept", edit, diagnostic, preferred=True)
+
+
 # -- assembling ------------------------------------------------------------------------
 
 
@@ -445,6 +460,10 @@ def code_actions(
             fn = p.finding
             fixes = [mark_dynamic_fix(fn, view, view_of, diag), dynamic_scalar_fix(fn, view, diag)]
             out.extend(f for f in fixes if f is not None)
+        elif p.kind == "cause" and isinstance(p.finding, CauseFinding) and parsed is not None:
+            fix = cause_fix(p.finding, parsed, p.span.line + 1, diag)
+            if fix is not None:
+                out.append(fix)
         elif p.kind == "break" and isinstance(p.finding, BreakFinding) and parsed is not None:
             line1 = p.span.line + 1
             out.extend(logging_fixes(p.finding, parsed, line1, diag, inlined_logging))
