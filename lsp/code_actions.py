@@ -1,12 +1,30 @@
 """Code actions: quick fixes where the change is mechanical and safe, plus commands.
 
-Quick fixes (each offered only when the current text parses and the edit is unambiguous):
+Every fix title says what the edit does to the program: "…: output kept" / "behaviour
+kept" when the program does the same thing with fewer breaks or compiles, "…: output lost"
+or "moves the break" when it does not; the behaviour-keeping fix of a finding is the
+preferred one (``isPreferred``). Each was checked on torch 2.13 by recording a program, the
+fix applied to a copy, and comparing breaks, recompiles and stdout
+(tests/test_lsp_quick_fixes.py). Fixes (each offered only when the current text parses and
+the edit is unambiguous):
+
+- a root cause of recompiles (``CauseFinding``) → its one fix at its site, e.g.
+  ``torch._dynamo.mark_dynamic(x, 0)`` right after the line that makes ``x``;
 - size-mismatch recompile → insert ``torch._dynamo.mark_dynamic(<arg>, <dim>)`` before the
   call that recompiled it, when the guarded parameter is passed there as a plain name;
-- logging/print graph break → wrap the call in ``if not torch.compiler.is_compiling():``,
-  or (torch's own hint) add the function to
-  ``torch._dynamo.config.reorderable_logging_functions`` after the file's imports;
-- a break inside a helper that Dynamo inlined → add ``@torch.compiler.disable`` to it.
+- a Python int/float parameter specialized and changed → ``dynamic=True`` on the function's
+  own ``@torch.compile`` decorator;
+- logging/print graph break → (preferred) add the function to
+  ``torch._dynamo.config.reorderable_logging_functions`` after the file's imports (the
+  call then runs after the graph: output kept), or wrap the call in
+  ``if not torch.compiler.is_compiling():`` (the compiled code never prints: output lost);
+- ``.item()`` graph break → ``torch._dynamo.config.capture_scalar_outputs = True`` after
+  the imports (Dynamo traces the scalar instead of breaking);
+- data-dependent ``if`` whose branches each assign one name → ``name = torch.where(cond,
+  then, else)`` (both branches are computed: labelled for review, not preferred);
+- a break inside a helper that Dynamo inlined → ``@torch.compiler.disable`` on it, titled
+  as what it is: torch then breaks at the call site instead (GB0098), the break moves.
+
 Every fix needs ``import torch`` at the top of the edited file (it is never added: the
 user's import style is theirs).
 
@@ -17,19 +35,18 @@ Commands: "show in TUI" (``dynInspect.showInTui``) and "export bug report"
 from __future__ import annotations
 
 import ast
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 from lsprotocol import types
 
 from dyn_inspect.lsp.documents import TextView
-from dyn_inspect.lsp.findings import BreakFinding, FunctionFindings
+from dyn_inspect.lsp.findings import BreakFinding, CauseFinding, FunctionFindings, logging_callee
 from dyn_inspect.lsp.placement import Placed, place_function
 from dyn_inspect.lsp.source_lines import relocate
 
 SHOW_IN_TUI = "dynInspect.showInTui"
 EXPORT_BUG_REPORT = "dynInspect.exportBugReport"
-LOGGING_FUNCTIONS = {"debug", "info", "warning", "error", "critical", "exception", "log"}
 
 ViewOf = Callable[[str], "TextView | None"]
 
@@ -134,24 +151,53 @@ def _call_arg(stmt: ast.stmt, line1: int, fn_name: str, param: str, index: int) 
         arg = call.args[index] if index < len(call.args) else None
         return arg.id if isinstance(arg, ast.Name) else None
 
-    def callee(call: ast.Call) -> str | None:
-        f = call.func
-        return f.id if isinstance(f, ast.Name) else f.attr if isinstance(f, ast.Attribute) else None
-
-    named = [c for c in calls if callee(c) == fn_name]
+    named = [c for c in calls if _callee(c) == fn_name]
     pool = named or calls
     names = {a for a in (arg_of(c) for c in pool) if a is not None}
     return names.pop() if len(names) == 1 else None
 
 
+def _callee(call: ast.Call) -> str | None:
+    f = call.func
+    return f.id if isinstance(f, ast.Name) else f.attr if isinstance(f, ast.Attribute) else None
+
+
+def _recorded_site(fn: FunctionFindings, view_of: ViewOf, param: str, index: int) -> tuple[Parsed, ast.stmt, str] | None:
+    """The statement at the call site torch recorded, and the name passed there."""
+    if fn.call_site is None:
+        return None
+    parsed = Parsed.of(view_of(fn.call_site.file))
+    if parsed is None:
+        return None
+    line1 = relocate(parsed.view.lines, fn.call_site.line, fn.call_site.code)
+    stmt = parsed.statement_at(line1) if line1 is not None else None
+    arg = _call_arg(stmt, line1, fn.name, param, index) if stmt is not None and line1 is not None else None
+    return (parsed, stmt, arg) if stmt is not None and arg is not None else None
+
+
+def _only_call_in_file(fn: FunctionFindings, parsed: Parsed, param: str, index: int) -> tuple[Parsed, ast.stmt, str] | None:
+    """The one call of ``fn.name`` in the function's own file, and the name passed there.
+
+    torch's compile stack (``dynamo_start``, checked on 2.13) leaves out the frame that
+    called a ``@torch.compile`` function directly: it names the frame above it (``main()``
+    in ``<module>``), so the recorded site is not the call. One call in the file is the
+    call; several are ambiguous (no fix)."""
+    calls = [n for n in ast.walk(parsed.tree) if isinstance(n, ast.Call) and _callee(n) == fn.name]
+    if len(calls) != 1:
+        return None
+    stmt = parsed.statement_at(calls[0].lineno)
+    arg = _call_arg(stmt, calls[0].lineno, fn.name, param, index) if stmt is not None else None
+    return (parsed, stmt, arg) if stmt is not None and arg is not None else None
+
+
 def mark_dynamic_fix(fn: FunctionFindings, fn_view: TextView, view_of: ViewOf, diagnostic: types.Diagnostic | None) -> types.CodeAction | None:
     step = next((s for s in fn.steps if s.part is None and s.kind == "size" and s.source and s.dim is not None), None)
-    if step is None or fn.call_site is None or step.source is None or step.dim is None:
+    if step is None or step.source is None or step.dim is None:
         return None
     fn_parsed = Parsed.of(fn_view)
     def_at = place_function(fn_view.lines, fn)
     node = fn_parsed.function(fn.name, def_at) if fn_parsed is not None and def_at is not None else None
-    if node is None:
+    if node is None or fn_parsed is None:
         return None
     params = [a.arg for a in node.args.posonlyargs + node.args.args]
     kwonly = [a.arg for a in node.args.kwonlyargs]
@@ -160,43 +206,92 @@ def mark_dynamic_fix(fn: FunctionFindings, fn_view: TextView, view_of: ViewOf, d
     index = params.index(step.source) if step.source in params else -1
     if index >= 0 and params and params[0] in ("self", "cls"):
         index -= 1  # bound method / module call: self is not in the call's arguments
-    site_view = view_of(fn.call_site.file)
-    parsed = Parsed.of(site_view)
-    if parsed is None or site_view is None or not parsed.imports_torch():
+    site = _recorded_site(fn, view_of, step.source, index) or _only_call_in_file(fn, fn_parsed, step.source, index)
+    if site is None:
         return None
-    line1 = relocate(site_view.lines, fn.call_site.line, fn.call_site.code)
-    if line1 is None:
-        return None
-    stmt = parsed.statement_at(line1)
-    if stmt is None:
-        return None
-    arg = _call_arg(stmt, line1, fn.name, step.source, index)
-    if arg is None:
+    parsed, stmt, arg = site
+    if not parsed.imports_torch():
         return None
     snippet = f"torch._dynamo.mark_dynamic({arg}, {step.dim})"
-    edit = _edit(site_view, [_insert(site_view, stmt.lineno - 1, f"{parsed.indent(stmt.lineno)}{snippet}\n")])
-    return _fix(f"Insert `{snippet}` before the call (one graph for every size)", edit, diagnostic, preferred=True)
+    edit = _edit(parsed.view, [_insert(parsed.view, stmt.lineno - 1, f"{parsed.indent(stmt.lineno)}{snippet}\n")])
+    return _fix(f"Insert `{snippet}` before the call: one graph for every size, behaviour kept", edit, diagnostic, preferred=True)
+
+
+def _replace(view: TextView, line1: int, col: int, end_line1: int, end_col: int, text: str) -> types.TextEdit:
+    """Replace [``line1``:``col``, ``end_line1``:``end_col``) (1-based lines, code points)."""
+    start = types.Position(line1 - 1, view.codec.client_num_units(view.lines[line1 - 1][:col]))
+    end = types.Position(end_line1 - 1, view.codec.client_num_units(view.lines[end_line1 - 1][:end_col]))
+    return types.TextEdit(types.Range(start, end), text)
+
+
+def _char_col(view: TextView, line1: int, byte_col: int) -> int:
+    """ast's UTF-8 byte column as a code-point column of the current text."""
+    return len(view.lines[line1 - 1].encode("utf-8")[:byte_col].decode("utf-8", "ignore"))
+
+
+def _function_node(fn: FunctionFindings, fn_view: TextView) -> tuple[Parsed, ast.FunctionDef | ast.AsyncFunctionDef] | None:
+    parsed = Parsed.of(fn_view)
+    def_at = place_function(fn_view.lines, fn)
+    node = parsed.function(fn.name, def_at) if parsed is not None and def_at is not None else None
+    return (parsed, node) if parsed is not None and node is not None else None
+
+
+def _is_torch_compile(expr: ast.expr) -> bool:
+    return ast.unparse(expr) == "torch.compile"
+
+
+def dynamic_scalar_fix(fn: FunctionFindings, fn_view: TextView, diagnostic: types.Diagnostic | None) -> types.CodeAction | None:
+    """A Python number parameter specialized and changed → ``dynamic=True`` on the
+    function's own ``@torch.compile`` (one graph for every value; checked on torch 2.13)."""
+    step = next((s for s in fn.steps if s.part is None and s.kind == "scalar" and s.source), None)
+    found = _function_node(fn, fn_view)
+    if step is None or found is None or step.source is None:
+        return None
+    parsed, node = found
+    params = [a.arg for a in node.args.posonlyargs + node.args.args + node.args.kwonlyargs]
+    if step.source not in params or not parsed.imports_torch():
+        return None  # a stack value or an attribute: no decorator argument reaches it
+    compiles = [d for d in node.decorator_list if _is_torch_compile(d) or isinstance(d, ast.Call) and _is_torch_compile(d.func)]
+    if len(compiles) != 1:
+        return None
+    d = compiles[0]
+    view = parsed.view
+    if d.end_lineno is None or d.end_col_offset is None:
+        return None
+    if isinstance(d, ast.Call):
+        if any(kw.arg == "dynamic" or kw.arg is None for kw in d.keywords):
+            return None  # dynamic= already said (or hidden in **kwargs): the user's choice
+        line1, col = d.end_lineno, _char_col(view, d.end_lineno, d.end_col_offset) - 1  # before ")"
+        sep = ", " if d.args or d.keywords else ""
+        edit = _replace(view, line1, col, line1, col, f"{sep}dynamic=True")
+    else:
+        line1 = d.end_lineno
+        col = _char_col(view, line1, d.end_col_offset)
+        edit = _replace(view, line1, col, line1, col, "(dynamic=True)")
+    return _fix(
+        f"Compile `{fn.name}` with `dynamic=True`: one graph for every value of `{step.source}`, behaviour kept",
+        _edit(view, [edit]),
+        diagnostic,
+        preferred=True,
+    )
 
 
 # -- graph breaks: logging, helpers ----------------------------------------------------
 
 
-def _logging_callee(call: ast.Call) -> str | None:
-    f = call.func
-    if isinstance(f, ast.Name) and f.id == "print":
-        return "print"
-    if isinstance(f, ast.Attribute) and isinstance(f.value, ast.Name) and f.value.id == "logging" and f.attr in LOGGING_FUNCTIONS:
-        return f"logging.{f.attr}"
-    return None
-
-
-def logging_fixes(b: BreakFinding, parsed: Parsed, line1: int, diagnostic: types.Diagnostic | None) -> list[types.CodeAction]:
+def logging_fixes(
+    b: BreakFinding, parsed: Parsed, line1: int, diagnostic: types.Diagnostic | None, inlined: Mapping[str, Sequence[str]] | None = None
+) -> list[types.CodeAction]:
+    """``inlined``: callee → the inlined helpers of the run whose calls of it broke the graph
+    (``RunIndex.inlined_logging``). torch 2.13 drops a reordered call made inside an
+    inlined function (checked: the print never runs), so registering the callee loses
+    their output: the reorder fix says so there, and is not offered on such a break."""
     if not b.is_logging or b.origin is not None or not parsed.imports_torch():
         return []
     stmt = parsed.statement_at(line1)
     if not (isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call) and stmt.lineno == line1 == stmt.end_lineno):
         return []
-    callee = _logging_callee(stmt.value)
+    callee = logging_callee(stmt.value)
     if callee is None:
         return []
     view = parsed.view
@@ -209,19 +304,27 @@ def logging_fixes(b: BreakFinding, parsed: Parsed, line1: int, diagnostic: types
     whole = types.Range(types.Position(line1 - 1, 0), types.Position(line1 - 1, view.codec.client_num_units(text)))
     out.append(
         _fix(
-            f"Skip `{callee}(...)` while compiling (wrap in `if not torch.compiler.is_compiling():`)",
+            # The compiled code is traced with is_compiling() true and never runs the call.
+            f"Skip `{callee}(...)` while compiling: output lost (wrap in `if not torch.compiler.is_compiling():`)",
             _edit(view, [types.TextEdit(whole, wrapped)]),
             diagnostic,
         )
     )
     registration = f"torch._dynamo.config.reorderable_logging_functions.add({callee})"
-    if not any(registration in line for line in view.lines):
+    if b.helper is None and not any(registration in line for line in view.lines):
         at = parsed.after_imports()
+        helpers = sorted(set((inlined or {}).get(callee, ())))
+        if helpers:
+            named = ", ".join(f"`{h}`" for h in helpers[:3]) + (" …" if len(helpers) > 3 else "")
+            effect = f"output kept here, output lost in inlined {named} (torch drops reordered calls inside inlined functions)"
+        else:
+            effect = "output kept"
         out.append(
             _fix(
-                f"Let Dynamo reorder `{callee}` calls (add it to torch._dynamo.config.reorderable_logging_functions)",
+                f"Let Dynamo reorder `{callee}`: {effect} (add it to torch._dynamo.config.reorderable_logging_functions)",
                 _edit(view, [_insert(view, at, f"{registration}\n")]),
                 diagnostic,
+                preferred=not helpers,
             )
         )
     return out
@@ -239,7 +342,88 @@ def disable_helper_fix(b: BreakFinding, parsed: Parsed, line1: int, diagnostic: 
     first = min([d.lineno for d in node.decorator_list] + [node.lineno])
     indent = parsed.indent(node.lineno)
     edit = _edit(parsed.view, [_insert(parsed.view, first - 1, f"{indent}@torch.compiler.disable\n")])
-    return _fix(f"Add `@torch.compiler.disable` to `{b.helper}` (run it eagerly, outside the graph)", edit, diagnostic)
+    # Checked on torch 2.13: the caller's graph then breaks at the call instead (GB0098,
+    # "Skip calling torch.compiler.disable()d function"): as many graphs as before.
+    return _fix(f"Add `@torch.compiler.disable` to `{b.helper}`: moves the break to the call site (GB0098), does not remove it", edit, diagnostic)
+
+
+CAPTURE_SCALARS = "torch._dynamo.config.capture_scalar_outputs = True"
+
+
+def capture_scalar_fix(b: BreakFinding, parsed: Parsed, line1: int, diagnostic: types.Diagnostic | None) -> types.CodeAction | None:
+    """``.item()`` break → let Dynamo trace the scalar (torch's own hint names the flag)."""
+    e = b.event
+    said = " ".join([e.gb_type, e.explanation, *e.hints])
+    if b.origin is not None or "capture_scalar_outputs" not in said or not parsed.imports_torch():
+        return None
+    stmt = parsed.statement_at(line1)
+    if stmt is None or not any(
+        isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr == "item" and n.lineno == line1 for n in ast.walk(stmt)
+    ):
+        return None
+    view = parsed.view
+    if any("capture_scalar_outputs" in line for line in view.lines):
+        return None  # already set (to something): not ours to flip
+    return _fix(
+        "Let Dynamo trace `.item()`: behaviour kept (set `torch._dynamo.config.capture_scalar_outputs = True` after the imports)",
+        _edit(view, [_insert(view, parsed.after_imports(), f"{CAPTURE_SCALARS}\n")]),
+        diagnostic,
+        preferred=True,
+    )
+
+
+def _assigned_name(body: list[ast.stmt]) -> tuple[str, ast.expr] | None:
+    if len(body) != 1 or not isinstance(body[0], ast.Assign) or len(body[0].targets) != 1:
+        return None
+    target = body[0].targets[0]
+    return (target.id, body[0].value) if isinstance(target, ast.Name) else None
+
+
+def where_fix(b: BreakFinding, parsed: Parsed, line1: int, diagnostic: types.Diagnostic | None) -> types.CodeAction | None:
+    """``if <comparison>: n = a [else: n = c]`` on a tensor → ``n = torch.where(cond, a, c)``.
+
+    Both branches are then computed and the value selected per element, so it is the
+    same result only when the branches have no side effects and broadcast: a skeleton to
+    review, never the preferred fix."""
+    e = b.event
+    if b.origin is not None or not e.gb_type.lower().startswith("data-dependent branching") or not parsed.imports_torch():
+        return None
+    stmt = parsed.statement_at(line1)
+    if not isinstance(stmt, ast.If) or stmt.lineno != line1 or not isinstance(stmt.test, ast.Compare):
+        return None
+    then = _assigned_name(stmt.body)
+    if then is None:
+        return None
+    name, value = then
+    otherwise: ast.expr = ast.Name(name)
+    if stmt.orelse:
+        other = _assigned_name(stmt.orelse)
+        if other is None or other[0] != name:
+            return None
+        otherwise = other[1]
+    view = parsed.view
+    end = stmt.end_lineno or stmt.lineno
+    indent = parsed.indent(stmt.lineno)
+    code = f"{indent}{name} = torch.where({ast.unparse(stmt.test)}, {ast.unparse(value)}, {ast.unparse(otherwise)})"
+    edit = _replace(view, stmt.lineno, 0, end, len(view.lines[end - 1]), code)
+    return _fix(
+        f"Rewrite the `if` as `{name} = torch.where(...)`: same result, both branches computed (review the rewrite)",
+        _edit(view, [edit]),
+        diagnostic,
+    )
+
+
+def cause_fix(c: CauseFinding, parsed: Parsed, line1: int, diagnostic: types.Diagnostic | None) -> types.CodeAction | None:
+    """The root cause's one fix, at its site (``line1``: where the site is now)."""
+    view = parsed.view
+    if not parsed.imports_torch():
+        return None
+    lo, hi = max(0, line1 - 3), min(len(view.lines), line1 + 2)
+    if any(c.code in text for text in view.lines[lo:hi]):
+        return None  # already applied
+    at = line1 - 1 if c.before else line1
+    edit = _edit(view, [_insert(view, at, f"{c.indent}{c.code}\n")])
+    return _fix(f"Insert `{c.code}` {c.why}: one graph for every size, behaviour kept", edit, diagnostic, preferred=True)
 
 
 # -- assembling ------------------------------------------------------------------------
@@ -263,6 +447,7 @@ def code_actions(
     params: types.CodeActionParams,
     run_path: str | None,
     view_of: ViewOf,
+    inlined_logging: Mapping[str, Sequence[str]] | None = None,
 ) -> list[types.CodeAction | types.Command]:
     here = [p for p in placed if _overlaps(p, view, params.range)]
     if not here:
@@ -272,14 +457,20 @@ def code_actions(
     for p in here:
         diag = _diagnostic_for(p, params.context.diagnostics, view)
         if p.kind == "recompile" and isinstance(p.finding, FunctionFindings):
-            fix = mark_dynamic_fix(p.finding, view, view_of, diag)
+            fn = p.finding
+            fixes = [mark_dynamic_fix(fn, view, view_of, diag), dynamic_scalar_fix(fn, view, diag)]
+            out.extend(f for f in fixes if f is not None)
+        elif p.kind == "cause" and isinstance(p.finding, CauseFinding) and parsed is not None:
+            fix = cause_fix(p.finding, parsed, p.span.line + 1, diag)
             if fix is not None:
                 out.append(fix)
         elif p.kind == "break" and isinstance(p.finding, BreakFinding) and parsed is not None:
-            out.extend(logging_fixes(p.finding, parsed, p.span.line + 1, diag))
-            fix = disable_helper_fix(p.finding, parsed, p.span.line + 1, diag)
-            if fix is not None:
-                out.append(fix)
+            line1 = p.span.line + 1
+            out.extend(logging_fixes(p.finding, parsed, line1, diag, inlined_logging))
+            for break_fix in (capture_scalar_fix, where_fix, disable_helper_fix):
+                fix = break_fix(p.finding, parsed, line1, diag)
+                if fix is not None:
+                    out.append(fix)
     only = params.context.only
     if only:
         out = [a for a in out if a.kind is not None and any(a.kind == k or str(a.kind).startswith(f"{k}.") for k in only)]

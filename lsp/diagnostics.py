@@ -6,6 +6,10 @@
 - recompile: on the function's ``def`` line, Information, or Warning once the recompile
   limit made it fall back to eager; compiles, failed guards, suggestion.
 - compile failure: Error on its line (the ``def`` line when torch names no line).
+- root cause (``inspector.analysis.causes``, a recompile cause with a fix): one diagnostic
+  at the fix site (where the variable is made), Information, code ``recompile-cause``;
+  related information = each frame it made recompile. Those recompiles are left out of
+  the frames' own notes (``findings``), so the cause is said once.
 """
 
 from __future__ import annotations
@@ -18,7 +22,7 @@ from dyn_inspect.engine.schema import Loc
 from dyn_inspect.inspector.analysis.messages import headline
 from dyn_inspect.inspector.locations import package_path
 from dyn_inspect.lsp.documents import TextView, path_uri
-from dyn_inspect.lsp.findings import BreakFinding, FailureFinding, FunctionFindings
+from dyn_inspect.lsp.findings import BreakFinding, CauseFinding, FailureFinding, FunctionFindings, original_function
 from dyn_inspect.lsp.placement import Placed
 from dyn_inspect.lsp.settings import Settings
 
@@ -82,6 +86,26 @@ def recompile_message(fn: FunctionFindings) -> str:
     return "\n".join(out)
 
 
+def _site_label(loc: Loc) -> str:
+    """A frame the cause made recompile, as the user wrote it (resume functions are the
+    rest of a function after a graph break)."""
+    name = loc.name or "?"
+    original = original_function(name)
+    if original is not None:
+        return f"recompiled here: `{original[0]}` after its graph break at line {original[1]}"
+    return f"recompiled here: `{name}`"
+
+
+def cause_message(c: CauseFinding) -> str:
+    n = c.recompiles
+    frames = len(c.sites)
+    where = f" in {frames} frame{'s' if frames != 1 else ''}" if frames else ""
+    return (
+        f"Recompiled {n}×{where} from one cause: {c.title}\n"
+        f"Fix: `{c.code}` {c.why} — one graph for every size (the quick fix inserts it)"
+    )
+
+
 def failure_message(f: FailureFinding) -> str:
     reason = " ".join(f.fail_reason.split())
     if len(reason) > 300:
@@ -135,6 +159,19 @@ def to_diagnostic(p: Placed, view: TextView, settings: Settings) -> types.Diagno
             source=SOURCE,
             related_information=related,
             data={"kind": "recompile", "name": fn.name},
+        )
+    if p.kind == "cause":
+        c = p.finding
+        assert isinstance(c, CauseFinding)
+        related = [types.DiagnosticRelatedInformation(types.Location(path_uri(loc.file), _loc_range(loc)), _site_label(loc)) for loc in c.sites]
+        return types.Diagnostic(
+            range=rng,
+            message=cause_message(c),
+            severity=types.DiagnosticSeverity.Information,
+            code="recompile-cause",
+            source=SOURCE,
+            related_information=related or None,
+            data={"kind": "cause", "title": c.title},
         )
     f = p.finding
     assert isinstance(f, FailureFinding)

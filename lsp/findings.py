@@ -20,6 +20,7 @@ Attribution rules:
 
 from __future__ import annotations
 
+import ast
 import functools
 import itertools
 import os
@@ -40,7 +41,9 @@ try:  # the analysis module explains guard failures; without it reasons are show
     from dyn_inspect.inspector.analysis import recompiles as _analysis
 except ImportError:  # pragma: no cover - only while the module is missing
     _analysis = None  # type: ignore[assignment]
+from dyn_inspect.inspector.analysis import causes as _causes
 
+LOGGING_FUNCTIONS = {"debug", "info", "warning", "error", "critical", "exception", "log"}
 RESUME_RE = re.compile(r"^torch_dynamo_resume_in_(?P<name>.+)_at_(?P<line>\d+)$")
 
 
@@ -59,6 +62,26 @@ def original_function(name: str) -> tuple[str, int] | None:
         return None
     inner = original_function(m["name"])
     return inner if inner is not None else (m["name"], int(m["line"]))
+
+
+def logging_callee(call: ast.Call) -> str | None:
+    """``print`` / ``logging.<fn>`` for a call of one, else None."""
+    f = call.func
+    if isinstance(f, ast.Name) and f.id == "print":
+        return "print"
+    if isinstance(f, ast.Attribute) and isinstance(f.value, ast.Name) and f.value.id == "logging" and f.attr in LOGGING_FUNCTIONS:
+        return f"logging.{f.attr}"
+    return None
+
+
+def logging_callee_of(code: str | None) -> str | None:
+    """The logging function a recorded line (``Loc.code``) calls, or None."""
+    try:
+        tree = ast.parse((code or "").strip())
+    except (SyntaxError, ValueError):
+        return None
+    stmt = tree.body[0] if len(tree.body) == 1 else None
+    return logging_callee(stmt.value) if isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call) else None
 
 
 @dataclass(frozen=True)
@@ -130,6 +153,22 @@ class FunctionFindings:
 
 
 @dataclass
+class CauseFinding:
+    """A root cause with a fix (``inspector.analysis.causes``), shown once at its fix site
+    instead of on every frame it made recompile."""
+
+    loc: Loc  # the fix site: the statement that makes the variable (or the call), as now on disk
+    title: str  # "`x.shape[0]` takes 16, 32, 48 → 5 recompiles"
+    detail: str
+    recompiles: int
+    code: str  # the fix: "torch._dynamo.mark_dynamic(x, 0)"
+    indent: str
+    why: str  # "where `x` is made"
+    before: bool  # the fix goes before the site's line (else after it)
+    sites: list[Loc] = field(default_factory=list)  # the frames that recompiled (def lines)
+
+
+@dataclass
 class FailureFinding:
     file: str
     line: int
@@ -146,6 +185,7 @@ class FileFindings:
     breaks: list[BreakFinding] = field(default_factory=list)
     functions: list[FunctionFindings] = field(default_factory=list)
     failures: list[FailureFinding] = field(default_factory=list)
+    causes: list[CauseFinding] = field(default_factory=list)
     kernels_by_line: dict[int, list[KernelRef]] = field(default_factory=dict)
     kernel_line_code: dict[int, str | None] = field(default_factory=dict)
     # --profile-kernels runs: "this line: 0.80 ms/step in 2 kernels" per recorded line
@@ -162,6 +202,7 @@ def signature(ff: FileFindings) -> tuple[object, ...]:
         tuple((b.key, b.loc.line, b.count, b.origin is not None) for b in ff.breaks),
         tuple((f.name, f.def_line, f.compiles, f.part_compiles, len(f.steps), f.limit_reason is not None) for f in ff.functions),
         tuple((f.cid, f.line) for f in ff.failures),
+        tuple((c.title, c.loc.line) for c in ff.causes),
     )
 
 
@@ -174,6 +215,9 @@ class RunIndex:
     recompiles: int = 0
     event_count: int = 0
     degraded: list[str] = field(default_factory=list)  # recorder hooks down in that torch
+    # logging callee ("print") -> inlined functions (any file, libraries too) whose calls of
+    # it broke the graph: registering it as reorderable loses their output (code actions)
+    inlined_logging: dict[str, list[str]] = field(default_factory=dict)
 
     def for_path(self, path: str) -> FileFindings | None:
         return self.files.get(norm_path(path))
@@ -300,7 +344,9 @@ def build_index(run: Run | None, workspace: Workspace) -> RunIndex:
     )
     files: dict[str, FileFindings] = defaultdict(FileFindings)
     _add_breaks(m, workspace, files)
-    _add_functions(m, workspace, files)
+    index.inlined_logging = _inlined_logging(m)
+    covered = _add_causes(m, workspace, files)
+    _add_functions(m, workspace, files, covered)
     _add_failures(m, workspace, files)
     _add_kernels(m, workspace, files)
     _add_shapes(m, workspace, files)
@@ -324,6 +370,19 @@ def _helper_name(m: RunModel, log: str, event: GraphBreak) -> str | None:
     if original is not None and original[0] == name:
         return None
     return name
+
+
+def _inlined_logging(m: RunModel) -> dict[str, list[str]]:
+    out: dict[str, list[str]] = {}
+    for group in m.break_groups():
+        for log, event in group.hits:
+            if not any("reorderable_logging_functions" in h for h in event.hints):
+                continue
+            helper = _helper_name(m, log, event)
+            callee = logging_callee_of(event.loc.code) if helper is not None else None
+            if callee is not None and helper is not None and helper not in out.setdefault(callee, []):
+                out[callee].append(helper)
+    return out
 
 
 def _add_breaks(m: RunModel, ws: Workspace, files: dict[str, FileFindings]) -> None:
@@ -424,7 +483,42 @@ def _call_site(c: CompileInfo, ws: Workspace) -> Loc | None:
     return ws.nearest(c.start.stack[:-1])
 
 
-def _add_functions(m: RunModel, ws: Workspace, files: dict[str, FileFindings]) -> None:
+def _add_causes(m: RunModel, ws: Workspace, files: dict[str, FileFindings]) -> set[tuple[str, str]]:
+    """One finding per recompile cause that has a fix in the workspace; returns the
+    (log, compile id) of the recompiles they explain (their frames' notes leave them out)."""
+    covered: set[tuple[str, str]] = set()
+    try:
+        found = _causes.recompile_causes(m)
+    except Exception:  # noqa: BLE001 - an analysis bug must not take the diagnostics down
+        return covered
+    for c in found:
+        fix = c.fix
+        if fix is None:
+            continue
+        local = ws.local(fix.file)
+        if local is None:
+            continue
+        line = fix.site_line
+        code = _line_text(local, line)
+        sites = [loc for loc in (ws.local_loc(s) for s in c.sites) if loc is not None]
+        files[norm_path(local)].causes.append(
+            CauseFinding(
+                loc=Loc(file=local, line=line, code=code),
+                title=c.title,
+                detail=c.detail,
+                recompiles=c.recompile_count,
+                code=fix.code,
+                indent=fix.indent,
+                why=fix.why,
+                before=fix.why.startswith("before the call"),
+                sites=sites,
+            )
+        )
+        covered.update((r.log, r.cid) for r in c.recompiles)
+    return covered
+
+
+def _add_functions(m: RunModel, ws: Workspace, files: dict[str, FileFindings], covered: set[tuple[str, str]] | None = None) -> None:
     frames = m.frames_in_order()
     groups: dict[tuple[str, int, str], FunctionFindings] = {}
     ordered: list[tuple[FrameInfo, FrameInfo]] = []  # (frame, owner)
@@ -466,6 +560,10 @@ def _add_functions(m: RunModel, ws: Workspace, files: dict[str, FileFindings]) -
             fn.compile_time_s += c.compile_time_s
             fn.break_keys.update(b.key for b in c.breaks)
         steps, limit_text = _steps(m, frame, part=is_part)
+        if covered and frame.compiles:
+            # explained once, at the cause's fix site: not repeated on each frame
+            log = frame.compiles[0].log
+            steps = [s for s in steps if (log, s.cid) not in covered]
         fn.steps.extend(steps)
         if frame.recompile_limit is not None:
             fn.limit_reason = frame.recompile_limit.reason

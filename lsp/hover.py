@@ -5,12 +5,13 @@ for a compile error; and the kernels this line was fused into (name, backend, fu
 from __future__ import annotations
 
 from collections.abc import Sequence
+from pathlib import Path
 
 from lsprotocol import types
 
 from dyn_inspect.lsp.diagnostics import short_location
 from dyn_inspect.lsp.documents import TextView
-from dyn_inspect.lsp.findings import BreakFinding, FailureFinding, FileFindings, FunctionFindings, KernelRef
+from dyn_inspect.lsp.findings import BreakFinding, CauseFinding, FailureFinding, FileFindings, FunctionFindings, KernelRef
 from dyn_inspect.lsp.placement import Placed, at_line
 from dyn_inspect.lsp.source_lines import Span, code_bounds, relocate
 
@@ -118,6 +119,12 @@ def shapes_at(ff: FileFindings | None, lines: Sequence[str], line1: int) -> list
     return out
 
 
+def _cause_md(c: CauseFinding) -> list[str]:
+    out = [f"**Root cause** — {c.title}", "", f"Fix: `{c.code}` {c.why} (one graph for every size).", "", "Recompiled here:"]
+    out += [f"- `{loc.name}` ({Path(loc.file).name}:{loc.line})" for loc in c.sites]
+    return out
+
+
 def hover(view: TextView, placed: list[Placed], ff: FileFindings | None, position: types.Position) -> types.Hover | None:
     line0, _ = view.char_at(position)
     here = at_line(placed, line0)
@@ -132,6 +139,9 @@ def hover(view: TextView, placed: list[Placed], ff: FileFindings | None, positio
         elif p.kind == "recompile":
             assert isinstance(p.finding, FunctionFindings)
             parts.append(_recompile_md(p.finding))
+        elif p.kind == "cause":
+            assert isinstance(p.finding, CauseFinding)
+            parts.append(_cause_md(p.finding))
         else:
             assert isinstance(p.finding, FailureFinding)
             parts.append(_failure_md(p.finding))

@@ -8,18 +8,18 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
-from dyn_inspect.lsp.findings import BreakFinding, FailureFinding, FileFindings, FunctionFindings
+from dyn_inspect.lsp.findings import BreakFinding, CauseFinding, FailureFinding, FileFindings, FunctionFindings
 from dyn_inspect.lsp.settings import Settings
 from dyn_inspect.lsp.source_lines import Span, code_bounds, relocate, relocate_def, span_for
 
-Kind = Literal["break", "recompile", "failure"]
+Kind = Literal["break", "recompile", "failure", "cause"]
 
 
 @dataclass(frozen=True)
 class Placed:
     kind: Kind
     span: Span  # 0-based line, code-point columns in the current text
-    finding: BreakFinding | FunctionFindings | FailureFinding
+    finding: BreakFinding | FunctionFindings | FailureFinding | CauseFinding
 
 
 def _line_span(lines: Sequence[str], line1: int) -> Span:
@@ -67,6 +67,10 @@ def place(ff: FileFindings | None, lines: Sequence[str], settings: Settings, dis
             line = place_function(lines, fn)
             if line is not None:
                 out.append(Placed("recompile", _line_span(lines, line), fn))
+        for c in ff.causes:
+            line = relocate(lines, c.loc.line, c.loc.code)
+            if line is not None:
+                out.append(Placed("cause", _line_span(lines, line), c))
     for f in ff.failures:
         line = relocate_def(lines, f.line, f.name) if f.at_def else relocate(lines, f.line, f.code)
         if line is not None:

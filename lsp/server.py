@@ -511,7 +511,7 @@ def create_server() -> DynInspectServer:
         if found is None:
             return []
         _, view = found
-        out = actions_mod.code_actions(view, ls.placed(view), params, ls.index.run_path, ls.view_of_path)
+        out = actions_mod.code_actions(view, ls.placed(view), params, ls.index.run_path, ls.view_of_path, ls.index.inlined_logging)
         if out and ls.index.run_path and not params.context.only:
             out.append(types.Command(title="dyn-inspect: verify the fix (re-run under the recorder)", command=verify_mod.VERIFY, arguments=[ls.index.run_path]))
         return out

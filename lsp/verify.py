@@ -77,6 +77,9 @@ def load(data: dict[str, Any]) -> Verdict:
         return verdict
     for c in causes(before.model):
         if c.title in fixed:
+            # the fix site first (where the editor showed the cause), then the frames
+            if c.fix is not None:
+                verdict.fixed_sites.setdefault(norm_path(c.fix.file), []).append((c.fix.site_line, c.title))
             for site in c.sites:
                 verdict.fixed_sites.setdefault(norm_path(site.file), []).append((site.line, c.title))
     return verdict

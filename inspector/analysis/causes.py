@@ -48,6 +48,12 @@ class Fix:
     def text(self) -> str:
         return self.indent + self.code + "\n"
 
+    @property
+    def site_line(self) -> int:
+        """The line the fix is about: the statement that makes the variable, or the call
+        it goes before."""
+        return self.after_line + 1 if self.why.startswith("before the call") else self.after_line
+
 
 @dataclass
 class Cause:
@@ -186,8 +192,18 @@ def _cause(group: list[_Recompile], model: RunModel) -> Cause:
 # -- tracing a parameter to the caller's variable ------------------------------------------------
 
 
-@functools.lru_cache(maxsize=64)
 def _tree(path: str) -> ast.Module | None:
+    # Keyed by mtime and size too: a long-lived reader (the language server) must not
+    # trace a variable in the text before the user's edit.
+    try:
+        st = Path(path).stat()
+    except OSError:
+        return None
+    return _tree_of(path, st.st_mtime_ns, st.st_size)
+
+
+@functools.lru_cache(maxsize=64)
+def _tree_of(path: str, mtime_ns: int, size: int) -> ast.Module | None:
     try:
         return ast.parse(Path(path).read_text(encoding="utf-8"))
     except (OSError, SyntaxError, ValueError, UnicodeDecodeError):
@@ -281,12 +297,32 @@ def _assigned_at(path: str, before_line: int, name: str) -> ast.stmt | None:
     return best
 
 
+NEARBY = 30  # lines searched on each side for a recorded line that moved
+
+
+def _now(call: Loc) -> Loc:
+    """The recorded call line where it is in the file now: the source may have been edited
+    since the run (a fix inserted above it, before ``verify`` reads this run again)."""
+    if not call.code:
+        return call
+    lines = _lines(call.file)
+    want = call.code.strip()
+    if 1 <= call.line <= len(lines) and lines[call.line - 1].strip() == want:
+        return call
+    lo, hi = max(0, call.line - 1 - NEARBY), min(len(lines), call.line + NEARBY)
+    near = [i + 1 for i in range(lo, hi) if lines[i].strip() == want]
+    if len(near) != 1:
+        return call
+    return Loc(file=call.file, line=near[0], name=call.name, code=call.code)
+
+
 def _mark_dynamic_fix(r: _Recompile, model: RunModel) -> Fix | None:
     f = r.failure
     index = _param_index(r.frame, f.source)
-    call = _call_site(r.frame.compiles[0])
-    if index is None or call is None or f.source is None or f.dim is None:
+    recorded = _call_site(r.frame.compiles[0])
+    if index is None or recorded is None or f.source is None or f.dim is None:
         return None
+    call = _now(recorded)
     fn = _function_at(r.frame.filename, def_line(r.frame.filename, r.frame.firstlineno))
     arity = len(_params(fn)) if fn is not None else 0
     var = _argument_name(call, index, f.source, arity)

@@ -1,0 +1,265 @@
+"""Every quick fix the language server offers, checked by a re-run (issue 14, done-when).
+
+tests/corpus/quick_fixes.py has one of each graph break and recompile the server has a fix
+for. It is recorded once; the fixes come from ``code_actions()`` on the real findings of
+that recording (the function the server's ``textDocument/codeAction`` handler calls), are
+applied to copies, and the copies are recorded with the real recorder (CPU Inductor); each
+title's claim is checked against the copy's breaks, recompiles and stdout:
+
+- copy A takes every fix that keeps what the program computes (torch.where, capture
+  scalars, mark_dynamic, dynamic=True) and the reorder fix, whose title says the inlined
+  helper's prints are lost: no break or recompile left, stdout = the original's without
+  exactly the helper's lines;
+- copy B takes "Skip `print(...)` while compiling: output lost" (exactly that print's
+  lines go) and ``@torch.compiler.disable`` on the helper, which "moves the break to the
+  call site (GB0098)" and keeps the helper's output;
+- copy C is B plus the reorder fix offered from B's run (no inlined print left there):
+  "output kept", preferred, and stdout is B's.
+
+With ``DYN_INSPECT_CORPUS_CACHE`` set the recordings are kept there, keyed by the
+program's text, and reused by later sessions.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+import subprocess
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+from corpus_support import CACHE_ENV, CORPUS, DYN_INSPECT, marker_line
+from dyn_inspect.inspector.run import Run
+from dyn_inspect.lsp import diagnostics as diag_mod
+from dyn_inspect.lsp.code_actions import code_actions
+from dyn_inspect.lsp.documents import TextView, path_uri
+from dyn_inspect.lsp.findings import RunIndex, Workspace, build_index
+from dyn_inspect.lsp.placement import place
+from dyn_inspect.lsp.settings import Settings
+from lsprotocol import types
+from pygls.workspace import PositionCodec
+from test_lsp_support import apply_edit
+
+pytestmark = pytest.mark.corpus
+
+PROGRAM = CORPUS / "quick_fixes.py"
+NAME = PROGRAM.name
+KEEPS = ("output kept", "behaviour kept", "same result")
+CHANGES = ("output lost", "moves the break")
+
+
+@dataclass
+class Recorded:
+    folder: Path
+    run: Run
+    stdout: str
+
+    @property
+    def path(self) -> Path:
+        return self.folder / NAME
+
+    def index(self) -> RunIndex:
+        return build_index(self.run, Workspace.for_run([self.folder], self.run))
+
+    def breaks(self) -> list[tuple[int, str | None, str]]:
+        """(line, gb id, line text) of each unique break in the program's file."""
+        out = []
+        for g in self.run.model.break_groups():
+            if Path(g.loc.file).name == NAME:
+                out.append((g.loc.line, g.first.gb_id, (g.loc.code or "").strip()))
+        return sorted(out)
+
+    def recompiles(self) -> int:
+        return len(self.run.model.recompiles)
+
+
+def record(text: str, base: Path) -> Recorded:
+    """``text`` as quick_fixes.py in its own folder, recorded (or reused from the cache)."""
+    key = hashlib.sha256(text.encode()).hexdigest()[:16]
+    cache = os.environ.get(CACHE_ENV)
+    folder = (Path(cache) / "quick-fixes" if cache else base) / key
+    done = folder / "result.json"
+    if not done.is_file():
+        if folder.exists():
+            shutil.rmtree(folder)
+        folder.mkdir(parents=True)
+        (folder / NAME).write_text(text)
+        env = {k: v for k, v in os.environ.items() if k not in ("DYN_INSPECT_RUNS_DIR", "TORCH_LOGS", "TORCH_TRACE")}
+        env.update(DYN_INSPECT_NO_TUI="1", TORCHINDUCTOR_CACHE_DIR=str(folder / "inductor"))
+        proc = subprocess.run(
+            [str(DYN_INSPECT), "--no-tui", "--runs-dir", str(folder / "runs"), NAME], cwd=folder, env=env, capture_output=True, text=True, timeout=900
+        )
+        assert proc.returncode == 0, proc.stderr[-3000:]
+        done.write_text(json.dumps({"stdout": proc.stdout}))
+    runs = [p for p in (folder / "runs").iterdir() if p.is_dir() and not p.is_symlink()]
+    assert len(runs) == 1
+    return Recorded(folder, Run(runs[0]), json.loads(done.read_text())["stdout"])
+
+
+def fixes_on(rec: Recorded, text: str, line1: int) -> list[types.CodeAction]:
+    """The quick fixes the server offers on ``line1`` of ``text`` (the recording's file as
+    edited so far), for the findings of ``rec``'s run."""
+    lines = text.splitlines()
+    view = TextView(str(rec.path), path_uri(str(rec.path)), lines, PositionCodec())
+    index = rec.index()
+    placed = place(index.for_path(str(rec.path)), lines, Settings())
+    diags = diag_mod.build(placed, view, Settings())
+    rng = types.Range(types.Position(line1 - 1, 0), types.Position(line1 - 1, len(lines[line1 - 1])))
+    params = types.CodeActionParams(
+        types.TextDocumentIdentifier(view.uri), rng, types.CodeActionContext(diagnostics=[d for d in diags if d.range.start.line == line1 - 1])
+    )
+
+    def view_of(path: str) -> TextView | None:
+        return view if Path(path).name == NAME else None
+
+    acts = code_actions(view, placed, params, index.run_path, view_of, index.inlined_logging)
+    return [a for a in acts if isinstance(a, types.CodeAction)]
+
+
+def line_with(text: str, needle: str) -> int:
+    found = [i + 1 for i, line in enumerate(text.splitlines()) if needle in line]
+    assert len(found) == 1, (needle, found)
+    return found[0]
+
+
+def apply(rec: Recorded, text: str, marker: str, pick: str) -> str:
+    """``text`` after the fix whose title contains ``pick`` on the line marked ``marker``."""
+    acts = fixes_on(rec, text, line_with(text, f"# {marker}"))
+    chosen = [a for a in acts if pick in a.title]
+    assert len(chosen) == 1, (marker, pick, [a.title for a in acts])
+    assert chosen[0].edit is not None
+    return apply_edit(text, chosen[0].edit, path_uri(str(rec.path)))
+
+
+@pytest.fixture(scope="module")
+def original(tmp_path_factory: pytest.TempPathFactory) -> Recorded:
+    return record(PROGRAM.read_text(), tmp_path_factory.mktemp("quick-fixes"))
+
+
+HELPER_LOST = "output kept here, output lost in inlined `noisy`"
+# Which fixes each finding gets, by marker: (title fragment, preferred).
+EXPECTED = {
+    "BREAK:print": [(f"Let Dynamo reorder `print`: {HELPER_LOST}", False), ("Skip `print(...)` while compiling: output lost", False)],
+    "BREAK:talky": [(f"Let Dynamo reorder `print`: {HELPER_LOST}", False), ("Skip `print(...)` while compiling: output lost", False)],
+    "BREAK:helper_print": [
+        ("Skip `print(...)` while compiling: output lost", False),
+        ("Add `@torch.compiler.disable` to `noisy`: moves the break to the call site (GB0098)", False),
+    ],
+    "BREAK:branch": [("Rewrite the `if` as `h = torch.where(...)`: same result, both branches computed (review", False)],
+    "BREAK:item": [("Let Dynamo trace `.item()`: behaviour kept", True)],
+    "RECOMPILE:shape": [("Insert `torch._dynamo.mark_dynamic(rows, 0)` before the call: one graph for every size, behaviour kept", True)],
+    "RECOMPILE:int": [("Compile `scaled` with `dynamic=True`: one graph for every value of `n`, behaviour kept", True)],
+}
+
+
+def honest(act: types.CodeAction) -> None:
+    """The title says what the fix does to the program; only a fix that changes nothing
+    the program does, and needs no review, is the preferred one."""
+    changes = any(c in act.title for c in CHANGES)
+    assert changes or any(k in act.title for k in KEEPS), act.title
+    if act.is_preferred:
+        assert not changes and "review" not in act.title, act.title
+    assert act.kind == types.CodeActionKind.QuickFix and act.diagnostics, act.title
+
+
+def without(stdout: str, prefix: str) -> str:
+    return "".join(line for line in stdout.splitlines(keepends=True) if not line.startswith(prefix))
+
+
+def test_each_finding_gets_honest_fixes_with_the_expected_edits(original: Recorded) -> None:
+    text = PROGRAM.read_text()
+    for name in ("chatty", "talky", "noisy"):
+        assert original.stdout.count(f"{name} ") == 2, original.stdout
+    assert original.stdout.endswith("quick_fixes done\n")
+    breaks = original.breaks()
+    for marker in ("BREAK:print", "BREAK:talky", "BREAK:helper_print", "BREAK:branch", "BREAK:item"):
+        assert any(line == marker_line(PROGRAM, marker) for line, _, _ in breaks), (marker, breaks)
+    assert original.recompiles() == 2  # by_shape (4 → 8) and scaled (n == 2 → 3)
+    for marker, wanted in EXPECTED.items():
+        acts = fixes_on(original, text, marker_line(PROGRAM, marker))
+        titles = [a.title for a in acts]
+        assert len(acts) == len(wanted), (marker, titles)
+        for fragment, preferred in wanted:
+            (act,) = [a for a in acts if fragment in a.title]
+            honest(act)
+            assert bool(act.is_preferred) == preferred, act.title
+
+    def edited(marker: str, pick: str) -> str:
+        return apply(original, text, marker, pick)
+
+    # The edits, as written by hand.
+    assert edited("BREAK:branch", "torch.where") == text.replace(
+        "    if h.mean() > 0.5:  # BREAK:branch\n        h = h * 0.5\n", "    h = torch.where(h.mean() > 0.5, h * 0.5, h)\n"
+    )
+    assert edited("BREAK:item", "capture_scalar_outputs") == text.replace(
+        "import torch\n", "import torch\ntorch._dynamo.config.capture_scalar_outputs = True\n", 1
+    )
+    assert edited("RECOMPILE:int", "dynamic=True") == text.replace(
+        "@torch.compile\ndef scaled(", "@torch.compile(dynamic=True)\ndef scaled("
+    )
+    assert edited("RECOMPILE:shape", "mark_dynamic") == text.replace(
+        '        print(f"rows {n}: {by_shape(rows)', '        torch._dynamo.mark_dynamic(rows, 0)\n        print(f"rows {n}: {by_shape(rows)'
+    )
+    assert edited("BREAK:print", "reorder") == text.replace(
+        "import torch\n", "import torch\ntorch._dynamo.config.reorderable_logging_functions.add(print)\n", 1
+    )
+    assert edited("BREAK:helper_print", "disable") == text.replace("\ndef noisy(", "\n@torch.compiler.disable\ndef noisy(")
+
+
+def test_copy_a_fixes_remove_every_break_and_recompile_and_lose_only_what_they_say(
+    original: Recorded, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    text = PROGRAM.read_text()
+    for marker, pick in [
+        ("BREAK:print", "reorder"),  # registers print for the whole program: talky's and noisy's too
+        ("BREAK:branch", "torch.where"),
+        ("BREAK:item", "capture_scalar_outputs"),
+        ("RECOMPILE:shape", "mark_dynamic"),
+        ("RECOMPILE:int", "dynamic=True"),
+    ]:
+        text = apply(original, text, marker, pick)
+    fixed = record(text, tmp_path_factory.mktemp("quick-fixes-a"))
+    assert fixed.breaks() == []
+    assert fixed.recompiles() == 0
+    # kept: the results and the compiled functions' own prints; lost, as the reorder fix's
+    # title says: the inlined helper's print (torch drops reordered calls in inlined code)
+    assert "noisy " in original.stdout
+    assert fixed.stdout == without(original.stdout, "noisy ")
+
+
+@pytest.fixture(scope="module")
+def copy_b(original: Recorded, tmp_path_factory: pytest.TempPathFactory) -> Recorded:
+    text = PROGRAM.read_text()
+    text = apply(original, text, "BREAK:print", "Skip `print")
+    text = apply(original, text, "BREAK:helper_print", "moves the break")
+    return record(text, tmp_path_factory.mktemp("quick-fixes-b"))
+
+
+def test_copy_b_fixes_that_say_they_change_behaviour_do_what_they_say(original: Recorded, copy_b: Recorded) -> None:
+    # output lost: exactly the skipped print's lines are gone, the helper's output stays
+    assert copy_b.stdout == without(original.stdout, "chatty ")
+    text = copy_b.path.read_text()
+    codes = {(code, gb) for _, gb, code in copy_b.breaks()}
+    assert not any('print("chatty"' in code or 'print("noisy"' in code for code, _ in codes), codes
+    # the helper's break moved to its call (GB0098, calling a disabled function): not gone
+    call = text.splitlines()[line_with(text, "# CALLS:helper") - 1].strip()
+    assert (call, "GB0098") in codes
+    before = {(code, gb) for _, gb, code in original.breaks() if 'print("chatty"' not in code and 'print("noisy"' not in code}
+    assert before | {(call, "GB0098")} == codes  # talky's print, the branch and .item() untouched
+    assert copy_b.recompiles() == original.recompiles()
+
+
+def test_copy_c_reorder_without_inlined_prints_keeps_the_output(copy_b: Recorded, tmp_path_factory: pytest.TempPathFactory) -> None:
+    text = copy_b.path.read_text()
+    (act,) = [a for a in fixes_on(copy_b, text, line_with(text, "# BREAK:talky")) if "reorder" in a.title]
+    assert act.title.startswith("Let Dynamo reorder `print`: output kept (add it to torch._dynamo.config.reorderable_logging_functions)")
+    assert act.is_preferred
+    honest(act)
+    text = apply(copy_b, text, "BREAK:talky", "reorder")
+    fixed = record(text, tmp_path_factory.mktemp("quick-fixes-c"))
+    assert not any("print(" in code for _, _, code in fixed.breaks())
+    assert fixed.stdout == copy_b.stdout
+    assert len(fixed.breaks()) == len(copy_b.breaks()) - 1
