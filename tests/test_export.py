@@ -21,9 +21,9 @@ import torch._inductor.config
 from corpus_support import CORPUS, EXAMPLES, marker_line
 from dyn_inspect.engine.eventlog import blob_path
 from dyn_inspect.engine.schema import AnyEvent, Blob, UnknownEvent
+from dyn_inspect.inspector.analysis.graphs import compile_graph, graphviz, to_dot
 from dyn_inspect.inspector.errors import InspectorError
 from dyn_inspect.inspector.export import ExportResult, export_run
-from dyn_inspect.inspector.export.graph_pictures import graphviz
 from dyn_inspect.inspector.run import Run
 
 DYN = [sys.executable, "-m", "dyn_inspect.inspector.cli"]
@@ -133,6 +133,9 @@ def test_graph_pictures_follow_the_graph(example_bundle, example_run: Run) -> No
             assert f'"{s.split(":")[0]}" [label=' in dot, s
     assert '"linear" -> "h";' in dot
     assert '"output"' in dot
+    # One parser, one DOT writer: `dyn-inspect graph --dot` draws the same nodes and edges.
+    same = to_dot(compile_graph(example_run, c, "dynamo"), "x")
+    assert dot.splitlines()[1:] == same.splitlines()[1:]
 
 
 def test_manifest_matches_this_machine_and_the_run(example_bundle, example_run: Run) -> None:
