@@ -5,12 +5,15 @@ from __future__ import annotations
 
 from typing import Any
 
+import msgspec
+
 from dyn_inspect.engine.schema import Loc
 from dyn_inspect.engine.torch_compat import degraded_notes
 from dyn_inspect.inspector.analysis.breaks import BreakSite, break_sites
 from dyn_inspect.inspector.analysis.failures import FailureSite, failure_sites, line_text
 from dyn_inspect.inspector.analysis.messages import headline
 from dyn_inspect.inspector.model import BreakGroup, RecompileInfo
+from dyn_inspect.inspector.outputs import environment
 from dyn_inspect.inspector.ranks import (
     behaviour_dict,
     break_ranks,
@@ -110,14 +113,7 @@ def summary_dict(run: Run) -> dict[str, Any]:
         "exit_code": m.exit_code,
         "command": m.run_start.command if m.run_start else (start.argv if start else []),
         "duration_s": m.run_end.duration_s if m.run_end else None,
-        "environment": {
-            "python": start.python if start else None,
-            "torch": start.torch if start else None,
-            "triton": start.triton if start else None,
-            "cuda": start.cuda if start else None,
-            "cpu_isa": start.cpu_isa if start else None,
-            "devices": next((p.devices for p in procs if p.devices), []),
-        },
+        "environment": msgspec.to_builtins(environment(start, next((p.end for p in procs if p.end and p.end.devices), None))),
         "processes": len(procs),
         "ranks": m.ranks(),
         "nodes": [node_dict(n) for n in node_statuses(m)],  # multi-node runs: each node's end

@@ -21,9 +21,10 @@ import torch._inductor.config
 from corpus_support import CORPUS, EXAMPLES, marker_line
 from dyn_inspect.engine.eventlog import blob_path
 from dyn_inspect.engine.schema import AnyEvent, Blob, UnknownEvent
+from dyn_inspect.inspector.analysis.graphs import compile_graph, graphviz, to_dot
 from dyn_inspect.inspector.errors import InspectorError
 from dyn_inspect.inspector.export import ExportResult, export_run
-from dyn_inspect.inspector.export.graph_pictures import graphviz
+from dyn_inspect.inspector.reports import summary_dict
 from dyn_inspect.inspector.run import Run
 
 DYN = [sys.executable, "-m", "dyn_inspect.inspector.cli"]
@@ -133,6 +134,9 @@ def test_graph_pictures_follow_the_graph(example_bundle, example_run: Run) -> No
             assert f'"{s.split(":")[0]}" [label=' in dot, s
     assert '"linear" -> "h";' in dot
     assert '"output"' in dot
+    # One parser, one DOT writer: `dyn-inspect graph --dot` draws the same nodes and edges.
+    same = to_dot(compile_graph(example_run, c, "dynamo"), "x")
+    assert dot.splitlines()[1:] == same.splitlines()[1:]
 
 
 def test_manifest_matches_this_machine_and_the_run(example_bundle, example_run: Run) -> None:
@@ -146,6 +150,9 @@ def test_manifest_matches_this_machine_and_the_run(example_bundle, example_run: 
     assert env["cuda"] == torch.version.cuda
     assert env["cpu_vector_isa"] and env["cpu_vector_isa"].lower() in str(torch.backends.cpu.get_cpu_capability()).lower()
     assert m["run"]["exit_status"] == 0 and m["run"]["status"] == "finished"
+    # One set of key names: `summary --json` says the same about the environment.
+    assert summary_dict(example_run)["environment"] == env
+    assert env["cpu_isa"] == env["cpu_vector_isa"] and env["platform"] == env["os"] and env["devices"] == env["gpus"]
     assert m["run"]["command"][1:] == ["train.py", "--steps", "4"]
     assert m["tool"]["version"] and m["tool"]["name"] == "dyn-inspect"
     assert m["redacted"] is False and m["contains_source"] is True

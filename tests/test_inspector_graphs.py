@@ -113,3 +113,20 @@ def test_svg_with_graphviz(recompiles_run: Run, tmp_path) -> None:
 )
 def test_annotations(ann: str, expected: dict[str, str]) -> None:
     assert parse_annotation(ann) == expected
+
+
+def test_every_stage_parses_every_declared_value(example_run: Run) -> None:
+    """Each value a recorded graph names with a type (`x: "f32[..]" = ...`, and AOT's joint
+    graph inputs declared in the body, `primals_1: "f32[..]"`) is a node — at every stage,
+    since the export draws them all with this parser."""
+    import re
+
+    stages = set()
+    for c in example_run.model.compiles_in_order():
+        for graph in c.graphs:
+            code = example_run.blob_text(graph.code)
+            g = parse_fx(code)
+            declared = set(re.findall(r'^\s*(\w+): "[^"]*"', code, re.M))
+            assert declared <= set(g.nodes), (graph.stage, sorted(declared - set(g.nodes))[:5])
+            stages.add(graph.stage)
+    assert {"dynamo", "aot_joint", "post_grad"} <= stages

@@ -6,7 +6,9 @@ import pytest
 
 from corpus_support import CORPUS, marker_line, records
 from dyn_inspect.inspector.analysis.kernels import effective_isa, kernels_at, kernels_by_compile, kernels_by_line, vectorization
+from dyn_inspect.inspector.locations import run_cwd
 from dyn_inspect.inspector.run import Run
+from dyn_inspect.tui.views.kernels import kernel_matches
 from inspector_program import Recorded, record_once
 
 RECOMPILES = CORPUS / "recompiles.py"
@@ -51,8 +53,12 @@ def test_kernels_by_source_line(recompiles_run: Run) -> None:
     frame = next(f for f in recompiles_run.model.frames_in_order() if f.name == "by_shape")
     expected = [k for c in frame.compiles for k in c.kernels]
     assert len(expected) == 2
-    for spelling in (str(RECOMPILES), "recompiles.py", "tests/corpus/recompiles.py"):
+    cwd = run_cwd(recompiles_run.model)
+    for spelling in (str(RECOMPILES), "recompiles.py", "tests/corpus/recompiles.py", "./recompiles.py"):
         assert kernels_at(recompiles_run.model, spelling, line) == expected, spelling
+        # the TUI's kernel filter reads `file:line` the same way (locations.same_file)
+        assert [k for k in recompiles_run.model.kernels if kernel_matches(k, f"{spelling}:{line}", cwd)] == expected, spelling
+    assert kernels_at(recompiles_run.model, "../recompiles.py", line) == []  # one file, not every recompiles.py
     assert kernels_by_line(recompiles_run.model)[(str(RECOMPILES), line)] == expected
     assert kernels_at(recompiles_run.model, str(RECOMPILES), line + 100) == []
 

@@ -9,6 +9,7 @@ A record nobody handles becomes a ``Raw`` event: nothing torch emits is dropped.
 
 from __future__ import annotations
 
+import json
 import linecache
 import os
 import re
@@ -16,12 +17,12 @@ import sys
 from collections import Counter
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 from dyn_inspect.engine import compile_ids
 from dyn_inspect.engine.eventlog import BlobStore
 from dyn_inspect.engine.normalizers.locations import is_library_file, package_path
-from dyn_inspect.engine.schema import Event, Loc, PathAlias, Raw
+from dyn_inspect.engine.schema import Event, KernelProfile, Loc, LogHeader, PathAlias, ProcessEnd, ProcessStart, Raw, RunEnd, RunStart
 
 # Keys torch puts beside the kind in every record's metadata.
 COMMON_KEYS = frozenset(
@@ -236,6 +237,75 @@ def handles_artifact(*names: str, pattern: str | None = None) -> Callable[[Handl
         return fn
 
     return register
+
+
+# -- the way back: our events as TORCH_TRACE records ----------------------------------------
+#
+# Each normalizer module also says how its events are written back (``@emits``, next to the
+# ``@handles`` that reads torch's record), so an event kind is added in one file. The
+# writer (inspector/export/torch_trace.py) provides ``TraceOut``; payloads go through it, so
+# redaction stays the exporter's business.
+
+
+class TraceOut(Protocol):
+    """What an emitter writes with: one TORCH_TRACE file of one process."""
+
+    pid: int
+    attempts: dict[str, int]  # cid → the attempt its dynamo_start had
+    handles: dict[str, dict[str, str]]  # cid → kernel name → provenance debug handle
+
+    def emit(self, t: float, metadata: dict[str, Any], payload: str | None = None) -> None: ...
+
+    def envelope(self, kind: str, body: Any, cid: str | None) -> dict[str, Any]: ...
+
+    def stack(self, t: float, locs: Iterable[Loc]) -> list[dict[str, Any]]: ...
+
+    def text(self, event: Event, field: str, what: str) -> str | None:
+        """The payload in ``event.<field>`` as the export writes it (None: not in the run)."""
+        ...
+
+
+Emitter = Callable[[Any, TraceOut], None]
+EMITTERS: dict[type[Event], Emitter] = {}
+# Kinds with no torch record: process lifetime, kernels split out of the output code,
+# recompile-limit notes derived from the metrics, profiles, our path aliases.
+NOT_EMITTED: set[type[Event]] = {LogHeader, ProcessStart, ProcessEnd, RunStart, RunEnd, PathAlias, KernelProfile}
+
+
+def emits(*types: type[Event]) -> Callable[[Emitter], Emitter]:
+    """Registers how events of ``types`` are written as TORCH_TRACE records."""
+
+    def register(fn: Emitter) -> Emitter:
+        for t in types:
+            EMITTERS[t] = fn
+        return fn
+
+    return register
+
+
+def emitter_for(event: Event) -> Emitter | None:
+    for t in type(event).__mro__:  # LightChromium is a Chromium
+        if t in EMITTERS:
+            return EMITTERS[t]
+    return None
+
+
+def json_dict(text: str | None) -> dict[str, Any] | None:
+    """``text`` as a JSON object, or None (no text, not JSON, not an object)."""
+    if not text:
+        return None
+    try:
+        value = json.loads(text)
+    except (json.JSONDecodeError, ValueError):
+        return None
+    return value if isinstance(value, dict) else None
+
+
+@emits(Raw)
+def emit_raw(event: Raw, out: TraceOut) -> None:
+    md = dict(event.metadata) if event.metadata else {event.torch_kind: {}}
+    payload = out.text(event, "payload", f"{event.torch_kind} record of {event.cid}") if event.payload else None
+    out.emit(event.t, md, payload)
 
 
 def _handler_for(record: TraceRecord) -> Handler | None:

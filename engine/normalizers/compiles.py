@@ -7,7 +7,7 @@ import json
 from collections.abc import Iterable
 from typing import Any
 
-from dyn_inspect.engine.normalizers import Context, TraceRecord, handles
+from dyn_inspect.engine.normalizers import NOT_EMITTED, Context, TraceOut, TraceRecord, emits, handles, json_dict
 from dyn_inspect.engine.normalizers.locations import is_library_file, loc_from_interned
 from dyn_inspect.engine.schema import (
     BackwardCapture,
@@ -165,3 +165,42 @@ def backward_capture(record: TraceRecord, ctx: Context) -> Iterable[Event]:
         ),
         metrics=ctx.blobs.put(json.dumps(m, default=str)),
     )
+
+
+# -- back to TORCH_TRACE -----------------------------------------------------------------
+
+
+@emits(CompileStart)
+def emit_compile_start(event: CompileStart, out: TraceOut) -> None:
+    if event.cid is not None:
+        out.attempts[event.cid] = event.attempt
+    out.emit(event.t, out.envelope("dynamo_start", {"stack": out.stack(event.t, event.stack)}, event.cid))
+
+
+@emits(Capture)
+def emit_capture(event: Capture, out: TraceOut) -> None:
+    """torch's whole record when the metrics blob is there, else the fields we parsed."""
+    body = json_dict(out.text(event, "metrics", f"compilation metrics of {event.cid}")) or {
+        "compile_id": event.cid,
+        "co_name": event.co_name,
+        "co_filename": event.co_filename,
+        "co_firstlineno": event.co_firstlineno,
+        "fail_type": event.fail_type,
+        "fail_reason": event.fail_reason,
+        "restart_reasons": event.restart_reasons,
+        "graph_op_count": event.graph_op_count,
+        "entire_frame_compile_time_s": event.times.total_s,
+    }
+    out.emit(event.t, out.envelope("compilation_metrics", body, event.cid))
+
+
+@emits(BackwardCapture)
+def emit_backward_capture(event: BackwardCapture, out: TraceOut) -> None:
+    body = json_dict(out.text(event, "metrics", f"backward metrics of {event.cid}")) or {
+        "inductor_compile_time_s": event.times.total_s,
+        "code_gen_time_s": event.times.codegen_s,
+    }
+    out.emit(event.t, out.envelope("bwd_compilation_metrics", body, event.cid))
+
+
+NOT_EMITTED.add(RecompileLimit)  # derived from the metrics, which are written whole

@@ -12,7 +12,7 @@ import re
 import textwrap
 from collections.abc import Iterable
 
-from dyn_inspect.engine.normalizers import Context, TraceRecord, handles_artifact
+from dyn_inspect.engine.normalizers import Context, TraceOut, TraceRecord, emits, handles_artifact
 from dyn_inspect.engine.normalizers.locations import loc_from_frame_summary, parse_traceback
 from dyn_inspect.engine.schema import Event, GraphBreak, Loc
 
@@ -175,3 +175,20 @@ def graph_break(record: TraceRecord, ctx: Context) -> Iterable[Event]:
         user_stack=stack,
         text=ctx.blobs.put(text),
     )
+
+
+# -- back to TORCH_TRACE -----------------------------------------------------------------
+
+
+@emits(GraphBreak)
+def emit_graph_break(event: GraphBreak, out: TraceOut) -> None:
+    text = out.text(event, "text", f"graph break text of {event.cid}")
+    if text is None:
+        # Rebuild torch's message from the parsed fields (enough for tlparse).
+        text = (
+            f"Graph break in user code at {event.loc.file}:{event.loc.line}\n"
+            f"Graph Break Reason: {event.reason or event.gb_type}\n"
+            + (f"  Explanation: {event.explanation}\n" if event.explanation else "")
+            + "".join(f"  Hint: {h}\n" for h in event.hints)
+        )
+    out.emit(event.t, out.envelope("artifact", {"name": "dynamo_graph_break_reason", "encoding": "string"}, event.cid), text)

@@ -8,7 +8,7 @@ import re
 from collections import Counter
 from collections.abc import Iterable
 
-from dyn_inspect.engine.normalizers import Context, TraceRecord, handles, handles_artifact
+from dyn_inspect.engine.normalizers import Context, TraceOut, TraceRecord, emits, handles, handles_artifact
 from dyn_inspect.engine.schema import Event, Graph, Loc
 
 STAGE_OF_KIND = {
@@ -125,3 +125,30 @@ def artifact_graph(record: TraceRecord, ctx: Context) -> Iterable[Event]:
     graph = _graph(STAGE_OF_ARTIFACT[record.body["name"]], record, ctx)
     yield from ctx.new_aliases()
     yield graph
+
+
+# -- back to TORCH_TRACE -----------------------------------------------------------------
+
+# Our stage → torch's record: a kind of its own, or a named artifact. The first name wins
+# where torch renamed a record between releases (after_post_grad_graph on 2.9).
+_KIND_OF_STAGE: dict[str, str] = {}
+for _kind, _stage in STAGE_OF_KIND.items():
+    _KIND_OF_STAGE.setdefault(_stage, _kind)
+_ARTIFACT_OF_STAGE: dict[str, str] = {}
+for _name, _stage in STAGE_OF_ARTIFACT.items():
+    _ARTIFACT_OF_STAGE.setdefault(_stage, _name)
+
+
+@emits(Graph)
+def emit_graph(event: Graph, out: TraceOut) -> None:
+    code = out.text(event, "code", f"{event.stage} graph of {event.cid}")
+    if code is None:
+        return
+    stage = event.stage
+    if stage not in _KIND_OF_STAGE and stage not in _ARTIFACT_OF_STAGE:
+        stage = stage.removesuffix("_bw")  # Inductor's lazily compiled backward
+    if stage in _KIND_OF_STAGE:
+        out.emit(event.t, out.envelope(_KIND_OF_STAGE[stage], {}, event.cid), code)
+    else:
+        name = _ARTIFACT_OF_STAGE.get(stage, f"{stage}_graph")
+        out.emit(event.t, out.envelope("artifact", {"name": name, "encoding": "string"}, event.cid), code)

@@ -9,7 +9,7 @@ import json
 import re
 from collections.abc import Iterable
 
-from dyn_inspect.engine.normalizers import Context, TraceRecord, handles, handles_artifact
+from dyn_inspect.engine.normalizers import NOT_EMITTED, Context, TraceOut, TraceRecord, emits, handles, handles_artifact
 from dyn_inspect.engine.normalizers.locations import is_library_file, nearest_user_frame, parse_traceback
 from dyn_inspect.engine.schema import Event, Kernel, KernelProvenance, Loc, OutputCode
 
@@ -237,3 +237,30 @@ def _dedup(locs: list[Loc]) -> list[Loc]:
             seen.add((loc.file, loc.line))
             out.append(loc)
     return out
+
+
+# -- back to TORCH_TRACE -----------------------------------------------------------------
+
+@emits(OutputCode)
+def emit_output_code(event: OutputCode, out: TraceOut) -> None:
+    code = out.text(event, "code", f"output code of {event.cid}")
+    if code is not None:
+        out.handles[event.cid or ""] = dict(h.rsplit(":", 1) for h in _HANDLE_RE.findall(code))
+        out.emit(event.t, out.envelope("inductor_output_code", {"filename": event.path}, event.cid), code)
+
+
+@emits(KernelProvenance)
+def emit_provenance(event: KernelProvenance, out: TraceOut) -> None:
+    # torch's map: "<kernel>:<debug handle>" → one formatted stack per source line. The
+    # handle numbers come from the output module just written (the importer keeps only the
+    # handles that module uses).
+    handles = out.handles.get(event.cid or "", {})
+    traces = {
+        f"{name}:{handles.get(name, i)}": [f'  File "{loc.file}", line {loc.line}, in {loc.name or "?"}\n    {loc.code or ""}\n' for loc in locs]
+        for i, (name, locs) in enumerate(event.kernels.items(), start=1)
+    }
+    body = {"name": "inductor_provenance_tracking_kernel_stack_traces", "encoding": "json"}
+    out.emit(event.t, out.envelope("artifact", body, event.cid), json.dumps(traces))
+
+
+NOT_EMITTED.add(Kernel)  # split out of the output code, which is written whole

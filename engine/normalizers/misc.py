@@ -8,7 +8,7 @@ import re
 from collections import Counter
 from collections.abc import Iterable
 
-from dyn_inspect.engine.normalizers import Context, TraceRecord, handles, handles_artifact
+from dyn_inspect.engine.normalizers import Context, TraceOut, TraceRecord, emits, handles, handles_artifact
 from dyn_inspect.engine.schema import Artifact, Bytecode, CacheEvent, Chromium, Event
 
 _BYTECODE_RE = re.compile(r"^(?P<fn>.+)_(?P<which>ORIGINAL|MODIFIED)_BYTECODE$")
@@ -70,3 +70,35 @@ def artifact(record: TraceRecord, ctx: Context) -> Iterable[Event]:
         encoding=body.get("encoding"),
         payload=ctx.blobs.put(record.payload) if record.payload is not None else None,
     )
+
+
+# -- back to TORCH_TRACE -----------------------------------------------------------------
+
+
+@emits(Bytecode)
+def emit_bytecode(event: Bytecode, out: TraceOut) -> None:
+    text = out.text(event, "code", f"bytecode of {event.cid}")
+    if text is not None:
+        name = f"{event.function}_{event.which.upper()}_BYTECODE"
+        out.emit(event.t, out.envelope("artifact", {"name": name, "encoding": "string"}, event.cid), text)
+
+
+@emits(CacheEvent)
+def emit_cache(event: CacheEvent, out: TraceOut) -> None:
+    detail = out.text(event, "detail", f"{event.cache} cache record of {event.cid}") if event.detail else None
+    name = f"{event.cache}_cache_{'hit' if event.hit else 'miss'}"
+    out.emit(event.t, out.envelope("artifact", {"name": name, "encoding": "json"}, event.cid), detail or json.dumps({"key": event.key}))
+
+
+@emits(Artifact)
+def emit_artifact(event: Artifact, out: TraceOut) -> None:
+    text = out.text(event, "payload", f"artifact {event.name} of {event.cid}")
+    if event.payload is not None and text is None:
+        return
+    out.emit(event.t, out.envelope("artifact", {"name": event.name, "encoding": event.encoding or "string"}, event.cid), text)
+
+
+@emits(Chromium)
+def emit_chromium(event: Chromium, out: TraceOut) -> None:
+    body = {"name": event.name, "ph": event.ph, "ts": event.ts, "cat": event.cat, "args": event.args, "pid": out.pid, "tid": 0}
+    out.emit(event.t, out.envelope("chromium_event", {}, event.cid), json.dumps(body, default=str))

@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable
 
-from dyn_inspect.engine.normalizers import Context, TraceRecord, handles_artifact
+from dyn_inspect.engine.normalizers import Context, TraceOut, TraceRecord, emits, handles_artifact
 from dyn_inspect.engine.schema import Event, Recompile
 
 
@@ -34,3 +34,14 @@ def recompile(record: TraceRecord, ctx: Context) -> Iterable[Event]:
     # the whole text stays in the blob.
     reasons = [r.split("\nUser stack trace:", 1)[0].strip() for r in parse_reasons(payload)]
     yield Recompile(reasons=reasons, text=ctx.blobs.put(payload) if payload else None)
+
+
+# -- back to TORCH_TRACE -----------------------------------------------------------------
+
+
+@emits(Recompile)
+def emit_recompile(event: Recompile, out: TraceOut) -> None:
+    text = out.text(event, "text", f"recompile reasons of {event.cid}")
+    if text is None:
+        text = json.dumps(event.reasons)
+    out.emit(event.t, out.envelope("artifact", {"name": "recompile_reasons", "encoding": "string"}, event.cid), text)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from dyn_inspect.engine.normalizers import Context, TraceRecord, handles
+from dyn_inspect.engine.normalizers import Context, TraceOut, TraceRecord, emits, handles
 from dyn_inspect.engine.normalizers.locations import loc_from_interned
 from dyn_inspect.engine.schema import Event, Loc, ShapeGuard, Specialization, Symbol
 
@@ -46,3 +46,30 @@ def specialization(record: TraceRecord, ctx: Context) -> Iterable[Event]:
 def shape_guard(record: TraceRecord, ctx: Context) -> Iterable[Event]:
     b = record.body
     yield ShapeGuard(expr=str(b.get("expr")), loc=_user_loc(b, ctx))
+
+
+# -- back to TORCH_TRACE -----------------------------------------------------------------
+
+
+def _user_stack(event: Symbol | Specialization | ShapeGuard, out: TraceOut) -> list[dict[str, Any]]:
+    return out.stack(event.t, [event.loc] if event.loc else [])
+
+
+@emits(Symbol)
+def emit_symbol(event: Symbol, out: TraceOut) -> None:
+    body = {"symbol": event.symbol, "val": event.value, "vr": event.range, "source": event.source,
+            "user_stack": _user_stack(event, out), "stack": []}
+    out.emit(event.t, out.envelope("create_symbol", body, event.cid))
+
+
+@emits(Specialization)
+def emit_specialization(event: Specialization, out: TraceOut) -> None:
+    body = {"symbol": event.symbol, "sources": [event.source] if event.source else [], "value": event.value,
+            "reason": event.reason, "user_stack": _user_stack(event, out), "stack": []}
+    out.emit(event.t, out.envelope("symbolic_shape_specialization", body, event.cid))
+
+
+@emits(ShapeGuard)
+def emit_shape_guard(event: ShapeGuard, out: TraceOut) -> None:
+    body = {"expr": event.expr, "user_stack": _user_stack(event, out), "stack": []}
+    out.emit(event.t, out.envelope("guard_added_fast", body, event.cid))

@@ -12,9 +12,12 @@ Built from the readable code torch logs for each stage (``GraphModule.print_read
 The text is parsed, never executed. Only the top-level ``forward`` is read (nested
 submodules of higher-order ops appear as ``call_module``/``get_attr`` nodes).
 
+The one home of FX graphs: ``graph``/``graph --svg`` and the export's pictures use this
+parser, this DOT writer and this SVG runner (one node cap, one timeout).
+
 Public API: ``parse_fx(code) -> nx.DiGraph``, ``compile_graph(run, compile, stage)``,
 ``op_histogram(graph)``, ``graph_diff(run, compile_a, compile_b, stage) -> GraphDiff``,
-``to_dot(graph, name)``, ``write_svg(graph, out) -> SvgResult``.
+``to_dot(graph, name)``, ``render_svg(dot, nodes)``, ``write_svg(graph, out) -> SvgResult``.
 """
 
 from __future__ import annotations
@@ -35,6 +38,8 @@ from dyn_inspect.inspector.run import Run
 
 _DEF_RE = re.compile(r"^(?P<indent>\s*)def forward\((?P<params>.*)$")
 _PARAM_RE = re.compile(r'(?P<name>\w+)(?:\s*:\s*"(?P<ann>[^"]*)")?')
+# AOT's joint graphs declare their inputs in the body: `primals_1: "f32[4, 8]"`.
+_DECL_RE = re.compile(r'^(?P<name>\w+): "(?P<ann>[^"]*)"$')
 _NODE_RE = re.compile(r'^(?P<name>\w+)(?:: "(?P<ann>[^"]*)")? = (?P<rhs>.+)$')
 _FILE_RE = re.compile(r"^# File: (?P<file>.+?):(?P<line>\d+) in (?P<fn>[^,]+)(?:, code: (?P<code>.*))?$")
 _CALL_RE = re.compile(r"^(?P<target>[A-Za-z_][\w.]*)\(")
@@ -154,6 +159,8 @@ def parse_fx(code: str) -> nx.DiGraph:
             continue
         m = _NODE_RE.match(line)
         if m is None:
+            if (decl := _DECL_RE.match(line)) is not None and decl["name"] not in g:
+                g.add_node(decl["name"], op="placeholder", target=decl["name"], **parse_annotation(decl["ann"]))
             continue
         name, rhs = m["name"], _strip_statement(m["rhs"])
         if m["ann"] is None and rhs in g and re.fullmatch(r"\w+", rhs):
@@ -282,6 +289,38 @@ def to_dot(g: nx.DiGraph, name: str = "graph") -> str:
     return "\n".join(out) + "\n"
 
 
+# Graphviz takes minutes on graphs of many thousands of nodes; the DOT is written instead.
+SVG_MAX_NODES = 1500
+SVG_TIMEOUT_S = 60.0
+
+
+def graphviz() -> str | None:
+    return shutil.which("dot")
+
+
+def unparsed_dot(title: str, why: str) -> str:
+    """The DOT written when the code is not a readable FX graph: says so, still renders."""
+    return f"digraph {_dot_quote(title)} {{\n  note [shape=note, label={_dot_quote(why)}];\n}}\n"
+
+
+def render_svg(dot: str, node_count: int) -> tuple[str | None, str | None]:
+    """(svg, None), or (None, why not): Graphviz missing, too many nodes, too slow, failed."""
+    exe = graphviz()
+    if exe is None:
+        return None, "Graphviz `dot` is not installed"
+    if node_count > SVG_MAX_NODES:
+        return None, f"{node_count} nodes (SVG only up to {SVG_MAX_NODES}; the DOT file is there)"
+    try:
+        done = subprocess.run([exe, "-Tsvg"], input=dot, capture_output=True, text=True, timeout=SVG_TIMEOUT_S, check=False)
+    except subprocess.TimeoutExpired:
+        return None, f"Graphviz took longer than {SVG_TIMEOUT_S:.0f}s"
+    except OSError as exc:
+        return None, f"Graphviz failed: {exc}"
+    if done.returncode != 0 or "<svg" not in done.stdout:
+        return None, f"Graphviz failed: {(done.stderr.strip().splitlines() or ['no SVG'])[-1][:200]}"
+    return done.stdout, None
+
+
 @dataclass
 class SvgResult:
     """What ``write_svg`` produced: the SVG, or the DOT file plus a hint."""
@@ -295,15 +334,10 @@ def write_svg(g: nx.DiGraph, out: Path, name: str = "graph") -> SvgResult:
     """Render ``g`` to ``out`` with Graphviz's ``dot`` when installed; otherwise write the
     DOT text next to it (``out`` with suffix ``.dot``) and say how to render it."""
     dot_text = to_dot(g, name)
-    exe = shutil.which("dot")
-    if exe is not None:
-        proc = subprocess.run([exe, "-Tsvg"], input=dot_text, text=True, capture_output=True, timeout=120)
-        if proc.returncode == 0:
-            write_private(out, proc.stdout)  # 0600 whatever the umask, like the run
-            return SvgResult(out, None)
-        reason = (proc.stderr.strip().splitlines() or ["dot failed"])[-1]
-    else:
-        reason = "Graphviz `dot` is not installed"
+    svg, reason = render_svg(dot_text, g.number_of_nodes())
+    if svg is not None:
+        write_private(out, svg)  # 0600 whatever the umask, like the run
+        return SvgResult(out, None)
     dot_path = out.with_suffix(".dot")
     write_private(dot_path, dot_text)
     hint = f"{reason}: wrote {dot_path} instead; render it with `dot -Tsvg {dot_path} -o {out}` (install Graphviz: apt install graphviz / brew install graphviz)"

@@ -21,6 +21,7 @@ import ast
 import functools
 import os
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal, TypedDict
@@ -121,6 +122,7 @@ _REQ_GRAD_RE = re.compile(r"^requires_grad mismatch\. expected requires_grad=(?P
 _OBJ_ID_RE = re.compile(r"___check_obj_id\((?P<src>.+?), (?P<id>\d+)\)")
 _TYPE_ID_RE = re.compile(r"___check_type_id\((?P<src>.+?), (?P<id>\d+)\)")
 _MARKING_RE = re.compile(r"^hasattr\((?P<src>.+?), '_dynamo_\w*_indices'\) == (?P<exp>True|False)$")
+_MARKING_RUNTIME_RE = re.compile(r"^_\w*dynamo\w*_marking is (?P<now>present|absent) on runtime tensor but was (?P<was>present|absent) at compile time")
 # Torch prints a length guard as ``len(x) == 2`` or (2.13) as the failing ``len(x) != 2``.
 _DICT_CONTAINS_RE = re.compile(r"""^(?P<neg>not )?___dict_contains\((?P<q>['"])(?P<key>.+?)(?P=q), (?P<src>.+)\)$""")
 _LEN_RE = re.compile(r"^len\((?P<src>.+)\) (?:==|!=) (?P<exp>\d+)$")
@@ -174,6 +176,133 @@ class _Context(TypedDict):
 _EXP_ACT_KINDS: dict[str, GuardKind] = {"dtype": "dtype", "rank": "rank", "dispatch key set": "dispatch_key"}
 
 
+def _parse_tensor(text: str, base: _Context) -> GuardFailure | None:
+    t = _TENSOR_RE.match(text)
+    if not t:
+        return None
+    src, rest = _strip_local(t["src"]), t["rest"].strip()
+    if d := _DIM_RE.match(rest):
+        return GuardFailure("size" if d["what"] == "size" else "stride", text, source=src, dim=int(d["dim"]), expected=d["exp"], actual=d["act"], **base)
+    if e := _EXP_ACT_RE.match(rest):
+        return GuardFailure(_EXP_ACT_KINDS[e["what"]], text, source=src, expected=e["exp"], actual=e["act"], **base)
+    if g := _REQ_GRAD_RE.match(rest):
+        exp = {"0": "False", "1": "True"}.get(g["exp"], g["exp"])
+        act = {"False": "True", "True": "False"}.get(exp)
+        return GuardFailure("requires_grad", text, source=src, expected=exp, actual=act, **base)
+    if dv := _DEVICE_RE.search(rest):
+        return GuardFailure("device", text, source=src, expected=dv["exp"], actual=dv["act"], **base)
+    return GuardFailure("other", text, source=src, **base)
+
+
+def _parse_device(text: str, base: _Context) -> GuardFailure | None:
+    dv = _DEVICE_RE.search(text)
+    return GuardFailure("device", text, expected=dv["exp"], actual=dv["act"], **base) if dv else None
+
+
+def _parse_global_state(text: str, base: _Context) -> GuardFailure | None:
+    if not text.startswith("GLOBAL_STATE changed"):
+        return None
+    what = text.split(":", 1)[1].strip() if ":" in text else None
+    return GuardFailure("global_state", text, source=what or None, **base)
+
+
+def _parse_deallocated(text: str, base: _Context) -> GuardFailure | None:
+    if not text.startswith("Cache line invalidated because"):
+        return None
+    gone = text.removeprefix("Cache line invalidated because").removesuffix("got deallocated").strip()
+    return GuardFailure("deallocated", text, source=_strip_local(gone) or None, **base)
+
+
+def _parse_aliasing(text: str, base: _Context) -> GuardFailure | None:
+    if not (text.startswith("Duplicate tensors found") or "aliasing" in text.lower()):
+        return None
+    aliased = text.split(":", 1)[1].strip() if ":" in text else None
+    return GuardFailure("aliasing", text, source=aliased, **base)
+
+
+def _parse_backend(text: str, base: _Context) -> GuardFailure | None:
+    return GuardFailure("backend", text, **base) if text.startswith("BACKEND_MATCH") else None
+
+
+def _parse_dynamic_marking(text: str, base: _Context) -> GuardFailure | None:
+    if dm := _MARKING_RE.match(text):
+        return GuardFailure("dynamic_marking", text, source=_strip_local(dm["src"]), expected=dm["exp"], **base)
+    if rt := _MARKING_RUNTIME_RE.match(text):
+        # torch 2.13 names no tensor: "... is present on runtime tensor but was absent at compile time"
+        return GuardFailure("dynamic_marking", text, expected=f"{rt['was']} when compiled", actual=rt["now"], **base)
+    return None
+
+
+def _parse_object_id(text: str, base: _Context) -> GuardFailure | None:
+    o = _OBJ_ID_RE.search(text)
+    return GuardFailure("object_id", text, source=_strip_local(o["src"]), expected=f"id {o['id']}", **base) if o else None
+
+
+def _parse_type_id(text: str, base: _Context) -> GuardFailure | None:
+    ty = _TYPE_ID_RE.search(text)
+    return GuardFailure("type_id", text, source=_strip_local(ty["src"]), expected=f"type id {ty['id']}", **base) if ty else None
+
+
+def _parse_shape(text: str, base: _Context) -> GuardFailure | None:
+    s = _SIZE_EXPR_RE.search(text)
+    return GuardFailure("shape", text, source=_strip_local(s["src"]), dim=int(s["dim"]), expected=text, **base) if s else None
+
+
+def _parse_dict_key(text: str, base: _Context) -> GuardFailure | None:
+    dc = _DICT_CONTAINS_RE.match(text)
+    if not dc:
+        return None
+    # The guard held when compiled: "not ___dict_contains('k', d)" means k was absent then.
+    was = "absent" if dc["neg"] else "present"
+    return GuardFailure("dict_key", text, source=_strip_local(dc["src"]), dim=None, expected=f"{dc['key']!r} {was}", **base)
+
+
+def _parse_length(text: str, base: _Context) -> GuardFailure | None:
+    ln = _LEN_RE.match(text)
+    return GuardFailure("length", text, source=_strip_local(ln["src"]), expected=ln["exp"], **base) if ln else None
+
+
+def _parse_equality(text: str, base: _Context) -> GuardFailure | None:
+    eq = _EQ_RE.match(text)
+    if not eq:
+        return None
+    src, exp = _strip_local(eq["src"].strip()), eq["exp"].strip()
+    if eq["op"] == "!=":
+        exp = f"!= {exp}"
+    kind: GuardKind
+    if src.startswith("G[") or src.startswith("___G") or src.startswith("G."):
+        kind = "global"
+    elif "." in src.split("[", 1)[0] or src.startswith("L[") and "." in src:
+        kind = "attribute"
+    elif _scalar_like(exp):
+        kind = "scalar"
+    else:
+        kind = "constant"
+    return GuardFailure(kind, text, source=src, expected=exp, **base)
+
+
+Parser = Callable[[str, _Context], "GuardFailure | None"]
+
+# The parsers in the order they are tried (the first that recognises the text wins: a
+# tensor's "device index mismatch" before the bare one, the `==` catch-all last), each with
+# the kinds it can answer. Anything none recognises is "other".
+PARSERS: tuple[tuple[tuple[GuardKind, ...], Parser], ...] = (
+    (("size", "stride", "dtype", "rank", "dispatch_key", "requires_grad", "device", "other"), _parse_tensor),
+    (("device",), _parse_device),
+    (("global_state",), _parse_global_state),
+    (("deallocated",), _parse_deallocated),
+    (("aliasing",), _parse_aliasing),
+    (("backend",), _parse_backend),
+    (("dynamic_marking",), _parse_dynamic_marking),
+    (("object_id",), _parse_object_id),
+    (("type_id",), _parse_type_id),
+    (("shape",), _parse_shape),
+    (("dict_key",), _parse_dict_key),
+    (("length",), _parse_length),
+    (("global", "attribute", "scalar", "constant"), _parse_equality),
+)
+
+
 def parse_reason(reason: str) -> GuardFailure:
     """Structure one reason string (``"0/0: tensor 'x' size mismatch at index 0. expected 4,
     actual 8"``). Never raises: anything unrecognised is ``kind="other"`` with its text."""
@@ -185,61 +314,9 @@ def parse_reason(reason: str) -> GuardFailure:
         body = body[m.end() :]
     text, code, where, hint = _split_comment(body)
     base = _Context(entry=entry, user_code=code, where=where, hint=hint)
-
-    t = _TENSOR_RE.match(text)
-    if t:
-        src, rest = _strip_local(t["src"]), t["rest"].strip()
-        if d := _DIM_RE.match(rest):
-            return GuardFailure("size" if d["what"] == "size" else "stride", text, source=src, dim=int(d["dim"]), expected=d["exp"], actual=d["act"], **base)
-        if e := _EXP_ACT_RE.match(rest):
-            return GuardFailure(_EXP_ACT_KINDS[e["what"]], text, source=src, expected=e["exp"], actual=e["act"], **base)
-        if g := _REQ_GRAD_RE.match(rest):
-            exp = {"0": "False", "1": "True"}.get(g["exp"], g["exp"])
-            act = {"False": "True", "True": "False"}.get(exp)
-            return GuardFailure("requires_grad", text, source=src, expected=exp, actual=act, **base)
-        if dv := _DEVICE_RE.search(rest):
-            return GuardFailure("device", text, source=src, expected=dv["exp"], actual=dv["act"], **base)
-        return GuardFailure("other", text, source=src, **base)
-    if dv := _DEVICE_RE.search(text):
-        return GuardFailure("device", text, expected=dv["exp"], actual=dv["act"], **base)
-    if text.startswith("GLOBAL_STATE changed"):
-        what = text.split(":", 1)[1].strip() if ":" in text else None
-        return GuardFailure("global_state", text, source=what or None, **base)
-    if text.startswith("Cache line invalidated because"):
-        gone = text.removeprefix("Cache line invalidated because").removesuffix("got deallocated").strip()
-        return GuardFailure("deallocated", text, source=_strip_local(gone) or None, **base)
-    if text.startswith("Duplicate tensors found") or "aliasing" in text.lower():
-        aliased = text.split(":", 1)[1].strip() if ":" in text else None
-        return GuardFailure("aliasing", text, source=aliased, **base)
-    if text.startswith("BACKEND_MATCH"):
-        return GuardFailure("backend", text, **base)
-    if dm := _MARKING_RE.match(text):
-        return GuardFailure("dynamic_marking", text, source=_strip_local(dm["src"]), expected=dm["exp"], **base)
-    if o := _OBJ_ID_RE.search(text):
-        return GuardFailure("object_id", text, source=_strip_local(o["src"]), expected=f"id {o['id']}", **base)
-    if ty := _TYPE_ID_RE.search(text):
-        return GuardFailure("type_id", text, source=_strip_local(ty["src"]), expected=f"type id {ty['id']}", **base)
-    if s := _SIZE_EXPR_RE.search(text):
-        return GuardFailure("shape", text, source=_strip_local(s["src"]), dim=int(s["dim"]), expected=text, **base)
-    if dc := _DICT_CONTAINS_RE.match(text):
-        # The guard held when compiled: "not ___dict_contains('k', d)" means k was absent then.
-        was = "absent" if dc["neg"] else "present"
-        return GuardFailure("dict_key", text, source=_strip_local(dc["src"]), dim=None, expected=f"{dc['key']!r} {was}", **base)
-    if ln := _LEN_RE.match(text):
-        return GuardFailure("length", text, source=_strip_local(ln["src"]), expected=ln["exp"], **base)
-    if eq := _EQ_RE.match(text):
-        src, exp = _strip_local(eq["src"].strip()), eq["exp"].strip()
-        if eq["op"] == "!=":
-            exp = f"!= {exp}"
-        if src.startswith("G[") or src.startswith("___G") or src.startswith("G."):
-            kind: GuardKind = "global"
-        elif "." in src.split("[", 1)[0] or src.startswith("L[") and "." in src:
-            kind = "attribute"
-        elif _scalar_like(exp):
-            kind = "scalar"
-        else:
-            kind = "constant"
-        return GuardFailure(kind, text, source=src, expected=exp, **base)
+    for _kinds, parse in PARSERS:
+        if (found := parse(text, base)) is not None:
+            return found
     return GuardFailure("other", text, **base)
 
 
@@ -301,121 +378,144 @@ def _is_stack_value(source: str | None) -> bool:
     return bool(source and source.startswith("___stack"))
 
 
-def suggest(f: GuardFailure, ctx: SuggestContext | None = None) -> Suggestion:
-    """A concrete suggestion for one structured guard failure. ``ctx`` (the frame's
-    ``**kwargs`` name, resume-function origin, repeats) makes some advice specific; without
-    it the advice that depends on it is left out rather than guessed."""
+def _suggest_size(f: GuardFailure, ctx: SuggestContext | None) -> Suggestion:
     src = f.source or "the value"
-    if f.kind == "size":
-        if _is_stack_value(f.source):
+    if _is_stack_value(f.source):
+        return Suggestion(
+            f"dim {f.dim} of an intermediate tensor carried across a graph break (`{f.source}`) changed "
+            f"from {f.expected} to {f.actual}: this resume frame was compiled for a static size. Mark the "
+            f"dim dynamic on the input it is computed from, or compile with dynamic=True.",
+            "torch.compile(model, dynamic=True)",
+        )
+    keyword = _keyword(f.source, ctx)
+    if ctx is not None and ctx.resume_line is not None and keyword is None:
+        # A resume function's arguments are the locals live at the break: the user
+        # cannot mark them before a call, only the compiled function's own inputs.
+        return Suggestion(
+            f"dim {f.dim} of `{src}`, carried across the graph break at line {ctx.resume_line} into "
+            f"this resume function, changed from {f.expected} to {f.actual}: it was compiled for a "
+            f"static size. Mark the dim dynamic on the compiled function's input it is computed "
+            f"from, or compile with dynamic=True; otherwise torch recompiles once and then goes dynamic.",
+            "torch.compile(model, dynamic=True)",
+        )
+    if keyword is not None:
+        return Suggestion(
+            f"dim {f.dim} of the keyword argument `{keyword}` changed from {f.expected} to {f.actual}: "
+            f"torch compiled for a static size. Mark that dim dynamic on the tensor you pass as "
+            f"`{keyword}=` before the first call (or compile with dynamic=True) so one graph serves "
+            f"every size; otherwise torch recompiles once and then goes dynamic.",
+            f"torch._dynamo.mark_dynamic({keyword}, {f.dim})  # the tensor passed as {keyword}=",
+        )
+    var = _snippet_var(f.source)
+    return Suggestion(
+        f"dim {f.dim} of `{src}` changed from {f.expected} to {f.actual}: torch compiled for a "
+        f"static size. Mark the dim dynamic before the first call (or compile with dynamic=True) "
+        f"so one graph serves every size; otherwise torch recompiles once and then goes dynamic.",
+        f"torch._dynamo.mark_dynamic({var}, {f.dim})" if var is not None else None,
+    )
+
+
+def _suggest_stride(f: GuardFailure, ctx: SuggestContext | None) -> Suggestion:
+    src = f.source or "the value"
+    return Suggestion(
+        f"the stride of dim {f.dim} of `{src}` changed ({f.expected} → {f.actual}): the input's memory "
+        f"layout differs between calls (a transpose/view or channels_last). Pass a consistent layout, "
+        f"e.g. call .contiguous() before the compiled function.",
+        f"{_var(f.source)} = {_var(f.source)}.contiguous()",
+    )
+
+
+def _suggest_rank(f: GuardFailure, ctx: SuggestContext | None) -> Suggestion:
+    src = f.source or "the value"
+    return Suggestion(
+        f"`{src}` changed rank ({f.expected} → {f.actual} dims): each rank needs its own graph. "
+        f"Reshape to a fixed rank before the call if the rank varies by accident."
+    )
+
+
+def _suggest_dtype(f: GuardFailure, ctx: SuggestContext | None) -> Suggestion:
+    src = f.source or "the value"
+    return Suggestion(
+        f"`{src}` changed dtype ({f.expected} → {f.actual}): each dtype compiles its own graph. "
+        f"Cast to one dtype before the compiled call if the change is unintended.",
+        f"{_var(f.source)} = {_var(f.source)}.to(torch.{_torch_dtype(f.expected)})",
+    )
+
+
+def _suggest_device_dispatch_key(f: GuardFailure, ctx: SuggestContext | None) -> Suggestion:
+    src = f.source or "the value"
+    return Suggestion(
+        f"`{src}` arrived on a different device or dispatch set ({f.expected} → {f.actual}): each "
+        f"device/autograd/autocast combination compiles its own graph. Move inputs to one device "
+        f"before the call, and keep autocast/grad settings the same across calls."
+    )
+
+
+def _suggest_requires_grad(f: GuardFailure, ctx: SuggestContext | None) -> Suggestion:
+    src = f.source or "the value"
+    return Suggestion(
+        f"`{src}` changed requires_grad ({f.expected} → {f.actual}): training and inference calls get "
+        f"separate graphs. Expected when you alternate train/eval; otherwise keep requires_grad fixed "
+        f"(e.g. .detach() the input)."
+    )
+
+
+def _suggest_global_state(f: GuardFailure, ctx: SuggestContext | None) -> Suggestion:
+    return Suggestion(
+        f"global torch state changed ({f.source or 'grad mode/autocast/default dtype'}): e.g. calling "
+        f"under torch.no_grad() after calling with grad enabled. Each state compiles its own graph; "
+        f"expected for train + eval, otherwise keep the state the same across calls."
+    )
+
+
+def _suggest_dynamic_marking(f: GuardFailure, ctx: SuggestContext | None) -> Suggestion:
+    src = f.source or "the value"
+    return Suggestion(
+        f"`{src}` was marked dynamic (or static) on one call and not on another: the marking is "
+        f"part of the guards. Mark the tensor the same way before every call, or mark it once on "
+        f"a tensor you reuse.",
+        f"torch._dynamo.mark_dynamic({_var(f.source)}, 0)  # before every call",
+    )
+
+
+def _suggest_scalar(f: GuardFailure, ctx: SuggestContext | None) -> Suggestion:
+    src = f.source or "the value"
+    var = _var(f.source, "n")
+    if _is_stack_value(f.source) and _is_float(f.expected):
+        # A float carried across a break into a resume function is guarded by value even
+        # with dynamic=True (checked on torch 2.13): dynamic=True is no fix here.
+        if ctx is not None and ctx.item_break and ctx.resume_line is not None:
             return Suggestion(
-                f"dim {f.dim} of an intermediate tensor carried across a graph break (`{f.source}`) changed "
-                f"from {f.expected} to {f.actual}: this resume frame was compiled for a static size. Mark the "
-                f"dim dynamic on the input it is computed from, or compile with dynamic=True.",
-                "torch.compile(model, dynamic=True)",
-            )
-        keyword = _keyword(f.source, ctx)
-        if ctx is not None and ctx.resume_line is not None and keyword is None:
-            # A resume function's arguments are the locals live at the break: the user
-            # cannot mark them before a call, only the compiled function's own inputs.
-            return Suggestion(
-                f"dim {f.dim} of `{src}`, carried across the graph break at line {ctx.resume_line} into "
-                f"this resume function, changed from {f.expected} to {f.actual}: it was compiled for a "
-                f"static size. Mark the dim dynamic on the compiled function's input it is computed "
-                f"from, or compile with dynamic=True; otherwise torch recompiles once and then goes dynamic.",
-                "torch.compile(model, dynamic=True)",
-            )
-        if keyword is not None:
-            return Suggestion(
-                f"dim {f.dim} of the keyword argument `{keyword}` changed from {f.expected} to {f.actual}: "
-                f"torch compiled for a static size. Mark that dim dynamic on the tensor you pass as "
-                f"`{keyword}=` before the first call (or compile with dynamic=True) so one graph serves "
-                f"every size; otherwise torch recompiles once and then goes dynamic.",
-                f"torch._dynamo.mark_dynamic({keyword}, {f.dim})  # the tensor passed as {keyword}=",
-            )
-        var = _snippet_var(f.source)
-        return Suggestion(
-            f"dim {f.dim} of `{src}` changed from {f.expected} to {f.actual}: torch compiled for a "
-            f"static size. Mark the dim dynamic before the first call (or compile with dynamic=True) "
-            f"so one graph serves every size; otherwise torch recompiles once and then goes dynamic.",
-            f"torch._dynamo.mark_dynamic({var}, {f.dim})" if var is not None else None,
-        )
-    if f.kind == "stride":
-        return Suggestion(
-            f"the stride of dim {f.dim} of `{src}` changed ({f.expected} → {f.actual}): the input's memory "
-            f"layout differs between calls (a transpose/view or channels_last). Pass a consistent layout, "
-            f"e.g. call .contiguous() before the compiled function.",
-            f"{_var(f.source)} = {_var(f.source)}.contiguous()",
-        )
-    if f.kind == "rank":
-        return Suggestion(
-            f"`{src}` changed rank ({f.expected} → {f.actual} dims): each rank needs its own graph. "
-            f"Reshape to a fixed rank before the call if the rank varies by accident."
-        )
-    if f.kind == "dtype":
-        return Suggestion(
-            f"`{src}` changed dtype ({f.expected} → {f.actual}): each dtype compiles its own graph. "
-            f"Cast to one dtype before the compiled call if the change is unintended.",
-            f"{_var(f.source)} = {_var(f.source)}.to(torch.{_torch_dtype(f.expected)})",
-        )
-    if f.kind in ("device", "dispatch_key"):
-        return Suggestion(
-            f"`{src}` arrived on a different device or dispatch set ({f.expected} → {f.actual}): each "
-            f"device/autograd/autocast combination compiles its own graph. Move inputs to one device "
-            f"before the call, and keep autocast/grad settings the same across calls."
-        )
-    if f.kind == "requires_grad":
-        return Suggestion(
-            f"`{src}` changed requires_grad ({f.expected} → {f.actual}): training and inference calls get "
-            f"separate graphs. Expected when you alternate train/eval; otherwise keep requires_grad fixed "
-            f"(e.g. .detach() the input)."
-        )
-    if f.kind == "global_state":
-        return Suggestion(
-            f"global torch state changed ({f.source or 'grad mode/autocast/default dtype'}): e.g. calling "
-            f"under torch.no_grad() after calling with grad enabled. Each state compiles its own graph; "
-            f"expected for train + eval, otherwise keep the state the same across calls."
-        )
-    if f.kind == "dynamic_marking":
-        return Suggestion(
-            f"`{src}` was marked dynamic (or static) on one call and not on another: the marking is "
-            f"part of the guards. Mark the tensor the same way before every call, or mark it once on "
-            f"a tensor you reuse.",
-            f"torch._dynamo.mark_dynamic({_var(f.source)}, 0)  # before every call",
-        )
-    if f.kind == "scalar":
-        var = _var(f.source, "n")
-        if _is_stack_value(f.source) and _is_float(f.expected):
-            # A float carried across a break into a resume function is guarded by value even
-            # with dynamic=True (checked on torch 2.13): dynamic=True is no fix here.
-            if ctx is not None and ctx.item_break and ctx.resume_line is not None:
-                return Suggestion(
-                    f"a float from the `.item()` at line {ctx.resume_line} crossed the graph break into "
-                    f"this resume function and changed (compiled for {f.expected}): the float is guarded "
-                    f"by value, so each new value compiles again (dynamic=True does not change that). "
-                    f"Keep it a tensor (drop the .item()), or let Dynamo trace .item() so there is no "
-                    f"break at all.",
-                    "torch._dynamo.config.capture_scalar_outputs = True",
-                )
-            return Suggestion(
-                f"a Python float carried across a graph break (`{f.source}`, compiled for {f.expected}) "
-                f"changed: it is guarded by value, so each new value compiles again. Keep the value a "
-                f"tensor across the break."
-            )
-        if _is_stack_value(f.source):
-            return Suggestion(
-                f"a Python number on the stack (`{f.source}`, compiled for {f.expected}) changed: Dynamo "
-                f"specializes Python ints/floats to constants. Pass it as a tensor, or compile with "
-                f"dynamic=True so numbers become symbolic.",
-                "torch.compile(fn, dynamic=True)",
+                f"a float from the `.item()` at line {ctx.resume_line} crossed the graph break into "
+                f"this resume function and changed (compiled for {f.expected}): the float is guarded "
+                f"by value, so each new value compiles again (dynamic=True does not change that). "
+                f"Keep it a tensor (drop the .item()), or let Dynamo trace .item() so there is no "
+                f"break at all.",
+                "torch._dynamo.config.capture_scalar_outputs = True",
             )
         return Suggestion(
-            f"the Python number `{src}` was specialized to {f.expected} and changed: each value compiles "
-            f"a new graph. Pass it as a tensor (torch.tensor({var})), or compile with dynamic=True; torch "
-            f"also makes it dynamic automatically after one recompile.",
-            f"torch.compile(fn, dynamic=True)  # or pass torch.tensor({var})",
+            f"a Python float carried across a graph break (`{f.source}`, compiled for {f.expected}) "
+            f"changed: it is guarded by value, so each new value compiles again. Keep the value a "
+            f"tensor across the break."
         )
-    if f.kind == "attribute" and _LR_RE.search(f.source or "") and _is_float(f.expected):
+    if _is_stack_value(f.source):
+        return Suggestion(
+            f"a Python number on the stack (`{f.source}`, compiled for {f.expected}) changed: Dynamo "
+            f"specializes Python ints/floats to constants. Pass it as a tensor, or compile with "
+            f"dynamic=True so numbers become symbolic.",
+            "torch.compile(fn, dynamic=True)",
+        )
+    return Suggestion(
+        f"the Python number `{src}` was specialized to {f.expected} and changed: each value compiles "
+        f"a new graph. Pass it as a tensor (torch.tensor({var})), or compile with dynamic=True; torch "
+        f"also makes it dynamic automatically after one recompile.",
+        f"torch.compile(fn, dynamic=True)  # or pass torch.tensor({var})",
+    )
+
+
+def _suggest_attribute(f: GuardFailure, ctx: SuggestContext | None) -> Suggestion:
+    src = f.source or "the value"
+    if _LR_RE.search(f.source or "") and _is_float(f.expected):
         # A compiled optimizer step guards on the float lr: a scheduler changing it recompiles
         # every step. torch's documented fix is a tensor lr (read at run time).
         return Suggestion(
@@ -424,107 +524,171 @@ def suggest(f: GuardFailure, ctx: SuggestContext | None = None) -> Suggestion:
             f"again. Give the optimizer a tensor lr; its value is then read at run time.",
             f"lr=torch.tensor({f.expected})  # in the optimizer's constructor, e.g. torch.optim.SGD(params, lr=torch.tensor({f.expected}))",
         )
-    if f.kind == "attribute":
-        # allow_unspec_int_on_nn_module is about ints only (and only on an nn.Module).
-        unspec = bool(_INT_RE.match((f.expected or "").strip())) and (f.source or "").startswith("self.")
+    # allow_unspec_int_on_nn_module is about ints only (and only on an nn.Module).
+    unspec = bool(_INT_RE.match((f.expected or "").strip())) and (f.source or "").startswith("self.")
+    return Suggestion(
+        f"the attribute `{src}` changed (compiled for {f.expected}): Dynamo bakes attribute values into "
+        f"the graph. Keep it constant during compiled calls, or store it as a tensor/buffer so its "
+        f"value is read at run time." + (" For int attributes on an nn.Module you can also set torch._dynamo.config.allow_unspec_int_on_nn_module = True." if unspec else ""),
+        "torch._dynamo.config.allow_unspec_int_on_nn_module = True" if unspec else None,
+    )
+
+
+def _suggest_global(f: GuardFailure, ctx: SuggestContext | None) -> Suggestion:
+    src = f.source or "the value"
+    src = re.sub(r"^G\[\s*['\"](.*?)['\"]\s*\]", r"\1", src)
+    return Suggestion(
+        f"the global `{src}` changed (compiled for {f.expected}): globals are baked into the graph. "
+        f"Pass it as an argument (a tensor for numbers) instead of reading a mutable global."
+    )
+
+
+def _suggest_constant(f: GuardFailure, ctx: SuggestContext | None) -> Suggestion:
+    src = f.source or "the value"
+    return Suggestion(
+        f"the argument `{src}` changed (compiled for {f.expected}): non-tensor arguments are guarded "
+        f"by value, so each distinct value gets a graph. Expected for a few modes; if it takes many "
+        f"values, move the branch outside the compiled function or pass a tensor."
+    )
+
+
+def _suggest_dict_key(f: GuardFailure, ctx: SuggestContext | None) -> Suggestion:
+    src = f.source or "the value"
+    key, _, was = (f.expected or "").rpartition(" ")
+    if ctx is not None and ctx.varkw is not None and f.source == ctx.varkw:
+        what = "a new keyword argument was passed" if was == "absent" else "a keyword argument was left out"
         return Suggestion(
-            f"the attribute `{src}` changed (compiled for {f.expected}): Dynamo bakes attribute values into "
-            f"the graph. Keep it constant during compiled calls, or store it as a tensor/buffer so its "
-            f"value is read at run time." + (" For int attributes on an nn.Module you can also set torch._dynamo.config.allow_unspec_int_on_nn_module = True." if unspec else ""),
-            "torch._dynamo.config.allow_unspec_int_on_nn_module = True" if unspec else None,
+            f"{what}: {key} ({'not passed' if was == 'absent' else 'passed'} when compiled); each set of "
+            f"keyword names in `**{f.source}` compiles its own graph. Pass the same keyword arguments on "
+            f"every call."
         )
-    if f.kind == "global":
-        src = re.sub(r"^G\[\s*['\"](.*?)['\"]\s*\]", r"\1", src)
+    return Suggestion(
+        f"the key {key} {'appeared in' if was == 'absent' else 'disappeared from'} `{src}` (it was {was} when "
+        f"compiled): the dict's keys are part of the guards, so each set of keys compiles its own graph."
+    )
+
+
+def _suggest_length(f: GuardFailure, ctx: SuggestContext | None) -> Suggestion:
+    src = f.source or "the value"
+    if ctx is not None and ctx.varkw is not None and f.source == ctx.varkw:
         return Suggestion(
-            f"the global `{src}` changed (compiled for {f.expected}): globals are baked into the graph. "
-            f"Pass it as an argument (a tensor for numbers) instead of reading a mutable global."
+            f"a new keyword argument was passed (or one left out): the compiled call had "
+            f"{f.expected} keyword argument{'s' if f.expected != '1' else ''} in `**{f.source}`, and each "
+            f"set of keyword names compiles its own graph. Pass the same keyword arguments on every call."
         )
-    if f.kind == "constant":
+    # What the container is (a list unrolled in a loop, a dict, ...) is not known here.
+    return Suggestion(
+        f"the length of `{src}` changed (compiled for {f.expected}): each length compiles its own "
+        f"graph. Keep the number of items the same across calls if it changes by accident."
+    )
+
+
+def _suggest_object_id(f: GuardFailure, ctx: SuggestContext | None) -> Suggestion:
+    src = f.source or "the value"
+    if (f.source or "").endswith(".__code__"):
+        # Guarding __code__ means a different function (a lambda re-created in a loop
+        # keeps its code object and would not fail this guard).
+        fn = (f.source or "").removesuffix(".__code__")
         return Suggestion(
-            f"the argument `{src}` changed (compiled for {f.expected}): non-tensor arguments are guarded "
-            f"by value, so each distinct value gets a graph. Expected for a few modes; if it takes many "
-            f"values, move the branch outside the compiled function or pass a tensor."
+            f"a different function was passed as `{fn}` than when compiled: the compiled code is "
+            f"specialized to the function it calls, so each distinct function compiles its own "
+            f"graph. Expected for a few functions."
         )
-    if f.kind == "dict_key":
-        key, _, was = (f.expected or "").rpartition(" ")
-        if ctx is not None and ctx.varkw is not None and f.source == ctx.varkw:
-            what = "a new keyword argument was passed" if was == "absent" else "a keyword argument was left out"
-            return Suggestion(
-                f"{what}: {key} ({'not passed' if was == 'absent' else 'passed'} when compiled); each set of "
-                f"keyword names in `**{f.source}` compiles its own graph. Pass the same keyword arguments on "
-                f"every call."
-            )
+    text = (
+        f"`{src}` is a different object than when compiled ({f.expected}): the compiled code is "
+        f"specialized to that object, so each distinct object compiles its own graph."
+    )
+    if ctx is not None and ctx.repeats >= 3:
+        # Repeated identity failures on one source: likely a new object on every call.
+        text += (
+            f" `{src}` changed on {ctx.repeats} recompiles: if it is created on every call (a "
+            f"lambda, functools.partial, a new module), create it once and reuse it."
+        )
+    return Suggestion(text)
+
+
+def _suggest_type_id(f: GuardFailure, ctx: SuggestContext | None) -> Suggestion:
+    src = f.source or "the value"
+    return Suggestion(
+        f"`{src}` has a different type than when compiled: pass values of one type (e.g. always a "
+        f"tensor, never sometimes a Python number or None)."
+    )
+
+
+def _suggest_shape(f: GuardFailure, ctx: SuggestContext | None) -> Suggestion:
+    src = f.source or "the value"
+    if (f.text or "").lstrip().startswith("2 <=") or "0/1 specialization" in (f.where or "") + (f.hint or ""):
         return Suggestion(
-            f"the key {key} {'appeared in' if was == 'absent' else 'disappeared from'} `{src}` (it was {was} when "
-            f"compiled): the dict's keys are part of the guards, so each set of keys compiles its own graph."
+            f"dim {f.dim} of `{src}` is dynamic but a size of 0 or 1 arrived: torch specializes sizes "
+            f"0 and 1. Avoid size-1 inputs, or mark the dim unbacked.",
+            f"torch._dynamo.decorators.mark_unbacked({_var(f.source)}, {f.dim})",
         )
-    if f.kind == "length":
-        if ctx is not None and ctx.varkw is not None and f.source == ctx.varkw:
-            return Suggestion(
-                f"a new keyword argument was passed (or one left out): the compiled call had "
-                f"{f.expected} keyword argument{'s' if f.expected != '1' else ''} in `**{f.source}`, and each "
-                f"set of keyword names compiles its own graph. Pass the same keyword arguments on every call."
-            )
-        # What the container is (a list unrolled in a loop, a dict, ...) is not known here.
-        return Suggestion(
-            f"the length of `{src}` changed (compiled for {f.expected}): each length compiles its own "
-            f"graph. Keep the number of items the same across calls if it changes by accident."
-        )
-    if f.kind == "object_id":
-        if (f.source or "").endswith(".__code__"):
-            # Guarding __code__ means a different function (a lambda re-created in a loop
-            # keeps its code object and would not fail this guard).
-            fn = (f.source or "").removesuffix(".__code__")
-            return Suggestion(
-                f"a different function was passed as `{fn}` than when compiled: the compiled code is "
-                f"specialized to the function it calls, so each distinct function compiles its own "
-                f"graph. Expected for a few functions."
-            )
-        text = (
-            f"`{src}` is a different object than when compiled ({f.expected}): the compiled code is "
-            f"specialized to that object, so each distinct object compiles its own graph."
-        )
-        if ctx is not None and ctx.repeats >= 3:
-            # Repeated identity failures on one source: likely a new object on every call.
-            text += (
-                f" `{src}` changed on {ctx.repeats} recompiles: if it is created on every call (a "
-                f"lambda, functools.partial, a new module), create it once and reuse it."
-            )
-        return Suggestion(text)
-    if f.kind == "type_id":
-        return Suggestion(
-            f"`{src}` has a different type than when compiled: pass values of one type (e.g. always a "
-            f"tensor, never sometimes a Python number or None)."
-        )
-    if f.kind == "shape":
-        if (f.text or "").lstrip().startswith("2 <=") or "0/1 specialization" in (f.where or "") + (f.hint or ""):
-            return Suggestion(
-                f"dim {f.dim} of `{src}` is dynamic but a size of 0 or 1 arrived: torch specializes sizes "
-                f"0 and 1. Avoid size-1 inputs, or mark the dim unbacked.",
-                f"torch._dynamo.decorators.mark_unbacked({_var(f.source)}, {f.dim})",
-            )
-        return Suggestion(
-            f"a symbolic-shape guard on dim {f.dim} of `{src}` failed ({f.text}): the new size is outside "
-            f"what the dynamic graph assumed. Relax the range with torch._dynamo.mark_dynamic(x, dim, "
-            f"min=..., max=...), or check which operation specialized the size.",
-            f"torch._dynamo.mark_dynamic({_var(f.source)}, {f.dim})",
-        )
-    if f.kind == "aliasing":
-        return Suggestion(
-            f"inputs alias differently than when compiled ({f.source}): passing the same tensor as two "
-            f"arguments (or not) changes the graph. Pass distinct tensors (clone) consistently."
-        )
-    if f.kind == "deallocated":
-        return Suggestion(
-            f"`{src}` was freed, invalidating the cached graph: keep objects the compiled function uses "
-            f"(modules, parameters) alive instead of recreating them."
-        )
-    if f.kind == "backend":
-        return Suggestion(
-            "torch.compile was called with a different backend callable: create the backend once (or "
-            "wrap it in functools.partial) and reuse it."
-        )
+    return Suggestion(
+        f"a symbolic-shape guard on dim {f.dim} of `{src}` failed ({f.text}): the new size is outside "
+        f"what the dynamic graph assumed. Relax the range with torch._dynamo.mark_dynamic(x, dim, "
+        f"min=..., max=...), or check which operation specialized the size.",
+        f"torch._dynamo.mark_dynamic({_var(f.source)}, {f.dim})",
+    )
+
+
+def _suggest_aliasing(f: GuardFailure, ctx: SuggestContext | None) -> Suggestion:
+    return Suggestion(
+        f"inputs alias differently than when compiled ({f.source}): passing the same tensor as two "
+        f"arguments (or not) changes the graph. Pass distinct tensors (clone) consistently."
+    )
+
+
+def _suggest_deallocated(f: GuardFailure, ctx: SuggestContext | None) -> Suggestion:
+    src = f.source or "the value"
+    return Suggestion(
+        f"`{src}` was freed, invalidating the cached graph: keep objects the compiled function uses "
+        f"(modules, parameters) alive instead of recreating them."
+    )
+
+
+def _suggest_backend(f: GuardFailure, ctx: SuggestContext | None) -> Suggestion:
+    return Suggestion(
+        "torch.compile was called with a different backend callable: create the backend once (or "
+        "wrap it in functools.partial) and reuse it."
+    )
+
+
+def _suggest_other(f: GuardFailure, ctx: SuggestContext | None) -> Suggestion:
     return Suggestion(f"guard failed: {f.text}. Run with TORCH_LOGS=recompiles_verbose for every failing guard.")
+
+
+# kind → its suggestion (tests/test_guard_kinds.py: every GuardKind has one and a real example).
+_SUGGEST: dict[GuardKind, Callable[[GuardFailure, SuggestContext | None], Suggestion]] = {
+    "size": _suggest_size,
+    "stride": _suggest_stride,
+    "rank": _suggest_rank,
+    "dtype": _suggest_dtype,
+    "device": _suggest_device_dispatch_key,
+    "dispatch_key": _suggest_device_dispatch_key,
+    "requires_grad": _suggest_requires_grad,
+    "global_state": _suggest_global_state,
+    "dynamic_marking": _suggest_dynamic_marking,
+    "scalar": _suggest_scalar,
+    "attribute": _suggest_attribute,
+    "global": _suggest_global,
+    "constant": _suggest_constant,
+    "dict_key": _suggest_dict_key,
+    "length": _suggest_length,
+    "object_id": _suggest_object_id,
+    "type_id": _suggest_type_id,
+    "shape": _suggest_shape,
+    "aliasing": _suggest_aliasing,
+    "deallocated": _suggest_deallocated,
+    "backend": _suggest_backend,
+    "other": _suggest_other,
+}
+
+
+def suggest(f: GuardFailure, ctx: SuggestContext | None = None) -> Suggestion:
+    """A concrete suggestion for one structured guard failure. ``ctx`` (the frame's
+    ``**kwargs`` name, resume-function origin, repeats) makes some advice specific; without
+    it the advice that depends on it is left out rather than guessed."""
+    return _SUGGEST[f.kind](f, ctx)
 
 
 _DTYPES = {

@@ -56,9 +56,10 @@ from dyn_inspect.engine.schema import (
     RunStart,
     UnknownEvent,
 )
+from dyn_inspect.inspector.analysis import graphs as fx_graphs
 from dyn_inspect.inspector.console import safe_text
 from dyn_inspect.inspector.errors import InspectorError
-from dyn_inspect.inspector.export import graph_pictures, report
+from dyn_inspect.inspector.export import report
 from dyn_inspect.inspector.export.environment import config_sets, environment, first_start
 from dyn_inspect.inspector.export.redact import Redactor, mode_for
 from dyn_inspect.inspector.export.selection import Selection, select
@@ -527,19 +528,19 @@ class _Writer:
         }
 
     def _pictures(self, code_path: str, text: str, stage: str, label: str) -> list[str]:
-        nodes = graph_pictures.parse_fx(text)
+        g = fx_graphs.parse_fx(text)
         stem = code_path.removesuffix(".py")
         title = f"{stage} graph of compile {label}"
-        if nodes is None:
+        if g.number_of_nodes() == 0:
             why = "the graph code is not a readable FX module; see the .py file"
             self.skipped.append(Skipped(f"picture of {code_path}", why))
-            return [self.write_text(f"{stem}.dot", graph_pictures.unparsed_dot(title, why), f"{stage} graph (no picture)")]
-        dot = graph_pictures.to_dot(nodes, title)
+            return [self.write_text(f"{stem}.dot", fx_graphs.unparsed_dot(title, why), f"{stage} graph (no picture)")]
+        dot = fx_graphs.to_dot(g, title)
         out = [self.write_text(f"{stem}.dot", dot, f"{stage} graph picture (Graphviz DOT)")]
-        svg, why = graph_pictures.to_svg(dot, len(nodes))
+        svg, why = fx_graphs.render_svg(dot, g.number_of_nodes())
         if svg is not None:
             out.append(self.write_text(f"{stem}.svg", svg, f"{stage} graph picture (SVG)"))
-        elif why and graph_pictures.graphviz() is None:
+        elif why and fx_graphs.graphviz() is None:
             self.svg_note = why
         elif why:
             self.skipped.append(Skipped(f"SVG of {code_path}", why))

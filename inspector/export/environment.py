@@ -8,7 +8,10 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
+import msgspec
+
 from dyn_inspect.engine.schema import ProcessEnd, ProcessStart
+from dyn_inspect.inspector import outputs
 from dyn_inspect.inspector.model import CompileInfo, RunModel
 
 # The settings that change what torch.compile does with a model, as torch names them in
@@ -37,21 +40,8 @@ CONFIG_KEYS = {"dynamo_config": "dynamo", "inductor_config": "inductor", "functo
 
 
 def environment(start: ProcessStart | None, end: ProcessEnd | None = None) -> dict[str, Any]:
-    """The manifest's environment; GPU names and driver come from the process end when
-    the start could not read them (CUDA is only queried once the program initialized it)."""
-    s = start
-    return {
-        "python": s.python if s else None,
-        "torch": s.torch if s else None,
-        "triton": s.triton if s else None,
-        "cuda": s.cuda if s else None,
-        "cuda_driver": (s.cuda_driver if s else None) or (end.cuda_driver if end else None),
-        "gpus": (list(s.devices) if s else []) or (list(end.devices) if end else []),
-        "cpu": s.cpu if s else None,
-        "cpu_vector_isa": s.cpu_isa if s else None,
-        "os": s.platform if s else None,
-        "executable": s.executable if s else None,
-    }
+    """The manifest's environment (``outputs.Environment``: the summary's keys too)."""
+    return msgspec.to_builtins(outputs.environment(start, end))
 
 
 def first_start(model: RunModel) -> ProcessStart | None:

@@ -6,7 +6,9 @@ The mapping is ``docs/event-log.md``'s table read backwards: ``compile_start`` �
 metrics blob), ``graph`` → ``dynamo_output_graph`` / ``aot_*_graph`` / the pre/post-grad
 artifacts, ``output_code`` → ``inductor_output_code``, ``graph_break`` → the
 ``dynamo_graph_break_reason`` artifact, ``recompile`` → ``recompile_reasons``, ``guards`` →
-``dynamo_cpp_guards_str``, ``raw`` → its own metadata and payload, and so on. Each record is
+``dynamo_cpp_guards_str``, ``raw`` → its own metadata and payload, and so on — each kind
+written by the ``@emits`` function beside the normalizer that reads it (engine/normalizers),
+this module providing the line format (``TraceWriter``). Each record is
 torch's line shape: a glog prefix, a JSON envelope with the compile id, and the payload on
 tab-indented lines with its md5 in ``has_payload``. File names in stacks are interned with
 ``str`` records, as torch does (tlparse requires it). Events that have no torch
@@ -17,46 +19,13 @@ from __future__ import annotations
 
 import hashlib
 import json
-import re
 import time
 from collections.abc import Callable, Iterable
 from typing import IO, Any
 
-from dyn_inspect.engine.normalizers.graphs import STAGE_OF_ARTIFACT, STAGE_OF_KIND
-from dyn_inspect.engine.schema import (
-    Artifact,
-    BackwardCapture,
-    Blob,
-    Bytecode,
-    CacheEvent,
-    Capture,
-    Chromium,
-    CompileStart,
-    Event,
-    Graph,
-    GraphBreak,
-    Guards,
-    KernelProvenance,
-    Loc,
-    OutputCode,
-    Raw,
-    Recompile,
-    ShapeGuard,
-    Specialization,
-    Symbol,
-)
+from dyn_inspect.engine.normalizers import emitter_for
+from dyn_inspect.engine.schema import Blob, Event, Loc
 from dyn_inspect.inspector.export.redact import mode_for
-
-# Our stage → torch's record: a kind of its own, or a named artifact. The first name wins
-# where torch renamed a record between releases (after_post_grad_graph on 2.9).
-_KIND_OF_STAGE: dict[str, str] = {}
-for _kind, _stage in STAGE_OF_KIND.items():
-    _KIND_OF_STAGE.setdefault(_stage, _kind)
-_ARTIFACT_OF_STAGE: dict[str, str] = {}
-for _name, _stage in STAGE_OF_ARTIFACT.items():
-    _ARTIFACT_OF_STAGE.setdefault(_stage, _name)
-
-_HANDLE_RE = re.compile(r"# \[Provenance debug handles\] ([\w.]+):(\d+)")
 
 # Where the glog prefix says the record was logged from: us, not torch.
 _SOURCE = "dyn_inspect/export/torch_trace.py:0"
@@ -89,7 +58,9 @@ def _glog_prefix(t: float, pid: int) -> str:
 
 
 class TraceWriter:
-    """Writes one process's events as one TORCH_TRACE file."""
+    """Writes one process's events as one TORCH_TRACE file. Each event kind's record is
+    written by the emitter its normalizer registers (``@emits`` in engine/normalizers);
+    this class is their ``TraceOut``: the line format, interned file names, payloads."""
 
     def __init__(self, out: IO[str], payload: PayloadFn, pid: int = 0, rank: int | None = None) -> None:
         self.out = out
@@ -102,9 +73,7 @@ class TraceWriter:
         self.missing: list[str] = []  # what could not be written (payload missing)
         self.handles: dict[str, dict[str, str]] = {}  # cid → kernel name → provenance handle
 
-    # -- low level ---------------------------------------------------------------------
-
-    def _emit(self, t: float, metadata: dict[str, Any], payload: str | None = None) -> None:
+    def emit(self, t: float, metadata: dict[str, Any], payload: str | None = None) -> None:
         if self.rank is not None and "rank" not in metadata:
             metadata = {**metadata, "rank": self.rank}
         if payload is not None:
@@ -115,7 +84,7 @@ class TraceWriter:
                 self.out.write("\t" + line + "\n")
         self.records += 1
 
-    def _envelope(self, kind: str, body: Any, cid: str | None) -> dict[str, Any]:
+    def envelope(self, kind: str, body: Any, cid: str | None) -> dict[str, Any]:
         md: dict[str, Any] = {kind: body}
         md.update(cid_fields(cid))
         if cid is not None and "frame_id" in md:
@@ -126,140 +95,24 @@ class TraceWriter:
         idx = self.strings.get(path)
         if idx is None:
             idx = self.strings[path] = len(self.strings)
-            self._emit(t, {"str": [path, idx]})
+            self.emit(t, {"str": [path, idx]})
         return idx
 
-    def _stack(self, t: float, locs: Iterable[Loc]) -> list[dict[str, Any]]:
+    def stack(self, t: float, locs: Iterable[Loc]) -> list[dict[str, Any]]:
         return [
             {"line": loc.line, "name": loc.name or "", "filename": self._intern(t, loc.file), "loc": loc.code or ""}
             for loc in locs
         ]
 
-    def _text(self, blob: Blob | None, mode: str, what: str) -> str | None:
-        text = self.payload(blob, mode) if blob is not None else None
+    def text(self, event: Event, field: str, what: str) -> str | None:
+        """``event.<field>``'s payload as the export writes it (redacted or not)."""
+        blob: Blob | None = getattr(event, field)
+        text = self.payload(blob, mode_for(event, field)) if blob is not None else None
         if blob is not None and text is None:
             self.missing.append(what)
         return text
 
-    # -- events ------------------------------------------------------------------------
-
     def write(self, event: Event) -> None:
-        t, cid = event.t, event.cid
-        if isinstance(event, CompileStart):
-            if cid is not None:
-                self.attempts[cid] = event.attempt
-            self._emit(t, self._envelope("dynamo_start", {"stack": self._stack(t, event.stack)}, cid))
-        elif isinstance(event, Capture):
-            metrics = self._text(event.metrics, mode_for(event, "metrics"), f"compilation metrics of {cid}")
-            body = _json_dict(metrics) or {
-                "compile_id": cid,
-                "co_name": event.co_name,
-                "co_filename": event.co_filename,
-                "co_firstlineno": event.co_firstlineno,
-                "fail_type": event.fail_type,
-                "fail_reason": event.fail_reason,
-                "restart_reasons": event.restart_reasons,
-                "graph_op_count": event.graph_op_count,
-                "entire_frame_compile_time_s": event.times.total_s,
-            }
-            self._emit(t, self._envelope("compilation_metrics", body, cid))
-        elif isinstance(event, BackwardCapture):
-            body = _json_dict(self._text(event.metrics, mode_for(event, "metrics"), f"backward metrics of {cid}")) or {
-                "inductor_compile_time_s": event.times.total_s,
-                "code_gen_time_s": event.times.codegen_s,
-            }
-            self._emit(t, self._envelope("bwd_compilation_metrics", body, cid))
-        elif isinstance(event, Graph):
-            code = self._text(event.code, mode_for(event, "code"), f"{event.stage} graph of {cid}")
-            if code is None:
-                return
-            stage = event.stage
-            if stage not in _KIND_OF_STAGE and stage not in _ARTIFACT_OF_STAGE:
-                stage = stage.removesuffix("_bw")  # Inductor's lazily compiled backward
-            if stage in _KIND_OF_STAGE:
-                self._emit(t, self._envelope(_KIND_OF_STAGE[stage], {}, cid), code)
-            else:
-                name = _ARTIFACT_OF_STAGE.get(stage, f"{stage}_graph")
-                self._emit(t, self._envelope("artifact", {"name": name, "encoding": "string"}, cid), code)
-        elif isinstance(event, OutputCode):
-            code = self._text(event.code, mode_for(event, "code"), f"output code of {cid}")
-            if code is not None:
-                self.handles[cid or ""] = {m[1]: m[2] for m in _HANDLE_RE.finditer(code)}
-                self._emit(t, self._envelope("inductor_output_code", {"filename": event.path}, cid), code)
-        elif isinstance(event, GraphBreak):
-            text = self._text(event.text, mode_for(event, "text"), f"graph break text of {cid}")
-            if text is None:
-                # Rebuild torch's message from the parsed fields (enough for tlparse).
-                text = (
-                    f"Graph break in user code at {event.loc.file}:{event.loc.line}\n"
-                    f"Graph Break Reason: {event.reason or event.gb_type}\n"
-                    + (f"  Explanation: {event.explanation}\n" if event.explanation else "")
-                    + "".join(f"  Hint: {h}\n" for h in event.hints)
-                )
-            self._emit(t, self._envelope("artifact", {"name": "dynamo_graph_break_reason", "encoding": "string"}, cid), text)
-        elif isinstance(event, Recompile):
-            text = self._text(event.text, mode_for(event, "text"), f"recompile reasons of {cid}")
-            if text is None:
-                text = json.dumps(event.reasons)
-            self._emit(t, self._envelope("artifact", {"name": "recompile_reasons", "encoding": "string"}, cid), text)
-        elif isinstance(event, Guards):
-            text = self._text(event.text, mode_for(event, "text"), f"guards of {cid}")
-            if text is not None:
-                self._emit(t, self._envelope("dynamo_cpp_guards_str", {}, cid), text)
-        elif isinstance(event, Symbol):
-            body = {"symbol": event.symbol, "val": event.value, "vr": event.range, "source": event.source,
-                    "user_stack": self._stack(t, [event.loc] if event.loc else []), "stack": []}
-            self._emit(t, self._envelope("create_symbol", body, cid))
-        elif isinstance(event, Specialization):
-            body = {"symbol": event.symbol, "sources": [event.source] if event.source else [], "value": event.value,
-                    "reason": event.reason, "user_stack": self._stack(t, [event.loc] if event.loc else []), "stack": []}
-            self._emit(t, self._envelope("symbolic_shape_specialization", body, cid))
-        elif isinstance(event, ShapeGuard):
-            body = {"expr": event.expr, "user_stack": self._stack(t, [event.loc] if event.loc else []), "stack": []}
-            self._emit(t, self._envelope("guard_added_fast", body, cid))
-        elif isinstance(event, Bytecode):
-            text = self._text(event.code, mode_for(event, "code"), f"bytecode of {cid}")
-            if text is not None:
-                name = f"{event.function}_{event.which.upper()}_BYTECODE"
-                self._emit(t, self._envelope("artifact", {"name": name, "encoding": "string"}, cid), text)
-        elif isinstance(event, CacheEvent):
-            detail = self._text(event.detail, mode_for(event, "detail"), f"{event.cache} cache record of {cid}") if event.detail else None
-            name = f"{event.cache}_cache_{'hit' if event.hit else 'miss'}"
-            self._emit(t, self._envelope("artifact", {"name": name, "encoding": "json"}, cid), detail or json.dumps({"key": event.key}))
-        elif isinstance(event, Artifact):
-            text = self._text(event.payload, mode_for(event, "payload"), f"artifact {event.name} of {cid}")
-            if event.payload is not None and text is None:
-                return
-            self._emit(t, self._envelope("artifact", {"name": event.name, "encoding": event.encoding or "string"}, cid), text)
-        elif isinstance(event, KernelProvenance):
-            # torch's map: "<kernel>:<debug handle>" → one formatted stack per source line.
-            # The handle numbers come from the output module just written (the importer
-            # keeps only the handles that module uses).
-            handles = self.handles.get(cid or "", {})
-            traces = {
-                f"{name}:{handles.get(name, i)}": [
-                    f'  File "{loc.file}", line {loc.line}, in {loc.name or "?"}\n    {loc.code or ""}\n' for loc in locs
-                ]
-                for i, (name, locs) in enumerate(event.kernels.items(), start=1)
-            }
-            self._emit(t, self._envelope("artifact", {"name": "inductor_provenance_tracking_kernel_stack_traces", "encoding": "json"}, cid), json.dumps(traces))
-        elif isinstance(event, Chromium):
-            body = {"name": event.name, "ph": event.ph, "ts": event.ts, "cat": event.cat, "args": event.args,
-                    "pid": self.pid, "tid": 0}
-            self._emit(t, self._envelope("chromium_event", {}, cid), json.dumps(body, default=str))
-        elif isinstance(event, Raw):
-            md = dict(event.metadata) if event.metadata else {event.torch_kind: {}}
-            payload = self._text(event.payload, mode_for(event, "payload"), f"{event.torch_kind} record of {cid}") if event.payload else None
-            self._emit(t, md, payload)
-        # Everything else (process lifetime, kernels split out of the output code,
-        # recompile-limit notes derived from the metrics, profiles) has no torch record.
-
-
-def _json_dict(text: str | None) -> dict[str, Any] | None:
-    if not text:
-        return None
-    try:
-        value = json.loads(text)
-    except (json.JSONDecodeError, ValueError):
-        return None
-    return value if isinstance(value, dict) else None
+        emit = emitter_for(event)
+        if emit is not None:  # kinds without a torch record (NOT_EMITTED) are left out
+            emit(event, self)

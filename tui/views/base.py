@@ -1,15 +1,18 @@
-"""What every view shares: the context it is synced from and the search-hit record."""
+"""What every view shares: the context it is synced from, the search-hit record, and
+(``TableView``) the incremental table most views are."""
 
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
+from typing import Generic, TypeVar
 
 from rich.console import JustifyMethod
 from rich.text import Text
 from textual.timer import Timer
 from textual.widget import Widget
+from textual.widgets import DataTable
 
 from dyn_inspect.engine.schema import Loc
 from dyn_inspect.inspector.run import Run
@@ -89,6 +92,86 @@ class View(Widget):
 
     def selected_location(self) -> Loc | None:
         return None
+
+
+T = TypeVar("T")
+
+
+class TableView(View, Generic[T]):
+    """A view whose DataTable grows with the run: one row per key, added once; when a row's
+    version (its count) changes only its ``version_column`` cell is rewritten, so a table of
+    thousands of rows costs nothing per sync; a new scope (rank) starts over. Subclasses say
+    what the rows are (``rows``), their cells, and what selecting one shows (``show``)."""
+
+    version_column = "count"
+
+    def __init__(self, *, id: str | None = None) -> None:  # noqa: A002 - textual's name
+        super().__init__(id=id)
+        self._items: dict[str, T] = {}
+        self._versions: dict[str, int] = {}  # key → its version (a count)
+        self._scope: Scope | None = None
+        self._shown: str | None = None  # the key whose details are on the right
+
+    def rows(self, ctx: Context) -> Iterable[tuple[str, T, int]]:
+        """(key, item, version) of every row, in the model's order."""
+        raise NotImplementedError
+
+    def row_cells(self, ctx: Context, item: T, version: int) -> list[Cell]:
+        raise NotImplementedError
+
+    def version_cell(self, ctx: Context, item: T, version: int) -> Cell:
+        raise NotImplementedError
+
+    def show(self, key: str) -> None:
+        """Show the details of the row ``key`` (known to be in the table)."""
+
+    def sync_rows(self, ctx: Context) -> set[str]:
+        """Bring the table up to the model; the keys of the rows added or changed."""
+        table = self.query_one(DataTable)
+        if ctx.scope != self._scope:
+            table.clear()
+            self._items.clear()
+            self._versions.clear()
+            self._scope = ctx.scope
+        changed: set[str] = set()
+        for key, item, version in self.rows(ctx):
+            if key not in self._items:
+                table.add_row(*self.row_cells(ctx, item, version), key=key)
+                changed.add(key)
+            elif self._versions[key] != version:
+                table.update_cell(key, self.version_column, self.version_cell(ctx, item, version))
+                changed.add(key)
+            self._items[key] = item
+            self._versions[key] = version
+        return changed
+
+    def selected_key(self) -> str | None:
+        table = self.query_one(DataTable)
+        if not table.row_count:
+            return None
+        try:
+            row_key, _ = table.coordinate_to_cell_key(table.cursor_coordinate)
+        except Exception:  # noqa: BLE001 - an empty or shrinking table
+            return None
+        return str(row_key.value)
+
+    def _show_key(self, key: str | None) -> None:
+        if key is not None and key in self._items:
+            self._shown = key
+            self.show(key)
+
+    def on_data_table_row_highlighted(self, event: DataTable.RowHighlighted) -> None:
+        event.stop()
+        if event.row_key is not None and event.row_key.value is not None:
+            key = str(event.row_key.value)
+            self.show_detail_soon(lambda: self._show_key(key))
+
+    def reveal(self, key: str) -> None:
+        table = self.query_one(DataTable)
+        if key in self._items:
+            table.move_cursor(row=table.get_row_index(key), animate=False)
+            self._show_key(key)
+        table.focus()
 
 
 def matches(query: str, *fields: str | None) -> bool:

@@ -4,6 +4,8 @@ break, the source around its line, torch's explanation, hints and link, and the 
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 from rich.console import Group, RenderableType
 from rich.text import Text
 from textual.app import ComposeResult
@@ -17,7 +19,7 @@ from dyn_inspect.inspector.model import BreakGroup
 from dyn_inspect.tui import digest
 from dyn_inspect.tui.display import display_loc
 from dyn_inspect.tui.source import snippet
-from dyn_inspect.tui.views.base import COMMON_KEYS, Cell, Context, SearchHit, View, matches
+from dyn_inspect.tui.views.base import COMMON_KEYS, Cell, Context, SearchHit, TableView, matches
 from dyn_inspect.tui.widgets import DetailPane
 
 
@@ -30,7 +32,7 @@ def shown_loc(group: BreakGroup) -> Loc:
     return nearest_user_frame([*b.user_stack, b.loc]) or b.loc
 
 
-class BreaksView(View):
+class BreaksView(TableView[BreakGroup]):
     view_id = "breaks"
     HELP = """
 ## Graph breaks
@@ -44,10 +46,6 @@ Each row is one break site (type + line), with how many times it was hit.
 
     def __init__(self, *, id: str | None = None) -> None:  # noqa: A002
         super().__init__(id=id)
-        self._groups: dict[str, BreakGroup] = {}
-        self._counts: dict[str, int] = {}
-        self._scope: digest.Scope | None = None
-        self._shown: str | None = None
         self._stack: list[Loc] = []
         self._frame: Loc | None = None
         self._source: RenderableType = Text("")
@@ -73,66 +71,33 @@ Each row is one break site (type + line), with how many times it was hit.
         n = len(digest.break_groups(ctx.run.model, ctx.scope))
         return f"Graph breaks ({n})"
 
+    def rows(self, ctx: Context) -> Iterable[tuple[str, BreakGroup, int]]:
+        return ((group.key, group, count) for group, count in digest.break_groups(ctx.run.model, ctx.scope))
+
+    def row_cells(self, ctx: Context, group: BreakGroup, version: int) -> list[Cell]:
+        b, loc = group.first, shown_loc(group)
+        return [Cell(display_loc(loc, ctx.cwd), (loc.file, loc.line)), self.version_cell(ctx, group, version), Cell(b.gb_id or ""), Cell(b.gb_type)]
+
+    def version_cell(self, ctx: Context, group: BreakGroup, version: int) -> Cell:
+        return Cell(str(version), -version, justify="right")  # the hit count
+
     def sync(self, ctx: Context) -> None:
         super().sync(ctx)
-        table = self.query_one(DataTable)
-        if ctx.scope != self._scope:
-            table.clear()
-            self._groups.clear()
-            self._counts.clear()
-            self._scope = ctx.scope
-        rows = digest.break_groups(ctx.run.model, ctx.scope)
-        changed = False
-        for group, count in rows:
-            if group.key not in self._groups:
-                self._groups[group.key] = group
-                self._counts[group.key] = count
-                b = group.first
-                loc = shown_loc(group)
-                table.add_row(
-                    Cell(display_loc(loc, ctx.cwd), (loc.file, loc.line)),
-                    Cell(str(count), -count, justify="right"),
-                    Cell(b.gb_id or ""),
-                    Cell(b.gb_type),
-                    key=group.key,
-                )
-                changed = True
-            elif self._counts[group.key] != count:
-                self._counts[group.key] = count
-                table.update_cell(group.key, "count", Cell(str(count), -count, justify="right"))
-                changed = True
+        changed = self.sync_rows(ctx)
         if changed:
             # Most hit first, then by location; the cursor stays on the break it was on.
-            selected = self._selected_key()
+            table = self.query_one(DataTable)
+            selected = self.selected_key()
             table.sort("count", "loc")
             if selected is not None:
                 table.move_cursor(row=table.get_row_index(selected), animate=False)
-        if self._shown is None and table.row_count:
-            self._show(self._selected_key())
-        elif self._shown is not None and changed:
+        if self._shown is None:
+            self._show_key(self.selected_key())
+        elif changed:
             self._render_info()
 
-    def _selected_key(self) -> str | None:
-        table = self.query_one(DataTable)
-        if not table.row_count:
-            return None
-        try:
-            row_key, _ = table.coordinate_to_cell_key(table.cursor_coordinate)
-        except Exception:  # noqa: BLE001 - an empty or shrinking table
-            return None
-        return str(row_key.value)
-
-    def on_data_table_row_highlighted(self, event: DataTable.RowHighlighted) -> None:
-        event.stop()
-        if event.row_key is not None and event.row_key.value is not None:
-            key = str(event.row_key.value)
-            self.show_detail_soon(lambda: self._show(key))
-
-    def _show(self, key: str | None) -> None:
-        if key is None or key not in self._groups:
-            return
-        self._shown = key
-        group = self._groups[key]
+    def show(self, key: str) -> None:
+        group = self._items[key]
         self._frame = shown_loc(group)
         self._stack = list(group.first.user_stack) or [group.first.loc]
         self._source = self._snippet(self._frame)
@@ -160,9 +125,9 @@ Each row is one break site (type + line), with how many times it was hit.
     def _render_info(self) -> None:
         if self._shown is None:
             return
-        group = self._groups[self._shown]
+        group = self._items[self._shown]
         b = group.first
-        count = self._counts.get(self._shown, group.count)
+        count = self._versions.get(self._shown, group.count)
         parts: list[RenderableType] = []
         title = Text.assemble((b.gb_type, "bold red"))
         if b.gb_id:
@@ -207,13 +172,6 @@ Each row is one break site (type + line), with how many times it was hit.
             if matches(query, where, b.gb_type, b.gb_id, b.reason, b.explanation, *b.hints):
                 hits.append(SearchHit(self.view_id, group.key, f"break   {where}  {b.gb_type} ×{count}"))
         return hits
-
-    def reveal(self, key: str) -> None:
-        table = self.query_one(DataTable)
-        if key in self._groups:
-            table.move_cursor(row=table.get_row_index(key), animate=False)
-            self._show(key)
-        table.focus()
 
     def selected_location(self) -> Loc | None:
         stack = self.query_one("#break-stack", OptionList)

@@ -4,6 +4,8 @@ the source at that line and torch's exception text (``inspector.analysis.failure
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 from rich.console import Group, RenderableType
 from rich.text import Text
 from textual.app import ComposeResult
@@ -16,7 +18,7 @@ from dyn_inspect.inspector.model import RunModel
 from dyn_inspect.tui import digest
 from dyn_inspect.tui.display import display_loc
 from dyn_inspect.tui.source import snippet
-from dyn_inspect.tui.views.base import COMMON_KEYS, Cell, Context, SearchHit, View, matches
+from dyn_inspect.tui.views.base import COMMON_KEYS, Cell, Context, SearchHit, TableView, matches
 from dyn_inspect.tui.widgets import DetailPane
 
 
@@ -34,7 +36,7 @@ def site_key(site: FailureSite) -> str:
     return site.first.cid + "|" + site.first.compile.log
 
 
-class FailuresView(View):
+class FailuresView(TableView[FailureSite]):
     view_id = "failures"
     HELP = """
 ## Compile failures
@@ -45,13 +47,6 @@ ran eagerly, or the exception reached the program. One row per cause and user li
 - **↑/↓** select a failure; its source line and torch's exception text show on the right
 - **o** open the line in `$EDITOR`
 """ + COMMON_KEYS
-
-    def __init__(self, *, id: str | None = None) -> None:  # noqa: A002
-        super().__init__(id=id)
-        self._sites: dict[str, FailureSite] = {}
-        self._counts: dict[str, int] = {}
-        self._scope: digest.Scope | None = None
-        self._shown: str | None = None
 
     def compose(self) -> ComposeResult:
         with Horizontal():
@@ -69,45 +64,30 @@ ran eagerly, or the exception reached the program. One row per cause and user li
     def tab_label(self, ctx: Context) -> str:
         return f"Failures ({sum(s.count for s in sites(ctx.run.model, ctx.scope))})"
 
+    def rows(self, ctx: Context) -> Iterable[tuple[str, FailureSite, int]]:
+        return ((site_key(site), site, site.count) for site in sites(ctx.run.model, ctx.scope))
+
+    def row_cells(self, ctx: Context, site: FailureSite, version: int) -> list[Cell]:
+        f = site.first
+        where = display_loc(f.user_loc, ctx.cwd)
+        return [
+            Cell(where, (f.user_loc.file, f.user_loc.line) if f.user_loc else ("", 0)),
+            self.version_cell(ctx, site, version),
+            Cell(f.function),
+            Cell(f"{f.fail_type}: {f.headline}"),
+        ]
+
+    def version_cell(self, ctx: Context, site: FailureSite, version: int) -> Cell:
+        return Cell(str(site.count), -site.count, justify="right")
+
     def sync(self, ctx: Context) -> None:
         super().sync(ctx)
-        table = self.query_one(DataTable)
-        if ctx.scope != self._scope:
-            table.clear()
-            self._sites.clear()
-            self._counts.clear()
-            self._scope = ctx.scope
-        for site in sites(ctx.run.model, ctx.scope):
-            key = site_key(site)
-            count = Cell(str(site.count), -site.count, justify="right")
-            if key not in self._sites:
-                f = site.first
-                where = display_loc(f.user_loc, ctx.cwd)
-                table.add_row(
-                    Cell(where, (f.user_loc.file, f.user_loc.line) if f.user_loc else ("", 0)),
-                    count,
-                    Cell(f.function),
-                    Cell(f"{f.fail_type}: {f.headline}"),
-                    key=key,
-                )
-            elif self._counts[key] != site.count:
-                table.update_cell(key, "count", count)
-            self._sites[key] = site
-            self._counts[key] = site.count
-        if self._shown is None and table.row_count:
-            self._show(str(table.coordinate_to_cell_key(table.cursor_coordinate).row_key.value))
+        self.sync_rows(ctx)
+        if self._shown is None:
+            self._show_key(self.selected_key())
 
-    def on_data_table_row_highlighted(self, event: DataTable.RowHighlighted) -> None:
-        event.stop()
-        if event.row_key is not None and event.row_key.value is not None:
-            key = str(event.row_key.value)
-            self.show_detail_soon(lambda: self._show(key))
-
-    def _show(self, key: str | None) -> None:
-        if key is None or key not in self._sites:
-            return
-        self._shown = key
-        site = self._sites[key]
+    def show(self, key: str) -> None:
+        site = self._items[key]
         f = site.first
         cwd = self.ctx.cwd if self.ctx else None
         parts: list[RenderableType] = []
@@ -130,14 +110,7 @@ ran eagerly, or the exception reached the program. One row per cause and user li
                 hits.append(SearchHit(self.view_id, site_key(site), f"failure   {where}  {f.fail_type}: {f.headline}"))
         return hits
 
-    def reveal(self, key: str) -> None:
-        table = self.query_one(DataTable)
-        if key in self._sites:
-            table.move_cursor(row=table.get_row_index(key), animate=False)
-            self._show(key)
-        table.focus()
-
     def selected_location(self) -> Loc | None:
         if self._shown is None:
             return None
-        return self._sites[self._shown].first.user_loc
+        return self._items[self._shown].first.user_loc

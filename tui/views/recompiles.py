@@ -4,6 +4,8 @@ guard diff between consecutive cache entries, and a suggestion (from
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 from rich.console import RenderableType
 from rich.syntax import Syntax
 from rich.text import Text
@@ -19,7 +21,7 @@ from dyn_inspect.inspector.model import CompileInfo, FrameInfo
 from dyn_inspect.tui import digest
 from dyn_inspect.tui.display import display_path, duration
 from dyn_inspect.tui.source import THEME
-from dyn_inspect.tui.views.base import COMMON_KEYS, Cell, Context, SearchHit, View, matches
+from dyn_inspect.tui.views.base import COMMON_KEYS, Cell, Context, SearchHit, TableView, matches
 from dyn_inspect.tui.widgets import DetailPane
 
 MAX_DIFF_LINES = 8
@@ -110,7 +112,7 @@ def timeline(ctx: Context, frame: FrameInfo) -> list[RenderableType]:
     return parts
 
 
-class RecompilesView(View):
+class RecompilesView(TableView[FrameInfo]):
     view_id = "recompiles"
     HELP = """
 ## Recompiles
@@ -122,12 +124,7 @@ what to change.
 - **↑/↓** select a function · **o** open its `def` in `$EDITOR`
 """ + COMMON_KEYS
 
-    def __init__(self, *, id: str | None = None) -> None:  # noqa: A002
-        super().__init__(id=id)
-        self._frames: dict[str, FrameInfo] = {}
-        self._sizes: dict[str, int] = {}
-        self._scope: digest.Scope | None = None
-        self._shown: str | None = None
+    version_column = "n"
 
     def compose(self) -> ComposeResult:
         with Horizontal():
@@ -144,44 +141,29 @@ what to change.
     def tab_label(self, ctx: Context) -> str:
         return f"Recompiles ({sum(1 for r in list(ctx.run.model.recompiles) if ctx.scope.has(r.log))})"
 
+    def rows(self, ctx: Context) -> Iterable[tuple[str, FrameInfo, int]]:
+        for frame in digest.recompiled_frames(ctx.run.model, ctx.scope):
+            yield frame_key(frame), frame, len(frame.compiles) + (1 if frame.recompile_limit is not None else 0)
+
+    def row_cells(self, ctx: Context, frame: FrameInfo, version: int) -> list[Cell]:
+        where = f"{display_path(frame.filename, ctx.cwd)}:{def_line(frame.filename, frame.firstlineno)}"
+        return [self.version_cell(ctx, frame, version), Cell(where), Cell(frame.name)]
+
+    def version_cell(self, ctx: Context, frame: FrameInfo, version: int) -> Cell:
+        hit = frame.recompile_limit is not None
+        return Cell(f"{len(frame.compiles)}{' limit' if hit else ''}", len(frame.compiles), style="bold yellow" if hit else "", justify="right")
+
     def sync(self, ctx: Context) -> None:
         super().sync(ctx)
-        table = self.query_one(DataTable)
-        if ctx.scope != self._scope:
-            table.clear()
-            self._frames.clear()
-            self._sizes.clear()
-            self._scope = ctx.scope
-        changed_shown = False
-        for frame in digest.recompiled_frames(ctx.run.model, ctx.scope):
-            key = frame_key(frame)
-            size = len(frame.compiles) + (1 if frame.recompile_limit is not None else 0)
-            hit = frame.recompile_limit is not None
-            n = Cell(f"{len(frame.compiles)}{' limit' if hit else ''}", len(frame.compiles), style="bold yellow" if hit else "", justify="right")
-            if key not in self._frames:
-                self._frames[key] = frame
-                where = f"{display_path(frame.filename, ctx.cwd)}:{def_line(frame.filename, frame.firstlineno)}"
-                table.add_row(n, Cell(where), Cell(frame.name), key=key)
-            elif self._sizes[key] != size:
-                table.update_cell(key, "n", n)
-                changed_shown |= key == self._shown
-            self._sizes[key] = size
-        if self._shown is None and table.row_count:
-            self._show(str(table.coordinate_to_cell_key(table.cursor_coordinate).row_key.value))
-        elif changed_shown:
-            self._show(self._shown)
+        changed = self.sync_rows(ctx)
+        if self._shown is None:
+            self._show_key(self.selected_key())
+        elif self._shown in changed:
+            self._show_key(self._shown)
 
-    def on_data_table_row_highlighted(self, event: DataTable.RowHighlighted) -> None:
-        event.stop()
-        if event.row_key is not None and event.row_key.value is not None:
-            key = str(event.row_key.value)
-            self.show_detail_soon(lambda: self._show(key))
-
-    def _show(self, key: str | None) -> None:
-        if key is None or key not in self._frames or self.ctx is None:
-            return
-        self._shown = key
-        self.query_one(DetailPane).show(*timeline(self.ctx, self._frames[key]))
+    def show(self, key: str) -> None:
+        if self.ctx is not None:
+            self.query_one(DetailPane).show(*timeline(self.ctx, self._items[key]))
 
     def search(self, ctx: Context, query: str) -> list[SearchHit]:
         hits = []
@@ -192,15 +174,8 @@ what to change.
                 hits.append(SearchHit(self.view_id, frame_key(frame), f"recompile   {frame.name} ×{len(frame.compiles)}  {first}"))
         return hits
 
-    def reveal(self, key: str) -> None:
-        table = self.query_one(DataTable)
-        if key in self._frames:
-            table.move_cursor(row=table.get_row_index(key), animate=False)
-            self._show(key)
-        table.focus()
-
     def selected_location(self) -> Loc | None:
         if self._shown is None:
             return None
-        f = self._frames[self._shown]
+        f = self._items[self._shown]
         return Loc(file=f.filename, line=def_line(f.filename, f.firstlineno), name=f.name)
