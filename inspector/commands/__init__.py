@@ -28,6 +28,7 @@ COMMAND_MODULES: dict[str, str] = {
     "trace": "trace",
     "shapes": "shapes",
     "cache": "cache",
+    "code": "code",
     "verify": "verify",
 }
 
