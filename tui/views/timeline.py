@@ -50,9 +50,9 @@ def breakdown_table(roots: list[SpanNode]) -> RenderableType:
         return Text("torch recorded no timing spans for this compile", style="dim")
     total = sum(r.dur for r in roots) or 1.0
     t = Table(box=None, show_header=True, header_style="bold", pad_edge=False)
-    t.add_column("where the time went", no_wrap=True)
-    t.add_column("s", justify="right", no_wrap=True)
-    t.add_column("%", justify="right", no_wrap=True)
+    # The figures keep their width on a narrow pane; the names are cut instead.
+    t.add_column("where the time went", no_wrap=True, overflow="ellipsis", max_width=48)
+    t.add_column("s    share", justify="right", no_wrap=True, min_width=12)
     for root in roots:
         for depth, node in root.walk():
             if depth > MAX_DEPTH or node.dur / total < MIN_SHARE:
@@ -63,14 +63,14 @@ def breakdown_table(roots: list[SpanNode]) -> RenderableType:
                 label += f"  [cache {state}]"
             if node.unfinished:
                 label += "  (unfinished)"
-            t.add_row(Text("  " * depth + label), f"{node.seconds:.3f}", f"{100 * node.dur / total:.0f}")
+            t.add_row(Text("  " * depth + label), f"{node.seconds:.3f}  {100 * node.dur / total:>4.0f}%")
     return t
 
 
 class TimelineView(View):
     view_id = "timeline"
     DEFAULT_CSS = """
-    #timeline-table { width: 55%; }
+    #timeline-table { width: 50%; }
     """
     HELP = """
 ## Compile timeline
