@@ -118,6 +118,11 @@ def _source_of(g: GuardLine) -> str:
 
 def resume_functions(model: RunModel) -> list[ResumeFunction]:
     """Every resume function the run compiled, with the user line it resumes at."""
+    break_code: dict[tuple[str, int], str] = {}
+    for group in model.breaks.values():  # one pass: the break sites' recorded line texts
+        for _, b in group.hits:
+            if b.loc.code:
+                break_code.setdefault((b.loc.file, b.loc.line), b.loc.code)
     out: dict[tuple[str, str], ResumeFunction] = {}
     for frame in model.frames_in_order():
         m = RESUME_RE.match(frame.name)
@@ -125,7 +130,7 @@ def resume_functions(model: RunModel) -> list[ResumeFunction]:
             continue
         line = int(m["line"])
         loc = Loc(file=frame.filename, line=line, name=m["fn"]) if frame.filename else None
-        code = next((b.loc.code for c in model.compiles.values() for b in c.breaks if b.loc.file == frame.filename and b.loc.line == line), None)
+        code = break_code.get((frame.filename, line))
         if loc is not None and not code:
             code = linecache.getline(loc.file, line).strip() or None  # a break inside an inlined call: the call's line
         if loc is not None and code:

@@ -91,7 +91,7 @@ codegen / C++ compiler / autotuning, and each cache lookup with torch's reason.
         self._seen = -1
         self._shown: str | None = None
         self._spans: dict[tuple[str, str], list[SpanNode]] = {}
-        self._spans_at = -1
+        self._final: set[tuple[str, str]] = set()  # compiles finished when their spans were read
 
     def compose(self) -> ComposeResult:
         with Horizontal():
@@ -145,12 +145,17 @@ codegen / C++ compiler / autotuning, and each cache lookup with torch's reason.
             self.show_detail_soon(lambda: self._show(key))
 
     def _breakdown(self, log: str, cid: str) -> list[SpanNode]:
+        """The compile's spans. Reading them is a pass over the logs (seconds on a 100k-event
+        run): done again only for a compile that was still compiling at the last pass — a
+        finished compile's spans never change (the lazily compiled backward may still come)."""
         assert self.ctx is not None
-        count = self.ctx.run.model.event_count
-        if count != self._spans_at:  # one pass over the logs per change, not per selection
+        key = (log, cid)
+        if key not in self._final:
             self._spans = compile_breakdowns(self.ctx.run)
-            self._spans_at = count
-        return self._spans.get((log, cid), [])
+            model = self.ctx.run.model
+            finished = self.ctx.run.model.finished
+            self._final = {k for k, c in model.compiles.items() if c.capture is not None and (finished or c.backward is not None or not c.graph("aot_fw"))}
+        return self._spans.get(key, [])
 
     def _show(self, key: str | None) -> None:
         if key is None or key not in self._entries or self.ctx is None:
