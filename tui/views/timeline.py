@@ -15,9 +15,10 @@ from textual.widgets import DataTable
 
 from dyn_inspect.engine.schema import Loc
 from dyn_inspect.inspector.analysis.cache import compile_cache
+from dyn_inspect.inspector.analysis.shapes import shapes_of
 from dyn_inspect.inspector.analysis.timeline import SpanNode, TimelineEntry, compile_breakdowns, timeline_entries
 from dyn_inspect.tui import digest
-from dyn_inspect.tui.display import duration
+from dyn_inspect.tui.display import display_loc, duration
 from dyn_inspect.tui.views.base import COMMON_KEYS, Cell, Context, SearchHit, View, matches
 from dyn_inspect.tui.widgets import DetailPane
 
@@ -166,6 +167,12 @@ codegen / C++ compiler / autotuning, and each cache lookup with torch's reason.
         parts: list[RenderableType] = [Text.assemble((e.function, "bold"), ("  compile ", "dim"), c.cid, ("  " + e.what, "bold"))]
         if e.why:
             parts.append(Text(("failed guard: " if c.recompile else "") + e.why, style="yellow"))
+        shapes = shapes_of(c)
+        if shapes.automatic_dynamic:  # why the recompile will not recompile again for new sizes
+            dims = ", ".join(f"{s.name} ({s.symbol})" for s in shapes.dynamic)
+            parts.append(Text(f"automatic dynamic: {dims} now dynamic", style="cyan"))
+        for spec in shapes.specializations:
+            parts.append(Text("specialized: " + spec.describe(display_loc(spec.loc, self.ctx.cwd) if spec.loc else None), style="yellow"))
         for lk in compile_cache(self.ctx.run, c).lookups:
             parts.append(Text(lk.describe(), style={"hit": "green", "bypass": "yellow"}.get(lk.state, "")))
         parts.append(Text(""))
