@@ -72,7 +72,9 @@ class CacheLookup:
         if self.state == "miss" and self.reason and self.reason != "miss":
             text += f" ({self.reason.replace('_', ' ')})"
         if self.triton_kernels:
-            text += f"; Triton bundle: {len(self.triton_kernels)} kernels"
+            # A hit loads Triton's compiled kernels from the FX graph's entry; a miss stores them there.
+            n = len(self.triton_kernels)
+            text += f"; {n} Triton kernels loaded from the bundle" if self.state == "hit" else f"; {n} Triton kernels bundled into the entry"
         return text
 
 
