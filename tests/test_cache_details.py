@@ -83,3 +83,18 @@ async def test_overview_says_why_a_warm_run_still_compiled(cache_warm_run: Run) 
         assert "warm cache: 1 of 3 compiles served from the cache" in text
         assert "compiled anyway: bypassed (1/0) — AOTAutograd cache bypassed" in text
         assert "compiled anyway: only_here (2/0) — FX graph cache miss" in text
+
+
+def test_triton_bundle_of_the_gpu_trace(gpu_trace_run: Run) -> None:
+    """The H200 TORCH_TRACE fixture (cold cache, real Triton kernels): every FX graph lookup
+    missed and bundled its Triton kernels — the kernels Inductor generated for that compile."""
+    report = cache_report(gpu_trace_run)
+    fx = [(cc, lk) for cc in report.compiles for lk in cc.lookup("fx_graph")]
+    assert fx and all(lk.state == "miss" for _, lk in fx)
+    assert not report.warm and report.story(1.0) == []
+    bundled = [(cc, lk) for cc, lk in fx if lk.triton_kernels]
+    assert bundled
+    for cc, lk in bundled:
+        names = {k.name for k in cc.compile.kernels}
+        assert set(lk.triton_kernels) <= names, (lk.triton_kernels, names)
+        assert f"{len(lk.triton_kernels)} Triton kernels bundled into the entry" in lk.describe()

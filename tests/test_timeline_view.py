@@ -72,6 +72,7 @@ async def test_tui_timeline_view(shapes_run: Run) -> None:
         await settle(pilot)
         detail = flat(static_text(app, "#timeline-detail"))
         assert "failed guard: tensor 'x' size mismatch at index 0. expected 4, actual 7" in detail
+        assert "automatic dynamic: x.shape[0] (s" in detail and ") now dynamic" in detail  # why it will not recompile again
         assert "where the time went" in detail and "backend (AOTAutograd + Inductor)" in detail and "Inductor" in detail
         loc = app.view("timeline").selected_location()
         assert loc is not None and loc.name == "auto" and loc.file.endswith("shapes.py")

@@ -42,7 +42,7 @@ async def test_ranks_view_of_the_torchrun_run(ranks_run: Run) -> None:
     app = InspectorApp(ranks_run.path, run=ranks_run, clock=lambda: 0.0)
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
-        await pilot.press("0")
+        await pilot.press("R")
         await settle(pilot)
         assert app.query_one(TabbedContent).active == "ranks"
         assert str(app.query_one(TabbedContent).get_tab("ranks").label) == "Ranks (2)"
@@ -69,7 +69,7 @@ async def test_ranks_view_of_an_imported_four_rank_directory(tmp_path: Path) -> 
     app = InspectorApp(run.path, run=run, clock=lambda: 0.0)
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
-        await pilot.press("0")
+        await pilot.press("R")
         await settle(pilot)
         rows = cells(app.query_one("#ranks-table", DataTable))
         assert [str(r["rank"]) for r in rows] == ["0", "1", "2", "3"]

@@ -41,6 +41,7 @@ from dyn_inspect.tui.screens import ConfirmScreen, SearchScreen
 from dyn_inspect.tui.source import editor_command
 from dyn_inspect.tui.views.base import Context, SearchHit, View
 from dyn_inspect.tui.views.breaks import BreaksView
+from dyn_inspect.tui.views.code import CodeView
 from dyn_inspect.tui.views.compiles import CompilesView
 from dyn_inspect.tui.views.failures import FailuresView
 from dyn_inspect.tui.views.kernels import KernelsView
@@ -61,6 +62,7 @@ VIEWS: list[tuple[str, str, type[View]]] = [
     ("failures", "Failures", FailuresView),
     ("shapes", "Shapes", ShapesView),
     ("timeline", "Timeline", TimelineView),
+    ("code", "Code", CodeView),
     ("ranks", "Ranks", RanksView),  # shown only for a run of two ranks or more
 ]
 VIEW_IDS = [v for v, _, _ in VIEWS]
@@ -129,6 +131,7 @@ class InspectorApp(App[int]):
         Binding("7", "show('failures')", "Failures", show=False),
         Binding("8", "show('shapes')", "Shapes", show=False),
         Binding("9", "show('timeline')", "Timeline", show=False),
+        Binding("0", "show('code')", "Code", show=False),
         Binding("/", "search", "Search"),
         Binding("o", "open_editor", "Open in $EDITOR"),
         Binding("e", "export", "Export"),
@@ -459,7 +462,7 @@ class InspectorApp(App[int]):
         if focusable:
             focusable[0].focus()
 
-    def key_0(self) -> None:
+    def key_upper_r(self) -> None:
         """The Ranks view (a key method, not a Binding: the tab exists only for ranked runs)."""
         if self._ranks_tab:
             self.action_show("ranks")

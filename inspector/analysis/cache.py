@@ -72,7 +72,9 @@ class CacheLookup:
         if self.state == "miss" and self.reason and self.reason != "miss":
             text += f" ({self.reason.replace('_', ' ')})"
         if self.triton_kernels:
-            text += f"; Triton bundle: {len(self.triton_kernels)} kernels"
+            # A hit loads Triton's compiled kernels from the FX graph's entry; a miss stores them there.
+            n = len(self.triton_kernels)
+            text += f"; {n} Triton kernels loaded from the bundle" if self.state == "hit" else f"; {n} Triton kernels bundled into the entry"
         return text
 
 
@@ -190,9 +192,26 @@ def compile_cache(run: Run, c: CompileInfo) -> CompileCache:
     return CompileCache(c, [_lookup(run, e) for e in c.caches])
 
 
-def cache_report(run: Run) -> CacheReport:
-    """Every compile's cache lookups, in compile order (compiles without any included)."""
-    return CacheReport([compile_cache(run, c) for c in run.model.compiles_in_order() if c.capture is not None or c.caches])
+def cache_report(run: Run, memo: dict[tuple[str, str], tuple[int, CompileCache]] | None = None) -> CacheReport:
+    """Every compile's cache lookups, in compile order (compiles without any included).
+
+    ``memo`` (kept by a caller that asks again as a live run grows, the overview) holds
+    each compile's answer with its lookup count: only compiles with new lookups have their
+    payloads read again."""
+    out = []
+    for c in run.model.compiles_in_order():
+        if c.capture is None and not c.caches:
+            continue
+        key = (c.log, c.cid)
+        known = memo.get(key) if memo is not None else None
+        if known is not None and known[0] == len(c.caches):
+            out.append(known[1])
+            continue
+        cc = compile_cache(run, c)
+        if memo is not None:
+            memo[key] = (len(c.caches), cc)
+        out.append(cc)
+    return CacheReport(out)
 
 
 def _components(run: Run, e: CacheEvent) -> dict[str, str]:

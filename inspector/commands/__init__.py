@@ -29,6 +29,7 @@ COMMAND_MODULES: dict[str, str] = {
     "trace": "trace",
     "shapes": "shapes",
     "cache": "cache",
+    "code": "code",
     "verify": "verify",
 }
 

@@ -56,8 +56,9 @@ Every kernel Inductor generated, with the ATen ops it fuses and the user lines i
 from (provenance). The source shows below.
 
 - **f** filter: a name, an op, or a source line such as `train.py:27`
-- **s** sort by time per step (again: by calls, GB/s, GFLOP/s, name, compile); a click on
-  a column header sorts by that column (again: reversed)
+- **s** cycles the order: time per step, calls, GB/s, GFLOP/s, name, compile (a run
+  without `--profile-kernels`: name, compile, size); a click on a column header sorts by
+  that column (again: reversed)
 - **↑/↓** select · **o** open the kernel's first source line in `$EDITOR`
 
 With `--profile-kernels`, *Time/step*, *Calls/step*, *GB/s* and *GFLOP/s* are the
@@ -67,6 +68,7 @@ convolutions; a percentage is of the device's peak).
 
     BINDINGS = [("f", "focus_filter", "Filter"), ("s", "cycle_sort", "Sort")]
     SORT_CYCLE = ("time", "calls", "gbps", "gflops", "name", "cid")
+    PLAIN_SORT_CYCLE = ("name", "cid", "size")
 
     def __init__(self, *, id: str | None = None) -> None:  # noqa: A002
         super().__init__(id=id)
@@ -77,6 +79,7 @@ convolutions; a percentage is of the device's peak).
         self._shown: str | None = None
         self._profiles = 0  # model.kernel_profiles seen: profiles arrive at the end of a run
         self._sort: tuple[str, bool] | None = None  # (column key, reverse)
+        self._profiled = False  # the cost columns are shown
 
     def compose(self) -> ComposeResult:
         with Vertical():
@@ -85,17 +88,7 @@ convolutions; a percentage is of the device's peak).
             yield DetailPane(id="kernel-source", classes="detail")
 
     def on_mount(self) -> None:
-        table = self.query_one(DataTable)
-        table.add_column("Kernel", key="name")
-        table.add_column("Compile", key="cid")
-        table.add_column("Time/step", key="time")
-        table.add_column("Calls/step", key="calls")
-        table.add_column("GB/s", key="gbps")
-        table.add_column("GFLOP/s", key="gflops")
-        table.add_column("Backend", key="backend")
-        table.add_column("Size", key="size")
-        table.add_column("Source lines", key="lines")
-        table.add_column("Fused ops", key="ops")
+        self._add_columns(profiled=False)
         self.query_one(DetailPane).show(Text("No kernels recorded (yet).", style="dim"))
 
     def tab_label(self, ctx: Context) -> str:
@@ -111,8 +104,31 @@ convolutions; a percentage is of the device's peak).
             return
         self._add(ctx.run.model.kernels[self._seen :], self._seen)
 
+    def _add_columns(self, profiled: bool) -> None:
+        """The cost columns only for a profiled run: four columns of "-" would push the
+        fused ops off a terminal's width."""
+        table = self.query_one(DataTable)
+        table.clear(columns=True)
+        self._profiled = profiled
+        table.add_column("Kernel", key="name")
+        table.add_column("Compile", key="cid")
+        if profiled:
+            table.add_column("Time/step", key="time")
+            table.add_column("Calls/step", key="calls")
+            table.add_column("GB/s", key="gbps")
+            table.add_column("GFLOP/s", key="gflops")
+        table.add_column("Backend", key="backend")
+        table.add_column("Size", key="size")
+        table.add_column("Source lines", key="lines")
+        table.add_column("Fused ops", key="ops")
+
     def _rebuild(self) -> None:
         table = self.query_one(DataTable)
+        profiled = bool(self.ctx and self.ctx.run.model.kernel_profiles)
+        if profiled != self._profiled:
+            self._add_columns(profiled)
+            if self._sort is not None and self._sort[0] in ("time", "calls", "gbps", "gflops"):
+                self._sort = None
         table.clear()
         self._kernels.clear()
         self._seen = 0
@@ -136,17 +152,24 @@ convolutions; a percentage is of the device's peak).
             e = k.event
             ops = ", ".join(e.fused_ops)
             c = kernel_cost(k)
+            costs = (
+                (
+                    # unprofiled kernels sort after every profiled one (values are negated: most first)
+                    Cell(time_text(c.us_per_step) if c else "-", -c.us_per_step if c else 1.0, justify="right"),
+                    Cell(f"{c.calls_per_step:g}" if c else "-", -c.calls_per_step if c else 1.0, justify="right"),
+                    Cell(rate_text(c.gbps if c else None, "", c.peak_gbps if c else None), -(c.gbps or 0.0) if c else 1.0, justify="right"),
+                    Cell(rate_text(c.gflops if c else None, ""), -(c.gflops or 0.0) if c else 1.0, justify="right"),
+                )
+                if self._profiled
+                else ()
+            )
             rows.append(
                 (
                     key,
                     (
                         Cell(e.name + (" (bw)" if e.backward else "")),
                         Cell(k.compile.cid, _cid_order(k.compile.cid)),
-                        # unprofiled kernels sort after every profiled one (values are negated: most first)
-                        Cell(time_text(c.us_per_step) if c else "-", -c.us_per_step if c else 1.0, justify="right"),
-                        Cell(f"{c.calls_per_step:g}" if c else "-", -c.calls_per_step if c else 1.0, justify="right"),
-                        Cell(rate_text(c.gbps if c else None, "", c.peak_gbps if c else None), -(c.gbps or 0.0) if c else 1.0, justify="right"),
-                        Cell(rate_text(c.gflops if c else None, ""), -(c.gflops or 0.0) if c else 1.0, justify="right"),
+                        *costs,
                         Cell(e.backend),
                         Cell(f"{e.lines} lines", e.lines, justify="right"),
                         Cell(lines_text(k, ctx.cwd), [(loc.file, loc.line) for loc in k.lines]),
@@ -169,7 +192,7 @@ convolutions; a percentage is of the device's peak).
 
     def action_cycle_sort(self) -> None:
         current = self._sort[0] if self._sort else None
-        cycle = self.SORT_CYCLE
+        cycle = self.SORT_CYCLE if self._profiled else self.PLAIN_SORT_CYCLE
         self.sort_by(cycle[(cycle.index(current) + 1) % len(cycle)] if current in cycle else cycle[0])
 
     def on_data_table_header_selected(self, event: DataTable.HeaderSelected) -> None:

@@ -147,7 +147,8 @@ compile time over the run (sparkline). Press **2**–**7** for the other views.
         self._cache_seen = seen
         from dyn_inspect.inspector.analysis.cache import CacheReport, cache_report
 
-        report = CacheReport([cc for cc in cache_report(ctx.run).compiles if ctx.scope.has(cc.compile.log)])
+        memo = self.__dict__.setdefault("_cache_memo", {})  # compile → its lookups, read once
+        report = CacheReport([cc for cc in cache_report(ctx.run, memo).compiles if ctx.scope.has(cc.compile.log)])
         lines = report.story(dynamo_s)
         out = Text()
         if lines:

@@ -15,9 +15,10 @@ from textual.widgets import DataTable
 
 from dyn_inspect.engine.schema import Loc
 from dyn_inspect.inspector.analysis.cache import compile_cache
+from dyn_inspect.inspector.analysis.shapes import shapes_of
 from dyn_inspect.inspector.analysis.timeline import SpanNode, TimelineEntry, compile_breakdowns, timeline_entries
 from dyn_inspect.tui import digest
-from dyn_inspect.tui.display import duration
+from dyn_inspect.tui.display import display_loc, duration
 from dyn_inspect.tui.views.base import COMMON_KEYS, Cell, Context, SearchHit, View, matches
 from dyn_inspect.tui.widgets import DetailPane
 
@@ -50,9 +51,9 @@ def breakdown_table(roots: list[SpanNode]) -> RenderableType:
         return Text("torch recorded no timing spans for this compile", style="dim")
     total = sum(r.dur for r in roots) or 1.0
     t = Table(box=None, show_header=True, header_style="bold", pad_edge=False)
-    t.add_column("where the time went", no_wrap=True)
-    t.add_column("s", justify="right", no_wrap=True)
-    t.add_column("%", justify="right", no_wrap=True)
+    # The figures keep their width on a narrow pane; the names are cut instead.
+    t.add_column("where the time went", no_wrap=True, overflow="ellipsis", max_width=48)
+    t.add_column("s    share", justify="right", no_wrap=True, min_width=12)
     for root in roots:
         for depth, node in root.walk():
             if depth > MAX_DEPTH or node.dur / total < MIN_SHARE:
@@ -63,14 +64,14 @@ def breakdown_table(roots: list[SpanNode]) -> RenderableType:
                 label += f"  [cache {state}]"
             if node.unfinished:
                 label += "  (unfinished)"
-            t.add_row(Text("  " * depth + label), f"{node.seconds:.3f}", f"{100 * node.dur / total:.0f}")
+            t.add_row(Text("  " * depth + label), f"{node.seconds:.3f}  {100 * node.dur / total:>4.0f}%")
     return t
 
 
 class TimelineView(View):
     view_id = "timeline"
     DEFAULT_CSS = """
-    #timeline-table { width: 55%; }
+    #timeline-table { width: 50%; }
     """
     HELP = """
 ## Compile timeline
@@ -91,7 +92,7 @@ codegen / C++ compiler / autotuning, and each cache lookup with torch's reason.
         self._seen = -1
         self._shown: str | None = None
         self._spans: dict[tuple[str, str], list[SpanNode]] = {}
-        self._spans_at = -1
+        self._final: set[tuple[str, str]] = set()  # compiles finished when their spans were read
 
     def compose(self) -> ComposeResult:
         with Horizontal():
@@ -145,12 +146,17 @@ codegen / C++ compiler / autotuning, and each cache lookup with torch's reason.
             self.show_detail_soon(lambda: self._show(key))
 
     def _breakdown(self, log: str, cid: str) -> list[SpanNode]:
+        """The compile's spans. Reading them is a pass over the logs (seconds on a 100k-event
+        run): done again only for a compile that was still compiling at the last pass — a
+        finished compile's spans never change (the lazily compiled backward may still come)."""
         assert self.ctx is not None
-        count = self.ctx.run.model.event_count
-        if count != self._spans_at:  # one pass over the logs per change, not per selection
+        key = (log, cid)
+        if key not in self._final:
             self._spans = compile_breakdowns(self.ctx.run)
-            self._spans_at = count
-        return self._spans.get((log, cid), [])
+            model = self.ctx.run.model
+            finished = self.ctx.run.model.finished
+            self._final = {k for k, c in model.compiles.items() if c.capture is not None and (finished or c.backward is not None or not c.graph("aot_fw"))}
+        return self._spans.get(key, [])
 
     def _show(self, key: str | None) -> None:
         if key is None or key not in self._entries or self.ctx is None:
@@ -161,6 +167,12 @@ codegen / C++ compiler / autotuning, and each cache lookup with torch's reason.
         parts: list[RenderableType] = [Text.assemble((e.function, "bold"), ("  compile ", "dim"), c.cid, ("  " + e.what, "bold"))]
         if e.why:
             parts.append(Text(("failed guard: " if c.recompile else "") + e.why, style="yellow"))
+        shapes = shapes_of(c)
+        if shapes.automatic_dynamic:  # why the recompile will not recompile again for new sizes
+            dims = ", ".join(f"{s.name} ({s.symbol})" for s in shapes.dynamic)
+            parts.append(Text(f"automatic dynamic: {dims} now dynamic", style="cyan"))
+        for spec in shapes.specializations:
+            parts.append(Text("specialized: " + spec.describe(display_loc(spec.loc, self.ctx.cwd) if spec.loc else None), style="yellow"))
         for lk in compile_cache(self.ctx.run, c).lookups:
             parts.append(Text(lk.describe(), style={"hit": "green", "bypass": "yellow"}.get(lk.state, "")))
         parts.append(Text(""))

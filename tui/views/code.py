@@ -1,0 +1,153 @@
+"""Dynamo's code per compile (what depyf and tlparse show, tied to the user's lines): the
+original and transformed bytecode side by side by source line, the resume functions a
+graph break created and the user line each resumes at, and the guards one per line,
+grouped by what they guard (``inspector.analysis.bytecode``)."""
+
+from __future__ import annotations
+
+import itertools
+import linecache
+
+from rich.console import RenderableType
+from rich.table import Table
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.containers import Horizontal
+from textual.widgets import DataTable
+
+from dyn_inspect.engine.schema import Loc
+from dyn_inspect.inspector.analysis.bytecode import RESUME_RE, CompileCode, compile_code
+from dyn_inspect.inspector.model import CompileInfo
+from dyn_inspect.tui import digest
+from dyn_inspect.tui.display import display_loc
+from dyn_inspect.tui.views.base import COMMON_KEYS, Cell, Context, SearchHit, View, matches
+from dyn_inspect.tui.widgets import DetailPane
+
+
+def code_parts(cc: CompileCode, cwd: str | None) -> list[RenderableType]:
+    """The pane's content for one compile."""
+    c = cc.compile
+    cap = c.capture
+    parts: list[RenderableType] = [Text.assemble((cc.function, "bold"), ("  compile ", "dim"), c.cid)]
+    if cc.resume is not None:
+        r = cc.resume
+        where = display_loc(r.loc, cwd) if r.loc else f"line {r.line}"
+        code = f": {r.loc.code.split('  #')[0].strip()}" if r.loc and r.loc.code else ""
+        parts.append(Text(f"resume function: runs the rest of `{r.function}` after the graph break at {where}{code}", style="cyan"))
+    for r in cc.creates:
+        where = display_loc(r.loc, cwd) if r.loc else f"line {r.line}"
+        parts.append(Text(f"its graph break at {where} created {r.name} (compiles {', '.join(r.compiles)})", style="cyan"))
+    parts.append(Text(""))
+    if not cc.original and not cc.modified:
+        parts.append(Text("torch logs the original and transformed bytecode of resume functions only; this frame's original is its source.", style="dim"))
+    else:
+        source = cap.co_filename if cap else None
+        t = Table(box=None, pad_edge=False, header_style="bold")
+        t.add_column("line", justify="right", no_wrap=True)
+        t.add_column("original", no_wrap=True)
+        t.add_column("transformed by Dynamo", no_wrap=True)
+        for b in cc.blocks:
+            text = linecache.getline(source, b.line).strip() if source and b.line else ""
+            t.add_row(str(b.line or "-"), Text(text, style="bold"), "")
+            for o, m in itertools.zip_longest(b.original, b.modified):
+                t.add_row("", o.text() if o else "", m.text() if m else "")
+        parts.append(t)
+    parts.append(Text(""))
+    parts.append(Text(f"Guards ({len(cc.guards)}), by what they guard", style="bold"))
+    for src, gs in cc.guards_by_source():
+        parts.append(Text("  " + (src or "(global state)"), style="bold cyan"))
+        for g in gs:
+            parts.append(Text("    " + g.expr))
+    return parts
+
+
+class CodeView(View):
+    view_id = "code"
+    DEFAULT_CSS = """
+    #code-table { width: 40%; }
+    """
+    HELP = """
+## Dynamo's code
+
+Per compile: the original and the transformed bytecode side by side, by user source line
+(torch logs them for resume functions); the resume functions a graph break created and the
+user line each resumes at; the guards, one per line, grouped by what they guard.
+
+- **↑/↓** select a compile · **o** open the line it resumes at (else the function) in `$EDITOR`
+""" + COMMON_KEYS
+
+    def __init__(self, *, id: str | None = None) -> None:  # noqa: A002
+        super().__init__(id=id)
+        self._compiles: dict[str, CompileInfo] = {}
+        self._scope: digest.Scope | None = None
+        self._count = -1
+        self._shown: CompileCode | None = None
+
+    def compose(self) -> ComposeResult:
+        with Horizontal():
+            yield DataTable(id="code-table", cursor_type="row", zebra_stripes=True)
+            yield DetailPane(id="code-detail", classes="detail")
+
+    def on_mount(self) -> None:
+        table = self.query_one(DataTable)
+        for label, key in (("Compile", "cid"), ("Function", "fn"), ("Resumes at", "at"), ("Bytecode", "bc")):
+            table.add_column(label, key=key)
+        self.query_one(DetailPane).show(Text("Nothing compiled yet.", style="dim"))
+
+    def tab_label(self, ctx: Context) -> str:
+        return "Code"
+
+    def sync(self, ctx: Context) -> None:
+        super().sync(ctx)
+        done = [c for c in ctx.run.model.compiles_in_order() if c.capture is not None and ctx.scope.has(c.log)]
+        if ctx.scope == self._scope and len(done) == self._count:
+            return
+        self._scope, self._count = ctx.scope, len(done)
+        table = self.query_one(DataTable)
+        table.clear()
+        self._compiles.clear()
+        for c in done:
+            key = f"{c.log}|{c.cid}"
+            self._compiles[key] = c
+            name = c.capture.co_name if c.capture and c.capture.co_name else "?"
+            m = RESUME_RE.match(name)
+            at = f"{m['fn']} line {m['line']}" if m else "-"
+            table.add_row(Cell(c.cid), Cell(name), Cell(at), Cell("original + transformed" if c.bytecode else "-"), key=key)
+        if table.row_count and self._shown is None:
+            self._show(str(table.coordinate_to_cell_key(table.cursor_coordinate).row_key.value))
+
+    def on_data_table_row_highlighted(self, event: DataTable.RowHighlighted) -> None:
+        event.stop()
+        if event.row_key is not None and event.row_key.value is not None:
+            key = str(event.row_key.value)
+            self.show_detail_soon(lambda: self._show(key))
+
+    def _show(self, key: str) -> None:
+        c = self._compiles.get(key)
+        if c is None or self.ctx is None:
+            return
+        self._shown = compile_code(self.ctx.run, c)
+        self.query_one(DetailPane).show(*code_parts(self._shown, self.ctx.cwd))
+
+    def search(self, ctx: Context, query: str) -> list[SearchHit]:
+        return [
+            SearchHit(self.view_id, f"{c.log}|{c.cid}", f"code      {c.cid} {c.capture.co_name}")
+            for c in ctx.run.model.compiles_in_order()
+            if c.capture is not None and c.capture.co_name and ctx.scope.has(c.log) and matches(query, c.capture.co_name)
+        ]
+
+    def reveal(self, key: str) -> None:
+        table = self.query_one(DataTable)
+        if key in self._compiles:
+            table.move_cursor(row=table.get_row_index(key), animate=False)
+            self._show(key)
+        table.focus()
+
+    def selected_location(self) -> Loc | None:
+        cc = self._shown
+        if cc is None:
+            return None
+        if cc.resume is not None and cc.resume.loc is not None:
+            return cc.resume.loc
+        cap = cc.compile.capture
+        return Loc(file=cap.co_filename, line=cap.co_firstlineno or 1, name=cap.co_name) if cap and cap.co_filename else None
