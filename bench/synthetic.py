@@ -1,6 +1,6 @@
 """A synthetic run directory of N events, shaped like a real recording, for benchmarks.
 
-    python bench/synthetic.py OUT_DIR --events 100000 [--seed 0] [--processes 1]
+    python bench/synthetic.py OUT_DIR --events 100000 [--seed 0] [--processes 1] [--spmd]
 
 writes ``OUT_DIR/<run-id>/`` (and ``OUT_DIR/latest``) through the real writer
 (``EventLog``, ``BlobStore``) and the real schema Structs, so readers see exactly what a
@@ -161,9 +161,17 @@ def _chromium(log: EventLog, clock: _Clock, cid: str, rng: random.Random, count:
     return written
 
 
-def make_run(out_dir: Path, events: int = 100_000, seed: int = 0, processes: int = 1) -> Path:
+def make_run(
+    out_dir: Path, events: int = 100_000, seed: int = 0, processes: int = 1, spmd: bool = False, first_rank: int = 0, world_size: int | None = None
+) -> Path:
     """Write a synthetic run of about ``events`` events under ``out_dir`` (a runs root:
-    the run is ``out_dir/<run-id>``, ``out_dir/latest`` points at it). Returns the run."""
+    the run is ``out_dir/<run-id>``, ``out_dir/latest`` points at it). Returns the run.
+
+    ``spmd``: every rank runs the same program (the same compiles, breaks and kernels, as
+    the ranks of one data-parallel job do) except the last rank, which hits one extra
+    graph break per compile that breaks; without it each rank draws its own program.
+    ``first_rank`` / ``world_size``: the ranks of one node of a larger job (the merge
+    benchmark writes each node's run with its own global ranks)."""
     rng = random.Random(seed)
     out_dir = Path(out_dir)
     run = new_run_dir(out_dir)
@@ -180,13 +188,16 @@ def make_run(out_dir: Path, events: int = 100_000, seed: int = 0, processes: int
     per_process = max(1, events // processes)
     total_written = 1
     for p in range(processes):
+        if spmd:
+            rng = random.Random(seed)  # the same program on every rank
         pid = 40000 + p
         log = EventLog(run, f"p{pid}.jsonl")
         log.write(
             ProcessStart(
                 argv=["train.py"], cwd=str(out_dir / "workspace"), pid=pid, ppid=39999, executable=sys.executable,
                 python="3.11.7", platform="Linux-x86_64", hostname="bench", torch="2.13.0+cpu", cpu="AMD EPYC",
-                cpu_isa="AVX512", rank=p if processes > 1 else None, world_size=processes if processes > 1 else None,
+                cpu_isa="AVX512", rank=first_rank + p if processes > 1 or first_rank else None,
+                world_size=(world_size or processes) if processes > 1 or first_rank else None,
                 provenance=True, config={"dynamo.recompile_limit": 8}, t=clock.tick(),
             )
         )
@@ -198,7 +209,8 @@ def make_run(out_dir: Path, events: int = 100_000, seed: int = 0, processes: int
         frame_compiles = [0] * frames
         break_sites = [(rng.randrange(len(files)), rng.randint(6, SOURCE_LINES - 1), rng.choice(_BREAK_KINDS)) for _ in range(40)]
         limit_frame = 0 if frames > 3 else None
-        recompiling = list(range(1, max(2, frames // 5)))
+        # At least one frame to recompile, and never one past the last (a small run has one frame).
+        recompiling = [f for f in range(1, max(2, frames // 5)) if f < frames] or [0]
         n = 0
         while written < per_process:
             if n < frames:
@@ -235,6 +247,16 @@ def make_run(out_dir: Path, events: int = 100_000, seed: int = 0, processes: int
                 log.write(Raw(torch_kind="describe_tensor", metadata={"describe_tensor": {"id": i, "ndim": 2, "dtype": "torch.float32", "size": [16, 64], "stride": [64, 1], "requires_grad": True}, "frame_id": frame}, t=clock.tick(), cid=cid))
             written += 7
             breaks = rng.random() < 0.3
+            if breaks and spmd and first_rank + p == (world_size or processes) - 1 and (world_size or processes) > 1:
+                # The odd rank: a second break at a site no other rank hits.
+                odd = _loc(files[0], 0, SOURCE_LINES - 2)
+                log.write(
+                    GraphBreak(
+                        key=f"GB0059:{odd.file}:{odd.line}", gb_type="Unsupported builtin operator", loc=odd, gb_id="GB0059",
+                        reason="print", user_stack=[*user[:-1], odd], t=clock.tick(), cid=cid,
+                    )
+                )
+                written += 1
             if breaks:
                 m2, line, (gb_type, gb_id) = rng.choice(break_sites)
                 site = _loc(files[m2], m2, line)
@@ -305,9 +327,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--events", type=int, default=100_000)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--processes", type=int, default=1, help="one log per process (ranks)")
+    parser.add_argument("--spmd", action="store_true", help="every rank the same program but the last (one extra graph break)")
     args = parser.parse_args(argv)
     start = time.perf_counter()
-    run = make_run(args.out_dir, args.events, args.seed, args.processes)
+    run = make_run(args.out_dir, args.events, args.seed, args.processes, args.spmd)
     size = sum(f.stat().st_size for f in run.glob("*.jsonl"))
     blobs = sum(f.stat().st_size for f in (run / "blobs").rglob("*") if f.is_file())
     lines = sum(sum(1 for _ in open(f, "rb")) for f in run.glob("*.jsonl"))

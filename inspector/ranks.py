@@ -416,8 +416,13 @@ def _split(present: set[int], everyone: list[int]) -> tuple[list[int], list[int]
     """(ranks with it, ranks without it, the deviating side)."""
     with_ = sorted(present)
     without = sorted(set(everyone) - present)
-    groups = _groups({r: r in present for r in everyone})
-    return with_, without, _deviating(groups)
+    # The reference side is the larger; a tie goes to the side holding the lowest rank
+    # (what ``_groups`` decides, in one pass: called once per break site and rank set).
+    if len(with_) != len(without):
+        deviating = with_ if len(with_) < len(without) else without
+    else:
+        deviating = without if with_ and (not without or with_[0] < without[0]) else with_
+    return with_, without, tuple(deviating)
 
 
 def _graph_signature(c: CompileInfo) -> tuple[object, ...]:

@@ -229,6 +229,28 @@ def test_merge_aligns_a_skewed_clock(layout_a: dict[str, Path], tmp_path: Path) 
     assert shifted_gaps and shifted_gaps == gaps(sorted(skewed.glob("*.jsonl")))
 
 
+def test_each_nodes_launcher_status_is_kept(layout_a: dict[str, Path], tmp_path: Path) -> None:
+    """One node's launcher ended with exit 3 (its log says so): the merged run says which
+    node, and the run as a whole exited with 3 — the other node still finished."""
+    failing = tmp_path / "node1-exit3"
+    shutil.copytree(layout_a["node1"], failing)
+    (launcher,) = failing.glob("launcher*.jsonl")
+    lines = [json.loads(raw) for raw in launcher.read_text().splitlines()]
+    for event in lines:
+        if event["kind"] == "run_end":
+            event["exit_code"] = 3
+    launcher.write_text("".join(json.dumps(e) + "\n" for e in lines))
+    run = Run(merge_runs([layout_a["node0"], failing], out=tmp_path / "merged").run_dir)
+    nodes = {n.ranks: n for n in node_statuses(run.model)}
+    node1_ranks = tuple(sorted(Run(layout_a["node1"]).model.ranks()))
+    assert nodes[node1_ranks].status == "exited with 3" and nodes[node1_ranks].from_launcher
+    (other,) = [n for r, n in nodes.items() if r != node1_ranks]
+    assert other.status == "finished"
+    assert run.model.status == "exited" and run.model.exit_code == 3
+    p = subprocess.run([str(DYN_INSPECT), "summary", str(run.path)], capture_output=True, text=True, timeout=120)
+    assert f"{', '.join(map(str, node1_ranks))} — exited with 3" in p.stdout and p.stdout.startswith("dyn-inspect: exited with 3")
+
+
 def test_merge_refuses_bad_input_in_one_line(layout_a: dict[str, Path], tmp_path: Path) -> None:
     def merge(*args: str) -> subprocess.CompletedProcess[str]:
         return subprocess.run([str(DYN_INSPECT), "merge", *args], capture_output=True, text=True, timeout=120)

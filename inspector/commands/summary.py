@@ -37,8 +37,9 @@ def print_recompiles(run: Run, data: dict[str, Any], say: Callable[[str], None],
     """Recompiles by function, most recompiled first: the guard that failed and what to try.
     Without ``show_all`` only the top few functions (a run can recompile hundreds of times)."""
     m = run.model
-    frames = [(f, recompile_timeline(m, f)) for f in frames_with_recompiles(m)]
-    frames.sort(key=lambda ft: -len(ft[0].compiles))
+    recompiled = sorted(frames_with_recompiles(m), key=lambda f: -len(f.compiles))
+    # Timelines only for the frames shown: a 256-rank run has a recompiling frame per rank.
+    frames = [(f, recompile_timeline(m, f) if show_all or i < TOP_RECOMPILED else []) for i, f in enumerate(recompiled)]
     say(f"  recompiles: {data['recompiles']}" + (f" in {len(frames)} function{'s' if len(frames) != 1 else ''}" if frames else ""))
     shown = frames if show_all else frames[:TOP_RECOMPILED]
     for frame, entries in shown:

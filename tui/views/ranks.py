@@ -8,11 +8,6 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass
 
-from rich.text import Text
-from textual.app import ComposeResult
-from textual.containers import Horizontal
-from textual.widgets import DataTable
-
 from dyn_inspect.inspector.model import RunModel
 from dyn_inspect.inspector.ranks import (
     COMPILE_TIME_MIN_GAP_S,
@@ -25,6 +20,10 @@ from dyn_inspect.inspector.ranks import (
 )
 from dyn_inspect.tui.views.base import COMMON_KEYS, Cell, Context, SearchHit, View, matches
 from dyn_inspect.tui.widgets import DetailPane
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.containers import Horizontal
+from textual.widgets import DataTable
 
 OUTLIER = "bold red"
 
@@ -149,6 +148,7 @@ ranks that compiled like the majority, else how the rank differs.
         for i, r in enumerate(rows):
             b = self._behaviours[r.group] if self._behaviours else None
             what = "=" if b is None or b.reference else (b.differences[0] if b.differences else "differs")
+            what = what if len(what) <= 72 else what[:71] + "…"  # the pane has it whole
             table.add_row(
                 Cell(str(r.rank), r.rank, justify="right"),
                 Cell("" if r.node is None else str(r.node), -1 if r.node is None else r.node, justify="right"),
