@@ -215,6 +215,8 @@ class RunIndex:
     # logging callee ("print") -> inlined functions (any file, libraries too) whose calls of
     # it broke the graph: registering it as reorderable loses their output (code actions)
     inlined_logging: dict[str, list[str]] = field(default_factory=dict)
+    # norm path -> the file's lines as the run saw them (``lsp.edits``), where still known
+    baselines: dict[str, list[str]] = field(default_factory=dict)
 
     def for_path(self, path: str) -> FileFindings | None:
         return self.files.get(norm_path(path))
@@ -350,6 +352,13 @@ def build_index(run: Run | None, workspace: Workspace) -> RunIndex:
     _add_failures(m, workspace, files)
     _add_kernels(m, workspace, files)
     index.files = dict(files)
+    since = m.run_start.t if m.run_start is not None and m.run_start.t else None
+    from dyn_inspect.lsp.edits import snapshot  # edits reads these findings' types
+
+    for path in index.files:
+        lines = snapshot(path, since)
+        if lines is not None:
+            index.baselines[path] = lines
     return index
 
 
