@@ -41,6 +41,7 @@ from dyn_inspect.tui.screens import ConfirmScreen, SearchScreen
 from dyn_inspect.tui.source import editor_command
 from dyn_inspect.tui.views.base import Context, SearchHit, View
 from dyn_inspect.tui.views.breaks import BreaksView
+from dyn_inspect.tui.views.causes import CausesView
 from dyn_inspect.tui.views.compiles import CompilesView
 from dyn_inspect.tui.views.failures import FailuresView
 from dyn_inspect.tui.views.kernels import KernelsView
@@ -56,6 +57,7 @@ VIEWS: list[tuple[str, str, type[View]]] = [
     ("kernels", "Kernels", KernelsView),
     ("output", "Output", OutputView),
     ("failures", "Failures", FailuresView),
+    ("causes", "Causes", CausesView),
 ]
 VIEW_IDS = [v for v, _, _ in VIEWS]
 ALL_RANKS = -1
@@ -80,7 +82,7 @@ TabbedContent { height: 1fr; }
 TabPane { padding: 0; }
 View { height: 1fr; }
 .detail { width: 1fr; padding: 0 1; border-left: vkey $foreground 20%; }
-#breaks-left, #recompiles-table, #compiles-tree, #failures-table { width: 45%; }
+#breaks-left, #recompiles-table, #compiles-tree, #failures-table, #causes-table { width: 45%; }
 #breaks-table { height: 1fr; }
 DataTable { overflow-x: hidden; }
 #break-stack { height: 1fr; border: none; }
@@ -121,6 +123,7 @@ class InspectorApp(App[int]):
         Binding("5", "show('kernels')", "Kernels", show=False),
         Binding("6", "show('output')", "Output", show=False),
         Binding("7", "show('failures')", "Failures", show=False),
+        Binding("8", "show('causes')", "Causes", show=False),
         Binding("/", "search", "Search"),
         Binding("o", "open_editor", "Open in $EDITOR"),
         Binding("e", "export", "Export"),

@@ -17,7 +17,7 @@ from dyn_inspect.tui.digest import ALL, Scope
 
 
 COMMON_KEYS = """
-**1**–**7** switch views · **/** search everything · **o** open in `$EDITOR` ·
+**1**–**8** switch views · **/** search everything · **o** open in `$EDITOR` ·
 **e** export a bug report · **?** this help · **q** quit · **ctrl+c** stop the program
 """
 
