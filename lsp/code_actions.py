@@ -175,21 +175,6 @@ def _recorded_site(fn: FunctionFindings, view_of: ViewOf, param: str, index: int
     return (parsed, stmt, arg) if stmt is not None and arg is not None else None
 
 
-def _only_call_in_file(fn: FunctionFindings, parsed: Parsed, param: str, index: int) -> tuple[Parsed, ast.stmt, str] | None:
-    """The one call of ``fn.name`` in the function's own file, and the name passed there.
-
-    torch's compile stack (``dynamo_start``, checked on 2.13) leaves out the frame that
-    called a ``@torch.compile`` function directly: it names the frame above it (``main()``
-    in ``<module>``), so the recorded site is not the call. One call in the file is the
-    call; several are ambiguous (no fix)."""
-    calls = [n for n in ast.walk(parsed.tree) if isinstance(n, ast.Call) and _callee(n) == fn.name]
-    if len(calls) != 1:
-        return None
-    stmt = parsed.statement_at(calls[0].lineno)
-    arg = _call_arg(stmt, calls[0].lineno, fn.name, param, index) if stmt is not None else None
-    return (parsed, stmt, arg) if stmt is not None and arg is not None else None
-
-
 def mark_dynamic_fix(fn: FunctionFindings, fn_view: TextView, view_of: ViewOf, diagnostic: types.Diagnostic | None) -> types.CodeAction | None:
     step = next((s for s in fn.steps if s.part is None and s.kind == "size" and s.source and s.dim is not None), None)
     if step is None or step.source is None or step.dim is None:
@@ -206,7 +191,9 @@ def mark_dynamic_fix(fn: FunctionFindings, fn_view: TextView, view_of: ViewOf, d
     index = params.index(step.source) if step.source in params else -1
     if index >= 0 and params and params[0] in ("self", "cls"):
         index -= 1  # bound method / module call: self is not in the call's arguments
-    site = _recorded_site(fn, view_of, step.source, index) or _only_call_in_file(fn, fn_parsed, step.source, index)
+    # (torch's stack may omit a direct caller: inspector.analysis.causes then finds the
+    # call, and the root-cause diagnostic carries the fix)
+    site = _recorded_site(fn, view_of, step.source, index)
     if site is None:
         return None
     parsed, stmt, arg = site

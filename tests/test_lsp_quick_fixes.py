@@ -150,7 +150,9 @@ EXPECTED = {
     ],
     "BREAK:branch": [("Rewrite the `if` as `h = torch.where(...)`: same result, both branches computed (review", False)],
     "BREAK:item": [("Let Dynamo trace `.item()`: behaviour kept", True)],
-    "RECOMPILE:shape": [("Insert `torch._dynamo.mark_dynamic(rows, 0)` before the call: one graph for every size, behaviour kept", True)],
+    # the root cause of by_shape's recompile, at the line that makes `rows` (not on the def)
+    "FIX:rows": [("Insert `torch._dynamo.mark_dynamic(rows, 0)` where `rows` is made: one graph for every size, behaviour kept", True)],
+    "RECOMPILE:shape": [],
     "RECOMPILE:int": [("Compile `scaled` with `dynamic=True`: one graph for every value of `n`, behaviour kept", True)],
 }
 
@@ -200,8 +202,8 @@ def test_each_finding_gets_honest_fixes_with_the_expected_edits(original: Record
     assert edited("RECOMPILE:int", "dynamic=True") == text.replace(
         "@torch.compile\ndef scaled(", "@torch.compile(dynamic=True)\ndef scaled("
     )
-    assert edited("RECOMPILE:shape", "mark_dynamic") == text.replace(
-        '        print(f"rows {n}: {by_shape(rows)', '        torch._dynamo.mark_dynamic(rows, 0)\n        print(f"rows {n}: {by_shape(rows)'
+    assert edited("FIX:rows", "mark_dynamic") == text.replace(
+        "        rows = torch.rand(n, 4)  # FIX:rows\n", "        rows = torch.rand(n, 4)  # FIX:rows\n        torch._dynamo.mark_dynamic(rows, 0)\n"
     )
     assert edited("BREAK:print", "reorder") == text.replace(
         "import torch\n", "import torch\ntorch._dynamo.config.reorderable_logging_functions.add(print)\n", 1
@@ -217,7 +219,7 @@ def test_copy_a_fixes_remove_every_break_and_recompile_and_lose_only_what_they_s
         ("BREAK:print", "reorder"),  # registers print for the whole program: talky's and noisy's too
         ("BREAK:branch", "torch.where"),
         ("BREAK:item", "capture_scalar_outputs"),
-        ("RECOMPILE:shape", "mark_dynamic"),
+        ("FIX:rows", "mark_dynamic"),
         ("RECOMPILE:int", "dynamic=True"),
     ]:
         text = apply(original, text, marker, pick)
