@@ -9,7 +9,9 @@ fix applied to a copy, and comparing breaks, recompiles and stdout
 the edit is unambiguous):
 
 - a root cause of recompiles (``CauseFinding``) → its one fix at its site, e.g.
-  ``torch._dynamo.mark_dynamic(x, 0)`` right after the line that makes ``x``;
+  ``torch._dynamo.mark_dynamic(x, 0)`` right after the line that makes ``x``, or, for a
+  compiled optimizer step recompiling on its float lr, ``lr=torch.tensor(0.01)`` in the
+  optimizer's constructor;
 - size-mismatch recompile → insert ``torch._dynamo.mark_dynamic(<arg>, <dim>)`` before the
   call that recompiled it, when the guarded parameter is passed there as a plain name;
 - a Python int/float parameter specialized and changed → ``dynamic=True`` on the function's
@@ -35,6 +37,7 @@ Commands: "show in TUI" (``dynInspect.showInTui``) and "export bug report"
 from __future__ import annotations
 
 import ast
+import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
@@ -405,6 +408,15 @@ def cause_fix(c: CauseFinding, parsed: Parsed, line1: int, diagnostic: types.Dia
     view = parsed.view
     if not parsed.imports_torch():
         return None
+    if c.replaces is not None and c.replacement is not None:
+        # `lr=0.01` on the site's line as it is now (the literal after `lr=`, once)
+        text = view.lines[line1 - 1]
+        found = [m for m in re.finditer(rf"\blr\s*=\s*({re.escape(c.replaces)})(?![\w.])", text)]
+        if len(found) != 1:
+            return None
+        start, end = found[0].span(1)
+        edit = _edit(view, [_replace(view, line1, start, line1, end, c.replacement)])
+        return _fix(f"Give the optimizer a tensor lr (`{c.code}`): {c.effect}, behaviour kept", edit, diagnostic, preferred=True)
     lo, hi = max(0, line1 - 3), min(len(view.lines), line1 + 2)
     if any(c.code in text for text in view.lines[lo:hi]):
         return None  # already applied

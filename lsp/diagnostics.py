@@ -106,7 +106,7 @@ def cause_message(c: CauseFinding) -> str:
     where = f" in {frames} frame{'s' if frames != 1 else ''}" if frames else ""
     return (
         f"Recompiled {n}×{where} from one cause: {c.title}\n"
-        f"Fix: `{c.code}` {c.why} — one graph for every size (the quick fix inserts it)"
+        f"Fix: `{c.code}` {c.why} — {c.effect} (the quick fix {'makes the change' if c.replaces else 'inserts it'})"
     )
 
 
