@@ -9,7 +9,9 @@ fix applied to a copy, and comparing breaks, recompiles and stdout
 the edit is unambiguous):
 
 - a root cause of recompiles (``CauseFinding``) → its one fix at its site, e.g.
-  ``torch._dynamo.mark_dynamic(x, 0)`` right after the line that makes ``x``;
+  ``torch._dynamo.mark_dynamic(x, 0)`` right after the line that makes ``x``, or, for a
+  compiled optimizer step recompiling on its float lr, ``lr=torch.tensor(0.01)`` in the
+  optimizer's constructor;
 - size-mismatch recompile → insert ``torch._dynamo.mark_dynamic(<arg>, <dim>)`` before the
   call that recompiled it, when the guarded parameter is passed there as a plain name;
 - a Python int/float parameter specialized and changed → ``dynamic=True`` on the function's
@@ -35,6 +37,7 @@ Commands: "show in TUI" (``dynInspect.showInTui``) and "export bug report"
 from __future__ import annotations
 
 import ast
+import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
@@ -175,21 +178,6 @@ def _recorded_site(fn: FunctionFindings, view_of: ViewOf, param: str, index: int
     return (parsed, stmt, arg) if stmt is not None and arg is not None else None
 
 
-def _only_call_in_file(fn: FunctionFindings, parsed: Parsed, param: str, index: int) -> tuple[Parsed, ast.stmt, str] | None:
-    """The one call of ``fn.name`` in the function's own file, and the name passed there.
-
-    torch's compile stack (``dynamo_start``, checked on 2.13) leaves out the frame that
-    called a ``@torch.compile`` function directly: it names the frame above it (``main()``
-    in ``<module>``), so the recorded site is not the call. One call in the file is the
-    call; several are ambiguous (no fix)."""
-    calls = [n for n in ast.walk(parsed.tree) if isinstance(n, ast.Call) and _callee(n) == fn.name]
-    if len(calls) != 1:
-        return None
-    stmt = parsed.statement_at(calls[0].lineno)
-    arg = _call_arg(stmt, calls[0].lineno, fn.name, param, index) if stmt is not None else None
-    return (parsed, stmt, arg) if stmt is not None and arg is not None else None
-
-
 def mark_dynamic_fix(fn: FunctionFindings, fn_view: TextView, view_of: ViewOf, diagnostic: types.Diagnostic | None) -> types.CodeAction | None:
     step = next((s for s in fn.steps if s.part is None and s.kind == "size" and s.source and s.dim is not None), None)
     if step is None or step.source is None or step.dim is None:
@@ -206,7 +194,9 @@ def mark_dynamic_fix(fn: FunctionFindings, fn_view: TextView, view_of: ViewOf, d
     index = params.index(step.source) if step.source in params else -1
     if index >= 0 and params and params[0] in ("self", "cls"):
         index -= 1  # bound method / module call: self is not in the call's arguments
-    site = _recorded_site(fn, view_of, step.source, index) or _only_call_in_file(fn, fn_parsed, step.source, index)
+    # (torch's stack may omit a direct caller: inspector.analysis.causes then finds the
+    # call, and the root-cause diagnostic carries the fix)
+    site = _recorded_site(fn, view_of, step.source, index)
     if site is None:
         return None
     parsed, stmt, arg = site
@@ -418,6 +408,15 @@ def cause_fix(c: CauseFinding, parsed: Parsed, line1: int, diagnostic: types.Dia
     view = parsed.view
     if not parsed.imports_torch():
         return None
+    if c.replaces is not None and c.replacement is not None:
+        # `lr=0.01` on the site's line as it is now (the literal after `lr=`, once)
+        text = view.lines[line1 - 1]
+        found = [m for m in re.finditer(rf"\blr\s*=\s*({re.escape(c.replaces)})(?![\w.])", text)]
+        if len(found) != 1:
+            return None
+        start, end = found[0].span(1)
+        edit = _edit(view, [_replace(view, line1, start, line1, end, c.replacement)])
+        return _fix(f"Give the optimizer a tensor lr (`{c.code}`): {c.effect}, behaviour kept", edit, diagnostic, preferred=True)
     lo, hi = max(0, line1 - 3), min(len(view.lines), line1 + 2)
     if any(c.code in text for text in view.lines[lo:hi]):
         return None  # already applied

@@ -2,7 +2,7 @@
 
 - graph break: the configured severity (Warning by default); message = type, one-line
   explanation, hit count; ``code`` = torch's gb id linking to its page; related
-  information = the user stack.
+  information = the user stack, frames inside torch/nn/modules collapsed to one entry.
 - recompile: on the function's ``def`` line, Information, or Warning once the recompile
   limit made it fall back to eager; compiles, failed guards, suggestion.
 - compile failure: Error on its line (the ``def`` line when torch names no line).
@@ -15,6 +15,7 @@
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 
 from lsprotocol import types
 
@@ -102,7 +103,7 @@ def cause_message(c: CauseFinding) -> str:
     where = f" in {frames} frame{'s' if frames != 1 else ''}" if frames else ""
     return (
         f"Recompiled {n}×{where} from one cause: {c.title}\n"
-        f"Fix: `{c.code}` {c.why} — one graph for every size (the quick fix inserts it)"
+        f"Fix: `{c.code}` {c.why} — {c.effect} (the quick fix {'makes the change' if c.replaces else 'inserts it'})"
     )
 
 
@@ -120,13 +121,46 @@ def _loc_range(loc: Loc) -> types.Range:
     return types.Range(types.Position(line, start), types.Position(line, end))
 
 
-def _stack_info(stack: list[Loc]) -> list[types.DiagnosticRelatedInformation]:
-    out = []
-    for depth, frame in enumerate(stack):
+NN_MODULES = "/torch/nn/modules/"
+
+
+@dataclass(frozen=True)
+class StackEntry:
+    """One line of a user stack as shown: a frame, or a run of frames inside
+    torch/nn/modules (``Module.__call__``'s machinery, 2 frames per module call) collapsed."""
+
+    loc: Loc  # the frame (the first of a collapsed run)
+    depth: str  # "3" or "3–6"
+    text: str
+    collapsed: bool = False
+
+
+def collapse_stack(stack: list[Loc]) -> list[StackEntry]:
+    out: list[StackEntry] = []
+    i = 0
+    while i < len(stack):
+        frame = stack[i]
+        if NN_MODULES in frame.file.replace("\\", "/"):
+            j = i
+            while j < len(stack) and NN_MODULES in stack[j].file.replace("\\", "/"):
+                j += 1
+            names = list(dict.fromkeys(f.name or "?" for f in stack[i:j]))
+            n = j - i
+            depth = f"{i + 1}–{j}" if n > 1 else str(i + 1)
+            out.append(StackEntry(frame, depth, f"{n} frame{'s' if n != 1 else ''} inside torch/nn/modules ({', '.join(names)})", collapsed=True))
+            i = j
+            continue
         label = frame.name or "?"
-        text = f"{depth + 1}. {label}" + (f": {frame.code}" if frame.code else "")
-        out.append(types.DiagnosticRelatedInformation(types.Location(path_uri(frame.file), _loc_range(frame)), text))
+        out.append(StackEntry(frame, str(i + 1), label + (f": {frame.code}" if frame.code else "")))
+        i += 1
     return out
+
+
+def _stack_info(stack: list[Loc]) -> list[types.DiagnosticRelatedInformation]:
+    return [
+        types.DiagnosticRelatedInformation(types.Location(path_uri(e.loc.file), _loc_range(e.loc)), f"{e.depth}. {e.text}")
+        for e in collapse_stack(stack)
+    ]
 
 
 def to_diagnostic(p: Placed, view: TextView, settings: Settings) -> types.Diagnostic:

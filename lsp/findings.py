@@ -166,6 +166,11 @@ class CauseFinding:
     why: str  # "where `x` is made"
     before: bool  # the fix goes before the site's line (else after it)
     sites: list[Loc] = field(default_factory=list)  # the frames that recompiled (def lines)
+    # a fix that rewrites part of the site's line instead of inserting one: the recorded
+    # text it replaces (found again on the line as it is now) and what it becomes
+    replaces: str | None = None
+    replacement: str | None = None
+    effect: str = "one graph for every size"
 
 
 @dataclass
@@ -218,6 +223,8 @@ class RunIndex:
     # logging callee ("print") -> inlined functions (any file, libraries too) whose calls of
     # it broke the graph: registering it as reorderable loses their output (code actions)
     inlined_logging: dict[str, list[str]] = field(default_factory=dict)
+    # norm path -> the file's lines as the run saw them (``lsp.edits``), where still known
+    baselines: dict[str, list[str]] = field(default_factory=dict)
 
     def for_path(self, path: str) -> FileFindings | None:
         return self.files.get(norm_path(path))
@@ -351,6 +358,13 @@ def build_index(run: Run | None, workspace: Workspace) -> RunIndex:
     _add_kernels(m, workspace, files)
     _add_shapes(m, workspace, files)
     index.files = dict(files)
+    since = m.run_start.t if m.run_start is not None and m.run_start.t else None
+    from dyn_inspect.lsp.edits import snapshot  # edits reads these findings' types
+
+    for path in index.files:
+        lines = snapshot(path, since)
+        if lines is not None:
+            index.baselines[path] = lines
     return index
 
 
@@ -494,6 +508,10 @@ def _add_causes(m: RunModel, ws: Workspace, files: dict[str, FileFindings]) -> s
     for c in found:
         fix = c.fix
         if fix is None:
+            lr = _tensor_lr_cause(c, ws)
+            if lr is not None:
+                files[norm_path(lr.loc.file)].causes.append(lr)
+                covered.update((r.log, r.cid) for r in c.recompiles)
             continue
         local = ws.local(fix.file)
         if local is None:
@@ -516,6 +534,60 @@ def _add_causes(m: RunModel, ws: Workspace, files: dict[str, FileFindings]) -> s
         )
         covered.update((r.log, r.cid) for r in c.recompiles)
     return covered
+
+
+_LR_GUARD = re.compile(r"""param_groups\[\d+\]\[\s*['"]lr['"]\s*\]\s*==\s*[-+0-9.eE]+""")
+
+
+def _tensor_lr_cause(c: _causes.Cause, ws: Workspace) -> CauseFinding | None:
+    """A compiled optimizer step recompiling on its float lr (``param_groups[0]['lr'] ==
+    0.01``; the frame is torch's own ``step``, so no workspace function shows it): the
+    cause, at the one ``lr=<float>`` of a ``*.optim.*(...)`` constructor in the workspace
+    files of the compile's stack, fixed by a tensor lr (its value is read at run time, and
+    torch's LR schedulers update a tensor lr in place). Not offered where the file assigns
+    ``[...]["lr"] = ...`` itself: that would put a float back."""
+    reasons = [r for comp in c.recompiles if comp.recompile is not None for r in comp.recompile.reasons]
+    if not reasons or not any(_LR_GUARD.search(r) for r in reasons):
+        return None
+    stack: list[Loc] = next((comp.start.stack for comp in c.recompiles if comp.start is not None and comp.start.stack), [])
+    candidates: list[str] = []
+    for loc in reversed(stack):
+        local = ws.local(loc.file)
+        if local is not None and local not in candidates:
+            candidates.append(local)
+    for path in candidates:
+        try:
+            tree = ast.parse(Path(path).read_text(encoding="utf-8"))
+        except (OSError, SyntaxError, ValueError, UnicodeDecodeError):
+            continue
+        kws: list[ast.keyword] = []
+        for node in ast.walk(tree):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target] if isinstance(node, ast.AugAssign) else []
+            if any(isinstance(t, ast.Subscript) and isinstance(t.slice, ast.Constant) and t.slice.value == "lr" for t in targets):
+                return None
+            if isinstance(node, ast.Call) and "optim." in ast.unparse(node.func) + ".":
+                kws.extend(kw for kw in node.keywords if kw.arg == "lr" and isinstance(kw.value, ast.Constant) and isinstance(kw.value.value, float))
+        if len(kws) != 1:
+            continue
+        value = kws[0].value
+        assert isinstance(value, ast.Constant)
+        text = _line_text(path, value.lineno) or ""
+        literal = ast.get_source_segment(Path(path).read_text(encoding="utf-8"), value) or repr(value.value)
+        return CauseFinding(
+            loc=Loc(file=path, line=value.lineno, code=text),
+            title=c.title,
+            detail=c.detail,
+            recompiles=c.recompile_count,
+            code=f"lr=torch.tensor({literal})",
+            indent="",
+            why="in the optimizer's constructor",
+            before=False,
+            sites=[loc for loc in (ws.local_loc(s) for s in c.sites) if loc is not None],
+            replaces=literal,
+            replacement=f"torch.tensor({literal})",
+            effect="one graph for every lr (read at run time; schedulers update it in place)",
+        )
+    return None
 
 
 def _add_functions(m: RunModel, ws: Workspace, files: dict[str, FileFindings], covered: set[tuple[str, str]] | None = None) -> None:

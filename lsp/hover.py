@@ -9,7 +9,7 @@ from pathlib import Path
 
 from lsprotocol import types
 
-from dyn_inspect.lsp.diagnostics import short_location
+from dyn_inspect.lsp.diagnostics import collapse_stack, short_location
 from dyn_inspect.lsp.documents import TextView
 from dyn_inspect.lsp.findings import BreakFinding, CauseFinding, FailureFinding, FileFindings, FunctionFindings, KernelRef
 from dyn_inspect.lsp.placement import Placed, at_line
@@ -41,6 +41,13 @@ def _break_md(b: BreakFinding) -> list[str]:
     if e.hints:
         out += ["**Hints:**"] + [f"- {h}" for h in e.hints] + [""]
     out += [f"Hit {b.count}× (compile {', '.join(b.compile_ids)})."]
+    if len(e.user_stack) > 1:
+        out += ["", "**User stack** (outermost first):"]
+        for entry in collapse_stack(e.user_stack):
+            f = entry.loc
+            where = _code(f"{Path(f.file).name}:{f.line}")
+            said = entry.text if entry.collapsed else f"`{f.name or '?'}`" + (f": {_code(f.code)}" if f.code else "")
+            out.append(f"- {entry.depth}. {where} {said}")
     if e.url:
         out += ["", f"[What this graph break means]({e.url})"]
     return out

@@ -37,6 +37,7 @@ from dyn_inspect.engine.eventlog import TOOL_VERSION
 from dyn_inspect.lsp import code_actions as actions_mod
 from dyn_inspect.lsp import code_lens as lens_mod
 from dyn_inspect.lsp import diagnostics as diag_mod
+from dyn_inspect.lsp import edits as edits_mod
 from dyn_inspect.lsp import hover as hover_mod
 from dyn_inspect.lsp import verify as verify_mod
 from dyn_inspect.lsp.documents import DiskCache, TextView, is_python, path_uri, uri_path, view_for
@@ -230,7 +231,10 @@ class DynInspectServer(LanguageServer):
     def publish(self, path: str, uri: str | None = None, force: bool = False) -> None:
         uri = uri or path_uri(path)
         view = self.view(path, uri)
-        diagnostics = diag_mod.build(self.placed(view), view, self.settings) if view is not None else []
+        diagnostics: list[types.Diagnostic] = []
+        if view is not None:
+            placed = self.placed(view)
+            diagnostics = edits_mod.annotate(placed, diag_mod.build(placed, view, self.settings), self.index.baselines.get(norm_path(path)), view.lines)
         verdict = self.current_verdict()
         diagnostics = verify_mod.annotate(diagnostics, verdict, self.index.run_path) + verify_mod.verified_hints(verdict, path, view)
         key = json.dumps(_converter.unstructure(diagnostics), sort_keys=True)

@@ -2,12 +2,13 @@
 # The test command (README, .ci/run): installs everything into .venv and runs every suite.
 set -uo pipefail
 cd "$(dirname "$0")/.."
-# System tools some tests use: headless Chromium (report.html renders offline) and Graphviz
-# (SVG graph pictures). Installed from Debian's packages when missing and we may.
-if ! command -v chromium >/dev/null || ! command -v dot >/dev/null; then
+# System tools some tests use: headless Chromium (report.html renders offline), Graphviz
+# (SVG graph pictures) and Neovim (the editor test of the verified state, tests/test_nvim.py).
+# Installed from Debian's packages when missing and we may.
+if ! command -v chromium >/dev/null || ! command -v dot >/dev/null || ! command -v nvim >/dev/null; then
   if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
-    (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends chromium graphviz) >/dev/null 2>&1 \
-      || echo "warning: could not install chromium/graphviz; the tests that need them will say they skipped"
+    (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends chromium graphviz neovim) >/dev/null 2>&1 \
+      || echo "warning: could not install chromium/graphviz/neovim; the tests that need them will say they skipped"
   fi
 fi
 

@@ -56,10 +56,11 @@ class Recorded:
     folder: Path
     run: Run
     stdout: str
+    name: str = NAME
 
     @property
     def path(self) -> Path:
-        return self.folder / NAME
+        return self.folder / self.name
 
     def index(self) -> RunIndex:
         return build_index(self.run, Workspace.for_run([self.folder], self.run))
@@ -68,7 +69,7 @@ class Recorded:
         """(line, gb id, line text) of each unique break in the program's file."""
         out = []
         for g in self.run.model.break_groups():
-            if Path(g.loc.file).name == NAME:
+            if Path(g.loc.file).name == self.name:
                 out.append((g.loc.line, g.first.gb_id, (g.loc.code or "").strip()))
         return sorted(out)
 
@@ -76,8 +77,8 @@ class Recorded:
         return len(self.run.model.recompiles)
 
 
-def record(text: str, base: Path) -> Recorded:
-    """``text`` as quick_fixes.py in its own folder, recorded (or reused from the cache)."""
+def record(text: str, base: Path, name: str = NAME) -> Recorded:
+    """``text`` as ``name`` in its own folder, recorded (or reused from the cache)."""
     key = hashlib.sha256(text.encode()).hexdigest()[:16]
     cache = os.environ.get(CACHE_ENV)
     folder = (Path(cache) / "quick-fixes" if cache else base) / key
@@ -86,17 +87,17 @@ def record(text: str, base: Path) -> Recorded:
         if folder.exists():
             shutil.rmtree(folder)
         folder.mkdir(parents=True)
-        (folder / NAME).write_text(text)
+        (folder / name).write_text(text)
         env = {k: v for k, v in os.environ.items() if k not in ("DYN_INSPECT_RUNS_DIR", "TORCH_LOGS", "TORCH_TRACE")}
         env.update(DYN_INSPECT_NO_TUI="1", TORCHINDUCTOR_CACHE_DIR=str(folder / "inductor"))
         proc = subprocess.run(
-            [str(DYN_INSPECT), "--no-tui", "--runs-dir", str(folder / "runs"), NAME], cwd=folder, env=env, capture_output=True, text=True, timeout=900
+            [str(DYN_INSPECT), "--no-tui", "--runs-dir", str(folder / "runs"), name], cwd=folder, env=env, capture_output=True, text=True, timeout=900
         )
         assert proc.returncode == 0, proc.stderr[-3000:]
         done.write_text(json.dumps({"stdout": proc.stdout}))
     runs = [p for p in (folder / "runs").iterdir() if p.is_dir() and not p.is_symlink()]
     assert len(runs) == 1
-    return Recorded(folder, Run(runs[0]), json.loads(done.read_text())["stdout"])
+    return Recorded(folder, Run(runs[0]), json.loads(done.read_text())["stdout"], name)
 
 
 def fixes_on(rec: Recorded, text: str, line1: int) -> list[types.CodeAction]:
@@ -113,7 +114,7 @@ def fixes_on(rec: Recorded, text: str, line1: int) -> list[types.CodeAction]:
     )
 
     def view_of(path: str) -> TextView | None:
-        return view if Path(path).name == NAME else None
+        return view if Path(path).name == rec.name else None
 
     acts = code_actions(view, placed, params, index.run_path, view_of, index.inlined_logging)
     return [a for a in acts if isinstance(a, types.CodeAction)]
@@ -150,7 +151,9 @@ EXPECTED = {
     ],
     "BREAK:branch": [("Rewrite the `if` as `h = torch.where(...)`: same result, both branches computed (review", False)],
     "BREAK:item": [("Let Dynamo trace `.item()`: behaviour kept", True)],
-    "RECOMPILE:shape": [("Insert `torch._dynamo.mark_dynamic(rows, 0)` before the call: one graph for every size, behaviour kept", True)],
+    # the root cause of by_shape's recompile, at the line that makes `rows` (not on the def)
+    "FIX:rows": [("Insert `torch._dynamo.mark_dynamic(rows, 0)` where `rows` is made: one graph for every size, behaviour kept", True)],
+    "RECOMPILE:shape": [],
     "RECOMPILE:int": [("Compile `scaled` with `dynamic=True`: one graph for every value of `n`, behaviour kept", True)],
 }
 
@@ -200,8 +203,8 @@ def test_each_finding_gets_honest_fixes_with_the_expected_edits(original: Record
     assert edited("RECOMPILE:int", "dynamic=True") == text.replace(
         "@torch.compile\ndef scaled(", "@torch.compile(dynamic=True)\ndef scaled("
     )
-    assert edited("RECOMPILE:shape", "mark_dynamic") == text.replace(
-        '        print(f"rows {n}: {by_shape(rows)', '        torch._dynamo.mark_dynamic(rows, 0)\n        print(f"rows {n}: {by_shape(rows)'
+    assert edited("FIX:rows", "mark_dynamic") == text.replace(
+        "        rows = torch.rand(n, 4)  # FIX:rows\n", "        rows = torch.rand(n, 4)  # FIX:rows\n        torch._dynamo.mark_dynamic(rows, 0)\n"
     )
     assert edited("BREAK:print", "reorder") == text.replace(
         "import torch\n", "import torch\ntorch._dynamo.config.reorderable_logging_functions.add(print)\n", 1
@@ -217,7 +220,7 @@ def test_copy_a_fixes_remove_every_break_and_recompile_and_lose_only_what_they_s
         ("BREAK:print", "reorder"),  # registers print for the whole program: talky's and noisy's too
         ("BREAK:branch", "torch.where"),
         ("BREAK:item", "capture_scalar_outputs"),
-        ("RECOMPILE:shape", "mark_dynamic"),
+        ("FIX:rows", "mark_dynamic"),
         ("RECOMPILE:int", "dynamic=True"),
     ]:
         text = apply(original, text, marker, pick)
@@ -263,3 +266,21 @@ def test_copy_c_reorder_without_inlined_prints_keeps_the_output(copy_b: Recorded
     assert not any("print(" in code for _, _, code in fixed.breaks())
     assert fixed.stdout == copy_b.stdout
     assert len(fixed.breaks()) == len(copy_b.breaks()) - 1
+
+
+OPTIM = CORPUS / "optim_fix.py"
+
+
+def test_tensor_lr_fix_removes_the_lr_recompiles_and_keeps_stdout(tmp_path_factory: pytest.TempPathFactory) -> None:
+    text = OPTIM.read_text()
+    before = record(text, tmp_path_factory.mktemp("optim-fix"), OPTIM.name)
+    assert before.recompiles() == 2  # torch's SGD.step: lr 0.01 → 0.005 → 0.0025
+    (act,) = fixes_on(before, text, marker_line(OPTIM, "FIX:lr"))
+    honest(act)
+    assert act.is_preferred and act.title.startswith("Give the optimizer a tensor lr (`lr=torch.tensor(0.01)`)")
+    assert act.edit is not None
+    fixed_text = apply_edit(text, act.edit, path_uri(str(before.path)))
+    assert fixed_text == text.replace("lr=0.01)  # FIX:lr", "lr=torch.tensor(0.01))  # FIX:lr")
+    after = record(fixed_text, tmp_path_factory.mktemp("optim-fix-after"), OPTIM.name)
+    assert after.recompiles() == 0
+    assert after.stdout == before.stdout and before.stdout.count("step ") == 3

@@ -41,6 +41,7 @@ from dyn_inspect.tui.screens import ConfirmScreen, SearchScreen
 from dyn_inspect.tui.source import editor_command
 from dyn_inspect.tui.views.base import Context, SearchHit, View
 from dyn_inspect.tui.views.breaks import BreaksView
+from dyn_inspect.tui.views.causes import CausesView
 from dyn_inspect.tui.views.code import CodeView
 from dyn_inspect.tui.views.compiles import CompilesView
 from dyn_inspect.tui.views.failures import FailuresView
@@ -60,6 +61,7 @@ VIEWS: list[tuple[str, str, type[View]]] = [
     ("kernels", "Kernels", KernelsView),
     ("output", "Output", OutputView),
     ("failures", "Failures", FailuresView),
+    ("causes", "Causes", CausesView),
     ("shapes", "Shapes", ShapesView),
     ("timeline", "Timeline", TimelineView),
     ("code", "Code", CodeView),
@@ -88,7 +90,7 @@ TabbedContent { height: 1fr; }
 TabPane { padding: 0; }
 View { height: 1fr; }
 .detail { width: 1fr; padding: 0 1; border-left: vkey $foreground 20%; }
-#breaks-left, #recompiles-table, #compiles-tree, #failures-table { width: 45%; }
+#breaks-left, #recompiles-table, #compiles-tree, #failures-table, #causes-table { width: 45%; }
 #breaks-table { height: 1fr; }
 DataTable { overflow-x: hidden; }
 #break-stack { height: 1fr; border: none; }
@@ -132,6 +134,7 @@ class InspectorApp(App[int]):
         Binding("8", "show('shapes')", "Shapes", show=False),
         Binding("9", "show('timeline')", "Timeline", show=False),
         Binding("0", "show('code')", "Code", show=False),
+        Binding("c", "show('causes')", "Causes", show=False),
         Binding("/", "search", "Search"),
         Binding("o", "open_editor", "Open in $EDITOR"),
         Binding("e", "export", "Export"),

@@ -252,9 +252,10 @@ def _call_site(c: CompileInfo) -> Loc | None:
     return next((loc for loc in reversed(c.start.stack[:-1]) if not is_library_file(loc.file)), None)
 
 
-def _argument_name(call_line: Loc, index: int, param: str, arity: int) -> str | None:
+def _argument_name(call_line: Loc, index: int, param: str, arity: int, callee: str | None = None) -> str | None:
     """The caller's variable passed as the frame's parameter on ``call_line``: the call
-    there whose positional arity matches the frame's, or that passes ``param=`` by name."""
+    there whose positional arity matches the frame's (the one calling ``callee`` by name
+    when several fit), or that passes ``param=`` by name."""
     tree = _tree(call_line.file)
     if tree is None:
         return None
@@ -264,6 +265,9 @@ def _argument_name(call_line: Loc, index: int, param: str, arity: int) -> str | 
             if kw.arg == param and isinstance(kw.value, ast.Name):
                 return kw.value.id
     fitting = [c for c in calls if len(c.args) == arity and not any(isinstance(a, ast.Starred) for a in c.args)]
+    named = [c for c in fitting if isinstance(c.func, ast.Name) and c.func.id == callee]
+    if len(named) == 1:  # `print(f"{fn(x)}")`: the call of the function itself, not print's
+        fitting = named
     if len(fitting) == 1 and 0 <= index < len(fitting[0].args):
         arg = fitting[0].args[index]
         if isinstance(arg, ast.Name):
@@ -319,14 +323,20 @@ def _now(call: Loc) -> Loc:
 def _mark_dynamic_fix(r: _Recompile, model: RunModel) -> Fix | None:
     f = r.failure
     index = _param_index(r.frame, f.source)
-    recorded = _call_site(r.frame.compiles[0])
-    if index is None or recorded is None or f.source is None or f.dim is None:
+    if index is None or f.source is None or f.dim is None:
         return None
-    call = _now(recorded)
+    recorded = _call_site(r.frame.compiles[0])
     fn = _function_at(r.frame.filename, def_line(r.frame.filename, r.frame.firstlineno))
     arity = len(_params(fn)) if fn is not None else 0
-    var = _argument_name(call, index, f.source, arity)
+    call = _now(recorded) if recorded is not None else None
+    var = _argument_name(call, index, f.source, arity, r.frame.name) if call is not None else None
     if var is None:
+        # torch's compile stack (dynamo_start, checked on 2.13) leaves out the frame that
+        # called a @torch.compile function directly — it names the frame above (`main()`
+        # in <module>). The one call of the function in its own file is the call.
+        call = _only_call(r.frame)
+        var = _argument_name(call, index, f.source, arity, r.frame.name) if call is not None else None
+    if var is None or call is None:
         return None
     code = f"torch._dynamo.mark_dynamic({var}, {f.dim})"
     made = _assigned_at(call.file, call.line, var)
@@ -343,6 +353,16 @@ def _mark_dynamic_fix(r: _Recompile, model: RunModel) -> Fix | None:
         text = lines[call.line - 1]
         return Fix(code, call.file, call.line - 1, text[: len(text) - len(text.lstrip())], f"before the call at line {call.line}")
     return None
+
+
+def _only_call(frame: FrameInfo) -> Loc | None:
+    """The line of the one plain call ``name(...)`` of ``frame``'s function in its own file
+    (not ``obj.name(...)``: another object's method of that name is not this function)."""
+    tree = _tree(frame.filename)
+    if tree is None:
+        return None
+    calls = [n for n in ast.walk(tree) if isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id == frame.name]
+    return Loc(file=frame.filename, line=calls[0].lineno, name=frame.name) if len(calls) == 1 else None
 
 
 def _lines(path: str) -> list[str]:

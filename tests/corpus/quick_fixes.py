@@ -62,7 +62,7 @@ def main() -> None:
         out = chatty(x) + talky(x) + branchy(x) + scalar(x) + with_helper(x)
         print(f"step {step}: {out.sum().item():.4f}")
     for n in (4, 8):
-        rows = torch.rand(n, 4)
+        rows = torch.rand(n, 4)  # FIX:rows
         print(f"rows {n}: {by_shape(rows).sum().item():.4f}")
     for n in (2, 3):
         print(f"scaled {n}: {scaled(x, n).sum().item():.4f}")

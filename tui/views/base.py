@@ -19,7 +19,7 @@ from dyn_inspect.inspector.run import Run
 from dyn_inspect.tui.digest import ALL, Scope
 
 COMMON_KEYS = """
-**1**–**9**, **0** switch views · **/** search everything · **o** open in `$EDITOR` ·
+**1**–**9**, **0**, **c** switch views · **/** search everything · **o** open in `$EDITOR` ·
 **e** export a bug report · **?** this help · **q** quit · **ctrl+c** stop the program
 """
 

@@ -1,0 +1,168 @@
+"""Root causes (``inspector.analysis.causes``): the run's recompiles and graph breaks grouped
+by what causes them, most expensive first, each with its one fix and where it goes.
+
+On the bundled example the five batch-size recompiles (forward, three resume functions, a
+helper) are one row, "`x.shape[0]` takes 16, 32 → 5 recompiles", whose fix is
+``torch._dynamo.mark_dynamic(x, 0)`` at the line that makes ``x``; the detail pane shows
+that line's source and every frame the cause made recompile.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from dyn_inspect.engine.schema import Loc
+from dyn_inspect.inspector.analysis.causes import Cause, causes
+from dyn_inspect.inspector.model import RunModel
+from dyn_inspect.tui import digest
+from dyn_inspect.tui.display import display_loc
+from dyn_inspect.tui.source import snippet
+from dyn_inspect.tui.views.base import COMMON_KEYS, Cell, Context, SearchHit, View, matches
+from dyn_inspect.tui.widgets import DetailPane
+from rich.console import Group, RenderableType
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.containers import Horizontal
+from textual.widgets import DataTable
+
+
+def in_scope(c: Cause, scope: digest.Scope) -> bool:
+    if c.break_group is not None:
+        return any(scope.has(log) for log, _ in c.break_group.hits)
+    return any(scope.has(r.log) for r in c.recompiles)
+
+
+def cause_key(c: Cause) -> str:
+    site = c.sites[0] if c.sites else None
+    return f"{c.kind}|{c.title}|{site.file if site else ''}:{site.line if site else 0}"
+
+
+def fix_loc(c: Cause) -> Loc | None:
+    """Where the fix goes (the line that makes the variable), else the first site."""
+    if c.fix is not None:
+        return Loc(file=c.fix.file, line=c.fix.site_line)
+    return c.sites[0] if c.sites else None
+
+
+def cost_text(c: Cause) -> str:
+    if c.kind == "recompile":
+        return f"{c.recompile_count} recompile{'s' if c.recompile_count != 1 else ''}"
+    return f"{c.fragments} hit{'s' if c.fragments != 1 else ''}"
+
+
+class CausesView(View):
+    view_id = "causes"
+    HELP = """
+## Root causes
+
+The run's recompiles and graph breaks grouped by what causes them, most expensive first
+(recompiles caused, then compile time, then graph fragments). One change that recompiles
+several frames (the function, the code after its graph breaks, helpers) is one cause with
+one fix, at the line that makes the variable.
+
+- **↑/↓** select a cause; the fix, its line and every place it shows are on the right
+- **o** open the fix's line in `$EDITOR`
+- `dyn-inspect verify` re-runs the program after the fix and says what it removed
+""" + COMMON_KEYS
+
+    def __init__(self, *, id: str | None = None) -> None:  # noqa: A002
+        super().__init__(id=id)
+        self._causes: dict[str, Cause] = {}
+        self._computed: tuple[int, int, digest.Scope] | None = None  # (model id, events, scope)
+        self._list: list[Cause] = []
+        self._shown: str | None = None
+
+    def compose(self) -> ComposeResult:
+        with Horizontal():
+            yield DataTable(id="causes-table", cursor_type="row", zebra_stripes=True)
+            yield DetailPane(id="cause-detail", classes="detail")
+
+    def on_mount(self) -> None:
+        table = self.query_one(DataTable)
+        table.add_column("#", key="rank")
+        table.add_column("Cost", key="cost")
+        table.add_column("Cause", key="what")
+        table.add_column("Fix", key="fix")
+        self.query_one(DetailPane).show(Text("No recompile or graph break: nothing to fix.", style="dim"))
+
+    def ranked(self, model: RunModel, scope: digest.Scope) -> list[Cause]:
+        """The causes in ``scope``, computed again only when the run grew."""
+        key = (id(model), model.event_count, scope)
+        if self._computed != key:
+            self._list = [c for c in causes(model) if in_scope(c, scope)]
+            self._computed = key
+        return self._list
+
+    def tab_label(self, ctx: Context) -> str:
+        return f"Causes ({len(self.ranked(ctx.run.model, ctx.scope))})"
+
+    def sync(self, ctx: Context) -> None:
+        super().sync(ctx)
+        table = self.query_one(DataTable)
+        ranked = self.ranked(ctx.run.model, ctx.scope)
+        keys = [cause_key(c) for c in ranked]
+        if keys != list(self._causes):
+            # the ranking moves as the run grows: rebuild (a run has few causes)
+            table.clear()
+            self._causes = dict(zip(keys, ranked, strict=True))
+            for n, (key, c) in enumerate(self._causes.items(), start=1):
+                fix = f"{c.fix.code}  ({display_loc(fix_loc(c), ctx.cwd)})" if c.fix is not None else "—"
+                table.add_row(
+                    Cell(str(n), n, justify="right"),
+                    Cell(cost_text(c), c.cost),
+                    Cell(c.title),
+                    Cell(fix, style="bold green" if c.fix is not None else "dim"),
+                    key=key,
+                )
+            if self._shown not in self._causes:
+                self._shown = None
+        else:
+            self._causes = dict(zip(keys, ranked, strict=True))
+        if self._shown is None and table.row_count:
+            self._show(str(table.coordinate_to_cell_key(table.cursor_coordinate).row_key.value))
+
+    def on_data_table_row_highlighted(self, event: DataTable.RowHighlighted) -> None:
+        event.stop()
+        if event.row_key is not None and event.row_key.value is not None:
+            key = str(event.row_key.value)
+            self.show_detail_soon(lambda: self._show(key))
+
+    def _show(self, key: str | None) -> None:
+        if key is None or key not in self._causes:
+            return
+        self._shown = key
+        c = self._causes[key]
+        cwd = self.ctx.cwd if self.ctx else None
+        head: list[RenderableType] = [Text(c.title, style="bold"), Text(c.detail, style="dim")]
+        parts: list[RenderableType] = [Group(*head)]
+        where = fix_loc(c)
+        if c.fix is not None and where is not None:
+            parts.append(Text.assemble(("Fix: ", "bold green"), (c.fix.code, "bold"), f"  {c.fix.why}, after line {c.fix.after_line}"))
+            parts.append(snippet(where, display_loc(where, cwd), context=3))
+        elif where is not None:
+            parts.append(snippet(where, display_loc(where, cwd), context=3))
+        if len(c.sites) > 1 or c.fix is not None:
+            shown = [Text("Shows at:", style="bold")]
+            shown += [Text(f"  {display_loc(s, cwd)}  {s.name or ''}") for s in c.sites]
+            parts.append(Group(*shown))
+        self.query_one(DetailPane).show(*parts)
+
+    def search(self, ctx: Context, query: str) -> list[SearchHit]:
+        hits = []
+        for c in self.ranked(ctx.run.model, ctx.scope):
+            fix = c.fix.code if c.fix is not None else None
+            if matches(query, c.title, c.detail, fix, *(Path(s.file).name for s in c.sites)):
+                hits.append(SearchHit(self.view_id, cause_key(c), f"cause     {c.title}" + (f"  fix: {fix}" if fix else "")))
+        return hits
+
+    def reveal(self, key: str) -> None:
+        table = self.query_one(DataTable)
+        if key in self._causes:
+            table.move_cursor(row=table.get_row_index(key), animate=False)
+            self._show(key)
+        table.focus()
+
+    def selected_location(self) -> Loc | None:
+        if self._shown is None or self._shown not in self._causes:
+            return None
+        return fix_loc(self._causes[self._shown])
