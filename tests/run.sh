@@ -30,7 +30,7 @@ lint_log=$(mktemp)
 .venv/bin/ruff check . 2>&1 | tee "$lint_log"
 [ "${PIPESTATUS[0]}" -eq 0 ] || { echo "ruff check: FAILED (findings above)"; rc=1; }
 ruff_summary=$(tail -1 "$lint_log")
-.venv/bin/mypy 2>&1 | tee "$lint_log"  # files and options: [tool.mypy] in pyproject.toml
+bash tests/typecheck.sh 2>&1 | tee "$lint_log"  # options: [tool.mypy] in pyproject.toml
 [ "${PIPESTATUS[0]}" -eq 0 ] || { echo "mypy: FAILED (errors above)"; rc=1; }
 mypy_summary=$(tail -1 "$lint_log")
 rm -f "$lint_log"

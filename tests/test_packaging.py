@@ -72,3 +72,21 @@ def test_a_built_wheel_carries_the_templates(tmp_path: Path) -> None:
         for f in files:
             assert f"{package.replace('.', '/')}/{f}" in names
     assert "dyn_inspect/inspector/export/templates/report.html.j2" in names
+
+
+def test_every_module_imports() -> None:
+    """Each module imports on its own, in a fresh interpreter: a name one branch moved and
+    another still imports from its old home breaks the whole CLI (its commands load at
+    start), and only a real import notices."""
+    config = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]
+    names = []
+    for name, folder in config["package-dir"].items():
+        for path in sorted((ROOT / folder).rglob("*.py")):
+            if "__pycache__" in path.parts or path.name == "__main__.py":
+                continue
+            rel = path.relative_to(ROOT / folder).with_suffix("")
+            parts = [p for p in rel.parts if p != "__init__"]
+            names.append(".".join([name, *parts]))
+    code = "import importlib, sys\nbad = []\nfor n in sys.argv[1:]:\n    try:\n        importlib.import_module(n)\n    except Exception as e:\n        bad.append(f'{n}: {type(e).__name__}: {e}')\nprint('\\n'.join(bad))\nsys.exit(1 if bad else 0)\n"
+    out = subprocess.run([sys.executable, "-c", code, *names], capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stdout + out.stderr[-2000:]

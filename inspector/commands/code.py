@@ -17,7 +17,8 @@ from dyn_inspect.inspector.analysis.bytecode import CompileCode, ResumeFunction,
 from dyn_inspect.inspector.console import make_console
 from dyn_inspect.inspector.errors import InspectorError
 from dyn_inspect.inspector.ranks import add_rank_argument
-from dyn_inspect.inspector.reports import loc_dict, open_cli_run, print_read_warnings, short_path
+from dyn_inspect.inspector.locations import short_path
+from dyn_inspect.inspector.reports import loc_dict, open_cli_run, print_read_warnings
 
 HELP = "Dynamo's code for one compile: original vs transformed bytecode by source line, resume functions, guards"
 

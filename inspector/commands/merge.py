@@ -16,7 +16,8 @@ from typing import Any
 
 from dyn_inspect.inspector.merge import MergeResult, merge_runs
 from dyn_inspect.inspector.ranks import format_ranks
-from dyn_inspect.inspector.reports import short_path, summary_dict
+from dyn_inspect.inspector.locations import short_path
+from dyn_inspect.inspector.reports import summary_dict
 from dyn_inspect.inspector.run import Run
 
 HELP = "merge the per-node runs of one multi-node job into one run"
