@@ -180,7 +180,10 @@ def install_trace(feed: Callable[[Any], None], fallback: Callable[[], None]) -> 
         if params is None or params != TRACE_PARAMS:
             extra = sorted((params or set()) ^ TRACE_PARAMS)
             return _trace_fallback(fallback, f"trace_structured's parameters changed ({', '.join(extra) or '?'})")
-        ok = tracehook.install(feed, on_failure=lambda why: _trace_fallback(fallback, why))
+        def on_failure(why: str) -> None:
+            _trace_fallback(fallback, why)
+
+        ok = tracehook.install(feed, on_failure=on_failure)
         if ok:
             HOOKS.active("trace")
             return True

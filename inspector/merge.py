@@ -40,6 +40,7 @@ from pathlib import Path
 from typing import Any
 
 import msgspec
+
 from dyn_inspect.engine.eventlog import (
     TOOL_VERSION,
     RecordingUnavailable,
@@ -319,16 +320,16 @@ def merge_runs(sources: list[str | os.PathLike[str]], out: Path | None = None, r
     owner: dict[tuple[int, int], Path] = {}
     jobs: set[str] = set()
     for inp in inputs:
-        for log, p in inp.run.model.processes.items():
-            if p.start is not None and p.start.job_id:
-                jobs.add(p.start.job_id)
-            if p.rank is None:
+        for log, proc in inp.run.model.processes.items():
+            if proc.start is not None and proc.start.job_id:
+                jobs.add(proc.start.job_id)
+            if proc.rank is None:
                 continue
-            key = (_node_of(inp, log), p.rank)
+            key = (_node_of(inp, log), proc.rank)
             other = owner.setdefault(key, inp.path)
             if other != inp.path:
                 raise InspectorError(
-                    f"rank {p.rank} of node {key[0]} is in both {other.name} and {inp.path.name}: "
+                    f"rank {proc.rank} of node {key[0]} is in both {other.name} and {inp.path.name}: "
                     "merge the runs of one job, each node once"
                 )
     offsets = _offsets(inputs)

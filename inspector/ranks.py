@@ -35,7 +35,7 @@ import re
 from collections import Counter, defaultdict
 from collections.abc import Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Literal, Union
+from typing import Literal
 
 from dyn_inspect.engine import compile_ids
 from dyn_inspect.engine.schema import Event, LogHeader, ProcessStart, RunEnd
@@ -296,7 +296,7 @@ class RankModel(RunModel):
             super().apply(event, log)
 
 
-RankSelection = Union[int, Sequence[int], None]
+RankSelection = int | Sequence[int] | None
 
 
 def filter_rank(run: Run, rank: int | Sequence[int]) -> Run:
@@ -388,12 +388,12 @@ def rank_profiles(model: RunModel) -> dict[int, RankProfile]:
         r = log_rank.get(log)
         if r is not None:
             profiles[r].limits.add(_label(limit.co_name, limit.co_filename, limit.co_firstlineno))
-    for (log, cid), info in model.compiles.items():
+    for (log, cid), compile_info in model.compiles.items():
         r = log_rank.get(log)
         if r is None:
             continue
-        profiles[r].compiles.setdefault(cid, info)
-        profiles[r].compile_time_s += info.compile_time_s
+        profiles[r].compiles.setdefault(cid, compile_info)
+        profiles[r].compile_time_s += compile_info.compile_time_s
     return profiles
 
 

@@ -26,7 +26,7 @@ import errno
 import os
 import re
 import stat
-from collections.abc import Iterator
+from collections.abc import Generator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Union
@@ -199,7 +199,7 @@ class LogFile:
         ``LightChromium`` (args not decoded) — what the model needs, several times faster."""
         return list(self.iter_new(light))
 
-    def iter_new(self, light: bool = False) -> Iterator[Event | UnknownEvent]:
+    def iter_new(self, light: bool = False) -> Generator[Event | UnknownEvent, None, None]:
         """``poll`` as a generator, reading the file in bounded chunks: a consumer that does
         not keep the events (the model drops ``chromium``) holds one chunk, not the log."""
         if self.rejected:

@@ -15,9 +15,10 @@ from __future__ import annotations
 import os
 from collections.abc import Sequence
 
+from lsprotocol import types
+
 from dyn_inspect.lsp.findings import BreakFinding, CauseFinding, FailureFinding, FunctionFindings
 from dyn_inspect.lsp.placement import Placed
-from lsprotocol import types
 
 EDITED = "edited since the run — verify to confirm"
 WINDOW = 1  # lines compared on each side of the finding's line

@@ -404,6 +404,8 @@ def _add_breaks(m: RunModel, ws: Workspace, files: dict[str, FileFindings]) -> N
         placed: dict[tuple[str, int], BreakFinding] = {}
         for log, event in group.hits:
             here = ws.local_loc(event.loc)
+            shown: Loc | None
+            origin: Loc | None
             if here is not None:
                 shown, origin = here, None
             else:

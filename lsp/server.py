@@ -275,17 +275,17 @@ class DynInspectServer(LanguageServer):
                 targets[path] = open_docs.get(path) or path_uri(path)
         targets.update(open_docs)
         for uri in list(self.published):
-            path = uri_path(uri)
-            if path is not None:
-                targets.setdefault(norm_path(path), uri)
-        for path, uri in targets.items():
+            published = uri_path(uri)
+            if published is not None:
+                targets.setdefault(norm_path(published), uri)
+        for target, uri in targets.items():
             if changed_only is not None and uri in self.published:
-                before, now = changed_only.files.get(path), self.index.files.get(path)
+                before, now = changed_only.files.get(target), self.index.files.get(target)
                 if before is not None and now is not None and signature(before) == signature(now):
                     continue
                 if before is None and now is None:
                     continue
-            self.publish(path, uri)
+            self.publish(target, uri)
 
     def schedule_publish(self, path: str, uri: str) -> None:
         """Debounced: a burst of edits republishes once, after the typing pauses."""

@@ -140,9 +140,9 @@ def elapsed(model: RunModel, now: float) -> float | None:
         return max(0.0, max(ends) - t0) if t0 is not None and ends else None
     if model.run_end is not None:
         return model.run_end.duration_s
-    ends = [p.end for p in model.processes.values()]
-    if ends and all(e is not None for e in ends) and model.run_start is None:
-        return max(e.duration_s for e in ends if e is not None)
+    proc_ends = [p.end for p in model.processes.values()]
+    if proc_ends and all(e is not None for e in proc_ends) and model.run_start is None:
+        return max(e.duration_s for e in proc_ends if e is not None)
     t0 = start_time(model)
     return max(0.0, now - t0) if t0 is not None else None
 

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import json
+from collections import Counter
 from collections.abc import Iterable
 from typing import Any
 
@@ -105,7 +106,7 @@ def capture(record: TraceRecord, ctx: Context) -> Iterable[Event]:
     fail_loc = None
     if m.get("fail_user_frame_filename") and m.get("fail_user_frame_lineno"):
         fail_loc = Loc(file=m["fail_user_frame_filename"], line=int(m["fail_user_frame_lineno"]))
-    caches = ctx.cache_counts.get(str(cid), {})
+    caches: Counter[str] = ctx.cache_counts.get(str(cid), Counter())
     outcome = _outcome(m, breaks)
     # A compile refused by the recompile limit carries no code object: it is the same
     # frame (frame_id) as the compiles before it.

@@ -16,7 +16,7 @@ Public API: ``diff_runs(model_a, model_b) -> RunDiff``, ``break_items(model)``,
 
 from __future__ import annotations
 
-from collections import Counter
+from collections import defaultdict
 from dataclasses import dataclass, field
 from typing import Generic, TypeVar
 
@@ -163,7 +163,7 @@ class TimeChange:
 
 def frame_times(model: RunModel) -> dict[str, float]:
     cwd = run_cwd(model)
-    out: Counter[str] = Counter()
+    out: dict[str, float] = defaultdict(float)
     for frame in model.frames_in_order():
         out[f"{relative(frame.filename, cwd)}:{frame.name}"] += sum(c.compile_time_s for c in frame.compiles)
     return dict(out)

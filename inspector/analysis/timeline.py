@@ -15,8 +15,8 @@ extra lane of the same process rather than being dropped or drawn wrongly.
 from __future__ import annotations
 
 from collections import defaultdict
-from dataclasses import dataclass, field
 from collections.abc import Callable
+from dataclasses import dataclass, field
 from typing import Any
 
 import msgspec
@@ -274,7 +274,7 @@ def _what(c: CompileInfo) -> tuple[str, str]:
     outcome = c.outcome
     why = "; ".join(r.split(": ", 1)[-1] for r in c.recompile.reasons) if c.recompile else ""
     if outcome == "failed":
-        return "failed → runs eagerly", (cap.fail_type or "") + (f": {cap.fail_reason}" if cap and cap.fail_reason else "")
+        return "failed → runs eagerly", ((cap.fail_type or "") + (f": {cap.fail_reason}" if cap.fail_reason else "")) if cap else ""
     if outcome == "recompile_limit":
         return "recompile limit → eager", why
     if outcome in ("skipped", "empty"):

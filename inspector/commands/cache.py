@@ -13,8 +13,8 @@ from rich.table import Table
 
 from dyn_inspect.inspector.analysis.cache import CacheLookup, CompileCache, cache_report, component_words, miss_diff
 from dyn_inspect.inspector.console import make_console
-from dyn_inspect.inspector.ranks import add_rank_argument
 from dyn_inspect.inspector.locations import short_path
+from dyn_inspect.inspector.ranks import add_rank_argument
 from dyn_inspect.inspector.reports import open_cli_run, print_read_warnings
 from dyn_inspect.inspector.run import Run
 

@@ -57,7 +57,7 @@ def run(args: argparse.Namespace) -> int:
     if args.max_graph_breaks is not None and len(sites) > args.max_graph_breaks:
         failures.append({"check": "max_graph_breaks", "limit": args.max_graph_breaks, "actual": len(sites), "items": [_break_dict(s) for s in sites]})
     if args.max_recompiles is not None and recompiles > args.max_recompiles:
-        items = [
+        items: list[dict[str, Any]] = [
             {"compile_id": x.compile.cid, "function": x.compile.capture.co_name if x.compile.capture else None,
              "file": x.compile.capture.co_filename if x.compile.capture else None, "reasons": list(x.event.reasons)}
             for x in m.recompiles

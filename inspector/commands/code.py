@@ -16,8 +16,8 @@ from rich.table import Table
 from dyn_inspect.inspector.analysis.bytecode import CompileCode, ResumeFunction, compile_code, find
 from dyn_inspect.inspector.console import make_console
 from dyn_inspect.inspector.errors import InspectorError
-from dyn_inspect.inspector.ranks import add_rank_argument
 from dyn_inspect.inspector.locations import short_path
+from dyn_inspect.inspector.ranks import add_rank_argument
 from dyn_inspect.inspector.reports import loc_dict, open_cli_run, print_read_warnings
 
 HELP = "Dynamo's code for one compile: original vs transformed bytecode by source line, resume functions, guards"

@@ -16,7 +16,7 @@ from dyn_inspect.inspector.analysis.costs import SORTS, cost_of, kernel_cost, ra
 from dyn_inspect.inspector.analysis.kernels import Vectorization, effective_isa, kernels_at, kernels_by_compile, vectorization
 from dyn_inspect.inspector.console import make_console
 from dyn_inspect.inspector.locations import parse_file_line, short_path
-from dyn_inspect.inspector.model import KernelInfo, RunModel
+from dyn_inspect.inspector.model import CompileInfo, KernelInfo, RunModel
 from dyn_inspect.inspector.ranks import add_rank_argument
 from dyn_inspect.inspector.reports import loc_dict, open_cli_run, print_read_warnings
 
@@ -92,7 +92,7 @@ def run(args: argparse.Namespace) -> int:
     m = r.model
     if args.at:
         file, line = parse_file_line(args.at)
-        groups = [(None, kernels_at(m, file, line))]
+        groups: list[tuple[CompileInfo | None, list[KernelInfo]]] = [(None, kernels_at(m, file, line))]
     else:
         groups = [(c, ks) for c, ks in kernels_by_compile(m)]
     cov = vectorization(m)

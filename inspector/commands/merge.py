@@ -14,9 +14,9 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from dyn_inspect.inspector.locations import short_path
 from dyn_inspect.inspector.merge import MergeResult, merge_runs
 from dyn_inspect.inspector.ranks import format_ranks
-from dyn_inspect.inspector.locations import short_path
 from dyn_inspect.inspector.reports import summary_dict
 from dyn_inspect.inspector.run import Run
 

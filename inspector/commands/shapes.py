@@ -11,8 +11,8 @@ from typing import Any
 
 from dyn_inspect.inspector.analysis.shapes import CompileShapes, compile_shapes
 from dyn_inspect.inspector.console import make_console
-from dyn_inspect.inspector.ranks import add_rank_argument
 from dyn_inspect.inspector.locations import short_path
+from dyn_inspect.inspector.ranks import add_rank_argument
 from dyn_inspect.inspector.reports import loc_dict, open_cli_run, print_read_warnings
 
 HELP = "dynamic shapes per compile: symbols created, dims specialized (and the line that did it), shape guards"

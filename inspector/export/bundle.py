@@ -297,7 +297,7 @@ def plan_export(
     cwd = model.run_start.cwd if model.run_start else None
     selection = select(
         model, compile_ids, at,
-        lambda c: run.blob_text(c.graph("dynamo").code) if c.graph("dynamo") is not None else "",
+        lambda c: run.blob_text(g.code) if (g := c.graph("dynamo")) is not None else "",
         cwd=cwd,
     )
     all_events: dict[str, list[Event | UnknownEvent]] = {}
@@ -532,9 +532,9 @@ class _Writer:
         stem = code_path.removesuffix(".py")
         title = f"{stage} graph of compile {label}"
         if g.number_of_nodes() == 0:
-            why = "the graph code is not a readable FX module; see the .py file"
-            self.skipped.append(Skipped(f"picture of {code_path}", why))
-            return [self.write_text(f"{stem}.dot", fx_graphs.unparsed_dot(title, why), f"{stage} graph (no picture)")]
+            unreadable = "the graph code is not a readable FX module; see the .py file"
+            self.skipped.append(Skipped(f"picture of {code_path}", unreadable))
+            return [self.write_text(f"{stem}.dot", fx_graphs.unparsed_dot(title, unreadable), f"{stage} graph (no picture)")]
         dot = fx_graphs.to_dot(g, title)
         out = [self.write_text(f"{stem}.dot", dot, f"{stage} graph picture (Graphviz DOT)")]
         svg, why = fx_graphs.render_svg(dot, g.number_of_nodes())

@@ -57,9 +57,9 @@ def _locs(c: CompileInfo) -> list[Loc]:
         out.extend(b.user_stack)
     for k in c.kernels:
         out.extend(k.lines)
-    for ev in (*c.symbols, *c.specializations, *c.shape_guards):
-        if ev.loc is not None:
-            out.append(ev.loc)
+    for shape_loc in [*(e.loc for e in c.symbols), *(e.loc for e in c.specializations), *(e.loc for e in c.shape_guards)]:
+        if shape_loc is not None:
+            out.append(shape_loc)
     if c.start is not None:
         user = [f for f in c.start.stack if not is_library(f.file)]
         if user:

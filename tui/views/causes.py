@@ -11,6 +11,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from rich.console import Group, RenderableType
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.containers import Horizontal
+from textual.widgets import DataTable
+
 from dyn_inspect.engine.schema import Loc
 from dyn_inspect.inspector.analysis.causes import Cause, causes
 from dyn_inspect.inspector.model import RunModel
@@ -19,11 +25,6 @@ from dyn_inspect.tui.display import display_loc
 from dyn_inspect.tui.source import snippet
 from dyn_inspect.tui.views.base import COMMON_KEYS, Cell, Context, SearchHit, View, matches
 from dyn_inspect.tui.widgets import DetailPane
-from rich.console import Group, RenderableType
-from rich.text import Text
-from textual.app import ComposeResult
-from textual.containers import Horizontal
-from textual.widgets import DataTable
 
 
 def in_scope(c: Cause, scope: digest.Scope) -> bool:

@@ -244,16 +244,16 @@ AOT forward/backward, post-grad), the output code and the kernels.
             tree.cursor_line = 0  # show the first frame's details without a key press
         pending = digest.compiling_now(ctx.run.model, ctx.scope)
         self._sync_pending(tree, pending)
-        for key, node in self._compiles.items():
-            c = node.data.compile if node.data else None
-            if c is None:
+        for ckey, node in self._compiles.items():
+            info = node.data.compile if node.data else None
+            if info is None:
                 continue
-            sig = _signature(c)
-            if self._labels.get(key) != sig:
-                self._labels[key] = sig
-                node.set_label(compile_label(c))
+            sig = _signature(info)
+            if self._labels.get(ckey) != sig:
+                self._labels[ckey] = sig
+                node.set_label(compile_label(info))
             # Children are built on first expand; an expanded compile that logged more is rebuilt.
-            if node.is_expanded and self._signatures.get(key) != sig:
+            if node.is_expanded and self._signatures.get(ckey) != sig:
                 self._populate(node)
         if self._selected is not None and self._selected.kind in ("compile", "frame"):
             self._show_node(self._selected)

@@ -78,10 +78,10 @@ def _offenders(o: digest.Overview, cwd: str | None) -> RenderableType:
         t.add_column("compiles", justify="right")
         t.add_column("function")
         t.add_column("location")
-        for f in o.top_recompiled:
-            where = f"{display_path(f.filename, cwd)}:{def_line(f.filename, f.firstlineno)}"
-            limit = "  [limit hit]" if f.recompile_limit is not None else ""
-            t.add_row(str(len(f.compiles)), Text(f.name + limit), Text(where))
+        for frame in o.top_recompiled:
+            where = f"{display_path(frame.filename, cwd)}:{def_line(frame.filename, frame.firstlineno)}"
+            limit = "  [limit hit]" if frame.recompile_limit is not None else ""
+            t.add_row(str(len(frame.compiles)), Text(frame.name + limit), Text(where))
         parts.append(Text(""))
         parts.append(t)
     if o.slowest:

@@ -8,6 +8,11 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass
 
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.containers import Horizontal
+from textual.widgets import DataTable
+
 from dyn_inspect.inspector.model import RunModel
 from dyn_inspect.inspector.ranks import (
     COMPILE_TIME_MIN_GAP_S,
@@ -20,10 +25,6 @@ from dyn_inspect.inspector.ranks import (
 )
 from dyn_inspect.tui.views.base import COMMON_KEYS, Cell, Context, SearchHit, View, matches
 from dyn_inspect.tui.widgets import DetailPane
-from rich.text import Text
-from textual.app import ComposeResult
-from textual.containers import Horizontal
-from textual.widgets import DataTable
 
 OUTLIER = "bold red"
 
