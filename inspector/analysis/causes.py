@@ -27,6 +27,7 @@ from typing import Literal
 
 from dyn_inspect.engine.normalizers.locations import is_library_file
 from dyn_inspect.engine.schema import Loc
+from dyn_inspect.inspector.analysis.messages import label
 from dyn_inspect.inspector.analysis.recompiles import GuardFailure, frames_with_recompiles, recompile_timeline
 from dyn_inspect.inspector.locations import def_line
 from dyn_inspect.inspector.model import BreakGroup, CompileInfo, FrameInfo, RunModel
@@ -384,7 +385,8 @@ def break_causes(model: RunModel) -> list[Cause]:
         out.append(
             Cause(
                 kind="graph_break",
-                title=f"graph break: {e.gb_type}" + (f" ({e.gb_id})" if e.gb_id else ""),
+                # what the user wrote first ("`print(...)` can't be traced (GB0059)"), as every face
+                title=f"graph break: {label(e)}",
                 detail=f"{Path(site.file).name}:{site.line}, hit {g.count}×",
                 sites=[site],
                 break_group=g,

@@ -8,6 +8,7 @@ import sys
 from collections.abc import Callable
 from typing import IO, Any
 
+from dyn_inspect.inspector.analysis.causes import recompile_causes
 from dyn_inspect.inspector.analysis.recompiles import TimelineEntry, frames_with_recompiles, recompile_timeline
 from dyn_inspect.inspector.console import make_console
 from dyn_inspect.inspector.locations import def_line, short_path
@@ -41,6 +42,16 @@ def print_recompiles(run: Run, data: dict[str, Any], say: Callable[[str], None],
     # Timelines only for the frames shown: a 256-rank run has a recompiling frame per rank.
     frames = [(f, recompile_timeline(m, f) if show_all or i < TOP_RECOMPILED else []) for i, f in enumerate(recompiled)]
     say(f"  recompiles: {data['recompiles']}" + (f" in {len(frames)} function{'s' if len(frames) != 1 else ''}" if frames else ""))
+    # A root cause with a fix comes first, and the frames it explains get no per-frame "try":
+    # that snippet names a resume function's local (`h`, `___stack0`), where one edit at the
+    # line that makes the caller's tensor removes them all.
+    fixed_frames: set[int] = set()
+    for cause in recompile_causes(m) if frames else []:
+        if cause.fix is None:
+            continue
+        fixed_frames.update(id(f) for f in cause.frames)
+        say(f"    root cause: {cause.title}")
+        say(f"      fix: {cause.fix.code}  after {short_path(cause.fix.file)}:{cause.fix.after_line} ({cause.fix.why}) — `dyn-inspect causes`")
     shown = frames if show_all else frames[:TOP_RECOMPILED]
     for frame, entries in shown:
         where = f"{short_path(frame.filename)}:{def_line(frame.filename, frame.firstlineno)}"
@@ -52,14 +63,16 @@ def print_recompiles(run: Run, data: dict[str, Any], say: Callable[[str], None],
             for e in entries:
                 if e.is_recompile and e.failures:
                     say(f"      [{e.cid}] {e.failures[0].text}")
-                    if e.suggestion is not None and e.suggestion.code:
+                    if e.suggestion is not None and e.suggestion.code and id(frame) not in fixed_frames:
                         say(f"        try: {e.suggestion.code}")
             continue
         reason = f" — {first.failures[0].text}" if first is not None else ""
         more = f" (+{len(guards) - 1} other guard{'s' if len(guards) > 2 else ''})" if len(guards) > 1 else ""
         say(f"    {frame.name} ({where}): {len(frame.compiles)} compiles{limit}{reason}{more}")
         # The snippet only; `recompiles` explains it.
-        if first is not None and first.suggestion is not None and first.suggestion.code:
+        if id(frame) in fixed_frames:
+            say("      (the root cause above)")
+        elif first is not None and first.suggestion is not None and first.suggestion.code:
             say(f"      try: {first.suggestion.code}")
     hidden = frames[len(shown):]
     if hidden:
