@@ -11,8 +11,9 @@ Run it:  dyn-inspect examples/train.py      (or --no-tui for a printed summary)
 import argparse
 
 import torch
-from model_utils import log_stats
 from torch import nn
+
+from model_utils import log_stats
 
 
 class TinyMLP(nn.Module):

@@ -1,6 +1,7 @@
 """Known graph breaks at known lines (markers `# BREAK:<name>` name the lines)."""
 
 import torch
+
 from corpus_helpers import noisy_scale
 
 

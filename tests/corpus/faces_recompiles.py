@@ -6,6 +6,7 @@ called so that exactly one guard fails; markers name the lines tests look up.
 
 import torch
 
+
 # An optimizer whose float lr changes (a scheduler by hand): Dynamo guards on
 # param_groups[0]['lr'] == 0.01 — the fix is a tensor lr, not a config flag.
 model = torch.nn.Linear(4, 4)

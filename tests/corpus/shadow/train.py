@@ -1,9 +1,8 @@
 """A script beside its own engine.py / lsp.py / tui.py, as many training repos keep."""
 
-import torch
-
 import engine
 import lsp
+import torch
 import tui
 
 assert engine.OWNER == lsp.OWNER == tui.OWNER == "user", "a module of dyn-inspect shadowed the user's"
