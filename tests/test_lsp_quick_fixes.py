@@ -278,6 +278,10 @@ def test_tensor_lr_fix_removes_the_lr_recompiles_and_keeps_stdout(tmp_path_facto
     (act,) = fixes_on(before, text, marker_line(OPTIM, "FIX:lr"))
     honest(act)
     assert act.is_preferred and act.title.startswith("Give the optimizer a tensor lr (`lr=torch.tensor(0.01)`)")
+    # the note it fixes: torch's own step frame recompiled, shown where the lr is set
+    assert act.diagnostics and act.diagnostics[0].message.startswith(
+        "Recompiled 2× from one cause: the optimizer's float lr changes (compiled for 0.01) → 2 recompiles\nFix: `lr=torch.tensor(0.01)` in the optimizer's constructor"
+    )
     assert act.edit is not None
     fixed_text = apply_edit(text, act.edit, path_uri(str(before.path)))
     assert fixed_text == text.replace("lr=0.01)  # FIX:lr", "lr=torch.tensor(0.01))  # FIX:lr")
