@@ -34,12 +34,13 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import psutil  # noqa: E402
+from synthetic import make_run  # noqa: E402
+
 from dyn_inspect.inspector.commands.summary import print_summary  # noqa: E402
 from dyn_inspect.inspector.merge import merge_runs  # noqa: E402
 from dyn_inspect.inspector.ranks import divergence_report, rank_behaviours, rank_profiles  # noqa: E402
 from dyn_inspect.inspector.reports import summary_dict  # noqa: E402
 from dyn_inspect.inspector.run import Run  # noqa: E402
-from synthetic import make_run  # noqa: E402
 
 DYN_INSPECT = Path(sys.executable).parent / "dyn-inspect"
 
@@ -62,9 +63,10 @@ def fmt(t: tuple[float, float]) -> str:
 
 
 async def ranks_view(run: Run, repeat: int) -> tuple[float, tuple[float, float]]:
+    from textual.widgets import DataTable
+
     from dyn_inspect.tui.app import InspectorApp
     from dyn_inspect.tui.views.base import Context
-    from textual.widgets import DataTable
 
     app = InspectorApp(run.path, run=run, clock=lambda: 0.0, cursor_blink=False)
     async with app.run_test(size=(160, 45)) as pilot:

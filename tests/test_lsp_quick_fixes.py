@@ -31,6 +31,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+from lsprotocol import types
+from pygls.workspace import PositionCodec
+
 from corpus_support import CACHE_ENV, CORPUS, DYN_INSPECT, marker_line
 from dyn_inspect.inspector.run import Run
 from dyn_inspect.lsp import diagnostics as diag_mod
@@ -39,8 +42,6 @@ from dyn_inspect.lsp.documents import TextView, path_uri
 from dyn_inspect.lsp.findings import RunIndex, Workspace, build_index
 from dyn_inspect.lsp.placement import place
 from dyn_inspect.lsp.settings import Settings
-from lsprotocol import types
-from pygls.workspace import PositionCodec
 from test_lsp_support import apply_edit
 
 pytestmark = pytest.mark.corpus
@@ -278,6 +279,10 @@ def test_tensor_lr_fix_removes_the_lr_recompiles_and_keeps_stdout(tmp_path_facto
     (act,) = fixes_on(before, text, marker_line(OPTIM, "FIX:lr"))
     honest(act)
     assert act.is_preferred and act.title.startswith("Give the optimizer a tensor lr (`lr=torch.tensor(0.01)`)")
+    # the note it fixes: torch's own step frame recompiled, shown where the lr is set
+    assert act.diagnostics and act.diagnostics[0].message.startswith(
+        "Recompiled 2× from one cause: the optimizer's float lr changes (compiled for 0.01) → 2 recompiles\nFix: `lr=torch.tensor(0.01)` in the optimizer's constructor"
+    )
     assert act.edit is not None
     fixed_text = apply_edit(text, act.edit, path_uri(str(before.path)))
     assert fixed_text == text.replace("lr=0.01)  # FIX:lr", "lr=torch.tensor(0.01))  # FIX:lr")

@@ -23,6 +23,7 @@ import time
 from pathlib import Path
 
 import pytest
+
 from corpus_support import CORPUS, DYN_INSPECT, marker_line
 from dyn_inspect.engine.eventlog import process_log_name
 from dyn_inspect.engine.launcher import JOIN_WINDOW_S, join_group_run, multinode_launch_key, torchrun_options

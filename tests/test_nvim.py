@@ -15,6 +15,7 @@ import sys
 from pathlib import Path
 
 import pytest
+
 from corpus_support import CACHE_ENV, DYN_INSPECT, EXAMPLES
 from dyn_inspect.inspector.analysis.causes import causes
 from dyn_inspect.inspector.run import Run

@@ -6,12 +6,13 @@ under test."""
 
 from __future__ import annotations
 
+from textual.widgets import DataTable, TabbedContent
+
 from corpus_support import EXAMPLES
 from dyn_inspect.inspector.run import Run
 from dyn_inspect.tui.app import InspectorApp
 from dyn_inspect.tui.views.causes import CausesView
 from test_tui import SIZE, cursor_row, flat, rows, settle, static_text
-from textual.widgets import DataTable, TabbedContent
 
 TRAIN = EXAMPLES / "train.py"
 

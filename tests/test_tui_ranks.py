@@ -6,6 +6,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from textual.widgets import DataTable, TabbedContent
+
 from corpus_support import CORPUS, marker_line
 from dyn_inspect.engine.importer import import_trace
 from dyn_inspect.inspector.run import Run
@@ -13,7 +15,6 @@ from dyn_inspect.tui.app import InspectorApp
 from dyn_inspect.tui.views.base import View
 from dyn_inspect.tui.views.ranks import OUTLIER
 from dyn_inspect.tui.widgets import DetailPane
-from textual.widgets import DataTable, TabbedContent
 
 SIZE = (160, 40)
 BREAK_LINE = marker_line(CORPUS / "ranks" / "train.py", "BREAK:rank1_print")

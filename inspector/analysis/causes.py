@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import ast
 import functools
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
@@ -31,6 +32,8 @@ from dyn_inspect.inspector.analysis.messages import label
 from dyn_inspect.inspector.analysis.recompiles import GuardFailure, frames_with_recompiles, recompile_timeline
 from dyn_inspect.inspector.locations import def_line
 from dyn_inspect.inspector.model import BreakGroup, CompileInfo, FrameInfo, RunModel
+
+_LR_SOURCE = re.compile(r"""param_groups\[\d+\]\[\s*['"]lr['"]\s*\]$""")
 
 
 @dataclass(frozen=True)
@@ -167,6 +170,9 @@ def _cause(group: list[_Recompile], model: RunModel) -> Cause:
     plural = "s" if n != 1 else ""
     if f.kind == "size" and f.dim is not None:
         what = f"`{name}.shape[{f.dim}]` takes {', '.join(values)}"
+    elif f.kind == "attribute" and _LR_SOURCE.search(f.source or ""):
+        # torch's optimizer step guards on the float lr: say what the user changed
+        what = f"the optimizer's float lr changes (compiled for {f.expected or '?'})"
     elif len(values) > 2:
         what = f"{f.kind} of `{name}` takes {', '.join(values)}"
     elif f.expected is not None and f.actual is not None:
