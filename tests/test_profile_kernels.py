@@ -161,3 +161,18 @@ def test_lsp_hover_shows_the_line_profile(profiled) -> None:
     expected = {(lp.file, lp.line): lp.describe() for lp in run.model.line_profile()}[(str(TRAIN), branch)]
     assert text == expected and "ms/step" in text
     assert profile_at(ff, source, 1) is None  # a line no kernel came from
+
+
+def test_library_kernel_names_lose_their_signature() -> None:
+    """Names as the H200 run's profiler reported them (torch 2.11, cuBLAS/CUTLASS): the
+    parameter list and return type go, the template arguments and spaced names stay."""
+    from dyn_inspect.inspector.commands.kernels import library_kernel_name
+
+    assert library_kernel_name(
+        "void sgemm_largek_lds64<true, false, 5, 5, 4, 4, 4, 34>(float*, float const*, float const*, int, int)"
+    ) == "sgemm_largek_lds64<true, false, 5, 5, 4, 4, 4, 34>"
+    assert library_kernel_name(
+        "void cutlass::Kernel2<cutlass_80_simt_sgemm_64x64_8x5_tn_align1>(cutlass_80_simt_sgemm_64x64_8x5_tn_align1::Params)"
+    ) == "cutlass::Kernel2<cutlass_80_simt_sgemm_64x64_8x5_tn_align1>"
+    assert library_kernel_name("Memset (Device)") == "Memset (Device)"
+    assert library_kernel_name("aten::addmm") == "aten::addmm"

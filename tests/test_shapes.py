@@ -125,3 +125,19 @@ async def test_hover_on_the_specializing_line(client: LanguageClient, shapes_run
     assert "compile `0/0` of `dyn`" in text
     # A line with a shape guard but no specialization (and no other finding) answers nothing.
     assert await hover("SHAPES:guard") is None
+
+
+def test_symbols_on_the_example_name_user_lines_once_each(example_run: Run) -> None:
+    """The example's automatic-dynamic recompiles: torch creates ``x.shape[0]`` while tracing
+    inside nn.Linear, so its innermost stack frame is torch/nn/modules/linear.py; the line
+    shown is the user's that led there, and a symbol torch logs twice is one row."""
+    shapes = compile_shapes(example_run.model)
+    symbols = [s for cs in shapes for s in cs.symbols]
+    assert symbols, "the example's recompiles made dims dynamic"
+    for cs in shapes:
+        keys = [(s.symbol, s.source) for s in cs.symbols]
+        assert len(keys) == len(set(keys)), keys
+    located = [s for s in symbols if s.loc is not None]
+    assert located and all("torch/" not in s.loc.file.replace("\\", "/") for s in located if s.loc is not None), [
+        (s.name, s.loc) for s in located
+    ]

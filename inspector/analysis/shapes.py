@@ -145,7 +145,14 @@ def readable_expr(expr: str, names: dict[str, str]) -> str:
 def shapes_of(c: CompileInfo) -> CompileShapes:
     specs = [_spec(s, c) for s in c.specializations]
     by_symbol = {s.symbol: s for s in specs}
-    symbols = [_symbol(s, by_symbol.get(s.symbol)) for s in c.symbols]
+    # torch logs a symbol again when a second input dim is unified with it: one row each.
+    unique: list[Symbol] = []
+    seen: set[tuple[str, str | None]] = set()
+    for sym in c.symbols:
+        if (sym.symbol, sym.source) not in seen:
+            seen.add((sym.symbol, sym.source))
+            unique.append(sym)
+    symbols = [_symbol(s, by_symbol.get(s.symbol)) for s in unique]
     names = {s.symbol: s.name for s in symbols}
     guards = [_guard(g, names) for g in c.shape_guards]
     return CompileShapes(c, symbols, specs, guards)

@@ -155,14 +155,34 @@ def _print_library(console: Any, m: RunModel) -> None:
     if not library:
         return
     table = Table(box=None, pad_edge=False, show_edge=False, header_style="bold cyan", title_justify="left")
-    for col in ("compile", "library kernel", "op"):
-        table.add_column(col, no_wrap=True)
+    table.add_column("compile", no_wrap=True)
+    # cuBLAS/CUTLASS names are whole C++ signatures: the argument list goes, and what is
+    # left is cut with an ellipsis rather than pushing the numbers off the screen.
+    table.add_column("library kernel", no_wrap=True, overflow="ellipsis", max_width=72)
+    table.add_column("op", no_wrap=True)
     for col in ("time/step", "calls/step", "GB/s", "GFLOP/s"):
         table.add_column(col, justify="right", no_wrap=True)
     for p in library:
         c = cost_of(p)
         assert c is not None
         cid = (p.cid or "-") + (" bw" if p.backward else "")
-        table.add_row(cid, p.name, p.op or "-", time_text(c.us_per_step), f"{c.calls_per_step:g}", rate_text(c.gbps, "", c.peak_gbps), rate_text(c.gflops, ""))
+        table.add_row(cid, library_kernel_name(p.name), p.op or "-", time_text(c.us_per_step), f"{c.calls_per_step:g}", rate_text(c.gbps, "", c.peak_gbps), rate_text(c.gflops, ""))
     console.print(f"library kernels (profiled): {len(library)}", markup=False, highlight=False)
     console.print(table)
+
+
+def library_kernel_name(name: str) -> str:
+    """``void sgemm<true, 5>(float*, int)`` → ``sgemm<true, 5>``: a demangled kernel's name
+    without its return type and parameter list (template arguments kept: they say which
+    variant ran)."""
+    out = name.removeprefix("void ")
+    depth = 0
+    for i, ch in enumerate(out):
+        if ch == "<":
+            depth += 1
+        elif ch == ">":
+            depth -= 1
+        elif ch == "(" and depth == 0 and i > 0 and out[i - 1] != " ":  # not "Memset (Device)"
+            return out[:i]
+    return out
+
