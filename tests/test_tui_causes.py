@@ -6,6 +6,13 @@ under test."""
 
 from __future__ import annotations
 
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
 from textual.widgets import DataTable, TabbedContent
 
 from corpus_support import EXAMPLES
@@ -58,3 +65,46 @@ async def test_causes_view_ranks_the_batch_size_cause_first_with_its_fix(example
 
         hits = view.search(view.ctx, "mark_dynamic")  # type: ignore[arg-type]
         assert [h.label.split("  fix: ")[1] for h in hits] == ["torch._dynamo.mark_dynamic(x, 0)"]
+
+
+@pytest.mark.corpus
+async def test_v_verifies_the_fix_and_marks_the_cause_fixed(tmp_path: Path) -> None:
+    """Apply and verify from the TUI: a copy of the example is recorded, the cause's fix is
+    written where the Fix column says, and `v` in the Causes view re-runs the program (the
+    real recorder, through `dyn-inspect verify`): the cause is marked fixed, the breaks stay."""
+    work = tmp_path / "example"
+    shutil.copytree(EXAMPLES, work, ignore=shutil.ignore_patterns(".dyn-inspect", "__pycache__"))
+    runs = tmp_path / "runs"
+    env = {**os.environ, "DYN_INSPECT_NO_TUI": "1", "TORCHINDUCTOR_CACHE_DIR": str(tmp_path / "inductor")}
+    env.pop("DYN_INSPECT_RUNS_DIR", None)
+    dyn_inspect = Path(sys.executable).parent / "dyn-inspect"
+    rec = subprocess.run([str(dyn_inspect), "--no-tui", "--runs-dir", str(runs), "train.py", "--steps", "4"],
+                         cwd=work, env=env, capture_output=True, text=True, timeout=900)
+    assert rec.returncode == 0, rec.stderr[-2000:]
+    (run_dir,) = [p for p in runs.iterdir() if p.is_dir() and not p.is_symlink()]
+
+    app = InspectorApp(run_dir, run=Run(run_dir), clock=lambda: 0.0)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await pilot.press("c")
+        await settle(pilot)
+        view = app.query_one("#view-causes", CausesView)
+        first = view.ranked(view.ctx.run.model, view.ctx.scope)[0]  # type: ignore[union-attr]
+        assert first.fix is not None and "mark_dynamic(x, 0)" in first.fix.code
+        # the edit the user makes: the fix's code after the line the Fix column names
+        train = work / "train.py"
+        lines = train.read_text().splitlines(keepends=True)
+        lines.insert(first.fix.after_line, f"{first.fix.indent}{first.fix.code}\n")
+        train.write_text("".join(lines))
+
+        await pilot.press("v")
+        for _ in range(1200):  # the re-run compiles the example again: minutes on a loaded CI
+            await pilot.pause(0.5)
+            if view.verdict is not None or not view.verifying:
+                break
+        assert view.verdict is not None, "verify gave no verdict"
+        assert view.verdict.before["recompiles"] == 5 and view.verdict.after["recompiles"] == 0
+        assert first.title in view.verdict.fixed
+        assert any(t.startswith("graph break") for t in view.verdict.remaining)
+        await settle(pilot)
+        assert f"fixed ✓ (verified run {view.verdict.run_id})" in flat(static_text(app, "#cause-detail"))

@@ -9,10 +9,15 @@ that line's source and every frame the cause made recompile.
 
 from __future__ import annotations
 
+import json
+import subprocess
+import sys
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from rich.console import Group, RenderableType
 from rich.text import Text
+from textual import work
 from textual.app import ComposeResult
 from textual.containers import Horizontal
 from textual.widgets import DataTable
@@ -45,6 +50,44 @@ def fix_loc(c: Cause) -> Loc | None:
     return c.sites[0] if c.sites else None
 
 
+@dataclass
+class Verdict:
+    """What ``dyn-inspect verify --json`` said of a re-run (inspector/commands/verify.py)."""
+
+    run_id: str
+    before: dict[str, float]
+    after: dict[str, float]
+    fixed: set[str] = field(default_factory=set)  # cause titles
+    remaining: set[str] = field(default_factory=set)
+
+    def summary(self) -> str:
+        parts = [f"{k} {self.before.get(k, 0):g} → {self.after.get(k, 0):g}" for k in ("recompiles", "breaks") if k in self.before]
+        return f"verified run {self.run_id}: " + ", ".join(parts) + f" · {len(self.fixed)} fixed, {len(self.remaining)} still there"
+
+
+def run_verify(run_dir: Path, timeout_s: float = 1800.0) -> Verdict | str:
+    """Re-runs the recorded program through the CLI (as the editor does): a Verdict, or the
+    one line saying why not. A subprocess: the re-run must not share the TUI's process."""
+    argv = [sys.executable, "-m", "dyn_inspect.inspector.cli", "verify", str(run_dir), "--json", "--runs-dir", str(run_dir.parent)]
+    try:
+        out = subprocess.run(argv, capture_output=True, text=True, timeout=timeout_s + 60)
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        return f"verify failed: {exc}"
+    if out.returncode not in (0, 1):  # 1: the program itself failed, the verdict still came
+        return (out.stderr.strip().splitlines() or [f"verify exited with {out.returncode}"])[-1]
+    try:
+        data = json.loads(out.stdout)
+    except ValueError:
+        return (out.stderr.strip().splitlines() or ["verify printed no verdict"])[-1]
+    return Verdict(
+        run_id=Path(str(data.get("after_run", ""))).name,
+        before=data.get("before", {}),
+        after=data.get("after", {}),
+        fixed={c["title"] for c in data.get("fixed", [])},
+        remaining={c["title"] for c in data.get("remaining", [])},
+    )
+
+
 def cost_text(c: Cause) -> str:
     if c.kind == "recompile":
         return f"{c.recompile_count} recompile{'s' if c.recompile_count != 1 else ''}"
@@ -63,8 +106,11 @@ one fix, at the line that makes the variable.
 
 - **↑/↓** select a cause; the fix, its line and every place it shows are on the right
 - **o** open the fix's line in `$EDITOR`
-- `dyn-inspect verify` re-runs the program after the fix and says what it removed
+- **v** verify: once you applied a fix, re-run the program under the recorder (as
+  `dyn-inspect verify` does) and mark each cause "fixed ✓" or "still there after the fix"
 """ + COMMON_KEYS
+
+    BINDINGS = [("v", "verify", "Verify the fix")]
 
     def __init__(self, *, id: str | None = None) -> None:  # noqa: A002
         super().__init__(id=id)
@@ -72,6 +118,8 @@ one fix, at the line that makes the variable.
         self._computed: tuple[int, int, digest.Scope] | None = None  # (model id, events, scope)
         self._list: list[Cause] = []
         self._shown: str | None = None
+        self.verdict: Verdict | None = None
+        self.verifying = False
 
     def compose(self) -> ComposeResult:
         with Horizontal():
@@ -135,6 +183,10 @@ one fix, at the line that makes the variable.
         c = self._causes[key]
         cwd = self.ctx.cwd if self.ctx else None
         head: list[RenderableType] = [Text(c.title, style="bold"), Text(c.detail, style="dim")]
+        if self.verdict is not None and c.title in self.verdict.fixed:
+            head.append(Text(f"fixed ✓ (verified run {self.verdict.run_id})", style="bold green"))
+        elif self.verdict is not None and c.title in self.verdict.remaining:
+            head.append(Text(f"still there after the fix (verified run {self.verdict.run_id})", style="bold yellow"))
         parts: list[RenderableType] = [Group(*head)]
         where = fix_loc(c)
         if c.fix is not None and where is not None:
@@ -167,3 +219,33 @@ one fix, at the line that makes the variable.
         if self._shown is None or self._shown not in self._causes:
             return None
         return fix_loc(self._causes[self._shown])
+
+    def action_verify(self) -> None:
+        ctx = self.ctx
+        if ctx is None or self.verifying:
+            return
+        model = ctx.run.model
+        if model.run_start is None or model.run_start.mode == "import":
+            self.app.notify("This run has no recorded command to re-run (an import).", severity="warning")
+            return
+        if model.run_end is None:
+            self.app.notify("The run is still going: verify once it has ended.", severity="warning")
+            return
+        self.verifying = True
+        self.app.notify("verify: re-running the program under the recorder…")
+        self._verify(ctx.run.path)
+
+    @work(thread=True, exclusive=True, group="verify")
+    def _verify(self, run_dir: Path) -> None:
+        result = run_verify(run_dir)
+        self.app.call_from_thread(self._verified, result)
+
+    def _verified(self, result: Verdict | str) -> None:
+        self.verifying = False
+        if isinstance(result, str):
+            self.app.notify(result, severity="error", timeout=10)
+            return
+        self.verdict = result
+        self.app.notify(result.summary(), timeout=15)
+        self._show(self._shown)
+
