@@ -47,6 +47,8 @@ compile's specializations with the line that caused each, and its shape guards.
         self._scope: digest.Scope | None = None
         self._shown: str | None = None
         self._signature: tuple[int, ...] = ()
+        self._label_seen: tuple[int, digest.Scope] | None = None
+        self._label = "Shapes (0)"
 
     def compose(self) -> ComposeResult:
         with Horizontal():
@@ -63,7 +65,12 @@ compile's specializations with the line that caused each, and its shape guards.
         return [cs for cs in compile_shapes(ctx.run.model) if ctx.scope.has(cs.compile.log)]
 
     def tab_label(self, ctx: Context) -> str:
-        return f"Shapes ({sum(len(cs.specializations) for cs in self._found(ctx))})"
+        # Every tab's label is refreshed on each live update: count only when the run grew.
+        seen = (ctx.run.model.kinds.get("specialization", 0), ctx.scope)
+        if seen != self._label_seen:
+            self._label_seen = seen
+            self._label = f"Shapes ({sum(len(cs.specializations) for cs in self._found(ctx))})"
+        return self._label
 
     def sync(self, ctx: Context) -> None:
         super().sync(ctx)
