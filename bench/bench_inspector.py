@@ -124,7 +124,9 @@ def bench_analyses(run: Run, repeat: int) -> None:
     print("analyses on this run:")
     print(f"  break_sites ({len(m.breaks)} sites): {_fmt(_timed(lambda: break_sites(m), repeat))}")
     print(f"  recompile timelines ({len(frames)} frames): {_fmt(_timed(lambda: [recompile_timeline(m, f) for f in frames], repeat))}")
-    print(f"  vectorization + kernels_by_line ({len(m.kernels)} kernels): {_fmt(_timed(lambda: (vectorization(m), kernels_by_line(m)), repeat))}")
+    print(
+        f"  vectorization + kernels_by_line ({len(m.kernels)} kernels): {_fmt(_timed(lambda: (vectorization(m), kernels_by_line(m)), repeat))}"
+    )
     print(f"  diff_runs(run, run): {_fmt(_timed(lambda: diff_runs(m, m), repeat))}")
     c = next((f.compiles for f in frames if len(f.compiles) > 1), None)
     if c:
@@ -134,9 +136,17 @@ def bench_analyses(run: Run, repeat: int) -> None:
 
 def bench_cli(run_dir: Path) -> None:
     print("CLI wall time (a fresh process each: imports + open + answer):")
-    for cmd in (["summary", "--json"], ["breaks", "--json"], ["recompiles", "--json"], ["kernels", "--json"], ["check", "--max-graph-breaks", "100"]):
+    for cmd in (
+        ["summary", "--json"],
+        ["breaks", "--json"],
+        ["recompiles", "--json"],
+        ["kernels", "--json"],
+        ["check", "--max-graph-breaks", "100"],
+    ):
         t = time.perf_counter()
-        p = subprocess.run([sys.executable, "-m", "dyn_inspect.inspector.cli", cmd[0], str(run_dir), *cmd[1:]], capture_output=True, text=True)
+        p = subprocess.run(
+            [sys.executable, "-m", "dyn_inspect.inspector.cli", cmd[0], str(run_dir), *cmd[1:]], capture_output=True, text=True
+        )
         print(f"  dyn-inspect {' '.join(cmd)}: {(time.perf_counter() - t) * 1000:.0f} ms (exit {p.returncode})")
 
 

@@ -109,7 +109,9 @@ async def bench(args: argparse.Namespace) -> None:
     t_init = time.perf_counter()
     await client.initialize_async(
         types.InitializeParams(
-            capabilities=types.ClientCapabilities(workspace=types.WorkspaceClientCapabilities(code_lens=types.CodeLensWorkspaceClientCapabilities(refresh_support=True))),
+            capabilities=types.ClientCapabilities(
+                workspace=types.WorkspaceClientCapabilities(code_lens=types.CodeLensWorkspaceClientCapabilities(refresh_support=True))
+            ),
             root_uri=workspace.as_uri(),
             workspace_folders=[types.WorkspaceFolder(workspace.as_uri(), "workspace")],
             initialization_options={"dynInspect": {"runsDir": str(scratch / "runs")}},
@@ -134,7 +136,9 @@ async def bench(args: argparse.Namespace) -> None:
         done = await watcher.until(lambda u=u, t=t: watcher.first_after(u, t))
         opens.append(done - t)
     if opens:
-        print(f"first diagnostics for an opened file: median {ms(statistics.median(opens))}, max {ms(max(opens))} over {len(opens)} files (target < 300 ms)")
+        print(
+            f"first diagnostics for an opened file: median {ms(statistics.median(opens))}, max {ms(max(opens))} over {len(opens)} files (target < 300 ms)"
+        )
 
     # Hover on marked lines.
     marked = [(u, d.range.start) for u, pubs in watcher.published.items() for d in pubs[-1][1]]
@@ -154,7 +158,17 @@ async def bench(args: argparse.Namespace) -> None:
     for i in range(args.appends):
         line = 8 + i * 3
         loc = Loc(str(first), line, "forward", 4, len(lines[line - 1]), lines[line - 1].strip())
-        event = GraphBreak(key=f"bench-{i}", gb_type="Bench break", loc=loc, gb_id="GB9999", reason="appended", explanation="Appended by the benchmark.", user_stack=[loc], cid="0/0", t=time.time())
+        event = GraphBreak(
+            key=f"bench-{i}",
+            gb_type="Bench break",
+            loc=loc,
+            gb_id="GB9999",
+            reason="appended",
+            explanation="Appended by the benchmark.",
+            user_stack=[loc],
+            cid="0/0",
+            t=time.time(),
+        )
         before = len([d for d in watcher.published[u0][-1][1]])
         data = msgspec.json.encode(event) + b"\n"
         t = time.perf_counter()
@@ -165,7 +179,9 @@ async def bench(args: argparse.Namespace) -> None:
             os.close(fd)
         done = await watcher.until(lambda t=t, before=before: watcher.first_after(u0, t, lambda ds: len(ds) == before + 1))
         republish.append(done - t)
-    print(f"republish after new events: median {ms(statistics.median(republish))}, max {ms(max(republish))} over {len(republish)} appends (target < 200 ms)")
+    print(
+        f"republish after new events: median {ms(statistics.median(republish))}, max {ms(max(republish))} over {len(republish)} appends (target < 200 ms)"
+    )
 
     rss = server.memory_info().rss / 2**20
     print(f"server memory (RSS): {rss:.0f} MB (target < 200 MB)")

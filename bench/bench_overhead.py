@@ -128,14 +128,22 @@ def run_once(workload: str, mode: str, args: list[str], round_no: int, keep: Pat
         line = next((l for l in proc.stdout.splitlines() if l.startswith("BENCH ")), None)
         if proc.returncode != 0 or line is None:
             raise RuntimeError(f"{workload}/{mode} failed (exit {proc.returncode}):\n{proc.stderr[-3000:]}")
-        data = json.loads(line[len("BENCH "):])
+        data = json.loads(line[len("BENCH ") :])
         overhead = compile_time = None
         if mode in ("dyn-inspect", "no-provenance"):
             overhead, compile_time = _logging_overhead(scratch / "runs")
             if keep is not None:
                 shutil.copytree(scratch / "runs", keep / f"{workload}-{mode}-{round_no}", symlinks=True)
-        return Sample(workload, mode, round_no, float(data["compile_first_step_s"]), float(data["steady_step_ms"]),
-                      round(wall, 3), overhead, compile_time)
+        return Sample(
+            workload,
+            mode,
+            round_no,
+            float(data["compile_first_step_s"]),
+            float(data["steady_step_ms"]),
+            round(wall, 3),
+            overhead,
+            compile_time,
+        )
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
 
@@ -150,7 +158,9 @@ def summarize(samples: list[Sample], modes: list[str]) -> list[Summary]:
             if not ss:
                 continue
             summary = Summary(
-                workload, mode, len(ss),
+                workload,
+                mode,
+                len(ss),
                 round(statistics.median(s.compile_first_step_s for s in ss), 4),
                 round(statistics.median(s.steady_step_ms for s in ss), 4),
                 round(statistics.median(s.wall_s for s in ss), 3),
@@ -159,23 +169,27 @@ def summarize(samples: list[Sample], modes: list[str]) -> list[Summary]:
             paired = [(s, plain[s.round]) for s in ss if s.round in plain]
             if mode != "plain" and paired:
                 summary.compile_overhead_pct = round(
-                    statistics.median((s.compile_first_step_s / p.compile_first_step_s - 1) * 100 for s, p in paired), 2)
+                    statistics.median((s.compile_first_step_s / p.compile_first_step_s - 1) * 100 for s, p in paired), 2
+                )
                 summary.steady_ratio = round(statistics.median(p.steady_step_ms / s.steady_step_ms for s, p in paired), 4)
             logged = [s for s in ss if s.logging_overhead_s is not None and s.compile_time_s]
             if logged:
-                summary.logging_overhead_pct = round(
-                    statistics.median(s.logging_overhead_s / s.compile_time_s * 100 for s in logged), 2)  # type: ignore[operator]
+                summary.logging_overhead_pct = round(statistics.median(s.logging_overhead_s / s.compile_time_s * 100 for s in logged), 2)  # type: ignore[operator]
             out.append(summary)
     return out
 
 
 def _print_table(summaries: list[Summary]) -> None:
-    print(f"{'workload':10} {'mode':14} {'n':>2} {'compile+1st s':>13} {'overhead':>9} {'steady ms':>10} {'ratio':>7} {'log ovh':>8} {'wall s':>8}")
+    print(
+        f"{'workload':10} {'mode':14} {'n':>2} {'compile+1st s':>13} {'overhead':>9} {'steady ms':>10} {'ratio':>7} {'log ovh':>8} {'wall s':>8}"
+    )
     for s in summaries:
         ovh = f"{s.compile_overhead_pct:+.2f}%" if s.compile_overhead_pct is not None else "—"
         ratio = f"{s.steady_ratio:.4f}" if s.steady_ratio is not None else "—"
         log = f"{s.logging_overhead_pct:.2f}%" if s.logging_overhead_pct is not None else "—"
-        print(f"{s.workload:10} {s.mode:14} {s.runs:>2} {s.compile_first_step_s:>13.3f} {ovh:>9} {s.steady_step_ms:>10.3f} {ratio:>7} {log:>8} {s.wall_s:>8.2f}")
+        print(
+            f"{s.workload:10} {s.mode:14} {s.runs:>2} {s.compile_first_step_s:>13.3f} {ovh:>9} {s.steady_step_ms:>10.3f} {ratio:>7} {log:>8} {s.wall_s:>8.2f}"
+        )
 
 
 def main() -> int:
@@ -185,8 +199,12 @@ def main() -> int:
     parser.add_argument("--modes", default=",".join(MODES))
     parser.add_argument("--runs", type=int, default=5, help="rounds (each runs every mode once)")
     parser.add_argument("--steps", type=int, default=20, help="timed steady-state steps per run")
-    parser.add_argument("--threads", type=int, help="OMP_NUM_THREADS per run (default on CPU: 1, so that a "
-                        "shared machine's other load does not turn steady-state steps into OpenMP stalls)")
+    parser.add_argument(
+        "--threads",
+        type=int,
+        help="OMP_NUM_THREADS per run (default on CPU: 1, so that a "
+        "shared machine's other load does not turn steady-state steps into OpenMP stalls)",
+    )
     parser.add_argument("--budget-s", type=float, default=0, help="start no round that would end past this many seconds")
     parser.add_argument("--json", metavar="PATH", help="write samples and summaries as JSON")
     parser.add_argument("--keep-runs", metavar="DIR", help="copy the recorded run directories here")
@@ -212,22 +230,37 @@ def main() -> int:
             if args.budget_s and r >= 1 and elapsed + per_round > args.budget_s:
                 print(f"# {workload}: time budget reached after {r} rounds", file=sys.stderr)
                 break
-            order = modes[r % len(modes):] + modes[: r % len(modes)]
+            order = modes[r % len(modes) :] + modes[: r % len(modes)]
             for mode in order:
                 s = run_once(workload, mode, wargs, r, keep)
                 samples.append(s)
-                print(f"# {workload} round {r} {mode}: compile+1st {s.compile_first_step_s:.3f}s "
-                      f"steady {s.steady_step_ms:.3f}ms wall {s.wall_s:.1f}s", file=sys.stderr, flush=True)
+                print(
+                    f"# {workload} round {r} {mode}: compile+1st {s.compile_first_step_s:.3f}s "
+                    f"steady {s.steady_step_ms:.3f}ms wall {s.wall_s:.1f}s",
+                    file=sys.stderr,
+                    flush=True,
+                )
     summaries = summarize(samples, modes)
     import torch
 
-    print(f"# {time.strftime('%Y-%m-%d')} {platform.node()} {platform.processor() or platform.machine()} "
-          f"torch {torch.__version__} python {platform.python_version()} device {args.device}")
+    print(
+        f"# {time.strftime('%Y-%m-%d')} {platform.node()} {platform.processor() or platform.machine()} "
+        f"torch {torch.__version__} python {platform.python_version()} device {args.device}"
+    )
     _print_table(summaries)
     if args.json:
-        Path(args.json).write_text(json.dumps(
-            {"date": time.strftime("%Y-%m-%d %H:%M"), "torch": torch.__version__, "device": args.device,
-             "samples": [asdict(s) for s in samples], "summaries": [asdict(s) for s in summaries]}, indent=1))
+        Path(args.json).write_text(
+            json.dumps(
+                {
+                    "date": time.strftime("%Y-%m-%d %H:%M"),
+                    "torch": torch.__version__,
+                    "device": args.device,
+                    "samples": [asdict(s) for s in samples],
+                    "summaries": [asdict(s) for s in summaries],
+                },
+                indent=1,
+            )
+        )
     return 0
 
 

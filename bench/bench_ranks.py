@@ -101,10 +101,12 @@ def bench_shape(name: str, run_dir: Path, repeat: int) -> None:
     print(f"  summary_dict: {fmt(median_s(lambda: summary_dict(run), repeat))}")
     print(f"  summary text: {fmt(median_s(lambda: print_summary(run, file=io.StringIO()), repeat))}")
     profiles = rank_profiles(run.model)
-    print(f"    rank_profiles {fmt(median_s(lambda: rank_profiles(run.model), repeat))}, "
-          f"divergence_report {fmt(median_s(lambda: divergence_report(run.model, profiles), repeat))}, "
-          f"rank_behaviours {fmt(median_s(lambda: rank_behaviours(run.model, profiles), repeat))} "
-          f"({len(rank_behaviours(run.model, profiles))} behaviours)")
+    print(
+        f"    rank_profiles {fmt(median_s(lambda: rank_profiles(run.model), repeat))}, "
+        f"divergence_report {fmt(median_s(lambda: divergence_report(run.model, profiles), repeat))}, "
+        f"rank_behaviours {fmt(median_s(lambda: rank_behaviours(run.model, profiles), repeat))} "
+        f"({len(rank_behaviours(run.model, profiles))} behaviours)"
+    )
     key, sync = asyncio.run(ranks_view(run, repeat))
     print(f"  TUI ranks view: key → {len(run.model.ranks())}-row table {key * 1000:.0f} ms; sync alone {fmt(sync)}; RSS {rss_mb():.0f} MiB")
     times = []
@@ -132,13 +134,17 @@ def bench_merge(out: Path, events: int, ranks: int, repeat: int) -> None:
             shutil.rmtree(target)
     assert result is not None
     med = statistics.median(times)
-    print(f"[merge] 2 nodes × {half} ranks, {result.events} events: {med:.2f} s median of {repeat} (max {max(times):.2f}), "
-          f"{result.events / med / 1000:.0f}k events/s, {result.blobs} blobs linked")
+    print(
+        f"[merge] 2 nodes × {half} ranks, {result.events} events: {med:.2f} s median of {repeat} (max {max(times):.2f}), "
+        f"{result.events / med / 1000:.0f}k events/s, {result.blobs} blobs linked"
+    )
     merged = Run(out / "merged-0")
     t = time.perf_counter()
     data = summary_dict(merged)
-    print(f"  merged run: ranks {data['ranks'][0]}-{data['ranks'][-1]}, {len(data['nodes'])} nodes, "
-          f"{len(data['rank_groups'])} behaviours; summary_dict {time.perf_counter() - t:.2f} s")
+    print(
+        f"  merged run: ranks {data['ranks'][0]}-{data['ranks'][-1]}, {len(data['nodes'])} nodes, "
+        f"{len(data['rank_groups'])} behaviours; summary_dict {time.perf_counter() - t:.2f} s"
+    )
     for g in data["rank_groups"]:
         print(f"    {g['text']}")
 

@@ -253,7 +253,9 @@ def main(argv: list[str] | None = None) -> int:
     print(f"synthetic run: {args.events} events, {size:.0f} MiB of logs ({time.perf_counter() - t:.1f}s to write) at {run_dir}")
 
     paint = asyncio.run(first_paint(run_dir))
-    print(f"first paint (headless): first frame {ms(paint['first_frame'])}, overview with all {int(paint['events'])} events {ms(paint['overview_filled'])}")
+    print(
+        f"first paint (headless): first frame {ms(paint['first_frame'])}, overview with all {int(paint['events'])} events {ms(paint['overview_filled'])}"
+    )
     print(f"interpreter start + importing the TUI: {ms(import_time())}")
     if not args.no_tmux:
         real = tmux_first_paint(run_dir)

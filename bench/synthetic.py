@@ -114,13 +114,15 @@ def _guards_text(path: Path, batch: str, extra: int) -> str:
         "",
         "TREE_GUARD_MANAGER:",
         "+- RootGuardManager",
-        "| +- GLOBAL_STATE: ___check_global_state() against {\"grad_mode\":true,\"num_threads\":2}",
+        '| +- GLOBAL_STATE: ___check_global_state() against {"grad_mode":true,"num_threads":2}',
         "| +- GuardManager: source=L['x'], accessed_by=FrameLocalsGuardAccessor(key='x', framelocals_idx=0), type=<class 'torch.Tensor'>",
         f"| | +- TENSOR_MATCH: check_tensor(L['x'], Tensor, DispatchKeySet(CPU, BackendSelect, ADInplaceOrView, AutogradCPU), torch.float32, device=None, requires_grad=False, size=[{batch}, 64], stride=[64, 1])  # h5 = x  # {path.name}:5 in forward",
     ]
     for i in range(extra):
         rows.append(f"| +- GuardManager: source=G['mod_{i}'], accessed_by=DictGetItemGuardAccessor('mod_{i}'), type=<class 'module'>")
-        rows.append(f"| | +- ID_MATCH: ___check_obj_id(G['mod_{i}'], {140000000000000 + i * 4096}), type=<module 'mod_{i}'>  #   # {path.name}:{6 + i % 100} in forward")
+        rows.append(
+            f"| | +- ID_MATCH: ___check_obj_id(G['mod_{i}'], {140000000000000 + i * 4096}), type=<module 'mod_{i}'>  #   # {path.name}:{6 + i % 100} in forward"
+        )
     rows.append("")
     rows.append("Guard latency = 80.55 us")
     return "\n".join(rows)
@@ -130,10 +132,16 @@ def _kernel_source(rng: random.Random, vectorized: bool) -> str:
     body = []
     for i in range(rng.randint(25, 70)):
         if vectorized:
-            body.append(f"        auto tmp{i} = at::vec::Vectorized<float>::loadu(in_ptr0 + static_cast<int64_t>(x0 + {i}), static_cast<int64_t>(16));")
+            body.append(
+                f"        auto tmp{i} = at::vec::Vectorized<float>::loadu(in_ptr0 + static_cast<int64_t>(x0 + {i}), static_cast<int64_t>(16));"
+            )
         else:
             body.append(f"        auto tmp{i} = in_ptr0[static_cast<int64_t>(x0 + {i})];")
-    return "#include <torch/csrc/inductor/cpp_prefix.h>\nextern \"C\" void kernel(const float* in_ptr0, float* out_ptr0)\n{\n" + "\n".join(body) + "\n}\n"
+    return (
+        '#include <torch/csrc/inductor/cpp_prefix.h>\nextern "C" void kernel(const float* in_ptr0, float* out_ptr0)\n{\n'
+        + "\n".join(body)
+        + "\n}\n"
+    )
 
 
 class _Clock:
@@ -146,7 +154,16 @@ class _Clock:
 
 
 def _chromium(log: EventLog, clock: _Clock, cid: str, rng: random.Random, count: int, big_blob_args: list[dict]) -> int:
-    names = ["dynamo", "entire_frame_compile", "compile_attempt_0", "bytecode_tracing", "backend_compile", "inductor_compile", "gc", "pass.post_grad_passes.decompose"]
+    names = [
+        "dynamo",
+        "entire_frame_compile",
+        "compile_attempt_0",
+        "bytecode_tracing",
+        "backend_compile",
+        "inductor_compile",
+        "gc",
+        "pass.post_grad_passes.decompose",
+    ]
     written = 0
     for i in range(count):
         t = clock.tick()
@@ -162,7 +179,13 @@ def _chromium(log: EventLog, clock: _Clock, cid: str, rng: random.Random, count:
 
 
 def make_run(
-    out_dir: Path, events: int = 100_000, seed: int = 0, processes: int = 1, spmd: bool = False, first_rank: int = 0, world_size: int | None = None
+    out_dir: Path,
+    events: int = 100_000,
+    seed: int = 0,
+    processes: int = 1,
+    spmd: bool = False,
+    first_rank: int = 0,
+    world_size: int | None = None,
 ) -> Path:
     """Write a synthetic run of about ``events`` events under ``out_dir`` (a runs root:
     the run is ``out_dir/<run-id>``, ``out_dir/latest`` points at it). Returns the run.
@@ -178,12 +201,22 @@ def make_run(
     files = _write_workspace(out_dir, 24)
     clock = _Clock(1_796_000_000.0)
     launcher = EventLog(run, "launcher.jsonl")
-    launcher.write(RunStart(command=["python", "train.py"], cwd=str(out_dir / "workspace"), mode="script", tool_version="0.1.0", t=clock.now))
+    launcher.write(
+        RunStart(command=["python", "train.py"], cwd=str(out_dir / "workspace"), mode="script", tool_version="0.1.0", t=clock.now)
+    )
     # Blob payloads in realistic sizes; large ones rotate among a few variants (a real run
     # has distinct ones, but their content does not change what a reader does).
-    metrics_blobs = [f'{{"compile_id": "{i}", ' + "\"x\": 1, " * 4800 + "}" for i in range(8)]
-    cache_blobs = [f'{{"key": "{i}", "components": [' + "\"[abcdefghij] fx_kwargs[x]: 1\", " * 1500 + "]}" for i in range(8)]
-    big_args = [{"key": f"f{i}", "components": [f"[{j:08x}] example_inputs[{j}]: TensorMetadata(dtype=torch.float32, shape=torch.Size([16, 64]))" for j in range(600)]} for i in range(4)]
+    metrics_blobs = [f'{{"compile_id": "{i}", ' + '"x": 1, ' * 4800 + "}" for i in range(8)]
+    cache_blobs = [f'{{"key": "{i}", "components": [' + '"[abcdefghij] fx_kwargs[x]: 1", ' * 1500 + "]}" for i in range(8)]
+    big_args = [
+        {
+            "key": f"f{i}",
+            "components": [
+                f"[{j:08x}] example_inputs[{j}]: TensorMetadata(dtype=torch.float32, shape=torch.Size([16, 64]))" for j in range(600)
+            ],
+        }
+        for i in range(4)
+    ]
 
     per_process = max(1, events // processes)
     total_written = 1
@@ -194,11 +227,22 @@ def make_run(
         log = EventLog(run, f"p{pid}.jsonl")
         log.write(
             ProcessStart(
-                argv=["train.py"], cwd=str(out_dir / "workspace"), pid=pid, ppid=39999, executable=sys.executable,
-                python="3.11.7", platform="Linux-x86_64", hostname="bench", torch="2.13.0+cpu", cpu="AMD EPYC",
-                cpu_isa="AVX512", rank=first_rank + p if processes > 1 or first_rank else None,
+                argv=["train.py"],
+                cwd=str(out_dir / "workspace"),
+                pid=pid,
+                ppid=39999,
+                executable=sys.executable,
+                python="3.11.7",
+                platform="Linux-x86_64",
+                hostname="bench",
+                torch="2.13.0+cpu",
+                cpu="AMD EPYC",
+                cpu_isa="AVX512",
+                rank=first_rank + p if processes > 1 or first_rank else None,
                 world_size=(world_size or processes) if processes > 1 or first_rank else None,
-                provenance=True, config={"dynamo.recompile_limit": 8}, t=clock.tick(),
+                provenance=True,
+                config={"dynamo.recompile_limit": 8},
+                t=clock.tick(),
             )
         )
         written = 3  # header, process_start, process_end
@@ -233,18 +277,49 @@ def make_run(
             written += 1
             limited = limit_frame is not None and frame == limit_frame and attempt >= 8
             if attempt:
-                reasons = [f"{frame}/{a}: tensor 'x' size mismatch at index 0. expected {16 * (a + 1)}, actual {16 * (attempt + 1)}" for a in range(attempt - 1, -1, -1)][:3]
+                reasons = [
+                    f"{frame}/{a}: tensor 'x' size mismatch at index 0. expected {16 * (a + 1)}, actual {16 * (attempt + 1)}"
+                    for a in range(attempt - 1, -1, -1)
+                ][:3]
                 log.write(Recompile(reasons=reasons, text=log.blobs.put("\n".join(reasons)), t=clock.tick(), cid=cid))
                 written += 1
             chrom = 60 if not limited else 6
             written += _chromium(log, clock, cid, rng, chrom // 2, big_args)
             if limited:
-                log.write(RecompileLimit(co_name=name, co_filename=str(path), co_firstlineno=first, reason="Dynamo recompile limit exceeded (currently set to 8)", t=clock.tick(), cid=cid))
-                log.write(Capture(co_name=name, co_filename=str(path), co_firstlineno=first, outcome="recompile_limit", t=clock.tick(), cid=cid))
+                log.write(
+                    RecompileLimit(
+                        co_name=name,
+                        co_filename=str(path),
+                        co_firstlineno=first,
+                        reason="Dynamo recompile limit exceeded (currently set to 8)",
+                        t=clock.tick(),
+                        cid=cid,
+                    )
+                )
+                log.write(
+                    Capture(co_name=name, co_filename=str(path), co_firstlineno=first, outcome="recompile_limit", t=clock.tick(), cid=cid)
+                )
                 written += 2
                 continue
             for i in range(7):
-                log.write(Raw(torch_kind="describe_tensor", metadata={"describe_tensor": {"id": i, "ndim": 2, "dtype": "torch.float32", "size": [16, 64], "stride": [64, 1], "requires_grad": True}, "frame_id": frame}, t=clock.tick(), cid=cid))
+                log.write(
+                    Raw(
+                        torch_kind="describe_tensor",
+                        metadata={
+                            "describe_tensor": {
+                                "id": i,
+                                "ndim": 2,
+                                "dtype": "torch.float32",
+                                "size": [16, 64],
+                                "stride": [64, 1],
+                                "requires_grad": True,
+                            },
+                            "frame_id": frame,
+                        },
+                        t=clock.tick(),
+                        cid=cid,
+                    )
+                )
             written += 7
             breaks = rng.random() < 0.3
             if breaks and spmd and first_rank + p == (world_size or processes) - 1 and (world_size or processes) > 1:
@@ -252,8 +327,14 @@ def make_run(
                 odd = _loc(files[0], 0, SOURCE_LINES - 2)
                 log.write(
                     GraphBreak(
-                        key=f"GB0059:{odd.file}:{odd.line}", gb_type="Unsupported builtin operator", loc=odd, gb_id="GB0059",
-                        reason="print", user_stack=[*user[:-1], odd], t=clock.tick(), cid=cid,
+                        key=f"GB0059:{odd.file}:{odd.line}",
+                        gb_type="Unsupported builtin operator",
+                        loc=odd,
+                        gb_id="GB0059",
+                        reason="print",
+                        user_stack=[*user[:-1], odd],
+                        t=clock.tick(),
+                        cid=cid,
                     )
                 )
                 written += 1
@@ -263,41 +344,109 @@ def make_run(
                 stack = [*user[:-1], _loc(path, module, first + 2), site]
                 log.write(
                     GraphBreak(
-                        key=f"{gb_id}:{site.file}:{site.line}", gb_type=gb_type, loc=site, gb_id=gb_id,
+                        key=f"{gb_id}:{site.file}:{site.line}",
+                        gb_type=gb_type,
+                        loc=site,
+                        gb_id=gb_id,
                         url=f"https://meta-pytorch.github.io/compile-graph-break-site/gb/{gb_id.lower()}.html",
-                        reason=gb_type, explanation="Detected something Dynamo cannot trace." * 4,
-                        hints=["Consider rewriting this.", "See the docs."], user_stack=stack,
-                        text=log.blobs.put(f"Graph break {cid}\n" + "  explanation\n" * 150), t=clock.tick(), cid=cid,
+                        reason=gb_type,
+                        explanation="Detected something Dynamo cannot trace." * 4,
+                        hints=["Consider rewriting this.", "See the docs."],
+                        user_stack=stack,
+                        text=log.blobs.put(f"Graph break {cid}\n" + "  explanation\n" * 150),
+                        t=clock.tick(),
+                        cid=cid,
                     )
                 )
                 written += 1
             nodes = rng.randint(4, 14)
-            for stage, aten in (("dynamo", False), ("pre_grad_before", False), ("pre_grad", False), ("aot_inference", True), ("joint_before", True), ("joint", True), ("post_grad_before", True), ("post_grad", True)):
+            for stage, aten in (
+                ("dynamo", False),
+                ("pre_grad_before", False),
+                ("pre_grad", False),
+                ("aot_inference", True),
+                ("joint_before", True),
+                ("joint", True),
+                ("post_grad_before", True),
+                ("post_grad", True),
+            ):
                 code = _fx_code(rng, path, module, first, nodes, aten, batch)
-                log.write(Graph(stage=stage, code=log.blobs.put(code), node_count=nodes + 1, op_counts={"aten.mul": nodes}, t=clock.tick(), cid=cid))
+                log.write(
+                    Graph(
+                        stage=stage, code=log.blobs.put(code), node_count=nodes + 1, op_counts={"aten.mul": nodes}, t=clock.tick(), cid=cid
+                    )
+                )
             written += 8
             for i in range(5):
-                log.write(Artifact(name=f"artifact_{i}", encoding="string", payload=log.blobs.put(f"{cid} artifact {i}\n" + "x = 1\n" * 270), t=clock.tick(), cid=cid))
-            log.write(CacheEvent(cache="fx_graph", hit=False, key=f"f{cid}", detail=log.blobs.put(cache_blobs[n % len(cache_blobs)]), t=clock.tick(), cid=cid))
+                log.write(
+                    Artifact(
+                        name=f"artifact_{i}",
+                        encoding="string",
+                        payload=log.blobs.put(f"{cid} artifact {i}\n" + "x = 1\n" * 270),
+                        t=clock.tick(),
+                        cid=cid,
+                    )
+                )
+            log.write(
+                CacheEvent(
+                    cache="fx_graph",
+                    hit=False,
+                    key=f"f{cid}",
+                    detail=log.blobs.put(cache_blobs[n % len(cache_blobs)]),
+                    t=clock.tick(),
+                    cid=cid,
+                )
+            )
             written += 6
             if name.startswith("torch_dynamo_resume"):
-                log.write(Bytecode(function=name, which="original", code=log.blobs.put(f"{cid}\n" + "LOAD_FAST x\n" * 200), t=clock.tick(), cid=cid))
+                log.write(
+                    Bytecode(
+                        function=name, which="original", code=log.blobs.put(f"{cid}\n" + "LOAD_FAST x\n" * 200), t=clock.tick(), cid=cid
+                    )
+                )
                 written += 1
             if attempt >= 2:
                 log.write(Symbol(symbol="s0", value=batch, range="[2, int_oo]", source="L['x'].size()[0]", t=clock.tick(), cid=cid))
                 log.write(ShapeGuard(expr="2 <= s0", t=clock.tick(), cid=cid))
                 written += 2
-            log.write(Guards(count=40, text=log.blobs.put(_guards_text(path, batch if attempt < 2 else "None", 40)), latency_us=80.5, t=clock.tick(), cid=cid))
+            log.write(
+                Guards(
+                    count=40,
+                    text=log.blobs.put(_guards_text(path, batch if attempt < 2 else "None", 40)),
+                    latency_us=80.5,
+                    t=clock.tick(),
+                    cid=cid,
+                )
+            )
             written += 1
             kernels = rng.randint(1, 3)
             names = [f"cpp_fused_{rng.choice(_OPS)}_{rng.choice(_OPS)}_{k}" for k in range(kernels)]
-            log.write(OutputCode(code=log.blobs.put(f"# {cid}\n" + "buf = empty_strided_cpu((16, 64), (64, 1))\n" * 130), path=f"/tmp/inductor/{cid}.py", kernels=names, t=clock.tick(), cid=cid))
+            log.write(
+                OutputCode(
+                    code=log.blobs.put(f"# {cid}\n" + "buf = empty_strided_cpu((16, 64), (64, 1))\n" * 130),
+                    path=f"/tmp/inductor/{cid}.py",
+                    kernels=names,
+                    t=clock.tick(),
+                    cid=cid,
+                )
+            )
             prov: dict[str, list[Loc]] = {}
             for k, kname in enumerate(names):
                 vec = rng.random() < 0.8
                 src = _kernel_source(rng, vec)
                 ops = kname.split("_")[2:4]
-                log.write(Kernel(name=kname, backend="cpp", source=log.blobs.put(f"// {cid}\n" + src), fused_ops=[f"aten.{o}" for o in ops], vectorized="avx512" if vec else None, lines=src.count("\n"), t=clock.tick(), cid=cid))
+                log.write(
+                    Kernel(
+                        name=kname,
+                        backend="cpp",
+                        source=log.blobs.put(f"// {cid}\n" + src),
+                        fused_ops=[f"aten.{o}" for o in ops],
+                        vectorized="avx512" if vec else None,
+                        lines=src.count("\n"),
+                        t=clock.tick(),
+                        cid=cid,
+                    )
+                )
                 prov[kname] = [_loc(path, module, first + k + 1)]
             log.write(KernelProvenance(kernels=prov, t=clock.tick(), cid=cid))
             written += 2 + kernels
@@ -305,11 +454,24 @@ def make_run(
             total = round(rng.uniform(0.3, 4.0), 3)
             log.write(
                 Capture(
-                    co_name=name, co_filename=str(path), co_firstlineno=first, outcome="graph_break" if breaks else "graph",
-                    graph_op_count=nodes, graph_node_count=nodes + 2, graph_input_count=1, guard_count=40,
-                    cache_size=attempt, accumulated_cache_size=attempt, times=StageTimes(total_s=total, dynamo_s=total * 0.1, aot_s=total * 0.2, inductor_s=total * 0.1, codegen_s=total * 0.6),
-                    recompile_reason=None, graph_breaks=int(breaks), fx_cache_misses=1, aot_cache_misses=1,
-                    metrics=log.blobs.put(metrics_blobs[n % len(metrics_blobs)]), t=clock.tick(), cid=cid,
+                    co_name=name,
+                    co_filename=str(path),
+                    co_firstlineno=first,
+                    outcome="graph_break" if breaks else "graph",
+                    graph_op_count=nodes,
+                    graph_node_count=nodes + 2,
+                    graph_input_count=1,
+                    guard_count=40,
+                    cache_size=attempt,
+                    accumulated_cache_size=attempt,
+                    times=StageTimes(total_s=total, dynamo_s=total * 0.1, aot_s=total * 0.2, inductor_s=total * 0.1, codegen_s=total * 0.6),
+                    recompile_reason=None,
+                    graph_breaks=int(breaks),
+                    fx_cache_misses=1,
+                    aot_cache_misses=1,
+                    metrics=log.blobs.put(metrics_blobs[n % len(metrics_blobs)]),
+                    t=clock.tick(),
+                    cid=cid,
                 )
             )
             written += 1

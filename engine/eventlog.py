@@ -266,9 +266,7 @@ class EventLog:
     once on stderr; later writes do nothing.
     """
 
-    def __init__(
-        self, run_dir: Path, name: str, source: str = "live", origin: str | None = None, strict: bool = False
-    ) -> None:
+    def __init__(self, run_dir: Path, name: str, source: str = "live", origin: str | None = None, strict: bool = False) -> None:
         self.run_dir = run_dir
         self.path = run_dir / name
         self.strict = strict

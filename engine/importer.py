@@ -68,7 +68,7 @@ class PathMap:
             if value == old:
                 return new
             if value.startswith(old + "/"):
-                return new + value[len(old):]
+                return new + value[len(old) :]
         return value
 
     def text(self, value: str) -> str:
@@ -305,7 +305,9 @@ def import_trace(
     try:
         launcher = EventLog(run_dir, "launcher.jsonl", source="import", origin=str(source), strict=True)
         launcher.write(
-            RunStart(t=started, command=["dyn-inspect", "import", str(source)], cwd=str(Path.cwd()), mode="import", tool_version=TOOL_VERSION)
+            RunStart(
+                t=started, command=["dyn-inspect", "import", str(source)], cwd=str(Path.cwd()), mode="import", tool_version=TOOL_VERSION
+            )
         )
         for index, file in enumerate(files):
             result.files.append(_import_file(run_dir, index, file, mapping, max_line_mb, max_total_mb))

@@ -184,7 +184,10 @@ def torchrun_options(command: list[str]) -> dict[str, str] | None:
     words = list(command)
     if words and os.path.basename(words[0]) == "torchrun":
         rest = words[1:]
-    elif "-m" in words[:3] and words[words.index("-m") + 1 : words.index("-m") + 2] in (["torch.distributed.run"], ["torch.distributed.launch"]):
+    elif "-m" in words[:3] and words[words.index("-m") + 1 : words.index("-m") + 2] in (
+        ["torch.distributed.run"],
+        ["torch.distributed.launch"],
+    ):
         rest = words[words.index("-m") + 2 :]
     else:
         return None
@@ -201,7 +204,12 @@ def torchrun_options(command: list[str]) -> dict[str, str] | None:
                 i += 1
                 value = rest[i] if i < len(rest) else ""
             opts[name] = value
-        elif not eq and name not in ("standalone", "no_python", "run_path", "module", "virtual_local_rank") and i + 1 < len(rest) and not rest[i + 1].startswith("-"):
+        elif (
+            not eq
+            and name not in ("standalone", "no_python", "run_path", "module", "virtual_local_rank")
+            and i + 1 < len(rest)
+            and not rest[i + 1].startswith("-")
+        ):
             i += 1  # an option with a value we do not need
         i += 1
     return opts

@@ -190,7 +190,7 @@ def _where(event: Any) -> _Where:
                 out.graph = None if m["key"] == "None" else m["key"]
                 out.graph_call = parent
         if out.cid is None and name.startswith(_REGION_PREFIX):
-            out.cid = name[len(_REGION_PREFIX):].strip()
+            out.cid = name[len(_REGION_PREFIX) :].strip()
         if "CompiledFunctionBackward" in name:
             out.backward = True
         parent = parent.cpu_parent
@@ -225,8 +225,20 @@ def _arg_gb(event: Any) -> float | None:
     """Bytes of a kernel launch's tensor arguments (each once), from record_shapes."""
     shapes = getattr(event, "input_shapes", None) or []
     dtypes = getattr(event, "input_dtypes", None) or []
-    sizes = {"float": 4, "c10::BFloat16": 2, "c10::Half": 2, "double": 8, "long int": 8, "int": 4, "bool": 1,
-             "signed char": 1, "unsigned char": 1, "short int": 2, "c10::Float8_e4m3fn": 1, "c10::Float8_e5m2": 1}
+    sizes = {
+        "float": 4,
+        "c10::BFloat16": 2,
+        "c10::Half": 2,
+        "double": 8,
+        "long int": 8,
+        "int": 4,
+        "bool": 1,
+        "signed char": 1,
+        "unsigned char": 1,
+        "short int": 2,
+        "c10::Float8_e4m3fn": 1,
+        "c10::Float8_e5m2": 1,
+    }
     total = 0
     for shape, dtype in zip(shapes, dtypes, strict=False):
         if not shape or dtype not in sizes:
@@ -513,12 +525,17 @@ def _dump(events: list[Any], path: str) -> None:
         while e is not None and len(chain) < 6:
             chain.append(e.name)
             e = e.cpu_parent
-        rows.append({
-            "name": fe.name, "kernels": [(k.name, k.duration) for k in fe.kernels][:4],
-            "flops": getattr(fe, "flops", None), "kwinputs": repr(getattr(fe, "kwinputs", None))[:300],
-            "input_shapes": repr(getattr(fe, "input_shapes", None))[:300],
-            "input_dtypes": repr(getattr(fe, "input_dtypes", "<no attribute>"))[:200], "parents": chain,
-        })
+        rows.append(
+            {
+                "name": fe.name,
+                "kernels": [(k.name, k.duration) for k in fe.kernels][:4],
+                "flops": getattr(fe, "flops", None),
+                "kwinputs": repr(getattr(fe, "kwinputs", None))[:300],
+                "input_shapes": repr(getattr(fe, "input_shapes", None))[:300],
+                "input_dtypes": repr(getattr(fe, "input_dtypes", "<no attribute>"))[:200],
+                "parents": chain,
+            }
+        )
         if len(rows) >= 80:
             break
     with open(path, "w", encoding="utf-8") as f:

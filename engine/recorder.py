@@ -166,9 +166,7 @@ class Recorder:
             with self._lock:
                 log = self._open()
                 assert self._normalizer is not None
-                if pending is not None or (
-                    record.kind == "artifact" and (record.body or {}).get("name") == "dynamo_graph_break_reason"
-                ):
+                if pending is not None or (record.kind == "artifact" and (record.body or {}).get("name") == "dynamo_graph_break_reason"):
                     self._normalizer.ctx.pending_break = pending
                 for event in self._normalizer.feed(record):
                     log.write(event)
@@ -216,9 +214,7 @@ class Recorder:
                     type=type(exc).__qualname__,
                     message=str(exc),
                     traceback="".join(traceback.format_exception(type(exc), exc, exc.__traceback__)),
-                    loc=Loc(file=last.filename, line=last.lineno or 0, name=last.name, code=(last.line or None))
-                    if last
-                    else None,
+                    loc=Loc(file=last.filename, line=last.lineno or 0, name=last.name, code=(last.line or None)) if last else None,
                 )
             elif isinstance(exc, KeyboardInterrupt):
                 exc_info = ExceptionInfo(type="KeyboardInterrupt", message="", traceback="")

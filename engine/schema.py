@@ -387,7 +387,8 @@ AnyEvent = (
 )
 
 EVENT_TYPES: dict[str, type[Event]] = {
-    t.__struct_config__.tag: t for t in AnyEvent.__args__  # type: ignore[attr-defined]
+    t.__struct_config__.tag: t
+    for t in AnyEvent.__args__  # type: ignore[attr-defined]
 }
 
 

@@ -160,8 +160,13 @@ def _keyword_params(fn: Any) -> set[str] | None:
 # --- trace: torch._logging._internal.trace_structured ----------------------------------
 
 TRACE_PARAMS = {
-    "name", "metadata_fn", "payload_fn", "suppress_context", "expect_trace_id",
-    "record_logging_overhead", "compile_id",
+    "name",
+    "metadata_fn",
+    "payload_fn",
+    "suppress_context",
+    "expect_trace_id",
+    "record_logging_overhead",
+    "compile_id",
 }
 
 
@@ -180,6 +185,7 @@ def install_trace(feed: Callable[[Any], None], fallback: Callable[[], None]) -> 
         if params is None or params != TRACE_PARAMS:
             extra = sorted((params or set()) ^ TRACE_PARAMS)
             return _trace_fallback(fallback, f"trace_structured's parameters changed ({', '.join(extra) or '?'})")
+
         def on_failure(why: str) -> None:
             _trace_fallback(fallback, why)
 

@@ -60,7 +60,7 @@ def write_private(path: str | os.PathLike[str], data: str | bytes) -> None:
         os.fchmod(fd, 0o600)  # an existing file keeps its mode through O_CREAT
         view = memoryview(raw)
         while view:
-            view = view[os.write(fd, view):]
+            view = view[os.write(fd, view) :]
     finally:
         os.close(fd)
 

@@ -368,7 +368,9 @@ def merge_runs(sources: list[str | os.PathLike[str]], out: Path | None = None, r
                     continue
                 node = _node_of(inp, log)
                 process = inp.run.model.processes.get(log)
-                entry = MergedLog(str(src), _target_name(log, node, taken), node, process.rank if process else None, offsets.get((i, node), 0.0))
+                entry = MergedLog(
+                    str(src), _target_name(log, node, taken), node, process.rank if process else None, offsets.get((i, node), 0.0)
+                )
                 if (i, node) not in offsets and offsets:
                     # A node without ranked processes (only a launcher): its input's median.
                     mine = [v for (j, _), v in offsets.items() if j == i]
@@ -386,8 +388,11 @@ def merge_runs(sources: list[str | os.PathLike[str]], out: Path | None = None, r
             "inputs": [
                 {
                     "run": str(inp.path),
-                    "logs": {m.log: {"from": m.source, "node": m.node, "rank": m.rank, "clock_offset_s": round(m.offset_s, 6)}
-                             for m in result.logs if Path(m.source).parent == inp.path},
+                    "logs": {
+                        m.log: {"from": m.source, "node": m.node, "rank": m.rank, "clock_offset_s": round(m.offset_s, 6)}
+                        for m in result.logs
+                        if Path(m.source).parent == inp.path
+                    },
                 }
                 for inp in inputs
             ],

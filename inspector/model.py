@@ -211,7 +211,7 @@ class LineProfile:
     kernels: list[KernelInfo] = field(default_factory=list)
 
     def describe(self) -> str:
-        """"this line: 0.80 ms/step in 2 kernels" — what hovers and tables show."""
+        """ "this line: 0.80 ms/step in 2 kernels" — what hovers and tables show."""
         n = len({k.name for k in self.kernels})
         return f"this line: {self.us_per_step / 1000:.2f} ms/step in {n} kernel{'s' if n != 1 else ''}"
 
@@ -500,8 +500,7 @@ class RunModel:
         repeat across graphs), else its compile id, then forward/backward."""
         found = [k for k in self.kernels if k.name == event.name and k.compile.log == log]
         narrowers = (
-            lambda k: event.graph is not None
-            and any(ce.cache == "fx_graph" and ce.key == event.graph for ce in k.compile.caches),
+            lambda k: event.graph is not None and any(ce.cache == "fx_graph" and ce.key == event.graph for ce in k.compile.caches),
             lambda k: event.cid is not None and k.compile.cid == event.cid,
             lambda k: k.event.backward == event.backward,
         )

@@ -105,7 +105,7 @@ def compile_ranks(model: RunModel, cid: str) -> list[int]:
 
 
 def format_ranks(ranks: Iterable[int]) -> str:
-    """"rank 1", "ranks 0, 2", "ranks 0-3", "ranks 0-62, 64-127": runs of three or more
+    """ "rank 1", "ranks 0, 2", "ranks 0-3", "ranks 0-62, 64-127": runs of three or more
     ranks are written as ranges (a 256-rank run stays one line)."""
     rs = sorted(set(ranks))
     if not rs:
@@ -505,8 +505,7 @@ def divergence_report(model: RunModel, profiles: dict[int, RankProfile] | None =
             Divergence(
                 "recompile_limit",
                 None,
-                f"{label} hit the recompile limit (runs eagerly from then on) on {format_ranks(with_)}, "
-                f"not on {format_ranks(without)}",
+                f"{label} hit the recompile limit (runs eagerly from then on) on {format_ranks(with_)}, not on {format_ranks(without)}",
                 deviating,
             )
         )
@@ -566,7 +565,9 @@ def divergence_report(model: RunModel, profiles: dict[int, RankProfile] | None =
     fastest, slowest = min(times.values()), max(times.values())
     if slowest - fastest > COMPILE_TIME_MIN_GAP_S and (fastest <= 0 or slowest / fastest > COMPILE_TIME_RATIO):
         slow = tuple(
-            r for r, t in sorted(times.items()) if t - fastest > COMPILE_TIME_MIN_GAP_S and (fastest <= 0 or t / fastest > COMPILE_TIME_RATIO)
+            r
+            for r, t in sorted(times.items())
+            if t - fastest > COMPILE_TIME_MIN_GAP_S and (fastest <= 0 or t / fastest > COMPILE_TIME_RATIO)
         )
         fast_rank = min(times, key=lambda r: (times[r], r))
         shown = ", ".join(f"rank {r} {times[r]:.1f}s" for r in slow[:4])
@@ -599,7 +600,7 @@ class Behaviour:
     differences: tuple[str, ...] = ()
 
     def describe(self) -> str:
-        """"ranks 0-62: identical", "rank 63: extra graph break … at train.py:88 (GB0059)"."""
+        """ "ranks 0-62: identical", "rank 63: extra graph break … at train.py:88 (GB0059)"."""
         if self.reference:
             return f"{format_ranks(self.ranks)}: identical"
         shown = list(self.differences[:BEHAVIOUR_DETAILS])
@@ -692,7 +693,7 @@ def behaviour_dict(b: Behaviour) -> dict[str, object]:
 
 
 def _cid_order(cid: str) -> tuple[object, ...]:
-    """"0/0" < "0/1" < "1/0" < "10/0" < "0/0@r1"; compiled-autograd ids ("!0/1/0") after plain ones."""
+    """ "0/0" < "0/1" < "1/0" < "10/0" < "0/0@r1"; compiled-autograd ids ("!0/1/0") after plain ones."""
     return compile_ids.order_key(cid)
 
 

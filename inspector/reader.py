@@ -48,6 +48,7 @@ _generic = msgspec.json.Decoder(dict[str, Any])
 # make text display in another order than it reads ("Trojan Source").
 CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
 
+
 def _escape(m: re.Match[str]) -> str:
     c = ord(m[0])
     return f"\\x{c:02x}" if c < 0x100 else f"\\u{c:04x}"
@@ -312,8 +313,12 @@ class LogFile:
                     f"{self.path} has an invalid log header (schema {data.get('schema')!r}): not a dyn-inspect log this version reads"
                 ) from None
             t = data.get("t")
-            return UnknownEvent(kind=kind, data=data, t=float(t) if isinstance(t, (int, float)) else 0.0,
-                                cid=data.get("cid") if isinstance(data.get("cid"), str) else None)
+            return UnknownEvent(
+                kind=kind,
+                data=data,
+                t=float(t) if isinstance(t, (int, float)) else 0.0,
+                cid=data.get("cid") if isinstance(data.get("cid"), str) else None,
+            )
         except RecursionError:
             self.problems.append(Problem(self.path.name, self.line_no, "line nested too deeply to read; skipped"))
             return None

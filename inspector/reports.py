@@ -124,8 +124,7 @@ def summary_dict(run: Run) -> dict[str, Any]:
         "graph_breaks": {"unique": len(m.breaks), "total": m.total_break_hits()},
         "recompiles": len(m.recompiles),
         "recompile_limit_hit": [
-            {"function": e.co_name, "file": e.co_filename, "line": e.co_firstlineno, "reason": e.reason}
-            for _, e in m.recompile_limits
+            {"function": e.co_name, "file": e.co_filename, "line": e.co_firstlineno, "reason": e.reason} for _, e in m.recompile_limits
         ],
         "compile_time_s": round(m.total_compile_time(), 4),
         "compile_time_by_stage_s": {k: round(v, 4) for k, v in m.compile_time_by_stage().items()},

@@ -41,7 +41,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     transport.add_argument("--socket", metavar="PORT", help="connect to a client listening on 127.0.0.1:PORT (TransportKind.socket)")
     transport.add_argument("--pipe", metavar="NAME", help="connect to a client listening on the Unix socket NAME (TransportKind.pipe)")
     parser.add_argument(
-        "--clientProcessId", "--client-process-id", dest="client_process_id", type=int, metavar="PID",
+        "--clientProcessId",
+        "--client-process-id",
+        dest="client_process_id",
+        type=int,
+        metavar="PID",
         help="exit when this process ends (language clients pass their own id)",
     )
     parser.add_argument("--log-file", metavar="FILE", help="write the server's own log here (default: stderr, warnings only)")

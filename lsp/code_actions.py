@@ -178,7 +178,9 @@ def _recorded_site(fn: FunctionFindings, view_of: ViewOf, param: str, index: int
     return (parsed, stmt, arg) if stmt is not None and arg is not None else None
 
 
-def mark_dynamic_fix(fn: FunctionFindings, fn_view: TextView, view_of: ViewOf, diagnostic: types.Diagnostic | None) -> types.CodeAction | None:
+def mark_dynamic_fix(
+    fn: FunctionFindings, fn_view: TextView, view_of: ViewOf, diagnostic: types.Diagnostic | None
+) -> types.CodeAction | None:
     step = next((s for s in fn.steps if s.part is None and s.kind == "size" and s.source and s.dim is not None), None)
     if step is None or step.source is None or step.dim is None:
         return None
@@ -334,7 +336,9 @@ def disable_helper_fix(b: BreakFinding, parsed: Parsed, line1: int, diagnostic: 
     edit = _edit(parsed.view, [_insert(parsed.view, first - 1, f"{indent}@torch.compiler.disable\n")])
     # Checked on torch 2.13: the caller's graph then breaks at the call instead (GB0098,
     # "Skip calling torch.compiler.disable()d function"): as many graphs as before.
-    return _fix(f"Add `@torch.compiler.disable` to `{b.helper}`: moves the break to the call site (GB0098), does not remove it", edit, diagnostic)
+    return _fix(
+        f"Add `@torch.compiler.disable` to `{b.helper}`: moves the break to the call site (GB0098), does not remove it", edit, diagnostic
+    )
 
 
 CAPTURE_SCALARS = "torch._dynamo.config.capture_scalar_outputs = True"
@@ -348,7 +352,8 @@ def capture_scalar_fix(b: BreakFinding, parsed: Parsed, line1: int, diagnostic: 
         return None
     stmt = parsed.statement_at(line1)
     if stmt is None or not any(
-        isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr == "item" and n.lineno == line1 for n in ast.walk(stmt)
+        isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr == "item" and n.lineno == line1
+        for n in ast.walk(stmt)
     ):
         return None
     view = parsed.view
@@ -478,6 +483,8 @@ def code_actions(
         # Plain commands (the LSP allows them beside code actions): a CodeAction that only
         # carries a command is read back as a Command by some clients anyway.
         line1 = here[0].span.line + 1
-        result.append(types.Command(title="dyn-inspect: show in the inspector (TUI)", command=SHOW_IN_TUI, arguments=[run_path, view.path, line1]))
+        result.append(
+            types.Command(title="dyn-inspect: show in the inspector (TUI)", command=SHOW_IN_TUI, arguments=[run_path, view.path, line1])
+        )
         result.append(types.Command(title="dyn-inspect: export a bug report for this run", command=EXPORT_BUG_REPORT, arguments=[run_path]))
     return result

@@ -87,7 +87,9 @@ def details_markdown(d: dict[str, Any]) -> str:
     if d.get("run"):
         lines.append(f"- Run: {d['run']}")
     compiles, parts = d.get("compiles", 0), d.get("part_compiles", 0)
-    lines.append(f"- Compiles: {compiles} of the function, {parts} of the code after its graph breaks" if parts else f"- Compiles: {compiles}")
+    lines.append(
+        f"- Compiles: {compiles} of the function, {parts} of the code after its graph breaks" if parts else f"- Compiles: {compiles}"
+    )
     if d.get("compile_ids"):
         lines.append(f"- Compile ids: {', '.join(d['compile_ids'])}")
     breaks = len(d.get("graph_breaks", []))

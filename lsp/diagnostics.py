@@ -79,8 +79,8 @@ def recompile_message(fn: FunctionFindings) -> str:
         shown = guards[:3]
         more = f" (+{len(guards) - 3} more)" if len(guards) > 3 else ""
         out.append(("Failed guard: " if len(shown) == 1 else "Failed guards: ") + "; ".join(shown) + more)
-    suggestion = fn.limit_text if fn.limit_reason is not None and fn.limit_text else next(
-        (s.suggestion for s in own + parts if s.suggestion), None
+    suggestion = (
+        fn.limit_text if fn.limit_reason is not None and fn.limit_text else next((s.suggestion for s in own + parts if s.suggestion), None)
     )
     if suggestion:
         out.append(f"Suggestion: {suggestion}")
@@ -147,7 +147,9 @@ def collapse_stack(stack: list[Loc]) -> list[StackEntry]:
             names = list(dict.fromkeys(f.name or "?" for f in stack[i:j]))
             n = j - i
             depth = f"{i + 1}–{j}" if n > 1 else str(i + 1)
-            out.append(StackEntry(frame, depth, f"{n} frame{'s' if n != 1 else ''} inside torch/nn/modules ({', '.join(names)})", collapsed=True))
+            out.append(
+                StackEntry(frame, depth, f"{n} frame{'s' if n != 1 else ''} inside torch/nn/modules ({', '.join(names)})", collapsed=True)
+            )
             i = j
             continue
         label = frame.name or "?"
@@ -184,7 +186,11 @@ def to_diagnostic(p: Placed, view: TextView, settings: Settings) -> types.Diagno
         assert isinstance(fn, FunctionFindings)
         related = None
         if fn.call_site is not None:
-            related = [types.DiagnosticRelatedInformation(types.Location(path_uri(fn.call_site.file), _loc_range(fn.call_site)), "called from here when it recompiled")]
+            related = [
+                types.DiagnosticRelatedInformation(
+                    types.Location(path_uri(fn.call_site.file), _loc_range(fn.call_site)), "called from here when it recompiled"
+                )
+            ]
         return types.Diagnostic(
             range=rng,
             message=recompile_message(fn),
@@ -197,7 +203,9 @@ def to_diagnostic(p: Placed, view: TextView, settings: Settings) -> types.Diagno
     if p.kind == "cause":
         c = p.finding
         assert isinstance(c, CauseFinding)
-        related = [types.DiagnosticRelatedInformation(types.Location(path_uri(loc.file), _loc_range(loc)), _site_label(loc)) for loc in c.sites]
+        related = [
+            types.DiagnosticRelatedInformation(types.Location(path_uri(loc.file), _loc_range(loc)), _site_label(loc)) for loc in c.sites
+        ]
         return types.Diagnostic(
             range=rng,
             message=cause_message(c),

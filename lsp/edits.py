@@ -60,7 +60,9 @@ def edited(p: Placed, baseline: Sequence[str] | None, lines: Sequence[str]) -> b
     return _window(baseline, recorded_line(p)) != _window(lines, p.span.line + 1)
 
 
-def annotate(placed: Sequence[Placed], diagnostics: list[types.Diagnostic], baseline: Sequence[str] | None, lines: Sequence[str]) -> list[types.Diagnostic]:
+def annotate(
+    placed: Sequence[Placed], diagnostics: list[types.Diagnostic], baseline: Sequence[str] | None, lines: Sequence[str]
+) -> list[types.Diagnostic]:
     """Append the note to each diagnostic (built from ``placed``, in the same order) whose
     code was edited since the run."""
     for p, d in zip(placed, diagnostics, strict=True):

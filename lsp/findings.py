@@ -468,9 +468,7 @@ def _explain(m: RunModel, frame: FrameInfo, part: bool) -> tuple[list[RecompileS
                 continue
             reasons = _analysis.reasons_of(entry.compile)
             first = entry.failures[0] if entry.failures else None
-            suggestion = entry.suggestion if not entry.limit_reached else (
-                _analysis.suggest(first) if first is not None else None
-            )
+            suggestion = entry.suggestion if not entry.limit_reached else (_analysis.suggest(first) if first is not None else None)
             steps.append(
                 RecompileStep(
                     cid=entry.cid,
@@ -487,7 +485,9 @@ def _explain(m: RunModel, frame: FrameInfo, part: bool) -> tuple[list[RecompileS
             )
         return steps, limit_text
     for c in frame.compiles[1:]:  # pragma: no cover - fallback without the analysis module
-        reasons = list(c.recompile.reasons) if c.recompile else ([c.capture.recompile_reason] if c.capture and c.capture.recompile_reason else [])
+        reasons = (
+            list(c.recompile.reasons) if c.recompile else ([c.capture.recompile_reason] if c.capture and c.capture.recompile_reason else [])
+        )
         steps.append(RecompileStep(c.cid, part_name, part_line, reasons, "; ".join(reasons)))
     return steps, limit_text
 
@@ -568,7 +568,11 @@ def _tensor_lr_cause(c: _causes.Cause, ws: Workspace) -> CauseFinding | None:
             if any(isinstance(t, ast.Subscript) and isinstance(t.slice, ast.Constant) and t.slice.value == "lr" for t in targets):
                 return None
             if isinstance(node, ast.Call) and "optim." in ast.unparse(node.func) + ".":
-                kws.extend(kw for kw in node.keywords if kw.arg == "lr" and isinstance(kw.value, ast.Constant) and isinstance(kw.value.value, float))
+                kws.extend(
+                    kw
+                    for kw in node.keywords
+                    if kw.arg == "lr" and isinstance(kw.value, ast.Constant) and isinstance(kw.value.value, float)
+                )
         if len(kws) != 1:
             continue
         value = kws[0].value

@@ -54,7 +54,13 @@ def _break_md(b: BreakFinding) -> list[str]:
 
 
 def _recompile_md(fn: FunctionFindings) -> list[str]:
-    out = [f"### Recompiles of `{fn.name}`", "", f"Compiled {fn.compiles}×" + (f", plus {fn.part_compiles} compiles of its code after graph breaks" if fn.part_compiles else "") + "."]
+    out = [
+        f"### Recompiles of `{fn.name}`",
+        "",
+        f"Compiled {fn.compiles}×"
+        + (f", plus {fn.part_compiles} compiles of its code after graph breaks" if fn.part_compiles else "")
+        + ".",
+    ]
     if fn.limit_reason is not None:
         out += ["", "**Recompile limit reached: the function runs eagerly (uncompiled) from then on.**"]
     if fn.steps:
@@ -79,7 +85,15 @@ def _recompile_md(fn: FunctionFindings) -> list[str]:
 
 
 def _failure_md(f: FailureFinding) -> list[str]:
-    return [f"### Compile failure in `{f.name}` ({f.fail_type})", "", f"Compile `{f.cid}` failed:", "", "```", f.fail_reason.strip() or "(no message)", "```"]
+    return [
+        f"### Compile failure in `{f.name}` ({f.fail_type})",
+        "",
+        f"Compile `{f.cid}` failed:",
+        "",
+        "```",
+        f.fail_reason.strip() or "(no message)",
+        "```",
+    ]
 
 
 def _kernels_md(kernels: Sequence[KernelRef]) -> list[str]:

@@ -32,7 +32,25 @@ RECHECK_S = 1.0  # how often a growing run that is not shown is read again
 MAX_CONSIDERED = 20  # the newest runs looked at when choosing
 MAX_WALK_DIRS = 20000  # a huge workspace is searched only this far
 # Folders never searched for runs: environments, caches, VCS data, dependencies.
-SKIP_DIRS = frozenset({".git", ".hg", ".svn", "node_modules", ".venv", "venv", "env", "__pycache__", "site-packages", ".tox", ".nox", ".mypy_cache", ".pytest_cache", "build", "dist"})
+SKIP_DIRS = frozenset(
+    {
+        ".git",
+        ".hg",
+        ".svn",
+        "node_modules",
+        ".venv",
+        "venv",
+        "env",
+        "__pycache__",
+        "site-packages",
+        ".tox",
+        ".nox",
+        ".mypy_cache",
+        ".pytest_cache",
+        "build",
+        "dist",
+    }
+)
 
 
 def find_runs_roots(roots: list[Path], max_dirs: int = MAX_WALK_DIRS) -> list[Path]:
@@ -89,7 +107,7 @@ def touch_of(run: Run, roots: list[Path]) -> Touch:
 
 NO_RUNS = (
     "no recorded runs found in {roots} (looked for .dyn-inspect/runs in every folder and the runsDir setting) — "
-    "record one with `dyn-inspect your_script.py` (VS Code: \"dyn-inspect: Run Current File with dyn-inspect\")"
+    'record one with `dyn-inspect your_script.py` (VS Code: "dyn-inspect: Run Current File with dyn-inspect")'
 )
 
 

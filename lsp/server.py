@@ -234,7 +234,9 @@ class DynInspectServer(LanguageServer):
         diagnostics: list[types.Diagnostic] = []
         if view is not None:
             placed = self.placed(view)
-            diagnostics = edits_mod.annotate(placed, diag_mod.build(placed, view, self.settings), self.index.baselines.get(norm_path(path)), view.lines)
+            diagnostics = edits_mod.annotate(
+                placed, diag_mod.build(placed, view, self.settings), self.index.baselines.get(norm_path(path)), view.lines
+            )
         verdict = self.current_verdict()
         diagnostics = verify_mod.annotate(diagnostics, verdict, self.index.run_path) + verify_mod.verified_hints(verdict, path, view)
         key = json.dumps(_converter.unstructure(diagnostics), sort_keys=True)
@@ -256,7 +258,11 @@ class DynInspectServer(LanguageServer):
     def current_verdict(self) -> verify_mod.Verdict | None:
         """The verify verdict about the run shown: this session's, else the one an earlier
         verify saved in the run (``verify.json``)."""
-        if self.verdict is not None and self.index.run_path and Path(self.verdict.after_run).resolve() == Path(self.index.run_path).resolve():
+        if (
+            self.verdict is not None
+            and self.index.run_path
+            and Path(self.verdict.after_run).resolve() == Path(self.index.run_path).resolve()
+        ):
             return self.verdict
         if self._saved_verdict[0] != self.index.run_path:
             self._saved_verdict = (self.index.run_path, verify_mod.from_run(self.index.run_path))
@@ -321,8 +327,12 @@ class DynInspectServer(LanguageServer):
     # -- commands ---------------------------------------------------------------------
 
     def summary(self) -> dict[str, Any]:
-        return {"breaks": self.index.unique_breaks, "recompiles": self.index.recompiles, "run": self.index.run_path,
-                "degraded": self.index.degraded}
+        return {
+            "breaks": self.index.unique_breaks,
+            "recompiles": self.index.recompiles,
+            "run": self.index.run_path,
+            "degraded": self.index.degraded,
+        }
 
     def details(self, file: str, line: int) -> dict[str, Any]:
         ff = self.index.for_path(file)
@@ -341,16 +351,25 @@ class DynInspectServer(LanguageServer):
         if mode == "none":
             return
         if not details.get("found"):
-            self.window_show_message(types.ShowMessageParams(types.MessageType.Info, f"dyn-inspect: no compiled function at {details.get('file')}:{details.get('line')} in the run shown"))
+            self.window_show_message(
+                types.ShowMessageParams(
+                    types.MessageType.Info,
+                    f"dyn-inspect: no compiled function at {details.get('file')}:{details.get('line')} in the run shown",
+                )
+            )
             return
         caps = self.client_capabilities.window
         can_show = bool(caps and caps.show_document and caps.show_document.support)
         if mode == "message" or (mode == "auto" and not can_show):
-            self.window_show_message(types.ShowMessageParams(types.MessageType.Info, f"dyn-inspect: {details.get('function')}: {details.get('title')}"))
+            self.window_show_message(
+                types.ShowMessageParams(types.MessageType.Info, f"dyn-inspect: {details.get('function')}: {details.get('title')}")
+            )
             return
         path = write_details_document(details)
         if path is None:
-            self.window_show_message(types.ShowMessageParams(types.MessageType.Info, f"dyn-inspect: {details.get('function')}: {details.get('title')}"))
+            self.window_show_message(
+                types.ShowMessageParams(types.MessageType.Info, f"dyn-inspect: {details.get('function')}: {details.get('title')}")
+            )
             return
         self.window_show_document(types.ShowDocumentParams(uri=path_uri(str(path)), take_focus=True))
 
@@ -517,7 +536,13 @@ def create_server() -> DynInspectServer:
         _, view = found
         out = actions_mod.code_actions(view, ls.placed(view), params, ls.index.run_path, ls.view_of_path, ls.index.inlined_logging)
         if out and ls.index.run_path and not params.context.only:
-            out.append(types.Command(title="dyn-inspect: verify the fix (re-run under the recorder)", command=verify_mod.VERIFY, arguments=[ls.index.run_path]))
+            out.append(
+                types.Command(
+                    title="dyn-inspect: verify the fix (re-run under the recorder)",
+                    command=verify_mod.VERIFY,
+                    arguments=[ls.index.run_path],
+                )
+            )
         return out
 
     # -- workspace/executeCommand (the contract with the VS Code extension) -------------
@@ -596,7 +621,9 @@ def create_server() -> DynInspectServer:
         if run is None:
             ls.say("no run to export")
             return None
-        out = args[1] if len(args) > 1 and isinstance(args[1], str) and args[1] else os.path.join(str(ls.roots[0]), "dyn-inspect-report.zip")
+        out = (
+            args[1] if len(args) > 1 and isinstance(args[1], str) and args[1] else os.path.join(str(ls.roots[0]), "dyn-inspect-report.zip")
+        )
         command = f"dyn-inspect export {shlex.quote(run)} -o {shlex.quote(out)}"
         ls.window_show_message(types.ShowMessageParams(types.MessageType.Info, f"Export the bug report in a terminal: {command}"))
         return command

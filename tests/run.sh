@@ -30,6 +30,9 @@ lint_log=$(mktemp)
 .venv/bin/ruff check . 2>&1 | tee "$lint_log"
 [ "${PIPESTATUS[0]}" -eq 0 ] || { echo "ruff check: FAILED (findings above)"; rc=1; }
 ruff_summary=$(tail -1 "$lint_log")
+.venv/bin/ruff format --check . 2>&1 | tee "$lint_log"
+[ "${PIPESTATUS[0]}" -eq 0 ] || { echo "ruff format: FAILED (files above would be reformatted: run ruff format)"; rc=1; }
+format_summary=$(tail -1 "$lint_log")
 bash tests/typecheck.sh 2>&1 | tee "$lint_log"  # options: [tool.mypy] in pyproject.toml
 [ "${PIPESTATUS[0]}" -eq 0 ] || { echo "mypy: FAILED (errors above)"; rc=1; }
 mypy_summary=$(tail -1 "$lint_log")
@@ -76,6 +79,7 @@ rm -f "$e2e_install_log"
 # The runner's summary line again, last, so it is the first thing a reader of CI sees.
 summary=$(grep -E "^(=+ )?[0-9]+ (passed|failed|error|skipped|deselected)|no tests ran" "$pytest_log" | tail -1)
 echo "ruff: $ruff_summary"
+echo "ruff format: $format_summary"
 echo "mypy: $mypy_summary"
 echo "pytest summary: ${summary:-none (pytest exit $pytest_rc)}"
 rm -f "$pytest_log"

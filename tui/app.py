@@ -577,7 +577,9 @@ class InspectorApp(App[int]):
                     self._kill_and_quit()
 
             self.push_screen(
-                ConfirmScreen("The program is still running. Stop it and quit?", [("kill", "Kill it and quit"), ("cancel", "Keep running")]),
+                ConfirmScreen(
+                    "The program is still running. Stop it and quit?", [("kill", "Kill it and quit"), ("cancel", "Keep running")]
+                ),
                 answer,
             )
             return

@@ -34,7 +34,9 @@ class ConfirmScreen(ModalScreen[str]):
             yield Label(self.question, id="confirm-question")
             with Horizontal(id="confirm-buttons"):
                 for i, (choice_id, label) in enumerate(self.choices):
-                    variant: ButtonVariant = "error" if choice_id in ("kill", "quit") else ("warning" if choice_id == "interrupt" else "default")
+                    variant: ButtonVariant = (
+                        "error" if choice_id in ("kill", "quit") else ("warning" if choice_id == "interrupt" else "default")
+                    )
                     yield Button(label, id=f"choice-{choice_id}", variant=variant if i < len(self.choices) - 1 else "primary")
 
     def on_mount(self) -> None:

@@ -44,12 +44,17 @@ def report(run_dir: str, root: str | None) -> dict[str, Any]:
     breaks = []
     for g in m.break_groups():
         user = nearest_user_frame(g.first.user_stack, root)
-        breaks.append({
-            "type": g.first.gb_type, "gb_id": g.first.gb_id, "count": g.count,
-            "loc": f"{g.loc.file}:{g.loc.line}", "library": is_library(g.loc.file),
-            "user": f"{user.file}:{user.line}" if user else None,
-            "user_code": user.code if user else None,
-        })
+        breaks.append(
+            {
+                "type": g.first.gb_type,
+                "gb_id": g.first.gb_id,
+                "count": g.count,
+                "loc": f"{g.loc.file}:{g.loc.line}",
+                "library": is_library(g.loc.file),
+                "user": f"{user.file}:{user.line}" if user else None,
+                "user_code": user.code if user else None,
+            }
+        )
     profiles = sorted((p for _, p in m.kernel_profiles), key=lambda p: -p.total_us)
     steps = profiles[0].steps if profiles else 0
     start = next((p.start for p in m.processes.values() if p.start), None)
@@ -71,26 +76,41 @@ def report(run_dir: str, root: str | None) -> dict[str, Any]:
             "name": with_lines[0].name,
             "fused_ops": with_lines[0].event.fused_ops,
             "lines": [f"{l.file}:{l.line}" for l in with_lines[0].lines],
-        } if with_lines else None,
+        }
+        if with_lines
+        else None,
         "autotune_artifacts": dict(autotune),
         "chromium_events_with_autotune": chromium_autotune,
         "raw_kinds": dict(raw_kinds),
         "graph_breaks": breaks,
-        "recompiles": [{"function": r.compile.capture.co_name if r.compile.capture else None,
-                        "reason": r.event.reasons[0] if r.event.reasons else None} for r in m.recompiles],
+        "recompiles": [
+            {
+                "function": r.compile.capture.co_name if r.compile.capture else None,
+                "reason": r.event.reasons[0] if r.event.reasons else None,
+            }
+            for r in m.recompiles
+        ],
         "profile_steps": steps,
         "profile_step_ms": round(profiles[0].step_us / 1000, 3) if profiles and profiles[0].step_us else None,
         "profile_kernels": [
-            {"name": p.name, "op": p.op, "backward": p.backward, "calls": p.calls,
-             "ms_per_step": round(p.total_us / p.steps / 1000, 4), "gb": p.gb, "gbps": p.bandwidth_gbps, "launch": p.launch,
-             "peak_gbps": p.peak_gbps, "tflops": p.tflops, "peak_tflops": p.peak_tflops}
+            {
+                "name": p.name,
+                "op": p.op,
+                "backward": p.backward,
+                "calls": p.calls,
+                "ms_per_step": round(p.total_us / p.steps / 1000, 4),
+                "gb": p.gb,
+                "gbps": p.bandwidth_gbps,
+                "launch": p.launch,
+                "peak_gbps": p.peak_gbps,
+                "tflops": p.tflops,
+                "peak_tflops": p.peak_tflops,
+            }
             for p in profiles[:25]
         ],
         "profiled_total_ms_per_step": round(sum(p.total_us for p in profiles) / steps / 1000, 3) if steps else None,
         "profiled_inductor_kernels_joined": sum(1 for k in m.kernels if k.profile is not None),
-        "line_profile": [
-            {"loc": f"{lp.file}:{lp.line}", "text": lp.describe()} for lp in m.line_profile()[:15]
-        ],
+        "line_profile": [{"loc": f"{lp.file}:{lp.line}", "text": lp.describe()} for lp in m.line_profile()[:15]],
     }
 
 

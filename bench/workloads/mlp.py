@@ -18,8 +18,12 @@ def main() -> None:
     args = parser.parse_args()
     torch.manual_seed(0)
     model = nn.Sequential(
-        nn.Linear(256, args.width), nn.GELU(), nn.LayerNorm(args.width),
-        nn.Linear(args.width, args.width), nn.GELU(), nn.LayerNorm(args.width),
+        nn.Linear(256, args.width),
+        nn.GELU(),
+        nn.LayerNorm(args.width),
+        nn.Linear(args.width, args.width),
+        nn.GELU(),
+        nn.LayerNorm(args.width),
         nn.Linear(args.width, 10),
     ).to(args.device)
     compiled = torch.compile(model)

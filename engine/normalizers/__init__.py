@@ -25,9 +25,7 @@ from dyn_inspect.engine.normalizers.locations import is_library_file, package_pa
 from dyn_inspect.engine.schema import Event, KernelProfile, Loc, LogHeader, PathAlias, ProcessEnd, ProcessStart, Raw, RunEnd, RunStart
 
 # Keys torch puts beside the kind in every record's metadata.
-COMMON_KEYS = frozenset(
-    {"rank", "frame_id", "frame_compile_id", "attempt", "has_payload", "compiled_autograd_id"}
-)
+COMMON_KEYS = frozenset({"rank", "frame_id", "frame_compile_id", "attempt", "has_payload", "compiled_autograd_id"})
 
 
 @dataclass(slots=True)

@@ -42,7 +42,7 @@ def _section(text: str) -> str:
     if start < 0:
         return ""
     ends = [i for i in (text.find(e, start) for e in _SECTION_ENDS) if i > start]
-    return text[start:min(ends) if ends else None]
+    return text[start : min(ends) if ends else None]
 
 
 def _parse_block(block: str, first: bool) -> dict[str, object]:
@@ -73,10 +73,10 @@ def _parse_block(block: str, first: bool) -> dict[str, object]:
         s = raw.strip()
         if s.startswith("Explanation:"):
             in_expl = True
-            explanation_lines.append(s[len("Explanation:"):].strip())
+            explanation_lines.append(s[len("Explanation:") :].strip())
         elif s.startswith("Hint:"):
             in_expl = False
-            hints.append(s[len("Hint:"):].strip())
+            hints.append(s[len("Hint:") :].strip())
         elif s.startswith("Developer debug context:") or s.startswith("For more details"):
             in_expl = False
         elif in_expl:
@@ -118,7 +118,7 @@ def parse_break_text(text: str) -> dict[str, object]:
             head["url"], head["gb_id"] = url_m[1], url_m["id"].upper()
     tb_start = text.find("User code traceback:")
     tb_end = text.find("Traceback (most recent call last):", tb_start)
-    stack = parse_traceback(text[tb_start:tb_end if tb_end > 0 else None]) if tb_start >= 0 else []
+    stack = parse_traceback(text[tb_start : tb_end if tb_end > 0 else None]) if tb_start >= 0 else []
     head["gb_type"] = head["gb_type"] or head["reason"] or "unknown"
     head["blocks"] = blocks
     head["stack"] = stack
@@ -155,8 +155,14 @@ def graph_break(record: TraceRecord, ctx: Context) -> Iterable[Event]:
         if live and loc is not None:
             inner = live[-1]
             if (inner.file, inner.line) == (loc.file, loc.line) and inner.col is not None:
-                loc = Loc(file=loc.file, line=loc.line, name=loc.name or inner.name,
-                          col=inner.col, end_col=inner.end_col, code=loc.code or inner.code)
+                loc = Loc(
+                    file=loc.file,
+                    line=loc.line,
+                    name=loc.name or inner.name,
+                    col=inner.col,
+                    end_col=inner.end_col,
+                    code=loc.code or inner.code,
+                )
     if loc is None:
         loc = Loc(file="<unknown>", line=0)
     block = block_for(parsed, gb_type)

@@ -51,7 +51,7 @@ def comments_above_call(code: str, start: int, name: str) -> str | None:
         k = occ.start()
         while k > start and code[k - 1].isspace():
             k -= 1
-        if "\n" not in code[k:occ.start()]:
+        if "\n" not in code[k : occ.start()]:
             continue  # not at the start of a line below a comment
         lines: list[str] = []
         end = k
@@ -119,7 +119,7 @@ def parse_output_code(code: str) -> list[dict[str, object]]:
         # that end the previous one (no size cap: big GPU graphs put 4-8 KB of "Source node
         # to ATen node mapping" between the "Original ATen" line and the definition).
         sep = code.rfind("\n\n\n", 0, m.start())
-        block: str | None = code[sep + 1 if sep >= 0 else 0:m.start()]
+        block: str | None = code[sep + 1 if sep >= 0 else 0 : m.start()]
         comment = None
         for c in _COMMENT_RE.finditer(block or ""):
             comment = c
@@ -241,6 +241,7 @@ def _dedup(locs: list[Loc]) -> list[Loc]:
 
 # -- back to TORCH_TRACE -----------------------------------------------------------------
 
+
 @emits(OutputCode)
 def emit_output_code(event: OutputCode, out: TraceOut) -> None:
     code = out.text(event, "code", f"output code of {event.cid}")
@@ -256,7 +257,9 @@ def emit_provenance(event: KernelProvenance, out: TraceOut) -> None:
     # handles that module uses).
     handles = out.handles.get(event.cid or "", {})
     traces = {
-        f"{name}:{handles.get(name, i)}": [f'  File "{loc.file}", line {loc.line}, in {loc.name or "?"}\n    {loc.code or ""}\n' for loc in locs]
+        f"{name}:{handles.get(name, i)}": [
+            f'  File "{loc.file}", line {loc.line}, in {loc.name or "?"}\n    {loc.code or ""}\n' for loc in locs
+        ]
         for i, (name, locs) in enumerate(event.kernels.items(), start=1)
     }
     body = {"name": "inductor_provenance_tracking_kernel_stack_traces", "encoding": "json"}

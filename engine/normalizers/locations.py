@@ -79,12 +79,7 @@ _PACKAGE_DIRS = ("site-packages/", "dist-packages/")
 def is_library_file(path: str) -> bool:
     """Installed code (site-packages, the standard library, frozen/synthetic modules)."""
     path = path.replace("\\", "/")
-    return (
-        "site-packages" in path
-        or "dist-packages" in path
-        or "/lib/python3" in path
-        or path.startswith("<")
-    )
+    return "site-packages" in path or "dist-packages" in path or "/lib/python3" in path or path.startswith("<")
 
 
 def package_path(path: str) -> str | None:

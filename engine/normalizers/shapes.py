@@ -59,15 +59,27 @@ def _user_stack(event: Symbol | Specialization | ShapeGuard, out: TraceOut) -> l
 
 @emits(Symbol)
 def emit_symbol(event: Symbol, out: TraceOut) -> None:
-    body = {"symbol": event.symbol, "val": event.value, "vr": event.range, "source": event.source,
-            "user_stack": _user_stack(event, out), "stack": []}
+    body = {
+        "symbol": event.symbol,
+        "val": event.value,
+        "vr": event.range,
+        "source": event.source,
+        "user_stack": _user_stack(event, out),
+        "stack": [],
+    }
     out.emit(event.t, out.envelope("create_symbol", body, event.cid))
 
 
 @emits(Specialization)
 def emit_specialization(event: Specialization, out: TraceOut) -> None:
-    body = {"symbol": event.symbol, "sources": [event.source] if event.source else [], "value": event.value,
-            "reason": event.reason, "user_stack": _user_stack(event, out), "stack": []}
+    body = {
+        "symbol": event.symbol,
+        "sources": [event.source] if event.source else [],
+        "value": event.value,
+        "reason": event.reason,
+        "user_stack": _user_stack(event, out),
+        "stack": [],
+    }
     out.emit(event.t, out.envelope("symbolic_shape_specialization", body, event.cid))
 
 

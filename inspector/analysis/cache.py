@@ -63,7 +63,7 @@ class CacheLookup:
         return CACHE_NAMES.get(self.cache, self.cache)
 
     def describe(self) -> str:
-        """"FX graph: hit (saved 25.8 s)", "AOTAutograd: bypass — Unsupported call_function ..."."""
+        """ "FX graph: hit (saved 25.8 s)", "AOTAutograd: bypass — Unsupported call_function ..."."""
         text = f"{self.label}: {self.state}"
         if self.state == "hit" and self.time_saved_s:
             text += f" (saved {self.time_saved_s:.1f} s)"
@@ -74,7 +74,9 @@ class CacheLookup:
         if self.triton_kernels:
             # A hit loads Triton's compiled kernels from the FX graph's entry; a miss stores them there.
             n = len(self.triton_kernels)
-            text += f"; {n} Triton kernels loaded from the bundle" if self.state == "hit" else f"; {n} Triton kernels bundled into the entry"
+            text += (
+                f"; {n} Triton kernels loaded from the bundle" if self.state == "hit" else f"; {n} Triton kernels bundled into the entry"
+            )
         return text
 
 
@@ -93,7 +95,7 @@ class CompileCache:
 
     @property
     def verdict(self) -> str:
-        """"hit" when every lookup hit, "bypass" when one bypassed, "miss" when one missed, "none"."""
+        """ "hit" when every lookup hit, "bypass" when one bypassed, "miss" when one missed, "none"."""
         states = {lk.state for lk in self.lookups}
         if not states:
             return "none"

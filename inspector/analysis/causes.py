@@ -122,9 +122,7 @@ def recompile_causes(model: RunModel) -> list[Cause]:
     items.sort(key=lambda r: order.get(id(r.compile), 0))
     # First compiles of resume functions may sit between a call's recompiles (a frame
     # that only now broke the graph); any other compile ends the call.
-    between_ok = {
-        id(c) for c in model.compiles_in_order() if c.capture and (c.capture.co_name or "").startswith("torch_dynamo_resume_in_")
-    }
+    between_ok = {id(c) for c in model.compiles_in_order() if c.capture and (c.capture.co_name or "").startswith("torch_dynamo_resume_in_")}
     compiles = model.compiles_in_order()
     groups: list[list[_Recompile]] = []
     for item in items:

@@ -190,7 +190,9 @@ def diff_runs(a: RunModel, b: RunModel, min_time_change_s: float = 0.0) -> RunDi
     stages = [TimeChange(s, sa.get(s, 0.0), sb.get(s, 0.0)) for s in dict.fromkeys([*sa, *sb])]
     fa, fb = frame_times(a), frame_times(b)
     frames = [TimeChange(f, fa.get(f, 0.0), fb.get(f, 0.0)) for f in dict.fromkeys([*fa, *fb])]
-    frames = sorted((f for f in frames if abs(f.delta_s) > min_time_change_s or (f.name in fa) != (f.name in fb)), key=lambda f: -abs(f.delta_s))
+    frames = sorted(
+        (f for f in frames if abs(f.delta_s) > min_time_change_s or (f.name in fa) != (f.name in fb)), key=lambda f: -abs(f.delta_s)
+    )
     return RunDiff(
         breaks=compare(break_items(a), break_items(b)),
         recompiles=compare(recompile_items(a), recompile_items(b)),

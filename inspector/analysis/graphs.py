@@ -45,8 +45,24 @@ _FILE_RE = re.compile(r"^# File: (?P<file>.+?):(?P<line>\d+) in (?P<fn>[^,]+)(?:
 _CALL_RE = re.compile(r"^(?P<target>[A-Za-z_][\w.]*)\(")
 _ANN_RE = re.compile(r"^(?P<dtype>[a-z]+\d*)\[(?P<shape>[^\]]*)\](?:\[(?P<stride>[^\]]*)\])?(?P<device>[\w:]*)")
 _IDENT_RE = re.compile(r"\b[A-Za-z_]\w*\b")
-_BINOPS = {"+": "add", "-": "sub", "*": "mul", "/": "truediv", "//": "floordiv", "%": "mod", "**": "pow", "@": "matmul",
-           ">": "gt", "<": "lt", ">=": "ge", "<=": "le", "==": "eq", "!=": "ne", "&": "and_", "|": "or_"}
+_BINOPS = {
+    "+": "add",
+    "-": "sub",
+    "*": "mul",
+    "/": "truediv",
+    "//": "floordiv",
+    "%": "mod",
+    "**": "pow",
+    "@": "matmul",
+    ">": "gt",
+    "<": "lt",
+    ">=": "ge",
+    "<=": "le",
+    "==": "eq",
+    "!=": "ne",
+    "&": "and_",
+    "|": "or_",
+}
 NON_OPS = ("placeholder", "output", "get_attr")
 
 
@@ -272,7 +288,11 @@ def node_label(name: str, data: dict[str, object]) -> str:
 
 def to_dot(g: nx.DiGraph, name: str = "graph") -> str:
     """Graphviz DOT text for ``g`` (inputs green, output grey, ops as boxes)."""
-    style = {"placeholder": "shape=ellipse, style=filled, fillcolor=\"#d9f2d9\"", "output": "shape=ellipse, style=filled, fillcolor=\"#e0e0e0\"", "get_attr": "shape=note"}
+    style = {
+        "placeholder": 'shape=ellipse, style=filled, fillcolor="#d9f2d9"',
+        "output": 'shape=ellipse, style=filled, fillcolor="#e0e0e0"',
+        "get_attr": "shape=note",
+    }
     out = [f"digraph {_dot_quote(name)} {{", "  rankdir=TB;", '  node [shape=box, fontname="Helvetica", fontsize=10];']
     for node, data in g.nodes(data=True):
         extra = style.get(str(data.get("op")), "")

@@ -32,7 +32,9 @@ _LINE_RE = re.compile(r"^(?P<indent>[| ]*)\+- (?P<body>.*)$")
 _MANAGER_RE = re.compile(r"^(?P<kind>\w*GuardManager)(?::\s*source=(?P<src>.*?)(?:, accessed_by=.*)?)?$")
 _LEAF_RE = re.compile(r"^(?P<kind>[A-Z][A-Z0-9_]*): (?P<rest>.*)$", re.S)
 _COMMENT_SPLIT_RE = re.compile(r"\s+# ")
-_CALL_SRC_RE = re.compile(r"^(?:___check_obj_id|___check_type_id|check_tensor|___check_tensors|hasattr|len|isinstance|___dict_contains)\((?P<src>.+?),")
+_CALL_SRC_RE = re.compile(
+    r"^(?:___check_obj_id|___check_type_id|check_tensor|___check_tensors|hasattr|len|isinstance|___dict_contains)\((?P<src>.+?),"
+)
 _CMP_RE = re.compile(r"^(?P<left>.+?) (?:==|!=|is not|is) ")
 _NUM_RE = re.compile(r"(?<![\w.])-?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?(?![\w.])")
 _ID_RE = re.compile(r"(?<![\w.])\d{9,}(?![\w.])|0x[0-9a-fA-F]{6,}")
@@ -177,7 +179,9 @@ def _norm(line: GuardLine, ignore_ids: bool) -> str:
     return _ID_RE.sub("<id>", line.expr) if ignore_ids else line.expr
 
 
-def diff_lines(a: list[GuardLine], b: list[GuardLine], ignore_ids: bool = False) -> tuple[list[GuardLine], list[GuardLine], list[GuardChange], int]:
+def diff_lines(
+    a: list[GuardLine], b: list[GuardLine], ignore_ids: bool = False
+) -> tuple[list[GuardLine], list[GuardLine], list[GuardChange], int]:
     """(added, removed, changed, unchanged) between two lists of guard lines."""
     by_key_a: dict[tuple[str, str, str], list[GuardLine]] = defaultdict(list)
     by_key_b: dict[tuple[str, str, str], list[GuardLine]] = defaultdict(list)

@@ -17,7 +17,9 @@ import re
 from dyn_inspect.engine.schema import GraphBreak
 
 _BUILTIN_RE = re.compile(r"builtin operator `(?P<op>[^`]+)`")
-_SKIPPED_RE = re.compile(r"(?:function|method|callable) `?(?P<fn>[\w.<>]+)`? (?:is|was) (?:marked as )?skipped|skipped function `?(?P<fn2>[\w.<>]+)`?", re.I)
+_SKIPPED_RE = re.compile(
+    r"(?:function|method|callable) `?(?P<fn>[\w.<>]+)`? (?:is|was) (?:marked as )?skipped|skipped function `?(?P<fn2>[\w.<>]+)`?", re.I
+)
 _TENSOR_METHOD_RE = re.compile(r"Tensor\.(?P<m>\w+)\(\)")
 
 

@@ -122,7 +122,9 @@ _REQ_GRAD_RE = re.compile(r"^requires_grad mismatch\. expected requires_grad=(?P
 _OBJ_ID_RE = re.compile(r"___check_obj_id\((?P<src>.+?), (?P<id>\d+)\)")
 _TYPE_ID_RE = re.compile(r"___check_type_id\((?P<src>.+?), (?P<id>\d+)\)")
 _MARKING_RE = re.compile(r"^hasattr\((?P<src>.+?), '_dynamo_\w*_indices'\) == (?P<exp>True|False)$")
-_MARKING_RUNTIME_RE = re.compile(r"^_\w*dynamo\w*_marking is (?P<now>present|absent) on runtime tensor but was (?P<was>present|absent) at compile time")
+_MARKING_RUNTIME_RE = re.compile(
+    r"^_\w*dynamo\w*_marking is (?P<now>present|absent) on runtime tensor but was (?P<was>present|absent) at compile time"
+)
 # Torch prints a length guard as ``len(x) == 2`` or (2.13) as the failing ``len(x) != 2``.
 _DICT_CONTAINS_RE = re.compile(r"""^(?P<neg>not )?___dict_contains\((?P<q>['"])(?P<key>.+?)(?P=q), (?P<src>.+)\)$""")
 _LEN_RE = re.compile(r"^len\((?P<src>.+)\) (?:==|!=) (?P<exp>\d+)$")
@@ -182,7 +184,9 @@ def _parse_tensor(text: str, base: _Context) -> GuardFailure | None:
         return None
     src, rest = _strip_local(t["src"]), t["rest"].strip()
     if d := _DIM_RE.match(rest):
-        return GuardFailure("size" if d["what"] == "size" else "stride", text, source=src, dim=int(d["dim"]), expected=d["exp"], actual=d["act"], **base)
+        return GuardFailure(
+            "size" if d["what"] == "size" else "stride", text, source=src, dim=int(d["dim"]), expected=d["exp"], actual=d["act"], **base
+        )
     if e := _EXP_ACT_RE.match(rest):
         return GuardFailure(_EXP_ACT_KINDS[e["what"]], text, source=src, expected=e["exp"], actual=e["act"], **base)
     if g := _REQ_GRAD_RE.match(rest):
@@ -529,7 +533,12 @@ def _suggest_attribute(f: GuardFailure, ctx: SuggestContext | None) -> Suggestio
     return Suggestion(
         f"the attribute `{src}` changed (compiled for {f.expected}): Dynamo bakes attribute values into "
         f"the graph. Keep it constant during compiled calls, or store it as a tensor/buffer so its "
-        f"value is read at run time." + (" For int attributes on an nn.Module you can also set torch._dynamo.config.allow_unspec_int_on_nn_module = True." if unspec else ""),
+        f"value is read at run time."
+        + (
+            " For int attributes on an nn.Module you can also set torch._dynamo.config.allow_unspec_int_on_nn_module = True."
+            if unspec
+            else ""
+        ),
         "torch._dynamo.config.allow_unspec_int_on_nn_module = True" if unspec else None,
     )
 

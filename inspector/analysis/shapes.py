@@ -83,7 +83,7 @@ class SpecializationInfo:
         return readable_source(self.source)
 
     def describe(self, where: str | None = None) -> str:
-        """"dim 1 of `x` became static (= 3) because of `if x.shape[1] == 3:` at shapes.py:17"."""
+        """ "dim 1 of `x` became static (= 3) because of `if x.shape[1] == 3:` at shapes.py:17"."""
         dim = dim_of(self.source)
         what = f"dim {dim[1]} of `{dim[0]}`" if dim else f"`{self.name}`"
         value = f" (= {self.value})" if self.value is not None else ""
@@ -183,8 +183,5 @@ def compile_shapes(model: RunModel) -> list[CompileShapes]:
 def specializations_at(model: RunModel, file: str, line: int) -> list[SpecializationInfo]:
     """Specializations whose user line is ``file:line`` (paths compared as recorded)."""
     return [
-        s
-        for cs in compile_shapes(model)
-        for s in cs.specializations
-        if s.loc is not None and s.loc.line == line and s.loc.file == file
+        s for cs in compile_shapes(model) for s in cs.specializations if s.loc is not None and s.loc.line == line and s.loc.file == file
     ]

@@ -23,7 +23,11 @@ HELP = "list graph breaks (deduplicated) with hit counts and the user line they 
 def prepare_parser(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("run", nargs="?", help="run directory or id (default: latest)")
     parser.add_argument("--runs-dir", metavar="DIR")
-    parser.add_argument("--root", metavar="DIR", help="workspace root: attribute each break to the nearest frame inside it (default: the innermost non-library frame)")
+    parser.add_argument(
+        "--root",
+        metavar="DIR",
+        help="workspace root: attribute each break to the nearest frame inside it (default: the innermost non-library frame)",
+    )
     parser.add_argument("--stacks", action="store_true", help="print each break's full stack and torch's hints")
     parser.add_argument("--json", action="store_true", help="machine-readable output")
     add_rank_argument(parser)
@@ -84,7 +88,9 @@ def run(args: argparse.Namespace) -> int:
     if args.stacks:
         for s in sites:
             console.print()
-            console.print(f"{short_path(s.loc.file)}:{s.loc.line}  {label(s.first)} — torch: {s.first.gb_type}", markup=False, highlight=False)
+            console.print(
+                f"{short_path(s.loc.file)}:{s.loc.line}  {label(s.first)} — torch: {s.first.gb_type}", markup=False, highlight=False
+            )
             for f in s.stack:
                 console.print(f"    {short_path(f.file)}:{f.line} in {f.name or '?'}: {f.code or ''}", markup=False, highlight=False)
             for h in s.first.hints:

@@ -80,7 +80,9 @@ def run(args: argparse.Namespace) -> int:
 
     with_lookups = [cc for cc in report.compiles if cc.lookups]
     say(f"compile caches: {len(with_lookups)} compiles looked the caches up — {short_path(str(r.path))}")
-    for line in report.story(dynamo_s) or ["cold cache: nothing came from the cache (the first run with this cache directory, or caches off)"]:
+    for line in report.story(dynamo_s) or [
+        "cold cache: nothing came from the cache (the first run with this cache directory, or caches off)"
+    ]:
         say(f"  {line}")
     if with_lookups:
         table = Table(box=None, pad_edge=False, show_edge=False, header_style="bold cyan")

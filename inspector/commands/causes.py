@@ -39,7 +39,14 @@ def cause_dict(c: Cause) -> dict[str, Any]:
         "sites": [{"file": s.file, "line": s.line, "name": s.name} for s in c.sites],
         "fix": None
         if fix is None
-        else {"code": fix.code, "file": fix.file, "after_line": fix.after_line, "insert": fix.text, "why": fix.why, "keeps_behaviour": fix.keeps_behaviour},
+        else {
+            "code": fix.code,
+            "file": fix.file,
+            "after_line": fix.after_line,
+            "insert": fix.text,
+            "why": fix.why,
+            "keeps_behaviour": fix.keeps_behaviour,
+        },
     }
 
 
@@ -52,14 +59,25 @@ def run(args: argparse.Namespace) -> int:
         return 0
     console = make_console()
     n_re = sum(c.recompile_count for c in found)
-    console.print(f"causes: {len(found)} ({n_re} recompiles, {sum(1 for c in found if c.kind == 'graph_break')} break sites) — {r.path}", markup=False, highlight=False)
+    console.print(
+        f"causes: {len(found)} ({n_re} recompiles, {sum(1 for c in found if c.kind == 'graph_break')} break sites) — {r.path}",
+        markup=False,
+        highlight=False,
+    )
     for i, c in enumerate(found, 1):
         console.print(f"\n{i}. {c.title}", markup=False, highlight=False, style="bold")
         console.print(f"   {c.detail}", markup=False, highlight=False)
         if c.kind == "recompile" and c.compile_time_s:
             console.print(f"   compile time spent on them: {c.compile_time_s:.2f}s", markup=False, highlight=False)
         if c.fix is not None:
-            console.print(f"   fix: insert after {Path(c.fix.file).name}:{c.fix.after_line}:  {c.fix.code}", markup=False, highlight=False, style="green")
+            console.print(
+                f"   fix: insert after {Path(c.fix.file).name}:{c.fix.after_line}:  {c.fix.code}",
+                markup=False,
+                highlight=False,
+                style="green",
+            )
         elif c.kind == "recompile":
-            console.print("   (no fix known to be right for this change: see `dyn-inspect recompiles`)", markup=False, highlight=False, style="dim")
+            console.print(
+                "   (no fix known to be right for this change: see `dyn-inspect recompiles`)", markup=False, highlight=False, style="dim"
+            )
     return 0

@@ -32,16 +32,29 @@ def prepare_parser(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--max-recompiles", type=int, metavar="N", help="most recompiles allowed")
     parser.add_argument("--max-causes", type=int, metavar="N", help="most recompile root causes allowed (dyn-inspect causes)")
     parser.add_argument("--baseline", metavar="RUN", help="fail on any break or recompile cause this run did not have")
-    parser.add_argument("--max-failures", type=int, metavar="N", default=0,
-                        help="most failed compiles allowed (default 0: any compile failure fails the check)")
-    parser.add_argument("--max-divergences", type=int, metavar="N", help="most rank divergences allowed (distributed runs; always reported)")
+    parser.add_argument(
+        "--max-failures",
+        type=int,
+        metavar="N",
+        default=0,
+        help="most failed compiles allowed (default 0: any compile failure fails the check)",
+    )
+    parser.add_argument(
+        "--max-divergences", type=int, metavar="N", help="most rank divergences allowed (distributed runs; always reported)"
+    )
     parser.add_argument("--json", action="store_true", help="machine-readable output")
     add_rank_argument(parser)
 
 
 def _break_dict(site: Any) -> dict[str, Any]:
-    return {"type": site.first.gb_type, "file": site.loc.file, "line": site.loc.line, "count": site.count,
-            "user_file": site.user_frame.file if site.user_frame else None, "user_line": site.user_frame.line if site.user_frame else None}
+    return {
+        "type": site.first.gb_type,
+        "file": site.loc.file,
+        "line": site.loc.line,
+        "count": site.count,
+        "user_file": site.user_frame.file if site.user_frame else None,
+        "user_line": site.user_frame.line if site.user_frame else None,
+    }
 
 
 def run(args: argparse.Namespace) -> int:
@@ -55,11 +68,17 @@ def run(args: argparse.Namespace) -> int:
     recompiles = len(m.recompiles)
     failures: list[dict[str, Any]] = []
     if args.max_graph_breaks is not None and len(sites) > args.max_graph_breaks:
-        failures.append({"check": "max_graph_breaks", "limit": args.max_graph_breaks, "actual": len(sites), "items": [_break_dict(s) for s in sites]})
+        failures.append(
+            {"check": "max_graph_breaks", "limit": args.max_graph_breaks, "actual": len(sites), "items": [_break_dict(s) for s in sites]}
+        )
     if args.max_recompiles is not None and recompiles > args.max_recompiles:
         items: list[dict[str, Any]] = [
-            {"compile_id": x.compile.cid, "function": x.compile.capture.co_name if x.compile.capture else None,
-             "file": x.compile.capture.co_filename if x.compile.capture else None, "reasons": list(x.event.reasons)}
+            {
+                "compile_id": x.compile.cid,
+                "function": x.compile.capture.co_name if x.compile.capture else None,
+                "file": x.compile.capture.co_filename if x.compile.capture else None,
+                "reasons": list(x.event.reasons),
+            }
             for x in m.recompiles
         ]
         failures.append({"check": "max_recompiles", "limit": args.max_recompiles, "actual": recompiles, "items": items})
@@ -68,32 +87,76 @@ def run(args: argparse.Namespace) -> int:
 
         found = recompile_causes(m)
         if len(found) > args.max_causes:
-            failures.append({"check": "max_causes", "limit": args.max_causes, "actual": len(found),
-                             "items": [{"title": c.title, "recompiles": c.recompile_count, "fix": c.fix.code if c.fix else None} for c in found]})
+            failures.append(
+                {
+                    "check": "max_causes",
+                    "limit": args.max_causes,
+                    "actual": len(found),
+                    "items": [{"title": c.title, "recompiles": c.recompile_count, "fix": c.fix.code if c.fix else None} for c in found],
+                }
+            )
     compile_fails = compile_failures(m)
     if len(compile_fails) > args.max_failures:
         items = [
-            {"compile_id": f.cid, "function": f.function, "type": f.fail_type, "message": f.headline, "reason": f.reason,
-             "file": f.user_loc.file if f.user_loc else None, "line": f.user_loc.line if f.user_loc else None,
-             "code": line_text(f.user_loc)}
+            {
+                "compile_id": f.cid,
+                "function": f.function,
+                "type": f.fail_type,
+                "message": f.headline,
+                "reason": f.reason,
+                "file": f.user_loc.file if f.user_loc else None,
+                "line": f.user_loc.line if f.user_loc else None,
+                "code": line_text(f.user_loc),
+            }
             for f in compile_fails
         ]
         failures.append({"check": "max_failures", "limit": args.max_failures, "actual": len(compile_fails), "items": items})
     if base is not None:
         new_breaks = compare(break_items(base.model), break_items(m)).added
         if new_breaks:
-            failures.append({"check": "new_graph_breaks", "baseline": str(base.path), "actual": len(new_breaks),
-                             "items": [{"type": b.gb_type, "file": b.file, "line": b.line, "function": b.function, "count": n} for b, n in new_breaks]})
+            failures.append(
+                {
+                    "check": "new_graph_breaks",
+                    "baseline": str(base.path),
+                    "actual": len(new_breaks),
+                    "items": [
+                        {"type": b.gb_type, "file": b.file, "line": b.line, "function": b.function, "count": n} for b, n in new_breaks
+                    ],
+                }
+            )
         new_recompiles = compare(recompile_items(base.model), recompile_items(m)).added
         if new_recompiles:
-            failures.append({"check": "new_recompiles", "baseline": str(base.path), "actual": len(new_recompiles),
-                             "items": [{"function": x.function, "file": x.file, "kind": x.kind, "source": x.source, "dim": x.dim, "reason": x.example, "count": n} for x, n in new_recompiles]})
+            failures.append(
+                {
+                    "check": "new_recompiles",
+                    "baseline": str(base.path),
+                    "actual": len(new_recompiles),
+                    "items": [
+                        {
+                            "function": x.function,
+                            "file": x.file,
+                            "kind": x.kind,
+                            "source": x.source,
+                            "dim": x.dim,
+                            "reason": x.example,
+                            "count": n,
+                        }
+                        for x, n in new_recompiles
+                    ],
+                }
+            )
     # Ranks that compiled differently are a classic cause of collective hangs: always
     # reported, a failure only with --max-divergences.
     divergences = divergence_report(m) if args.rank is None else []
     if args.max_divergences is not None and len(divergences) > args.max_divergences:
-        failures.append({"check": "max_divergences", "limit": args.max_divergences, "actual": len(divergences),
-                         "items": [divergence_dict(d) for d in divergences]})
+        failures.append(
+            {
+                "check": "max_divergences",
+                "limit": args.max_divergences,
+                "actual": len(divergences),
+                "items": [divergence_dict(d) for d in divergences],
+            }
+        )
     ok = not failures
     if args.json:
         data = {
@@ -103,8 +166,12 @@ def run(args: argparse.Namespace) -> int:
             "graph_breaks": len(sites),
             "recompiles": recompiles,
             "compile_failures": len(compile_fails),
-            "limits": {"max_graph_breaks": args.max_graph_breaks, "max_recompiles": args.max_recompiles, "max_failures": args.max_failures,
-                       "max_causes": args.max_causes},
+            "limits": {
+                "max_graph_breaks": args.max_graph_breaks,
+                "max_recompiles": args.max_recompiles,
+                "max_failures": args.max_failures,
+                "max_causes": args.max_causes,
+            },
             "failures": failures,
             "divergence": [divergence_dict(d) for d in divergences],
         }

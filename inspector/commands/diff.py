@@ -44,8 +44,12 @@ def diff_dict(d: RunDiff) -> dict[str, Any]:
             "a_s": round(d.compile_time_a_s, 4),
             "b_s": round(d.compile_time_b_s, 4),
             "delta_s": round(d.compile_time_delta_s, 4),
-            "by_stage": [{"stage": s.name, "a_s": round(s.a_s, 4), "b_s": round(s.b_s, 4), "delta_s": round(s.delta_s, 4)} for s in d.stages],
-            "by_frame": [{"frame": f.name, "a_s": round(f.a_s, 4), "b_s": round(f.b_s, 4), "delta_s": round(f.delta_s, 4)} for f in d.frames],
+            "by_stage": [
+                {"stage": s.name, "a_s": round(s.a_s, 4), "b_s": round(s.b_s, 4), "delta_s": round(s.delta_s, 4)} for s in d.stages
+            ],
+            "by_frame": [
+                {"frame": f.name, "a_s": round(f.a_s, 4), "b_s": round(f.b_s, 4), "delta_s": round(f.delta_s, 4)} for f in d.frames
+            ],
         },
     }
 

@@ -17,11 +17,18 @@ def prepare_parser(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("run", nargs="?", help="run directory or id (default: latest)")
     parser.add_argument("--runs-dir", metavar="DIR")
     parser.add_argument("-o", "--output", metavar="FILE.zip", help="where to write (default: ./dyn-inspect-<run-id>.zip)")
-    parser.add_argument("--compile-id", metavar="ID", nargs="+", action="extend", dest="compile_ids",
-                        help="only these compiles (\"0/1\", or \"p123:0/1\" for one process)")
+    parser.add_argument(
+        "--compile-id",
+        metavar="ID",
+        nargs="+",
+        action="extend",
+        dest="compile_ids",
+        help='only these compiles ("0/1", or "p123:0/1" for one process)',
+    )
     parser.add_argument("--at", metavar="FILE:LINE", help="only the compiles that touched this source line")
-    parser.add_argument("--redact-source", action="store_true",
-                        help="leave out the model's source text and stack lines (keeps graphs, kernels, metrics)")
+    parser.add_argument(
+        "--redact-source", action="store_true", help="leave out the model's source text and stack lines (keeps graphs, kernels, metrics)"
+    )
     parser.add_argument("--force", action="store_true", help="overwrite the output file if it exists")
     parser.add_argument("--json", action="store_true", help="print the result as JSON (for editors)")
 

@@ -28,9 +28,15 @@ HELP = "show a compile's FX graph at a stage (table, --json, --dot, --svg) or di
 
 def prepare_parser(parser: argparse.ArgumentParser) -> None:
     parser.usage = "%(prog)s [RUN] COMPILE_ID [--stage STAGE] [--dot [OUT] | --svg OUT | --diff OTHER_ID] [--json]"
-    parser.add_argument("target", nargs="+", metavar="RUN COMPILE_ID", help="a compile id such as 0/1, optionally after a run directory or id")
+    parser.add_argument(
+        "target", nargs="+", metavar="RUN COMPILE_ID", help="a compile id such as 0/1, optionally after a run directory or id"
+    )
     parser.add_argument("--runs-dir", metavar="DIR")
-    parser.add_argument("--stage", default="dynamo", help="dynamo, aot_fw, aot_bw, aot_inference, aot_joint, pre_grad, joint, post_grad, ... (default: dynamo)")
+    parser.add_argument(
+        "--stage",
+        default="dynamo",
+        help="dynamo, aot_fw, aot_bw, aot_inference, aot_joint, pre_grad, joint, post_grad, ... (default: dynamo)",
+    )
     parser.add_argument("--log", metavar="NAME", help="the process log (p<pid>.jsonl) when several processes share compile ids")
     out = parser.add_mutually_exclusive_group()
     out.add_argument("--dot", nargs="?", const="-", metavar="OUT", help="write Graphviz DOT (to stdout without OUT)")
@@ -64,7 +70,9 @@ def load_graph(run: Run, c: CompileInfo, stage: str) -> nx.DiGraph:
     recorded = c.graph(stage)
     if recorded is not None and not run.blob_exists(recorded.code):
         # Not "0 nodes": the graph is there, its code is not (issue 19).
-        raise InspectorError(f"the code of compile {c.cid}'s {stage} graph is missing from the run (payload {recorded.code.digest[:40]!r} not in blobs/)")
+        raise InspectorError(
+            f"the code of compile {c.cid}'s {stage} graph is missing from the run (payload {recorded.code.digest[:40]!r} not in blobs/)"
+        )
     return g
 
 

@@ -26,7 +26,8 @@ HELP = "import a TORCH_TRACE log (file or directory of per-rank logs) as a run"
 
 def prepare_parser(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
-        "path", nargs="+",
+        "path",
+        nargs="+",
         help="a TORCH_TRACE file (.log or .log.gz) or a directory of them; several: one per node of a job, merged into one run",
     )
     parser.add_argument("-o", "--output", metavar="RUN_DIR", help="write the run here (default: a new run under the runs dir)")
@@ -38,10 +39,20 @@ def prepare_parser(parser: argparse.ArgumentParser) -> None:
         default=[],
         help="rewrite source paths under OLD (the machine that wrote the log) to NEW (your checkout); repeatable",
     )
-    parser.add_argument("--max-line-mb", type=_megabytes, default=MAX_LINE_MB, metavar="MB",
-                        help=f"refuse a file with a line longer than this (default {MAX_LINE_MB}; a damaged or hostile log)")
-    parser.add_argument("--max-size-mb", type=_megabytes, default=MAX_TOTAL_MB, metavar="MB",
-                        help=f"refuse a file larger than this uncompressed (default {MAX_TOTAL_MB})")
+    parser.add_argument(
+        "--max-line-mb",
+        type=_megabytes,
+        default=MAX_LINE_MB,
+        metavar="MB",
+        help=f"refuse a file with a line longer than this (default {MAX_LINE_MB}; a damaged or hostile log)",
+    )
+    parser.add_argument(
+        "--max-size-mb",
+        type=_megabytes,
+        default=MAX_TOTAL_MB,
+        metavar="MB",
+        help=f"refuse a file larger than this uncompressed (default {MAX_TOTAL_MB})",
+    )
     parser.add_argument("--json", action="store_true", help="machine-readable output")
 
 

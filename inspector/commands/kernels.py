@@ -27,7 +27,9 @@ def prepare_parser(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("run", nargs="?", help="run directory or id (default: latest)")
     parser.add_argument("--runs-dir", metavar="DIR")
     parser.add_argument("--at", metavar="FILE:LINE", help="only kernels generated from this source line (Inductor provenance)")
-    parser.add_argument("--sort", choices=SORTS, help="order: time (per step, default for a profiled run), calls, bandwidth, flops, name, compile")
+    parser.add_argument(
+        "--sort", choices=SORTS, help="order: time (per step, default for a profiled run), calls, bandwidth, flops, name, compile"
+    )
     parser.add_argument("--json", action="store_true", help="machine-readable output")
     add_rank_argument(parser)
 
@@ -141,7 +143,9 @@ def run(args: argparse.Namespace) -> int:
             table.add_row(cid, k.name, *cost_cells, k.event.backend, ", ".join(k.event.fused_ops) or "-", vec, lines)
         console.print(table)
     elif args.at:
-        console.print("  (no kernel's provenance names this line: it may have no ops, or provenance was off)", markup=False, highlight=False)
+        console.print(
+            "  (no kernel's provenance names this line: it may have no ops, or provenance was off)", markup=False, highlight=False
+        )
     if profiled and not args.at:
         _print_library(console, m)
     console.print(coverage_text(cov), markup=False, highlight=False)
@@ -166,7 +170,15 @@ def _print_library(console: Any, m: RunModel) -> None:
         c = cost_of(p)
         assert c is not None
         cid = (p.cid or "-") + (" bw" if p.backward else "")
-        table.add_row(cid, library_kernel_name(p.name), p.op or "-", time_text(c.us_per_step), f"{c.calls_per_step:g}", rate_text(c.gbps, "", c.peak_gbps), rate_text(c.gflops, ""))
+        table.add_row(
+            cid,
+            library_kernel_name(p.name),
+            p.op or "-",
+            time_text(c.us_per_step),
+            f"{c.calls_per_step:g}",
+            rate_text(c.gbps, "", c.peak_gbps),
+            rate_text(c.gflops, ""),
+        )
     console.print(f"library kernels (profiled): {len(library)}", markup=False, highlight=False)
     console.print(table)
 
@@ -185,4 +197,3 @@ def library_kernel_name(name: str) -> str:
         elif ch == "(" and depth == 0 and i > 0 and out[i - 1] != " ":  # not "Memset (Device)"
             return out[:i]
     return out
-

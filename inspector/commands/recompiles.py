@@ -88,11 +88,15 @@ def run(args: argparse.Namespace) -> int:
     def say(text: str) -> None:
         console.print(text, markup=False, highlight=False)
 
-    say(f"recompiles: {len(m.recompiles)} in {sum(1 for _, t, _ in rows if len(t) > 1)} frame(s); recompile limit hit: {len(m.recompile_limits)} — {short_path(str(r.path))}")
+    say(
+        f"recompiles: {len(m.recompiles)} in {sum(1 for _, t, _ in rows if len(t) > 1)} frame(s); recompile limit hit: {len(m.recompile_limits)} — {short_path(str(r.path))}"
+    )
     for frame, timeline, limit in rows:
         say("")
         lim = f", limit {limit}" if limit is not None else ""
-        say(f"{frame.name}  {short_path(frame.filename)}:{def_line(frame.filename, frame.firstlineno)}  ({len(frame.compiles)} compiles{lim})")
+        say(
+            f"{frame.name}  {short_path(frame.filename)}:{def_line(frame.filename, frame.firstlineno)}  ({len(frame.compiles)} compiles{lim})"
+        )
         for e in timeline:
             head = f"  [{e.cid}] "
             if e.index == 0:

@@ -27,7 +27,10 @@ def prepare_parser(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--disable-compile", action="store_true", help="run the same program eagerly (recorded as such)")
     parser.add_argument("--no-provenance", action="store_true", help="do not turn on Inductor's kernel→source-line tracking")
     parser.add_argument(
-        "--profile-kernels", type=_positive_int, default=0, metavar="N",
+        "--profile-kernels",
+        type=_positive_int,
+        default=0,
+        metavar="N",
         help="profile N steady-state steps after compilation: time per kernel and per source line",
     )
     parser.add_argument("--runs-dir", metavar="DIR", help="where runs are stored (default ./.dyn-inspect/runs, env DYN_INSPECT_RUNS_DIR)")

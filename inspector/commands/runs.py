@@ -30,7 +30,9 @@ def prepare_parser(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--runs-dir", metavar="DIR", help="runs directory (default: ./.dyn-inspect/runs)")
     parser.add_argument("--json", action="store_true", help="machine-readable output")
     parser.add_argument("--prune", action="store_true", help="delete old runs, keeping the newest --keep (and latest, and live ones)")
-    parser.add_argument("--keep", type=_keep_count, default=None, metavar="N", help="with --prune: how many of the newest runs to keep (default 5)")
+    parser.add_argument(
+        "--keep", type=_keep_count, default=None, metavar="N", help="with --prune: how many of the newest runs to keep (default 5)"
+    )
 
 
 DEFAULT_KEEP = 5
@@ -161,8 +163,14 @@ def run(args: argparse.Namespace) -> int:
         outcome = row["status"] + (f" (exit {row['exit_code']})" if row["exit_code"] not in (None, 0) else "")
         gb = row["graph_breaks"]
         table.add_row(
-            rid, when, " ".join(row["command"]), outcome, f"{gb['unique']}/{gb['total']}", str(row["recompiles"]),
-            str(row["kernels"]), f"{row['compile_time_s']:.1f}",
+            rid,
+            when,
+            " ".join(row["command"]),
+            outcome,
+            f"{gb['unique']}/{gb['total']}",
+            str(row["recompiles"]),
+            str(row["kernels"]),
+            f"{row['compile_time_s']:.1f}",
         )
     console.print(table)
     return 0
@@ -177,7 +185,9 @@ def _run_prune(args: argparse.Namespace, root: Path) -> int:
     except OSError as exc:
         raise InspectorError(f"cannot delete a run in {root}: {exc}") from None
     if args.json:
-        sys.stdout.write(json.dumps({"runs_dir": str(root), "deleted": [str(p) for p in deleted], "kept_live": [str(p) for p in live]}, indent=2) + "\n")
+        sys.stdout.write(
+            json.dumps({"runs_dir": str(root), "deleted": [str(p) for p in deleted], "kept_live": [str(p) for p in live]}, indent=2) + "\n"
+        )
         return 0
     console = make_console()
     left = len(list_runs(root))

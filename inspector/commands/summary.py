@@ -51,7 +51,9 @@ def print_recompiles(run: Run, data: dict[str, Any], say: Callable[[str], None],
             continue
         fixed_frames.update(id(f) for f in cause.frames)
         say(f"    root cause: {cause.title}")
-        say(f"      fix: {cause.fix.code}  after {short_path(cause.fix.file)}:{cause.fix.after_line} ({cause.fix.why}) — `dyn-inspect causes`")
+        say(
+            f"      fix: {cause.fix.code}  after {short_path(cause.fix.file)}:{cause.fix.after_line} ({cause.fix.why}) — `dyn-inspect causes`"
+        )
     shown = frames if show_all else frames[:TOP_RECOMPILED]
     for frame, entries in shown:
         where = f"{short_path(frame.filename)}:{def_line(frame.filename, frame.firstlineno)}"
@@ -74,10 +76,12 @@ def print_recompiles(run: Run, data: dict[str, Any], say: Callable[[str], None],
             say("      (the root cause above)")
         elif first is not None and first.suggestion is not None and first.suggestion.code:
             say(f"      try: {first.suggestion.code}")
-    hidden = frames[len(shown):]
+    hidden = frames[len(shown) :]
     if hidden:
         n = sum(len(f.compiles) - 1 for f, _ in hidden)
-        say(f"    … and {len(hidden)} more function{'s' if len(hidden) != 1 else ''} ({n} recompiles) — `dyn-inspect recompiles` or `summary --all`")
+        say(
+            f"    … and {len(hidden)} more function{'s' if len(hidden) != 1 else ''} ({n} recompiles) — `dyn-inspect recompiles` or `summary --all`"
+        )
 
 
 TOP_RANK_GROUPS = 8  # behaviours listed without --all (a run whose every rank differs has as many as ranks)
@@ -97,7 +101,7 @@ def print_rank_groups(data: dict[str, Any], say: Callable[[str], None], show_all
         for g in shown:
             say(f"    {'' if g['reference'] else '! '}{g['text']}")
         if len(groups) > len(shown):
-            rest = groups[len(shown):]
+            rest = groups[len(shown) :]
             say(f"    … and {len(rest)} more behaviours ({sum(len(g['ranks']) for g in rest)} ranks) — `summary --all`")
     for d in slow:
         say(f"    ! {d['message']}")

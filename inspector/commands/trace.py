@@ -18,7 +18,9 @@ HELP = "write the compile timeline (torch's stage timings + breaks/recompiles) a
 def prepare_parser(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("run", nargs="?", help="run directory or id (default: latest)")
     parser.add_argument("--runs-dir", metavar="DIR")
-    parser.add_argument("-o", "--output", metavar="FILE", default="trace.json", help="where to write it (default: trace.json; - for stdout)")
+    parser.add_argument(
+        "-o", "--output", metavar="FILE", default="trace.json", help="where to write it (default: trace.json; - for stdout)"
+    )
     parser.add_argument("--force", action="store_true", help="overwrite an existing file")
     add_rank_argument(parser)
 

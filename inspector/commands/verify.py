@@ -53,7 +53,9 @@ class Counts:
 
     @classmethod
     def of(cls, m: RunModel, found: list[Cause]) -> Counts:
-        return cls(len(m.breaks), m.total_break_hits(), len(m.recompiles), len(m.recompile_limits), len(found), round(m.total_compile_time(), 3))
+        return cls(
+            len(m.breaks), m.total_break_hits(), len(m.recompiles), len(m.recompile_limits), len(found), round(m.total_compile_time(), 3)
+        )
 
 
 def _cause_key(c: Cause) -> tuple[object, ...]:
@@ -165,8 +167,18 @@ def run(args: argparse.Namespace) -> int:
         sys.stdout.write(json.dumps(data, indent=2) + "\n")
         return 0
     b, a = data["before"], data["after"]
-    console.print(f"verify: {Path(data['before_run']).name} → {new_dir.name}" + (" (stopped once compilation settled)" if stopped else f" (exit {code})"), markup=False, highlight=False)
-    for label, key in (("graph breaks", "breaks_unique"), ("break hits", "breaks_total"), ("recompiles", "recompiles"), ("causes", "causes")):
+    console.print(
+        f"verify: {Path(data['before_run']).name} → {new_dir.name}"
+        + (" (stopped once compilation settled)" if stopped else f" (exit {code})"),
+        markup=False,
+        highlight=False,
+    )
+    for label, key in (
+        ("graph breaks", "breaks_unique"),
+        ("break hits", "breaks_total"),
+        ("recompiles", "recompiles"),
+        ("causes", "causes"),
+    ):
         console.print(f"  {label:<13} {b[key]:>4} → {a[key]:<4}", markup=False, highlight=False)
     console.print(f"  {'compile time':<13} {b['compile_time_s']:>6.2f}s → {a['compile_time_s']:.2f}s", markup=False, highlight=False)
     for c in data["fixed"]:

@@ -296,7 +296,9 @@ def plan_export(
     model = run.model
     cwd = model.run_start.cwd if model.run_start else None
     selection = select(
-        model, compile_ids, at,
+        model,
+        compile_ids,
+        at,
         lambda c: run.blob_text(g.code) if (g := c.graph("dynamo")) is not None else "",
         cwd=cwd,
     )
@@ -405,9 +407,7 @@ class _Writer:
         if mode == "text":
             text = safe_text(text)
         if mode == "repro":
-            text = _REPRO_CACHE_DIR.sub(
-                lambda m: "# " + m[1] + "  # the recording machine's cache; left out by dyn-inspect export", text
-            )
+            text = _REPRO_CACHE_DIR.sub(lambda m: "# " + m[1] + "  # the recording machine's cache; left out by dyn-inspect export", text)
         if len(text) < 4_000_000 and self._cache_bytes + len(text) < _CACHE_BUDGET:
             self._cache[key] = text
             self._cache_bytes += len(text)
@@ -490,8 +490,13 @@ class _Writer:
         for a in runnable:
             text = self.payload(a.payload, "repro") or ""
             kind = "backward" if "tangents_" in text else "forward"
-            add(f"repro:{kind}", a.payload, f"{base}/repro/fx_graph_runnable_{kind}.py", "repro",
-                f"runnable repro ({kind}) — run it with python")
+            add(
+                f"repro:{kind}",
+                a.payload,
+                f"{base}/repro/fx_graph_runnable_{kind}.py",
+                "repro",
+                f"runnable repro ({kind}) — run it with python",
+            )
         if c.guards is not None:
             add("guards", c.guards.text, f"{base}/guards.txt", "text", "guards")
         for oc in c.output_codes:
@@ -501,8 +506,13 @@ class _Writer:
             ev = k.event
             which = "backward" if ev.backward else "forward"
             ext = _KERNEL_EXT.get(ev.backend, ".txt")
-            path, _ = add(f"kernel:{ev.name}", ev.source, f"{base}/kernels/{which}/{safe_name(ev.name)}{ext}", "code",
-                          f"{ev.backend} kernel {ev.name}")
+            path, _ = add(
+                f"kernel:{ev.name}",
+                ev.source,
+                f"{base}/kernels/{which}/{safe_name(ev.name)}{ext}",
+                "code",
+                f"{ev.backend} kernel {ev.name}",
+            )
             if path:
                 self.kernel_paths[(c.log, c.cid, ev.name, ev.backward)] = path
         for n, b in enumerate(c.breaks, start=1):
@@ -545,7 +555,6 @@ class _Writer:
         elif why:
             self.skipped.append(Skipped(f"SVG of {code_path}", why))
         return out
-
 
 
 def _blob_rewriter(w: _Writer) -> Callable[[Any], Any]:
@@ -675,7 +684,10 @@ def _write_contents(w: _Writer, plan: ExportPlan) -> None:
         rank = proc.rank if proc else None
         name = (f"rank_{rank}_" if rank is not None else "") + f"{log_stem(log)}.log"
         path = w._unique(f"torch_trace/{name}")
-        with w.zf.open(_entry(path), "w") as raw, io.TextIOWrapper(raw, encoding="utf-8", errors="surrogatepass", newline="\n") as trace_text:
+        with (
+            w.zf.open(_entry(path), "w") as raw,
+            io.TextIOWrapper(raw, encoding="utf-8", errors="surrogatepass", newline="\n") as trace_text,
+        ):
             tw = TraceWriter(trace_text, lambda b, mode: w.payload(b, mode), pid=pid, rank=rank)
             for ev in evs:
                 if not isinstance(ev, UnknownEvent):
@@ -687,7 +699,9 @@ def _write_contents(w: _Writer, plan: ExportPlan) -> None:
 
     selected = None if plan.selection.whole_run else {cid for _, cid in plan.selection.keys}
     scrub = plan.redactor.text if plan.redactor is not None else None
-    w.write_text("trace.json", trace_for_bundle(run, selected, scrub), "compile timeline as a Chrome trace — open it in https://ui.perfetto.dev")
+    w.write_text(
+        "trace.json", trace_for_bundle(run, selected, scrub), "compile timeline as a Chrome trace — open it in https://ui.perfetto.dev"
+    )
 
     missing = sorted(w._missing)
     skipped_lines = (
@@ -701,7 +715,8 @@ def _write_contents(w: _Writer, plan: ExportPlan) -> None:
     selection_text = (
         "the whole run"
         if plan.selection.whole_run
-        else "compiles " + ", ".join(c for _, c in plan.selection.keys)
+        else "compiles "
+        + ", ".join(c for _, c in plan.selection.keys)
         + (f" (selected by --at {plan.selection.at})" if plan.selection.at else "")
     )
     data = report.build(
@@ -756,9 +771,7 @@ def _write_contents(w: _Writer, plan: ExportPlan) -> None:
         ],
         "config": {
             "recorded_at_start": dict(start.config) if start else {},
-            "at_compile_time": [
-                {"compile_ids": cs.compile_ids, "relevant": cs.relevant, "file": cs.path} for cs in configs
-            ],
+            "at_compile_time": [{"compile_ids": cs.compile_ids, "relevant": cs.relevant, "file": cs.path} for cs in configs],
         },
         "selection": {
             "whole_run": plan.selection.whole_run,
@@ -794,8 +807,7 @@ def _index(manifest: dict[str, Any], plan: ExportPlan, skipped: list[dict[str, s
     lines = [
         f"# dyn-inspect bundle — run {run['id']}",
         "",
-        f"`{' '.join(run['command'])}` — {run['status']}"
-        + (f", exit {run['exit_status']}" if run["exit_status"] is not None else ""),
+        f"`{' '.join(run['command'])}` — {run['status']}" + (f", exit {run['exit_status']}" if run["exit_status"] is not None else ""),
         "",
         "Start with `report.html` (open it in a browser; it loads nothing from the network) or `summary.md`.",
         "Each compile's directory holds its FX graphs at every stage (with pictures), the runnable repro",
@@ -803,8 +815,8 @@ def _index(manifest: dict[str, Any], plan: ExportPlan, skipped: list[dict[str, s
         "output module and each kernel's source. `torch_trace/` opens with `tlparse`; `events/` is the",
         "dyn-inspect event log (payload digests → paths in `manifest.json` → `payloads`).",
         "",
-        "Source code: " + ("redacted (--redact-source)." if plan.redacted else
-                            "INCLUDED — graph comments, guards and tracebacks quote the model's code."),
+        "Source code: "
+        + ("redacted (--redact-source)." if plan.redacted else "INCLUDED — graph comments, guards and tracebacks quote the model's code."),
         "",
         "## Files",
         "",

@@ -119,9 +119,7 @@ class Redactor:
         self.user_lines = {s for s in lines if MIN_CATCH_ALL <= len(s) <= MAX_CATCH_ALL}
         # The program's own string constants (one line, long enough not to be a common
         # word): removed wherever they occur, like its lines.
-        self.user_literals = {
-            v.strip() for v in user_literals if "\n" not in v and MIN_LITERAL <= len(v.strip()) <= MAX_CATCH_ALL
-        }
+        self.user_literals = {v.strip() for v in user_literals if "\n" not in v and MIN_LITERAL <= len(v.strip()) <= MAX_CATCH_ALL}
         self._catch_all = _trie_regex(sorted(self.user_lines | self.user_literals))
         # Host names (and their first label) and user names: whole words only, 2+ chars.
         names = {h for host in hosts if host for h in (host, host.split(".")[0]) if len(h) >= 2}
@@ -207,7 +205,7 @@ class Redactor:
             head = line[: w.start()]
             k = head.find("  # ")
             if k >= 0:
-                line = head[:k] + "  # " + REDACTED + line[w.start():]
+                line = head[:k] + "  # " + REDACTED + line[w.start() :]
         return line
 
     def _repr_fragments(self, lines: list[str]) -> list[str]:

@@ -188,7 +188,10 @@ def _cause_rows(model: RunModel, where: Callable[[Loc | None], str], scrub: Call
         fix = c.fix
         rows.append(
             CauseRow(
-                c.kind, scrub(c.title), scrub(c.detail), list(dict.fromkeys(where(s) for s in c.sites)),
+                c.kind,
+                scrub(c.title),
+                scrub(c.detail),
+                list(dict.fromkeys(where(s) for s in c.sites)),
                 where(Loc(fix.file, fix.after_line)) if fix else None,
                 scrub(fix.code) if fix else None,
                 scrub(fix.why) if fix else None,
@@ -235,8 +238,19 @@ def build(
         b, user = site.first, site.user_frame or site.loc
         code = user.code if user.code and user.code != REDACTED else None
         data.breaks.append(
-            BreakRow(where(user), code, b.gb_type, b.gb_id, b.url, site.count, b.reason, b.explanation, list(b.hints),
-                     site.compile_ids, where(b.loc) if user != b.loc else None)
+            BreakRow(
+                where(user),
+                code,
+                b.gb_type,
+                b.gb_id,
+                b.url,
+                site.count,
+                b.reason,
+                b.explanation,
+                list(b.hints),
+                site.compile_ids,
+                where(b.loc) if user != b.loc else None,
+            )
         )
     for fsite in failure_sites(model):
         f = fsite.first
@@ -263,7 +277,12 @@ def build(
         ev = k.event
         data.kernels.append(
             KernelRow(
-                ev.name, ev.backend, k.compile.cid, ev.backward, list(ev.fused_ops), ev.vectorized,
+                ev.name,
+                ev.backend,
+                k.compile.cid,
+                ev.backward,
+                list(ev.fused_ops),
+                ev.vectorized,
                 list(dict.fromkeys(where(loc) for loc in k.lines)),
                 kernel_paths.get((k.compile.log, k.compile.cid, ev.name, ev.backward)),
                 k.profile.total_us / max(k.profile.calls, 1) if k.profile else None,
@@ -276,8 +295,15 @@ def build(
         loc = _def_loc(cap.co_filename, cap.co_firstlineno) if cap else None
         data.compiles.append(
             CompileRow(
-                c.cid, (cap.co_name or "?") if cap else "?", where(loc), c.outcome, len(c.graphs), len(c.kernels),
-                c.guards.count if c.guards else None, c.compile_time_s, compile_dirs.get(key, ""),
+                c.cid,
+                (cap.co_name or "?") if cap else "?",
+                where(loc),
+                c.outcome,
+                len(c.graphs),
+                len(c.kernels),
+                c.guards.count if c.guards else None,
+                c.compile_time_s,
+                compile_dirs.get(key, ""),
                 repro_paths.get(key, []),
             )
         )
@@ -297,7 +323,8 @@ def summary_markdown(d: ReportData) -> str:
         f"# dyn-inspect bug report — run {d.run_id}",
         "",
         f"- command: `{' '.join(d.command)}`" if d.command else "- command: (unknown)",
-        f"- status: {d.status}" + (f", exit {d.exit_code}" if d.exit_code is not None else ", no exit status")
+        f"- status: {d.status}"
+        + (f", exit {d.exit_code}" if d.exit_code is not None else ", no exit status")
         + (f", {d.duration_s:.1f}s" if d.duration_s is not None else ""),
         f"- python {env.get('python')}, torch {env.get('torch')}, triton {env.get('triton') or '-'}, "
         f"CUDA {env.get('cuda') or '-'} (driver {env.get('cuda_driver') or '-'})",
@@ -355,8 +382,13 @@ def summary_markdown(d: ReportData) -> str:
         out.append("")
     for lim in d.limits:
         out.append(f"- recompile limit: {_md(lim)}")
-    out += ["", f"## Kernels ({len(d.kernels)})", "", "| kernel | backend | compile | pass | fused ATen ops | vectorized | source lines | file |",
-            "|---|---|---|---|---|---|---|---|"]
+    out += [
+        "",
+        f"## Kernels ({len(d.kernels)})",
+        "",
+        "| kernel | backend | compile | pass | fused ATen ops | vectorized | source lines | file |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
     for k in d.kernels:
         out.append(
             f"| `{k.name}` | {k.backend} | {k.compile_id} | {'backward' if k.backward else 'forward'} | "
@@ -366,9 +398,13 @@ def summary_markdown(d: ReportData) -> str:
     out += ["", f"## Compile time by stage ({d.total_compile_s:.2f}s in all)", "", "| stage | seconds |", "|---|---|"]
     for stage, secs in d.stages.items():
         out.append(f"| {stage} | {secs:.2f} |")
-    out += ["", f"## Compiles ({len(d.compiles)})", "",
-            "| compile | function | where | outcome | graphs | kernels | guards | time (s) | files |",
-            "|---|---|---|---|---|---|---|---|---|"]
+    out += [
+        "",
+        f"## Compiles ({len(d.compiles)})",
+        "",
+        "| compile | function | where | outcome | graphs | kernels | guards | time (s) | files |",
+        "|---|---|---|---|---|---|---|---|---|",
+    ]
     for c in d.compiles:
         out.append(
             f"| {c.compile_id} | `{c.function}` | `{c.where}` | {c.outcome} | {c.graphs} | {c.kernels} | "
@@ -412,9 +448,12 @@ def report_html(d: ReportData) -> str:
         ("OS", env.get("os")),
         ("contents", d.selection),
         ("source code", "redacted (--redact-source)" if d.redacted else "included: graph comments, guards and tracebacks quote the model"),
-        ("summary", f"{sum(f.count for f in d.failures)} compile failures, "
-                    f"{len(d.breaks)} graph break sites, {len(d.recompiles)} recompiles, {len(d.kernels)} kernels, "
-                    f"{len(d.compiles)} compiles, {d.total_compile_s:.2f}s compiling"),
+        (
+            "summary",
+            f"{sum(f.count for f in d.failures)} compile failures, "
+            f"{len(d.breaks)} graph break sites, {len(d.recompiles)} recompiles, {len(d.kernels)} kernels, "
+            f"{len(d.compiles)} compiles, {d.total_compile_s:.2f}s compiling",
+        ),
     ]
     top = max(d.stages.values(), default=0.0) or 1.0
     return _environment().get_template("report.html.j2").render(d=d, status=status, overview=overview, top=top)

@@ -93,7 +93,7 @@ def touches(c: CompileInfo, file: str, line: int, graph_text: str, cwd: str | No
 
 
 def _parse_id(raw: str) -> tuple[str | None, str]:
-    """"0/1" (any process) or "p123.jsonl:0/1" / "p123:0/1" (one process log)."""
+    """ "0/1" (any process) or "p123.jsonl:0/1" / "p123:0/1" (one process log)."""
     if ":" in raw:
         log, _, cid = raw.rpartition(":")
         return (log if log.endswith(".jsonl") else f"{log}.jsonl"), cid
@@ -128,4 +128,3 @@ def select(
     order = {k: i for i, k in enumerate(model.compiles)}
     chosen.sort(key=order.__getitem__)
     return Selection(keys=chosen, whole_run=False, compile_ids=list(compile_ids or []), at=at)
-

@@ -35,7 +35,7 @@ PayloadFn = Callable[[Blob | None, str], str | None]
 
 
 def cid_fields(cid: str | None) -> dict[str, int]:
-    """"3/1" → frame 3, compile 1; "!0/3/1" adds compiled autograd id 0."""
+    """ "3/1" → frame 3, compile 1; "!0/3/1" adds compiled autograd id 0."""
     if not cid:
         return {}
     out: dict[str, int] = {}
@@ -99,10 +99,7 @@ class TraceWriter:
         return idx
 
     def stack(self, t: float, locs: Iterable[Loc]) -> list[dict[str, Any]]:
-        return [
-            {"line": loc.line, "name": loc.name or "", "filename": self._intern(t, loc.file), "loc": loc.code or ""}
-            for loc in locs
-        ]
+        return [{"line": loc.line, "name": loc.name or "", "filename": self._intern(t, loc.file), "loc": loc.code or ""} for loc in locs]
 
     def text(self, event: Event, field: str, what: str) -> str | None:
         """``event.<field>``'s payload as the export writes it (redacted or not)."""

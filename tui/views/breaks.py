@@ -34,7 +34,8 @@ def shown_loc(group: BreakGroup) -> Loc:
 
 class BreaksView(TableView[BreakGroup]):
     view_id = "breaks"
-    HELP = """
+    HELP = (
+        """
 ## Graph breaks
 
 Each row is one break site (type + line), with how many times it was hit.
@@ -42,7 +43,9 @@ Each row is one break site (type + line), with how many times it was hit.
 - **↑/↓** select a break; its source, explanation and hints show on the right
 - **tab** move to the user stack (below the table); select a frame to see its source
 - **o** open the selected line in `$EDITOR`
-""" + COMMON_KEYS
+"""
+        + COMMON_KEYS
+    )
 
     def __init__(self, *, id: str | None = None) -> None:  # noqa: A002
         super().__init__(id=id)
@@ -76,7 +79,12 @@ Each row is one break site (type + line), with how many times it was hit.
 
     def row_cells(self, ctx: Context, group: BreakGroup, version: int) -> list[Cell]:
         b, loc = group.first, shown_loc(group)
-        return [Cell(display_loc(loc, ctx.cwd), (loc.file, loc.line)), self.version_cell(ctx, group, version), Cell(b.gb_id or ""), Cell(b.gb_type)]
+        return [
+            Cell(display_loc(loc, ctx.cwd), (loc.file, loc.line)),
+            self.version_cell(ctx, group, version),
+            Cell(b.gb_id or ""),
+            Cell(b.gb_type),
+        ]
 
     def version_cell(self, ctx: Context, group: BreakGroup, version: int) -> Cell:
         return Cell(str(version), -version, justify="right")  # the hit count

@@ -96,7 +96,8 @@ def cost_text(c: Cause) -> str:
 
 class CausesView(View):
     view_id = "causes"
-    HELP = """
+    HELP = (
+        """
 ## Root causes
 
 The run's recompiles and graph breaks grouped by what causes them, most expensive first
@@ -108,7 +109,9 @@ one fix, at the line that makes the variable.
 - **o** open the fix's line in `$EDITOR`
 - **v** verify: once you applied a fix, re-run the program under the recorder (as
   `dyn-inspect verify` does) and mark each cause "fixed ✓" or "still there after the fix"
-""" + COMMON_KEYS
+"""
+        + COMMON_KEYS
+    )
 
     BINDINGS = [("v", "verify", "Verify the fix")]
 
@@ -248,4 +251,3 @@ one fix, at the line that makes the variable.
         self.verdict = result
         self.app.notify(result.summary(), timeout=15)
         self._show(self._shown)
-

@@ -39,7 +39,12 @@ def code_parts(cc: CompileCode, cwd: str | None) -> list[RenderableType]:
         parts.append(Text(f"its graph break at {where} created {r.name} (compiles {', '.join(r.compiles)})", style="cyan"))
     parts.append(Text(""))
     if not cc.original and not cc.modified:
-        parts.append(Text("torch logs the original and transformed bytecode of resume functions only; this frame's original is its source.", style="dim"))
+        parts.append(
+            Text(
+                "torch logs the original and transformed bytecode of resume functions only; this frame's original is its source.",
+                style="dim",
+            )
+        )
     else:
         source = cap.co_filename if cap else None
         t = Table(box=None, pad_edge=False, header_style="bold")
@@ -66,7 +71,8 @@ class CodeView(View):
     DEFAULT_CSS = """
     #code-table { width: 40%; }
     """
-    HELP = """
+    HELP = (
+        """
 ## Dynamo's code
 
 Per compile: the original and the transformed bytecode side by side, by user source line
@@ -74,7 +80,9 @@ Per compile: the original and the transformed bytecode side by side, by user sou
 user line each resumes at; the guards, one per line, grouped by what they guard.
 
 - **↑/↓** select a compile · **o** open the line it resumes at (else the function) in `$EDITOR`
-""" + COMMON_KEYS
+"""
+        + COMMON_KEYS
+    )
 
     def __init__(self, *, id: str | None = None) -> None:  # noqa: A002
         super().__init__(id=id)

@@ -112,7 +112,9 @@ def compile_detail(ctx: Context, c: CompileInfo) -> list[RenderableType]:
         parts.append(Text(f"outcome: {cap.outcome}"))
         times = digest.compile_times(c)
         if times:
-            parts.append(Text("time: " + ", ".join(f"{k} {duration(v)}" for k, v in times.items()) + f"  (total {duration(c.compile_time_s)})"))
+            parts.append(
+                Text("time: " + ", ".join(f"{k} {duration(v)}" for k, v in times.items()) + f"  (total {duration(c.compile_time_s)})")
+            )
         counts = [
             ("ops", cap.graph_op_count),
             ("nodes", cap.graph_node_count),
@@ -181,14 +183,17 @@ def kernel_detail(ctx: Context, k: KernelInfo) -> list[RenderableType]:
 
 class CompilesView(View):
     view_id = "compiles"
-    HELP = """
+    HELP = (
+        """
 ## Compiles
 
 Every compiled frame → each of its compiles → the graphs torch produced (Dynamo,
 AOT forward/backward, post-grad), the output code and the kernels.
 
 - **↑/↓** move · **enter/space** expand · **o** open the frame in `$EDITOR`
-""" + COMMON_KEYS
+"""
+        + COMMON_KEYS
+    )
 
     def __init__(self, *, id: str | None = None) -> None:  # noqa: A002
         super().__init__(id=id)
@@ -352,7 +357,10 @@ AOT forward/backward, post-grad), the output code and the kernels.
             info.show(*graph_detail(ctx, node.graph))
         elif node.kind == "output" and node.output is not None:
             text, more = _cut(ctx.run.blob_text(node.output.code))
-            out: list[RenderableType] = [Text("output code" + (" (backward)" if node.output.backward else ""), style="bold"), code_view(text, "python")]
+            out: list[RenderableType] = [
+                Text("output code" + (" (backward)" if node.output.backward else ""), style="bold"),
+                code_view(text, "python"),
+            ]
             if more:
                 out.append(Text(f"… {more} more lines", style="dim"))
             info.show(*out)

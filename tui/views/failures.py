@@ -38,7 +38,8 @@ def site_key(site: FailureSite) -> str:
 
 class FailuresView(TableView[FailureSite]):
     view_id = "failures"
-    HELP = """
+    HELP = (
+        """
 ## Compile failures
 
 Compiles torch gave up on (a `fullgraph=True` graph break, a backend exception): the frame
@@ -46,7 +47,9 @@ ran eagerly, or the exception reached the program. One row per cause and user li
 
 - **↑/↓** select a failure; its source line and torch's exception text show on the right
 - **o** open the line in `$EDITOR`
-""" + COMMON_KEYS
+"""
+        + COMMON_KEYS
+    )
 
     def compose(self) -> ComposeResult:
         with Horizontal():

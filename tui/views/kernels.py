@@ -37,7 +37,7 @@ def kernel_matches(k: KernelInfo, query: str, cwd: str | None) -> bool:
 
 
 def _cid_order(cid: str) -> tuple[int, ...]:
-    """"10/2" after "2/0": compile ids sort by their numbers, not as text."""
+    """ "10/2" after "2/0": compile ids sort by their numbers, not as text."""
     return tuple(int(n) for n in cid.replace("@r", "/").split("/") if n.isdigit())
 
 
@@ -49,7 +49,8 @@ def lines_text(k: KernelInfo, cwd: str | None, limit: int = 3) -> str:
 
 class KernelsView(View):
     view_id = "kernels"
-    HELP = """
+    HELP = (
+        """
 ## Kernels
 
 Every kernel Inductor generated, with the ATen ops it fuses and the user lines it came
@@ -64,7 +65,9 @@ from (provenance). The source shows below.
 With `--profile-kernels`, *Time/step*, *Calls/step*, *GB/s* and *GFLOP/s* are the
 steady-state figures (bandwidth from Inductor's byte estimate, FLOP/s for matmuls and
 convolutions; a percentage is of the device's peak).
-""" + COMMON_KEYS
+"""
+        + COMMON_KEYS
+    )
 
     BINDINGS = [("f", "focus_filter", "Filter"), ("s", "cycle_sort", "Sort")]
     SORT_CYCLE = ("time", "calls", "gbps", "gflops", "name", "cid")

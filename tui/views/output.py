@@ -62,13 +62,16 @@ class StdinInput(Input):
 
 class OutputView(View):
     view_id = "output"
-    HELP = """
+    HELP = (
+        """
 ## Output
 
 What the program printed (stdout and stderr, as a terminal shows them).
 While it runs, type in the line at the bottom and press **enter** to send it to the
 program's stdin; **ctrl+d** there sends end-of-file.
-""" + COMMON_KEYS
+"""
+        + COMMON_KEYS
+    )
 
     class StdinLine(Message):
         def __init__(self, text: str) -> None:

@@ -100,12 +100,15 @@ def _offenders(o: digest.Overview, cwd: str | None) -> RenderableType:
 
 class OverviewView(View):
     view_id = "overview"
-    HELP = """
+    HELP = (
+        """
 ## Overview
 
 The run at a glance: counts, compile time by stage, cache hits, the top offenders and
 compile time over the run (sparkline). Press **2**–**7** for the other views.
-""" + COMMON_KEYS
+"""
+        + COMMON_KEYS
+    )
 
     def compose(self) -> ComposeResult:
         with VerticalScroll():

@@ -91,7 +91,8 @@ def _slow(times: list[float]) -> set[int]:
 
 class RanksView(View):
     view_id = "ranks"
-    HELP = """
+    HELP = (
+        """
 ## Ranks
 
 One row per rank of a distributed run: its node, compiles, graph-break hits, recompiles,
@@ -100,7 +101,9 @@ far above the fastest rank's (×1.5 and +1 s), are **highlighted**. *Behaviour*:
 ranks that compiled like the majority, else how the rank differs.
 
 - **↑/↓** select a rank; the right pane says how its behaviour group differs
-""" + COMMON_KEYS
+"""
+        + COMMON_KEYS
+    )
 
     def __init__(self, *, id: str | None = None) -> None:  # noqa: A002
         super().__init__(id=id)
@@ -116,8 +119,16 @@ ranks that compiled like the majority, else how the rank differs.
 
     def on_mount(self) -> None:
         table = self.query_one(DataTable)
-        for label, key in (("Rank", "rank"), ("Node", "node"), ("Compiles", "compiles"), ("Breaks", "breaks"),
-                           ("Recompiles", "recompiles"), ("Kernels", "kernels"), ("Compile time", "time"), ("Behaviour", "group")):
+        for label, key in (
+            ("Rank", "rank"),
+            ("Node", "node"),
+            ("Compiles", "compiles"),
+            ("Breaks", "breaks"),
+            ("Recompiles", "recompiles"),
+            ("Kernels", "kernels"),
+            ("Compile time", "time"),
+            ("Behaviour", "group"),
+        ):
             table.add_column(label, key=key)
         self.query_one(DetailPane).show(Text("Not a distributed run: no ranks.", style="dim"))
 
@@ -184,8 +195,13 @@ ranks that compiled like the majority, else how the rank differs.
         else:
             parts.append(Text(f"behaves like {format_ranks(b.ranks)}; differs from {format_ranks(ref.ranks)}:", style="bold red"))
             parts.extend(Text(f"  • {d}") for d in b.differences)
-        parts.append(Text(f"{len(self._behaviours)} behaviour group{'s' if len(self._behaviours) != 1 else ''} in "
-                          f"{format_ranks(r for bb in self._behaviours for r in bb.ranks)}", style="dim"))
+        parts.append(
+            Text(
+                f"{len(self._behaviours)} behaviour group{'s' if len(self._behaviours) != 1 else ''} in "
+                f"{format_ranks(r for bb in self._behaviours for r in bb.ranks)}",
+                style="dim",
+            )
+        )
         self.query_one(DetailPane).show(*parts)
 
     def search(self, ctx: Context, query: str) -> list[SearchHit]:

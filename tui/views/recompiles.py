@@ -114,7 +114,8 @@ def timeline(ctx: Context, frame: FrameInfo) -> list[RenderableType]:
 
 class RecompilesView(TableView[FrameInfo]):
     view_id = "recompiles"
-    HELP = """
+    HELP = (
+        """
 ## Recompiles
 
 Functions torch compiled more than once. For the selected function: every compile in
@@ -122,7 +123,9 @@ order, the guard that failed for each recompile, the guard diff between cache en
 what to change.
 
 - **↑/↓** select a function · **o** open its `def` in `$EDITOR`
-""" + COMMON_KEYS
+"""
+        + COMMON_KEYS
+    )
 
     version_column = "n"
 
@@ -151,7 +154,9 @@ what to change.
 
     def version_cell(self, ctx: Context, frame: FrameInfo, version: int) -> Cell:
         hit = frame.recompile_limit is not None
-        return Cell(f"{len(frame.compiles)}{' limit' if hit else ''}", len(frame.compiles), style="bold yellow" if hit else "", justify="right")
+        return Cell(
+            f"{len(frame.compiles)}{' limit' if hit else ''}", len(frame.compiles), style="bold yellow" if hit else "", justify="right"
+        )
 
     def sync(self, ctx: Context) -> None:
         super().sync(ctx)

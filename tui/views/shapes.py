@@ -30,7 +30,8 @@ class ShapesView(View):
     DEFAULT_CSS = """
     #shapes-table { width: 55%; }
     """
-    HELP = """
+    HELP = (
+        """
 ## Dynamic shapes
 
 Every symbol torch created for an input dim (`dynamic=True`, `mark_dynamic`, or automatic
@@ -39,7 +40,9 @@ dynamic after a recompile): its example value, whether it stayed **dynamic** or 
 compile's specializations with the line that caused each, and its shape guards.
 
 - **↑/↓** select a symbol · **o** open its line (the specializing line for a static dim)
-""" + COMMON_KEYS
+"""
+        + COMMON_KEYS
+    )
 
     def __init__(self, *, id: str | None = None) -> None:  # noqa: A002
         super().__init__(id=id)
@@ -57,7 +60,15 @@ compile's specializations with the line that caused each, and its shape guards.
 
     def on_mount(self) -> None:
         table = self.query_one(DataTable)
-        for label, key in (("Compile", "cid"), ("Function", "fn"), ("Dim", "dim"), ("Sym", "sym"), ("Example", "value"), ("State", "state"), ("Line", "line")):
+        for label, key in (
+            ("Compile", "cid"),
+            ("Function", "fn"),
+            ("Dim", "dim"),
+            ("Sym", "sym"),
+            ("Example", "value"),
+            ("State", "state"),
+            ("Line", "line"),
+        ):
             table.add_column(label, key=key)
         self.query_one(DetailPane).show(Text("No dynamic shapes: every compile was static.", style="dim"))
 
@@ -89,7 +100,16 @@ compile's specializations with the line that caused each, and its shape guards.
                 key = _row_key(cs, index)
                 self._rows[key] = (cs, s)
                 if s is None:
-                    table.add_row(Cell(cs.compile.cid), Cell(cs.function), Cell("-"), Cell("-"), Cell("-"), Cell(f"{len(cs.guards)} guards"), Cell("-"), key=key)
+                    table.add_row(
+                        Cell(cs.compile.cid),
+                        Cell(cs.function),
+                        Cell("-"),
+                        Cell("-"),
+                        Cell("-"),
+                        Cell(f"{len(cs.guards)} guards"),
+                        Cell("-"),
+                        key=key,
+                    )
                     continue
                 if s.specialized is not None:
                     state = Cell(f"static = {s.specialized.value}", style="bold yellow")

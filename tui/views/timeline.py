@@ -73,7 +73,8 @@ class TimelineView(View):
     DEFAULT_CSS = """
     #timeline-table { width: 50%; }
     """
-    HELP = """
+    HELP = (
+        """
 ## Compile timeline
 
 Every compile in the order it happened: **compiled**, **recompiled** (with the guard that
@@ -83,7 +84,9 @@ torch's nested spans: entire frame → Dynamo tracing → backend → AOTAutogra
 codegen / C++ compiler / autotuning, and each cache lookup with torch's reason.
 
 - **↑/↓** select a compile · **o** open its function in `$EDITOR`
-""" + COMMON_KEYS
+"""
+        + COMMON_KEYS
+    )
 
     def __init__(self, *, id: str | None = None) -> None:  # noqa: A002
         super().__init__(id=id)
@@ -101,7 +104,14 @@ codegen / C++ compiler / autotuning, and each cache lookup with torch's reason.
 
     def on_mount(self) -> None:
         table = self.query_one(DataTable)
-        for label, key in (("Time", "t"), ("Compile", "cid"), ("Function", "fn"), ("What happened", "what"), ("Cache", "cache"), ("Took", "s")):
+        for label, key in (
+            ("Time", "t"),
+            ("Compile", "cid"),
+            ("Function", "fn"),
+            ("What happened", "what"),
+            ("Cache", "cache"),
+            ("Took", "s"),
+        ):
             table.add_column(label, key=key)
         self.query_one(DetailPane).show(Text("Nothing compiled yet.", style="dim"))
 
@@ -155,7 +165,11 @@ codegen / C++ compiler / autotuning, and each cache lookup with torch's reason.
             self._spans = compile_breakdowns(self.ctx.run)
             model = self.ctx.run.model
             finished = self.ctx.run.model.finished
-            self._final = {k for k, c in model.compiles.items() if c.capture is not None and (finished or c.backward is not None or not c.graph("aot_fw"))}
+            self._final = {
+                k
+                for k, c in model.compiles.items()
+                if c.capture is not None and (finished or c.backward is not None or not c.graph("aot_fw"))
+            }
         return self._spans.get(key, [])
 
     def _show(self, key: str | None) -> None:
