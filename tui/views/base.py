@@ -6,10 +6,12 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from typing import Generic, TypeVar
+from typing import ClassVar, Generic, TypeVar
 
 from rich.console import JustifyMethod
 from rich.text import Text
+from textual.app import ComposeResult
+from textual.containers import Horizontal
 from textual.timer import Timer
 from textual.widget import Widget
 from textual.widgets import DataTable
@@ -17,6 +19,7 @@ from textual.widgets import DataTable
 from dyn_inspect.engine.schema import Loc
 from dyn_inspect.inspector.run import Run
 from dyn_inspect.tui.digest import ALL, Scope
+from dyn_inspect.tui.widgets import DetailPane
 
 COMMON_KEYS = """
 **1**–**9**, **0**, **c** switch views · **/** search everything · **o** open in `$EDITOR` ·
@@ -95,6 +98,27 @@ class View(Widget):
 
 
 T = TypeVar("T")
+
+
+class SplitView(View):
+    """A table of rows beside a detail pane, the layout of most views: subclasses name the
+    two widgets' ids, the table's (label, key) columns and what the pane says while empty."""
+
+    TABLE_ID: ClassVar[str]
+    DETAIL_ID: ClassVar[str]
+    COLUMNS: ClassVar[tuple[tuple[str, str], ...]]
+    EMPTY: ClassVar[str]
+
+    def compose(self) -> ComposeResult:
+        with Horizontal():
+            yield DataTable(id=self.TABLE_ID, cursor_type="row", zebra_stripes=True)
+            yield DetailPane(id=self.DETAIL_ID, classes="detail")
+
+    def on_mount(self) -> None:
+        table = self.query_one(DataTable)
+        for label, key in self.COLUMNS:
+            table.add_column(label, key=key)
+        self.query_one(DetailPane).show(Text(self.EMPTY, style="dim"))
 
 
 class TableView(View, Generic[T]):

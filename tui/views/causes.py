@@ -18,8 +18,6 @@ from pathlib import Path
 from rich.console import Group, RenderableType
 from rich.text import Text
 from textual import work
-from textual.app import ComposeResult
-from textual.containers import Horizontal
 from textual.widgets import DataTable
 
 from dyn_inspect.engine.schema import Loc
@@ -28,7 +26,7 @@ from dyn_inspect.inspector.model import RunModel
 from dyn_inspect.tui import digest
 from dyn_inspect.tui.display import display_loc
 from dyn_inspect.tui.source import snippet
-from dyn_inspect.tui.views.base import COMMON_KEYS, Cell, Context, SearchHit, View, matches
+from dyn_inspect.tui.views.base import COMMON_KEYS, Cell, Context, SearchHit, SplitView, matches
 from dyn_inspect.tui.widgets import DetailPane
 
 
@@ -94,8 +92,17 @@ def cost_text(c: Cause) -> str:
     return f"{c.fragments} hit{'s' if c.fragments != 1 else ''}"
 
 
-class CausesView(View):
+class CausesView(SplitView):
     view_id = "causes"
+    TABLE_ID = "causes-table"
+    DETAIL_ID = "cause-detail"
+    COLUMNS = (
+        ("#", "rank"),
+        ("Cost", "cost"),
+        ("Cause", "what"),
+        ("Fix", "fix"),
+    )
+    EMPTY = "No recompile or graph break: nothing to fix."
     HELP = (
         """
 ## Root causes
@@ -123,19 +130,6 @@ one fix, at the line that makes the variable.
         self._shown: str | None = None
         self.verdict: Verdict | None = None
         self.verifying = False
-
-    def compose(self) -> ComposeResult:
-        with Horizontal():
-            yield DataTable(id="causes-table", cursor_type="row", zebra_stripes=True)
-            yield DetailPane(id="cause-detail", classes="detail")
-
-    def on_mount(self) -> None:
-        table = self.query_one(DataTable)
-        table.add_column("#", key="rank")
-        table.add_column("Cost", key="cost")
-        table.add_column("Cause", key="what")
-        table.add_column("Fix", key="fix")
-        self.query_one(DetailPane).show(Text("No recompile or graph break: nothing to fix.", style="dim"))
 
     def ranked(self, model: RunModel, scope: digest.Scope) -> list[Cause]:
         """The causes in ``scope``, computed again only when the run grew."""

@@ -11,8 +11,6 @@ import linecache
 from rich.console import RenderableType
 from rich.table import Table
 from rich.text import Text
-from textual.app import ComposeResult
-from textual.containers import Horizontal
 from textual.widgets import DataTable
 
 from dyn_inspect.engine.schema import Loc
@@ -20,7 +18,7 @@ from dyn_inspect.inspector.analysis.bytecode import RESUME_RE, CompileCode, comp
 from dyn_inspect.inspector.model import CompileInfo
 from dyn_inspect.tui import digest
 from dyn_inspect.tui.display import display_loc
-from dyn_inspect.tui.views.base import COMMON_KEYS, Cell, Context, SearchHit, View, matches
+from dyn_inspect.tui.views.base import COMMON_KEYS, Cell, Context, SearchHit, SplitView, matches
 from dyn_inspect.tui.widgets import DetailPane
 
 
@@ -66,8 +64,12 @@ def code_parts(cc: CompileCode, cwd: str | None) -> list[RenderableType]:
     return parts
 
 
-class CodeView(View):
+class CodeView(SplitView):
     view_id = "code"
+    TABLE_ID = "code-table"
+    DETAIL_ID = "code-detail"
+    COLUMNS = (("Compile", "cid"), ("Function", "fn"), ("Resumes at", "at"), ("Bytecode", "bc"))
+    EMPTY = "Nothing compiled yet."
     DEFAULT_CSS = """
     #code-table { width: 40%; }
     """
@@ -90,17 +92,6 @@ user line each resumes at; the guards, one per line, grouped by what they guard.
         self._scope: digest.Scope | None = None
         self._count = -1
         self._shown: CompileCode | None = None
-
-    def compose(self) -> ComposeResult:
-        with Horizontal():
-            yield DataTable(id="code-table", cursor_type="row", zebra_stripes=True)
-            yield DetailPane(id="code-detail", classes="detail")
-
-    def on_mount(self) -> None:
-        table = self.query_one(DataTable)
-        for label, key in (("Compile", "cid"), ("Function", "fn"), ("Resumes at", "at"), ("Bytecode", "bc")):
-            table.add_column(label, key=key)
-        self.query_one(DetailPane).show(Text("Nothing compiled yet.", style="dim"))
 
     def tab_label(self, ctx: Context) -> str:
         return "Code"

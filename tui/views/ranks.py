@@ -9,8 +9,6 @@ from collections import Counter
 from dataclasses import dataclass
 
 from rich.text import Text
-from textual.app import ComposeResult
-from textual.containers import Horizontal
 from textual.widgets import DataTable
 
 from dyn_inspect.inspector.model import RunModel
@@ -23,7 +21,7 @@ from dyn_inspect.inspector.ranks import (
     rank_behaviours,
     rank_profiles,
 )
-from dyn_inspect.tui.views.base import COMMON_KEYS, Cell, Context, SearchHit, View, matches
+from dyn_inspect.tui.views.base import COMMON_KEYS, Cell, Context, SearchHit, SplitView, matches
 from dyn_inspect.tui.widgets import DetailPane
 
 OUTLIER = "bold red"
@@ -89,8 +87,21 @@ def _slow(times: list[float]) -> set[int]:
     return {i for i, t in enumerate(times) if t - fastest > COMPILE_TIME_MIN_GAP_S and (fastest <= 0 or t / fastest > COMPILE_TIME_RATIO)}
 
 
-class RanksView(View):
+class RanksView(SplitView):
     view_id = "ranks"
+    TABLE_ID = "ranks-table"
+    DETAIL_ID = "rank-detail"
+    COLUMNS = (
+        ("Rank", "rank"),
+        ("Node", "node"),
+        ("Compiles", "compiles"),
+        ("Breaks", "breaks"),
+        ("Recompiles", "recompiles"),
+        ("Kernels", "kernels"),
+        ("Compile time", "time"),
+        ("Behaviour", "group"),
+    )
+    EMPTY = "Not a distributed run: no ranks."
     HELP = (
         """
 ## Ranks
@@ -111,26 +122,6 @@ ranks that compiled like the majority, else how the rank differs.
         self._rows: dict[str, RankRow] = {}
         self._behaviours: list[Behaviour] = []
         self._shown: str | None = None
-
-    def compose(self) -> ComposeResult:
-        with Horizontal():
-            yield DataTable(id="ranks-table", cursor_type="row", zebra_stripes=True)
-            yield DetailPane(id="rank-detail", classes="detail")
-
-    def on_mount(self) -> None:
-        table = self.query_one(DataTable)
-        for label, key in (
-            ("Rank", "rank"),
-            ("Node", "node"),
-            ("Compiles", "compiles"),
-            ("Breaks", "breaks"),
-            ("Recompiles", "recompiles"),
-            ("Kernels", "kernels"),
-            ("Compile time", "time"),
-            ("Behaviour", "group"),
-        ):
-            table.add_column(label, key=key)
-        self.query_one(DetailPane).show(Text("Not a distributed run: no ranks.", style="dim"))
 
     def tab_label(self, ctx: Context) -> str:
         return f"Ranks ({len(ctx.run.model.ranks())})"

@@ -8,8 +8,6 @@ from __future__ import annotations
 
 from rich.console import Group, RenderableType
 from rich.text import Text
-from textual.app import ComposeResult
-from textual.containers import Horizontal
 from textual.widgets import DataTable
 
 from dyn_inspect.engine.schema import Loc
@@ -17,7 +15,7 @@ from dyn_inspect.inspector.analysis.shapes import CompileShapes, SymbolInfo, com
 from dyn_inspect.tui import digest
 from dyn_inspect.tui.display import display_loc
 from dyn_inspect.tui.source import snippet
-from dyn_inspect.tui.views.base import COMMON_KEYS, Cell, Context, SearchHit, View, matches
+from dyn_inspect.tui.views.base import COMMON_KEYS, Cell, Context, SearchHit, SplitView, matches
 from dyn_inspect.tui.widgets import DetailPane
 
 
@@ -25,8 +23,20 @@ def _row_key(cs: CompileShapes, index: int) -> str:
     return f"{cs.compile.log}|{cs.compile.cid}|{index}"
 
 
-class ShapesView(View):
+class ShapesView(SplitView):
     view_id = "shapes"
+    TABLE_ID = "shapes-table"
+    DETAIL_ID = "shapes-detail"
+    COLUMNS = (
+        ("Compile", "cid"),
+        ("Function", "fn"),
+        ("Dim", "dim"),
+        ("Sym", "sym"),
+        ("Example", "value"),
+        ("State", "state"),
+        ("Line", "line"),
+    )
+    EMPTY = "No dynamic shapes: every compile was static."
     DEFAULT_CSS = """
     #shapes-table { width: 55%; }
     """
@@ -52,25 +62,6 @@ compile's specializations with the line that caused each, and its shape guards.
         self._signature: tuple[int, ...] = ()
         self._label_seen: tuple[int, digest.Scope] | None = None
         self._label = "Shapes (0)"
-
-    def compose(self) -> ComposeResult:
-        with Horizontal():
-            yield DataTable(id="shapes-table", cursor_type="row", zebra_stripes=True)
-            yield DetailPane(id="shapes-detail", classes="detail")
-
-    def on_mount(self) -> None:
-        table = self.query_one(DataTable)
-        for label, key in (
-            ("Compile", "cid"),
-            ("Function", "fn"),
-            ("Dim", "dim"),
-            ("Sym", "sym"),
-            ("Example", "value"),
-            ("State", "state"),
-            ("Line", "line"),
-        ):
-            table.add_column(label, key=key)
-        self.query_one(DetailPane).show(Text("No dynamic shapes: every compile was static.", style="dim"))
 
     def _found(self, ctx: Context) -> list[CompileShapes]:
         return [cs for cs in compile_shapes(ctx.run.model) if ctx.scope.has(cs.compile.log)]

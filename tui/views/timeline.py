@@ -9,8 +9,6 @@ from __future__ import annotations
 from rich.console import RenderableType
 from rich.table import Table
 from rich.text import Text
-from textual.app import ComposeResult
-from textual.containers import Horizontal
 from textual.widgets import DataTable
 
 from dyn_inspect.engine.schema import Loc
@@ -19,7 +17,7 @@ from dyn_inspect.inspector.analysis.shapes import shapes_of
 from dyn_inspect.inspector.analysis.timeline import SpanNode, TimelineEntry, compile_breakdowns, timeline_entries
 from dyn_inspect.tui import digest
 from dyn_inspect.tui.display import display_loc, duration
-from dyn_inspect.tui.views.base import COMMON_KEYS, Cell, Context, SearchHit, View, matches
+from dyn_inspect.tui.views.base import COMMON_KEYS, Cell, Context, SearchHit, SplitView, matches
 from dyn_inspect.tui.widgets import DetailPane
 
 # torch's span names, in words (the others are shown as torch names them)
@@ -68,8 +66,19 @@ def breakdown_table(roots: list[SpanNode]) -> RenderableType:
     return t
 
 
-class TimelineView(View):
+class TimelineView(SplitView):
     view_id = "timeline"
+    TABLE_ID = "timeline-table"
+    DETAIL_ID = "timeline-detail"
+    COLUMNS = (
+        ("Time", "t"),
+        ("Compile", "cid"),
+        ("Function", "fn"),
+        ("What happened", "what"),
+        ("Cache", "cache"),
+        ("Took", "s"),
+    )
+    EMPTY = "Nothing compiled yet."
     DEFAULT_CSS = """
     #timeline-table { width: 50%; }
     """
@@ -96,24 +105,6 @@ codegen / C++ compiler / autotuning, and each cache lookup with torch's reason.
         self._shown: str | None = None
         self._spans: dict[tuple[str, str], list[SpanNode]] = {}
         self._final: set[tuple[str, str]] = set()  # compiles finished when their spans were read
-
-    def compose(self) -> ComposeResult:
-        with Horizontal():
-            yield DataTable(id="timeline-table", cursor_type="row", zebra_stripes=True)
-            yield DetailPane(id="timeline-detail", classes="detail")
-
-    def on_mount(self) -> None:
-        table = self.query_one(DataTable)
-        for label, key in (
-            ("Time", "t"),
-            ("Compile", "cid"),
-            ("Function", "fn"),
-            ("What happened", "what"),
-            ("Cache", "cache"),
-            ("Took", "s"),
-        ):
-            table.add_column(label, key=key)
-        self.query_one(DetailPane).show(Text("Nothing compiled yet.", style="dim"))
 
     def tab_label(self, ctx: Context) -> str:
         return f"Timeline ({sum(1 for c in ctx.run.model.compiles.values() if ctx.scope.has(c.log))})"
