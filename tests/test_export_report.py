@@ -149,3 +149,16 @@ def test_report_renders_its_sections_in_chromium_without_network(pages, breaks_r
     control.write_text('<html><body><img src="http://127.0.0.1:9/x.png"></body></html>')
     _, control_requests = _chromium(control.as_uri(), tmp_path / "b")
     assert [r["url"] for r in control_requests] == ["http://127.0.0.1:9/x.png"]
+
+
+def test_pages_show_dynamic_shapes_and_lead_breaks_with_the_users_code(example_run: Run, tmp_path: Path) -> None:
+    """The example's recompiles made the batch dim dynamic (automatic dynamic): the report's
+    Dynamic shapes section says which dim, per compile; a break's title is what the user
+    wrote (`print(...)`), torch's type under it."""
+    export_run(example_run, tmp_path / "e.zip")
+    page = html.unescape(zipfile.ZipFile(tmp_path / "e.zip").read("report.html").decode())
+    assert page.index('id="recompiles"') < page.index('id="shapes"') < page.index('id="kernels"')
+    section = page[page.index('id="shapes"') : page.index('id="kernels"')]
+    assert "automatic dynamic after a recompile" in section and "x.shape[0]" in section
+    assert "torch/nn/modules" not in section  # the user's line, not torch's
+    assert "`print(...)` can't be traced" in page and "torch: Failed to trace builtin operator" in page

@@ -20,6 +20,7 @@ from typing import Any
 import jinja2
 
 from dyn_inspect.engine.schema import Loc
+from dyn_inspect.inspector.analysis.messages import headline
 from dyn_inspect.inspector.export.redact import REDACTED
 from dyn_inspect.inspector.locations import def_line, short_path
 from dyn_inspect.inspector.model import RunModel
@@ -30,6 +31,7 @@ SECTIONS = (
     ("root-causes", "Root causes"),  # only when there are findings
     ("graph-breaks", "Graph breaks"),
     ("recompiles", "Recompiles"),
+    ("shapes", "Dynamic shapes"),  # only when a compile made a dim dynamic or specialized one
     ("kernels", "Kernels"),
     ("compile-time", "Compile time by stage"),
     ("compiles", "Compiles"),
@@ -50,6 +52,7 @@ class BreakRow:
     hints: list[str]
     compile_ids: list[str]
     torch_where: str | None = None  # torch's own location when it is not the user's line
+    headline: str = ""  # what the user wrote, said first ("`print(...)` can't be traced")
 
 
 @dataclass
@@ -77,6 +80,18 @@ class CauseRow:
     fix_where: str | None = None  # the line the fix goes after
     fix_code: str | None = None
     fix_why: str | None = None
+
+
+@dataclass
+class ShapeRow:
+    """One compile's dynamic shapes (analysis/shapes.py): the dims it made dynamic and the
+    ones a line specialized back to a constant, each sentence with its user line."""
+
+    compile_id: str
+    function: str
+    automatic: bool  # torch made the dims that changed dynamic after a recompile
+    dynamic: list[str]  # "x.shape[0] (s77), created at train.py:26"
+    specialized: list[str]  # "dim 1 of `x` became static (= 3) because of `if …` at m.py:17"
 
 
 @dataclass
@@ -129,6 +144,7 @@ class ReportData:
     failures: list[FailureRow] = field(default_factory=list)
     causes: list[CauseRow] = field(default_factory=list)
     recompiles: list[RecompileRow] = field(default_factory=list)
+    shapes: list[ShapeRow] = field(default_factory=list)
     limits: list[str] = field(default_factory=list)
     kernels: list[KernelRow] = field(default_factory=list)
     stages: dict[str, float] = field(default_factory=dict)
@@ -200,6 +216,18 @@ def _cause_rows(model: RunModel, where: Callable[[Loc | None], str], scrub: Call
     return rows
 
 
+def _shape_rows(model: RunModel, where: Callable[[Loc | None], str], scrub: Callable[[str], str]) -> list[ShapeRow]:
+    from dyn_inspect.inspector.analysis.shapes import compile_shapes
+
+    rows = []
+    for cs in compile_shapes(model):
+        dynamic = [scrub(f"{s.name} ({s.symbol})" + (f", created at {where(s.loc)}" if s.loc else "")) for s in cs.dynamic]
+        specialized = [scrub(sp.describe(where(sp.loc) if sp.loc else None)) for sp in cs.specializations]
+        if dynamic or specialized:
+            rows.append(ShapeRow(cs.compile.cid, cs.function, cs.automatic_dynamic, dynamic, specialized))
+    return rows
+
+
 def build(
     model: RunModel,
     *,
@@ -250,6 +278,7 @@ def build(
                 list(b.hints),
                 site.compile_ids,
                 where(b.loc) if user != b.loc else None,
+                headline(b),
             )
         )
     for fsite in failure_sites(model):
@@ -260,6 +289,7 @@ def build(
             FailureRow(where(f.user_loc), code, f.fail_type, f.function, scrub(f.headline), scrub(f.reason), fsite.count, fsite.compile_ids)
         )
     data.causes = _cause_rows(model, where, scrub)
+    data.shapes = _shape_rows(model, where, scrub)
     timeline_suggestions = _timeline_suggestions(model)
     for r in model.recompiles:
         cap = r.compile.capture
