@@ -10,7 +10,7 @@
 //   E2E_WORKSPACE  a folder with train.py, model_utils.py and .dyn-inspect/runs/<run>
 //   E2E_OUT        where screenshots and logs go (vscode-squiggles.png, vscode-verified.png, failure.png)
 //   E2E_CHROMIUM   the browser binary (default /usr/bin/chromium)
-//   E2E_FULL       "0" skips the slow part (run the file again, export)
+//   E2E_FULL       "0" skips the slow part (run the file again, export, verify the fix)
 import { execFileSync, spawn } from 'node:child_process';
 import * as fs from 'node:fs';
 import { createRequire } from 'node:module';
