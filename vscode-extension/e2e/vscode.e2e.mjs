@@ -8,9 +8,9 @@
 //   E2E_VSIX       the packaged extension
 //   E2E_PYTHON     an interpreter with dyn-inspect installed
 //   E2E_WORKSPACE  a folder with train.py, model_utils.py and .dyn-inspect/runs/<run>
-//   E2E_OUT        where screenshots and logs go (vscode-squiggles.png, failure.png)
+//   E2E_OUT        where screenshots and logs go (vscode-squiggles.png, vscode-verified.png, failure.png)
 //   E2E_CHROMIUM   the browser binary (default /usr/bin/chromium)
-//   E2E_FULL       "0" skips the slow part (run the file again, export)
+//   E2E_FULL       "0" skips the slow part (run the file again, export, verify the fix)
 import { execFileSync, spawn } from 'node:child_process';
 import * as fs from 'node:fs';
 import { createRequire } from 'node:module';
@@ -54,6 +54,7 @@ const BRANCH_LINE = lineOf(TRAIN, '# data-dependent branch: graph break');
 const PRINT_LINE = lineOf(TRAIN, 'print("forward done")');
 const FORWARD_DEF = lineOf(TRAIN, 'def forward(');
 const HELPER_PRINT = lineOf(UTILS, '# graph break inside an inlined helper');
+const MAKES_X = lineOf(TRAIN, 'x, y = torch.randn(bs');
 
 const t0 = Date.now();
 const secs = () => ((Date.now() - t0) / 1000).toFixed(1);
@@ -370,8 +371,9 @@ async function main() {
             assert(/data-dependent/i.test(branch.text), `the row on line ${BRANCH_LINE} says: ${branch.text}`);
             assert(/dyn-inspect/.test(branch.text), `the row names no source: ${branch.text}`);
             assert(branch.col === 12, `the row on line ${BRANCH_LINE} starts at column ${branch.col}, not 12 (h.mean())`);
-            const recompile = rows.find((r) => r.file.startsWith('train.py') && r.line === FORWARD_DEF);
-            assert(recompile && /recompil/i.test(recompile.text), `no recompile row on def forward (line ${FORWARD_DEF}): ${JSON.stringify(rows)}`);
+            // The recompiles are one root-cause note, where `x` (whose size changes) is made.
+            const recompile = rows.find((r) => r.file.startsWith('train.py') && r.line === MAKES_X);
+            assert(recompile && /recompil/i.test(recompile.text) && /mark_dynamic/.test(recompile.text), `no root-cause recompile row on line ${MAKES_X} (x is made there): ${JSON.stringify(rows)}`);
             console.log(`       ${rows.length} rows: ${rows.map((r) => `${r.file}:${r.line}`).join(', ')}`);
         });
 
@@ -394,7 +396,9 @@ async function main() {
             const frame = page.frameLocator('iframe.webview.ready').frameLocator('iframe#active-frame');
             await frame.locator('h1', { hasText: 'forward' }).first().waitFor({ timeout: 30000 });
             const body = await frame.locator('body').textContent();
-            assert(/Compiles: 2/.test(body) && /recompile/i.test(body), `the details preview says: ${body.slice(0, 300)}`);
+            // (Why it recompiled is the root-cause note's business now: the details list no
+            // recompile steps of their own for the frames that cause explains.)
+            assert(/Compiles: 2/.test(body) && /Graph breaks: 3/.test(body), `the details preview says: ${body.slice(0, 600)}`);
             await preview.click();
             await page.keyboard.press('Control+W');
             await openFile('train.py');
@@ -498,6 +502,88 @@ async function main() {
                     return inTrain.some((r) => r.line === BRANCH_LINE) && !inTrain.some((r) => r.line === PRINT_LINE + 1);
                 }, 60000);
                 assert(extensionLogText(userData).includes(fresh), `the extension log never names the run ${fresh}`);
+            });
+        }
+        if (FULL) {
+            // Apply and verify (issue #14): the root cause's quick fix (mark_dynamic on the line
+            // that makes `x`), then "verify the fix" from the same quick-fix list. The server
+            // re-runs the program of the run shown (the one "Run Current File" just recorded,
+            // in this workspace), follows the new run and marks the fixed line.
+            const X_LINE = lineOf(TRAIN, 'x, y = torch.randn(bs'); // (the print fix moved it down one)
+            /** Ctrl+. on a line; clicks the quick-fix row matching `label`. */
+            const quickFix = async (line, label) => {
+                const col = fs.readFileSync(TRAIN, 'utf8').split('\n')[line - 1].search(/\S/) + 2;
+                await gotoLine(line, col);
+                await waitFor(`the cursor on line ${line}`, async () => (await page.locator('.statusbar', { hasText: `Ln ${line}, Col ${col}` }).count()) > 0, 10000, 200);
+                await page.keyboard.press('Control+.');
+                const row = page.locator('.action-widget .monaco-list-row', { hasText: label }).first();
+                await row.waitFor({ timeout: 20000 });
+                await row.click();
+            };
+            await step('the root-cause quick fix (mark_dynamic) applies on the line that makes x', async () => {
+                await openFile('train.py');
+                await gotoLine(X_LINE);
+                // The recompile note of the new run is on that line first (the server follows it).
+                await waitFor(`a squiggle on line ${X_LINE}`, async () => {
+                    const s = [...(await squigglesOn(X_LINE, 'warning')), ...(await squigglesOn(X_LINE, 'info'))];
+                    return s.length ? s : null;
+                }, 60000);
+                await quickFix(X_LINE, 'mark_dynamic');
+                await page.keyboard.press('Control+S');
+                await waitFor('the fix saved to train.py', async () => {
+                    const lines = fs.readFileSync(TRAIN, 'utf8').split('\n');
+                    return lines[X_LINE].trim() === 'torch._dynamo.mark_dynamic(x, 0)';
+                }, 15000);
+            });
+            await step('"verify the fix" re-runs the program; VS Code shows the verified state', async () => {
+                await quickFix(X_LINE, 'verify the fix');
+                // The verdict: a notification with the counts (the re-run takes minutes here).
+                const toast = page.locator('.notification-toast', { hasText: /dyn-inspect verified run|dyn-inspect: verify failed/ }).first();
+                await toast.waitFor({ timeout: 480000 });
+                const said = (await toast.locator('.notification-list-item-message').first().textContent()).replace(/\u00a0/g, ' ');
+                const id = (said.match(/verified run (\S+?):/) || [])[1];
+                assert(id, `the verify says: ${said}`);
+                const m = said.match(/recompiles (\d+) → (\d+)/);
+                assert(m && Number(m[1]) > 0 && m[2] === '0', `the verdict says: ${said}`);
+                assert(/[1-9]\d* cause\(s\) fixed ✓/.test(said), `the verdict fixed nothing: ${said}`);
+                assert(runsOnDisk().includes(id), `the verified run ${id} is not in ${RUNS}`);
+                console.log(`       ${said.trim().slice(0, 160)}`);
+                // The Problems panel: the recompile notes gone, the breaks still there.
+                await page.locator('.part.panel .composite-bar .action-item', { hasText: 'Problems' }).first().click().catch(() => page.keyboard.press('Control+Shift+M'));
+                await page.locator('.markers-panel').waitFor({ timeout: 15000 });
+                let rows = [];
+                await waitFor('the recompile notes gone and the breaks marked "still there"', async () => {
+                    rows = (await problems()).filter((r) => r.file && r.file.startsWith('train.py'));
+                    return !rows.some((r) => /recompil/i.test(r.text) && !/still there|fixed ✓/.test(r.text)) && rows.some((r) => /still there after the fix/.test(r.text));
+                }, 120000).catch((error) => {
+                    throw new Error(`${error.message}; rows: ${JSON.stringify(rows.map((r) => [r.line, r.text.slice(0, 80)]))}`);
+                });
+                // The fixed line: a Hint (VS Code draws it as three dots under the first two
+                // characters, and the Problems panel leaves hints out); its hover says
+                // "fixed ✓ (verified run <id>)".
+                await openFile('train.py');
+                await gotoLine(X_LINE);
+                const hover = page.locator('.monaco-hover:visible', { hasText: 'fixed ✓ (verified run' }).first();
+                await waitFor(`the "fixed ✓" hover on line ${X_LINE}`, async () => {
+                    const [dots] = await squigglesOn(X_LINE, 'hint');
+                    const line = await lineBox(X_LINE);
+                    if (!dots || !line) {
+                        return false;
+                    }
+                    const y = line.y + line.height / 2;
+                    await page.mouse.move(dots.left - 30, y);
+                    await page.mouse.move(dots.left + (dots.right - dots.left) / 2, y, { steps: 5 });
+                    try {
+                        await hover.waitFor({ timeout: 5000 });
+                        return true;
+                    } catch {
+                        await page.mouse.move(5, 5);
+                        return false;
+                    }
+                }, 60000, 500);
+                const text = (await hover.textContent()).replace(/\u00a0/g, ' ');
+                assert(text.includes(`fixed ✓ (verified run ${id})`), `the hover names another run: ${text.slice(0, 300)}`);
+                await page.screenshot({ path: path.join(OUT, 'vscode-verified.png') });
             });
         }
         if (FULL) {

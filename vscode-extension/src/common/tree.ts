@@ -20,19 +20,24 @@ import {
 } from 'vscode';
 import { DIAGNOSTIC_SOURCE } from './constants';
 
-export type FindingKind = 'breaks' | 'recompiles' | 'failures';
+export type FindingKind = 'breaks' | 'recompiles' | 'failures' | 'verified';
 
 export const KIND_LABELS: Record<FindingKind, string> = {
     breaks: 'Graph breaks',
     recompiles: 'Recompiles',
     failures: 'Compile failures',
+    verified: 'Verified fixed ✓',
 };
-const KIND_ICONS: Record<FindingKind, string> = { breaks: 'debug-breakpoint-unsupported', recompiles: 'sync', failures: 'error' };
-const ORDER: FindingKind[] = ['breaks', 'recompiles', 'failures'];
+const KIND_ICONS: Record<FindingKind, string> = { breaks: 'debug-breakpoint-unsupported', recompiles: 'sync', failures: 'error', verified: 'pass' };
+const ORDER: FindingKind[] = ['breaks', 'recompiles', 'failures', 'verified'];
 
-/** Which kind a diagnostic of ours is (the server's codes: `GBxxxx`, `recompile`, `recompile-limit`, an error). */
+/** Which kind a diagnostic of ours is (the server's codes: `GBxxxx`, `recompile`, `recompile-limit`,
+ * `recompile-cause`, an error, and `verified`: the Hint a verify leaves where a fixed cause showed). */
 export function kindOf(diagnostic: Pick<Diagnostic, 'code' | 'severity'>): FindingKind {
     const code = typeof diagnostic.code === 'object' && diagnostic.code !== null ? diagnostic.code.value : diagnostic.code;
+    if (code === 'verified') {
+        return 'verified';
+    }
     if (typeof code === 'string' && code.startsWith('recompile')) {
         return 'recompiles';
     }

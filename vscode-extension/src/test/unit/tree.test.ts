@@ -18,6 +18,22 @@ suite('findings tree', () => {
         assert.strictEqual(kindOf({ code: 'recompile', severity: 2 }), 'recompiles');
         assert.strictEqual(kindOf({ code: 'recompile-limit', severity: 1 }), 'recompiles');
         assert.strictEqual(kindOf({ code: 'BackendCompilerFailed', severity: 0 }), 'failures');
+        assert.strictEqual(kindOf({ code: 'recompile-cause', severity: 2 }), 'recompiles');
+        // a verify's "fixed ✓" Hint is not a graph break
+        assert.strictEqual(kindOf({ code: 'verified', severity: 3 }), 'verified');
+    });
+
+    test('after a verify: the fixed marks in their own group, after what is still there', () => {
+        const train = Uri.file('/w/train.py');
+        mock.diagnostics = [
+            [train, [diag(45, 'fixed ✓ (verified run r2): `x.shape[0]` takes 16, 32', 'verified', DiagnosticSeverity.Hint), diag(26, 'Graph break: branch\n(still there after the fix — verified run r2)', 'GB0170')]],
+        ] as never;
+        const tree = new FindingsTree();
+        const kinds = tree.getChildren();
+        assert.deepStrictEqual(kinds.map((k) => tree.getTreeItem(k).label), ['Graph breaks (1)', 'Verified fixed ✓ (1)']);
+        const [file] = tree.getChildren(kinds[1]);
+        const [fixed] = tree.getChildren(file).map((f) => tree.getTreeItem(f));
+        assert.deepStrictEqual([fixed.label, fixed.description], ['fixed ✓ (verified run r2): `x.shape[0]` takes 16, 32', 'line 46']);
     });
 
     test('breaks and recompiles grouped by file, sorted by line; a click opens the line', () => {
