@@ -71,7 +71,7 @@ def details(fn: FunctionFindings, line: int) -> dict[str, Any]:
                 "suggestion": s.suggestion,
                 "code": s.code,
             }
-            for s in fn.steps
+            for s in sorted(fn.steps + fn.explained, key=lambda s: (s.part is not None, s.part_line or 0, s.cid))
         ],
         "recompile_limit": fn.limit_reason,
     }

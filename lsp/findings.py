@@ -26,7 +26,7 @@ import itertools
 import os
 import re
 from collections import defaultdict
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import msgspec
@@ -142,6 +142,9 @@ class FunctionFindings:
     compile_time_s: float = 0.0
     compile_ids: list[str] = field(default_factory=list)
     steps: list[RecompileStep] = field(default_factory=list)
+    # recompiles a root cause explains at its fix site: no note of their own here, but the
+    # function's details still list them (pointing at the cause)
+    explained: list[RecompileStep] = field(default_factory=list)
     limit_reason: str | None = None
     limit_text: str | None = None
     call_site: Loc | None = None  # the workspace line that called it when it recompiled
@@ -499,10 +502,11 @@ def _call_site(c: CompileInfo, ws: Workspace) -> Loc | None:
     return ws.nearest(c.start.stack[:-1])
 
 
-def _add_causes(m: RunModel, ws: Workspace, files: dict[str, FileFindings]) -> set[tuple[str, str]]:
+def _add_causes(m: RunModel, ws: Workspace, files: dict[str, FileFindings]) -> dict[tuple[str, str], str]:
     """One finding per recompile cause that has a fix in the workspace; returns the
-    (log, compile id) of the recompiles they explain (their frames' notes leave them out)."""
-    covered: set[tuple[str, str]] = set()
+    (log, compile id) of the recompiles they explain (their frames' notes leave them out),
+    each with the cause's title."""
+    covered: dict[tuple[str, str], str] = {}
     try:
         found = _causes.recompile_causes(m)
     except Exception:  # noqa: BLE001 - an analysis bug must not take the diagnostics down
@@ -513,7 +517,7 @@ def _add_causes(m: RunModel, ws: Workspace, files: dict[str, FileFindings]) -> s
             lr = _tensor_lr_cause(c, ws)
             if lr is not None:
                 files[norm_path(lr.loc.file)].causes.append(lr)
-                covered.update((r.log, r.cid) for r in c.recompiles)
+                covered.update(((r.log, r.cid), c.title) for r in c.recompiles)
             continue
         local = ws.local(fix.file)
         if local is None:
@@ -534,7 +538,7 @@ def _add_causes(m: RunModel, ws: Workspace, files: dict[str, FileFindings]) -> s
                 sites=sites,
             )
         )
-        covered.update((r.log, r.cid) for r in c.recompiles)
+        covered.update(((r.log, r.cid), c.title) for r in c.recompiles)
     return covered
 
 
@@ -596,7 +600,7 @@ def _tensor_lr_cause(c: _causes.Cause, ws: Workspace) -> CauseFinding | None:
     return None
 
 
-def _add_functions(m: RunModel, ws: Workspace, files: dict[str, FileFindings], covered: set[tuple[str, str]] | None = None) -> None:
+def _add_functions(m: RunModel, ws: Workspace, files: dict[str, FileFindings], covered: dict[tuple[str, str], str] | None = None) -> None:
     frames = m.frames_in_order()
     groups: dict[tuple[str, int, str], FunctionFindings] = {}
     ordered: list[tuple[FrameInfo, FrameInfo]] = []  # (frame, owner)
@@ -641,6 +645,13 @@ def _add_functions(m: RunModel, ws: Workspace, files: dict[str, FileFindings], c
         if covered and frame.compiles:
             # explained once, at the cause's fix site: not repeated on each frame
             log = frame.compiles[0].log
+            fn.explained.extend(
+                replace(
+                    s, suggestion=f"its root cause: {covered[(log, s.cid)]} (one fix for all of them: the root-cause note says where)", code=None
+                )
+                for s in steps
+                if (log, s.cid) in covered
+            )
             steps = [s for s in steps if (log, s.cid) not in covered]
         fn.steps.extend(steps)
         if frame.recompile_limit is not None:
@@ -650,6 +661,7 @@ def _add_functions(m: RunModel, ws: Workspace, files: dict[str, FileFindings], c
             fn.call_site = _call_site(frame.compiles[1], ws)
     for fn in groups.values():
         fn.steps.sort(key=lambda s: (s.part is not None, s.part_line or 0, s.cid))
+        fn.explained.sort(key=lambda s: (s.part is not None, s.part_line or 0, s.cid))
 
 
 # -- compile failures ------------------------------------------------------------------

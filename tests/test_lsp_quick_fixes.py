@@ -289,3 +289,20 @@ def test_tensor_lr_fix_removes_the_lr_recompiles_and_keeps_stdout(tmp_path_facto
     after = record(fixed_text, tmp_path_factory.mktemp("optim-fix-after"), OPTIM.name)
     assert after.recompiles() == 0
     assert after.stdout == before.stdout and before.stdout.count("step ") == 3
+
+
+def test_details_still_list_the_recompiles_a_root_cause_explains(example_run: Run) -> None:
+    """The example's recompiles are one cause, noted once at its fix site; the `forward`
+    lens's details (dynInspect.showDetails) still list each recompile, pointing at it."""
+    from corpus_support import EXAMPLES
+    from dyn_inspect.lsp.code_lens import details, details_markdown
+
+    index = build_index(example_run, Workspace.for_run([EXAMPLES], example_run))
+    ff = index.for_path(str(EXAMPLES / "train.py"))
+    assert ff is not None and ff.causes, "the root cause is noted in train.py"
+    (forward,) = [fn for fn in ff.functions if fn.name == "forward"]
+    assert forward.steps == []  # no note of its own on the def line
+    d = details(forward, forward.def_line)
+    assert d["recompiles"], d
+    assert all(r["suggestion"].startswith("its root cause: `x.shape[0]` takes 16, 32") for r in d["recompiles"])
+    assert "## " in details_markdown(d) and "its root cause" in details_markdown(d)
