@@ -647,7 +647,9 @@ def _add_functions(m: RunModel, ws: Workspace, files: dict[str, FileFindings], c
             log = frame.compiles[0].log
             fn.explained.extend(
                 replace(
-                    s, suggestion=f"its root cause: {covered[(log, s.cid)]} (one fix for all of them: the root-cause note says where)", code=None
+                    s,
+                    suggestion=f"its root cause: {covered[(log, s.cid)]} (one fix for all of them: the root-cause note says where)",
+                    code=None,
                 )
                 for s in steps
                 if (log, s.cid) in covered
