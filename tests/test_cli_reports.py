@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from corpus_support import CORPUS, marker_line, records
+from corpus_support import CORPUS, EXAMPLES, marker_line, records
 from dyn_inspect.inspector.run import Run
 from inspector_program import Recorded, record_once
 
@@ -308,3 +308,19 @@ def test_colour_on_a_terminal_and_none_with_no_color(breaks_run: Run) -> None:
     assert colour.search(_on_a_terminal(["breaks", str(breaks_run.path)], {"TERM": "xterm-256color"}))
     plain = _on_a_terminal(["breaks", str(breaks_run.path)], {"TERM": "xterm-256color", "NO_COLOR": "1"})
     assert "breaks.py" in plain and not colour.search(plain)
+
+
+def test_recompiles_and_summary_lead_with_the_root_cause(example_run: Run) -> None:
+    """The example's five recompiles: one root cause with one fix where `x` is made, said
+    before the frame-by-frame timelines; automatic dynamic is named where it happened; the
+    summary's frames it explains carry no mark_dynamic of their own locals."""
+    made = next(n for n, t in enumerate((EXAMPLES / "train.py").read_text().splitlines(), start=1) if "x, y = torch.randn(bs, 32" in t)
+    plain = cli("recompiles", str(example_run.path)).stdout
+    first = plain.splitlines()[1]
+    assert first.startswith("root cause: `x.shape[0]` takes 16, 32 → 5 recompiles — fix: torch._dynamo.mark_dynamic(x, 0) after ")
+    assert f"train.py:{made} (where `x` is made)" in first
+    assert "then: torch made `x.shape[0]` dynamic (automatic dynamic)" in plain
+    summary = cli("summary", str(example_run.path)).stdout
+    assert "root cause: `x.shape[0]` takes 16, 32 → 5 recompiles" in summary
+    assert "fix: torch._dynamo.mark_dynamic(x, 0)  after " in summary and f"train.py:{made} (where `x` is made)" in summary
+    assert "mark_dynamic(h, 0)" not in summary and "___stack0, 0" not in summary

@@ -10,6 +10,7 @@ import sys
 from dataclasses import asdict
 from typing import Any
 
+from dyn_inspect.inspector.analysis.causes import recompile_causes
 from dyn_inspect.inspector.analysis.recompiles import (
     GuardFailure,
     TimelineEntry,
@@ -17,6 +18,7 @@ from dyn_inspect.inspector.analysis.recompiles import (
     recompile_limit_of,
     recompile_timeline,
 )
+from dyn_inspect.inspector.analysis.shapes import shapes_of
 from dyn_inspect.inspector.console import make_console
 from dyn_inspect.inspector.locations import def_line, short_path
 from dyn_inspect.inspector.model import FrameInfo
@@ -91,6 +93,12 @@ def run(args: argparse.Namespace) -> int:
     say(
         f"recompiles: {len(m.recompiles)} in {sum(1 for _, t, _ in rows if len(t) > 1)} frame(s); recompile limit hit: {len(m.recompile_limits)} — {short_path(str(r.path))}"
     )
+    # The root causes first: one edit where the variable is made can remove every recompile
+    # listed below it (the frame-by-frame suggestions follow, for the frames' own view).
+    for cause in recompile_causes(m) if rows else []:
+        if cause.fix is not None:
+            where = f"{short_path(cause.fix.file)}:{cause.fix.after_line}"
+            say(f"root cause: {cause.title} — fix: {cause.fix.code} after {where} ({cause.fix.why}); `dyn-inspect causes`")
     for frame, timeline, limit in rows:
         say("")
         lim = f", limit {limit}" if limit is not None else ""
@@ -118,4 +126,10 @@ def run(args: argparse.Namespace) -> int:
                 say(f"{' ' * len(head)}→ {e.suggestion.text}")
                 if e.suggestion.code:
                     say(f"{' ' * len(head)}  {e.suggestion.code}")
+            shapes = shapes_of(e.compile)
+            if shapes.automatic_dynamic and shapes.dynamic:
+                dims = ", ".join(dict.fromkeys(f"`{s.name}`" for s in shapes.dynamic))
+                say(f"{' ' * len(head)}then: torch made {dims} dynamic (automatic dynamic) — the next size reuses this graph")
+            for spec in shapes.specializations:
+                say(f"{' ' * len(head)}specialized: {spec.describe(f'{short_path(spec.loc.file)}:{spec.loc.line}' if spec.loc else None)}")
     return 0
