@@ -120,6 +120,15 @@ class SplitView(View):
             table.add_column(label, key=key)
         self.query_one(DetailPane).show(Text(self.EMPTY, style="dim"))
 
+    def on_data_table_row_highlighted(self, event: DataTable.RowHighlighted) -> None:
+        event.stop()
+        if event.row_key is not None and event.row_key.value is not None:
+            key = str(event.row_key.value)
+            self.show_detail_soon(lambda: self._show(key))
+
+    def _show(self, key: str) -> None:
+        """Show the row ``key``'s details in the pane (each view says what they are)."""
+
 
 class TableView(View, Generic[T]):
     """A view whose DataTable grows with the run: one row per key, added once; when a row's

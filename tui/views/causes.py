@@ -167,12 +167,6 @@ one fix, at the line that makes the variable.
         if self._shown is None and table.row_count:
             self._show(str(table.coordinate_to_cell_key(table.cursor_coordinate).row_key.value))
 
-    def on_data_table_row_highlighted(self, event: DataTable.RowHighlighted) -> None:
-        event.stop()
-        if event.row_key is not None and event.row_key.value is not None:
-            key = str(event.row_key.value)
-            self.show_detail_soon(lambda: self._show(key))
-
     def _show(self, key: str | None) -> None:
         if key is None or key not in self._causes:
             return

@@ -115,12 +115,6 @@ user line each resumes at; the guards, one per line, grouped by what they guard.
         if table.row_count and self._shown is None:
             self._show(str(table.coordinate_to_cell_key(table.cursor_coordinate).row_key.value))
 
-    def on_data_table_row_highlighted(self, event: DataTable.RowHighlighted) -> None:
-        event.stop()
-        if event.row_key is not None and event.row_key.value is not None:
-            key = str(event.row_key.value)
-            self.show_detail_soon(lambda: self._show(key))
-
     def _show(self, key: str) -> None:
         c = self._compiles.get(key)
         if c is None or self.ctx is None:

@@ -167,12 +167,6 @@ ranks that compiled like the majority, else how the rank differs.
             table.move_cursor(row=min(cursor, len(rows) - 1), animate=False)
             self._show(str(rows[min(cursor, len(rows) - 1)].rank))
 
-    def on_data_table_row_highlighted(self, event: DataTable.RowHighlighted) -> None:
-        event.stop()
-        if event.row_key is not None and event.row_key.value is not None:
-            key = str(event.row_key.value)
-            self.show_detail_soon(lambda: self._show(key))
-
     def _show(self, key: str) -> None:
         row = self._rows.get(key)
         if row is None or not self._behaviours:

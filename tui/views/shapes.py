@@ -125,12 +125,6 @@ compile's specializations with the line that caused each, and its shape guards.
                 table.move_cursor(row=table.get_row_index(keep), animate=False)
             self._show(keep or str(table.coordinate_to_cell_key(table.cursor_coordinate).row_key.value))
 
-    def on_data_table_row_highlighted(self, event: DataTable.RowHighlighted) -> None:
-        event.stop()
-        if event.row_key is not None and event.row_key.value is not None:
-            key = str(event.row_key.value)
-            self.show_detail_soon(lambda: self._show(key))
-
     def _show(self, key: str | None) -> None:
         if key is None or key not in self._rows:
             return

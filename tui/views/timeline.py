@@ -140,12 +140,6 @@ codegen / C++ compiler / autotuning, and each cache lookup with torch's reason.
                 table.move_cursor(row=table.get_row_index(keep), animate=False)
             self._show(keep or str(table.coordinate_to_cell_key(table.cursor_coordinate).row_key.value))
 
-    def on_data_table_row_highlighted(self, event: DataTable.RowHighlighted) -> None:
-        event.stop()
-        if event.row_key is not None and event.row_key.value is not None:
-            key = str(event.row_key.value)
-            self.show_detail_soon(lambda: self._show(key))
-
     def _breakdown(self, log: str, cid: str) -> list[SpanNode]:
         """The compile's spans. Reading them is a pass over the logs (seconds on a 100k-event
         run): done again only for a compile that was still compiling at the last pass — a
