@@ -45,15 +45,23 @@ def print_recompiles(run: Run, data: dict[str, Any], say: Callable[[str], None],
     # A root cause with a fix comes first, and the frames it explains get no per-frame "try":
     # that snippet names a resume function's local (`h`, `___stack0`), where one edit at the
     # line that makes the caller's tensor removes them all.
+    # The same cause on every rank of an SPMD job is one line, not one per rank.
     fixed_frames: set[int] = set()
+    said: dict[tuple[str, str, str, int], int] = {}
     for cause in recompile_causes(m) if frames else []:
         if cause.fix is None:
             continue
         fixed_frames.update(id(f) for f in cause.frames)
+        key = (cause.title, cause.fix.code, cause.fix.file, cause.fix.after_line)
+        said[key] = said.get(key, 0) + 1
+        if said[key] > 1 or len(said) > TOP_RECOMPILED:
+            continue
         say(f"    root cause: {cause.title}")
         say(
             f"      fix: {cause.fix.code}  after {short_path(cause.fix.file)}:{cause.fix.after_line} ({cause.fix.why}) — `dyn-inspect causes`"
         )
+    if len(said) > TOP_RECOMPILED:
+        say(f"    … and {len(said) - TOP_RECOMPILED} more root causes — `dyn-inspect causes`")
     shown = frames if show_all else frames[:TOP_RECOMPILED]
     for frame, entries in shown:
         where = f"{short_path(frame.filename)}:{def_line(frame.filename, frame.firstlineno)}"
