@@ -22,6 +22,7 @@ from __future__ import annotations
 import ast
 import functools
 import re
+from collections.abc import Collection
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
@@ -112,18 +113,23 @@ class _Recompile:
         return c.start.t if c.start is not None and c.start.t else (c.capture.t if c.capture else 0.0)
 
 
-def recompile_causes(model: RunModel) -> list[Cause]:
+def recompile_causes(model: RunModel, logs: Collection[str] | None = None) -> list[Cause]:
+    """The run's recompile root causes; ``logs``: only those processes' (a cause never
+    spans processes, and a summary of a 256-rank job needs the causes of the ranks it
+    prints, not 256 copies of one)."""
     items: list[_Recompile] = []
     for frame in frames_with_recompiles(model):
+        if logs is not None and frame.log not in logs:
+            continue
         for entry in recompile_timeline(model, frame):
             if entry.is_recompile and entry.failures:
                 items.append(_Recompile(frame, entry.compile, entry.failures[0]))
-    order = {id(c): i for i, c in enumerate(model.compiles_in_order())}
+    compiles = [c for c in model.compiles_in_order() if logs is None or c.log in logs]
+    order = {id(c): i for i, c in enumerate(compiles)}
     items.sort(key=lambda r: order.get(id(r.compile), 0))
     # First compiles of resume functions may sit between a call's recompiles (a frame
     # that only now broke the graph); any other compile ends the call.
-    between_ok = {id(c) for c in model.compiles_in_order() if c.capture and (c.capture.co_name or "").startswith("torch_dynamo_resume_in_")}
-    compiles = model.compiles_in_order()
+    between_ok = {id(c) for c in compiles if c.capture and (c.capture.co_name or "").startswith("torch_dynamo_resume_in_")}
     groups: list[list[_Recompile]] = []
     for item in items:
         # Same process, same change, and nothing else compiled since the group's last
