@@ -642,7 +642,20 @@ def run_live(spec: LaunchSpec) -> int:
             launch.finish(130)
         if launch.notice:  # "recording stopped: disk full (...)", once the screen is back
             print(launch.notice, file=sys.stderr)
+        _save_index(app, run)
     return app.exit_code
+
+
+def _save_index(app: InspectorApp, run: Run) -> None:
+    """The run is over: its index, from the model already in memory (the next ``open`` of
+    a big run reads it instead of the logs). Best effort: never fails the exit."""
+    try:
+        with app.lock:  # the follower may be finishing a poll
+            run.refresh()
+            if run.model.finished:
+                run.write_index()
+    except Exception:  # noqa: BLE001 - a cache: the logs are the record
+        pass
 
 
 def run_open(path: Path, initial_view: str = "overview") -> int:
