@@ -102,6 +102,11 @@ def schema_fingerprint() -> bytes:
     return hashlib.blake2b(msgspec.json.encode(json_schema()), digest_size=16).digest()
 
 
+def cache_dir() -> Path:
+    """This user's dyn-inspect cache: the index key, the language server's findings."""
+    return _key_dir()
+
+
 def _key_dir() -> Path:
     env = os.environ.get(KEY_ENV)
     if env:
@@ -345,6 +350,7 @@ def load(run: Run, skip: Collection[str] = ()) -> bool:
 def _reset(run: Run) -> None:
     """Undo a replay that found the index stale part-way (the logs are read instead)."""
     run.model = RunModel()
+    run.index_id = None
     run.unknown.clear()
     run.logs.clear()
     run.kept = Kept()
@@ -419,6 +425,7 @@ def _replay(run: Run, view: memoryview, key: bytes, skip: frozenset[str]) -> Non
                 raise _Stale  # more events than the order names
     except StopIteration:
         raise _Stale from None
+    run.index_id = bytes(view[at + length : at + length + _MAC])
     kept = run.kept
     if skip & set(header.tags):
         kept.complete = False

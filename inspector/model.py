@@ -268,6 +268,9 @@ class RunModel:
         self.kinds: Counter[str] = Counter()
         self.event_count = 0
         self.last_event_time = 0.0
+        # Derived answers the analyses keep until the run grows (each entry stores the
+        # event_count it was computed at): e.g. recompile timelines, asked per frame.
+        self.memo: dict[str, Any] = {}
 
     # -- building ----------------------------------------------------------------------
 

@@ -87,8 +87,11 @@ class Run:
         self.model = RunModel()
         self.unknown: list[UnknownEvent] = []
         self.kept = index.Kept()
+        self.index_id: bytes | None = None  # which index it opened from (its header's MAC)
         self.from_index = use_index and index.load(self, skip)
-        tail = self.refresh()
+        # Events read from the logs on opening (all of them without an index; what was
+        # appended after it with one): 0 means the model is exactly the index's.
+        self.read_on_open = tail = self.refresh()
         if self.model.event_count > FREEZE_ABOVE:
             # The model is long-lived and holds no cycles: without this, every later full
             # collection walks it (a first summary of a 256-rank run lost 0.3 s there).

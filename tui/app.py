@@ -36,7 +36,7 @@ from dyn_inspect.tui import digest
 from dyn_inspect.tui.child import ChildProcess
 from dyn_inspect.tui.display import command_text, display_loc, duration, run_cwd
 from dyn_inspect.tui.follow import OutputBuffer, RunFollower
-from dyn_inspect.tui.messages import ChildExited, LoadFailed, OutputAvailable, RunLoaded, RunUpdated
+from dyn_inspect.tui.messages import ChildExited, LabelChanged, LoadFailed, OutputAvailable, RunLoaded, RunUpdated
 from dyn_inspect.tui.screens import ConfirmScreen, SearchScreen
 from dyn_inspect.tui.source import editor_command
 from dyn_inspect.tui.views.base import Context, SearchHit, View
@@ -310,6 +310,12 @@ class InspectorApp(App[int]):
             problems = run.problems
         if problems:
             self.notify(f"Skipped {len(problems)} unreadable line(s) of the log — see the overview.", severity="warning", timeout=8)
+
+    def on_label_changed(self, message: LabelChanged) -> None:
+        if self.loaded_run is None:
+            return
+        self._stale.add(message.view_id)
+        self._sync()
 
     def on_load_failed(self, message: LoadFailed) -> None:
         self.query_one(TabbedContent).loading = False
