@@ -22,8 +22,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from dyn_inspect.engine.eventlog import runs_root
 from dyn_inspect.inspector.errors import InspectorError
+from dyn_inspect.inspector.events import runs_root
 from dyn_inspect.inspector.run import Run, is_run_dir, list_runs, resolve_run
 
 POLL_S = 0.05  # a poll is a few stats and a read of what was appended: cheap

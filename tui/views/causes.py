@@ -20,8 +20,8 @@ from rich.text import Text
 from textual import work
 from textual.widgets import DataTable
 
-from dyn_inspect.engine.schema import Loc
 from dyn_inspect.inspector.analysis.causes import Cause, causes
+from dyn_inspect.inspector.events import Loc
 from dyn_inspect.inspector.model import RunModel
 from dyn_inspect.tui import digest
 from dyn_inspect.tui.display import display_loc
