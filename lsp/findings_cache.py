@@ -22,18 +22,13 @@ from pathlib import Path
 
 import msgspec
 
+from dyn_inspect.inspector.events import TOOL_VERSION
 from dyn_inspect.inspector.index import cache_dir
 from dyn_inspect.inspector.run import Run
 from dyn_inspect.lsp.findings import FileFindings, RunIndex, Workspace
 
 FORMAT = 1  # bump when RunIndex or the findings' meaning changes
 MAX_ENTRIES = 64
-
-
-def _tool_version() -> str:
-    from dyn_inspect.engine.eventlog import TOOL_VERSION
-
-    return TOOL_VERSION
 
 
 class _Entry(msgspec.Struct):
@@ -85,7 +80,7 @@ def _key(run: Run, ws: Workspace) -> bytes | None:
     h = hashlib.blake2b(digest_size=20)
     for part in (
         FORMAT,
-        _tool_version(),
+        TOOL_VERSION,
         os.path.realpath(run.path),
         run.index_id.hex(),
         *sorted(str(r) for r in ws.roots),

@@ -22,8 +22,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from dyn_inspect.engine.eventlog import runs_root
 from dyn_inspect.inspector.errors import InspectorError
+from dyn_inspect.inspector.events import runs_root
 from dyn_inspect.inspector.index import NOT_FOR_FINDINGS
 from dyn_inspect.inspector.run import Run, is_run_dir, list_runs, resolve_run
 

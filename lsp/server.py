@@ -33,7 +33,7 @@ from lsprotocol import types
 from lsprotocol.converters import get_converter
 from pygls.lsp.server import LanguageServer
 
-from dyn_inspect.engine.eventlog import TOOL_VERSION
+from dyn_inspect.inspector.events import TOOL_VERSION
 from dyn_inspect.lsp import code_actions as actions_mod
 from dyn_inspect.lsp import code_lens as lens_mod
 from dyn_inspect.lsp import diagnostics as diag_mod

@@ -21,7 +21,7 @@ from dyn_inspect.inspector.reports import summary_dict
 from dyn_inspect.inspector.run import Run
 from dyn_inspect.lsp.findings import Workspace, build_index, signature
 
-DYN = [sys.executable, "-m", "dyn_inspect.inspector.cli"]
+DYN = [sys.executable, "-m", "dyn_inspect.cli"]
 
 
 def _enc(value: Any) -> Any:

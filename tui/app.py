@@ -28,9 +28,8 @@ from textual.containers import Horizontal
 from textual.widgets import DataTable, Footer, Input, Label, OptionList, Select, TabbedContent, TabPane, Tree
 
 from dyn_inspect.engine.launcher import Launch, LaunchSpec
-from dyn_inspect.engine.schema import Loc
-from dyn_inspect.engine.stderr_tail import read_tail
 from dyn_inspect.inspector.errors import InspectorError
+from dyn_inspect.inspector.events import Loc, read_tail
 from dyn_inspect.inspector.run import Run
 from dyn_inspect.tui import digest
 from dyn_inspect.tui.child import ChildProcess

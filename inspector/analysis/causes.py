@@ -30,7 +30,7 @@ from dyn_inspect.engine.normalizers.locations import is_library_file
 from dyn_inspect.engine.schema import Loc
 from dyn_inspect.inspector.analysis.messages import label
 from dyn_inspect.inspector.analysis.recompiles import GuardFailure, frames_with_recompiles, recompile_timeline
-from dyn_inspect.inspector.locations import def_line, functions_in, parsed_source
+from dyn_inspect.inspector.locations import def_line, functions_in, parsed_source, short_path
 from dyn_inspect.inspector.model import BreakGroup, CompileInfo, FrameInfo, RunModel
 
 _LR_SOURCE = re.compile(r"""param_groups\[\d+\]\[\s*['"]lr['"]\s*\]$""")
@@ -57,6 +57,13 @@ class Fix:
         """The line the fix is about: the statement that makes the variable, or the call
         it goes before."""
         return self.after_line + 1 if self.why.startswith("before the call") else self.after_line
+
+
+def describe_fix(fix: Fix, gap: str = " ") -> str:
+    """A fix as the reports print it: ``torch._dynamo.mark_dynamic(x, 0) after train.py:46
+    (where `x` is made)``. ``gap`` goes between the code and "after" (``summary`` lines
+    them up with two spaces)."""
+    return f"{fix.code}{gap}after {short_path(fix.file)}:{fix.after_line} ({fix.why})"
 
 
 @dataclass

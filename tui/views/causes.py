@@ -20,8 +20,8 @@ from rich.text import Text
 from textual import work
 from textual.widgets import DataTable
 
-from dyn_inspect.engine.schema import Loc
 from dyn_inspect.inspector.analysis.causes import Cause, causes
+from dyn_inspect.inspector.events import Loc
 from dyn_inspect.inspector.model import RunModel
 from dyn_inspect.tui import digest
 from dyn_inspect.tui.display import display_loc
@@ -54,7 +54,7 @@ def fix_loc(c: Cause) -> Loc | None:
 
 @dataclass
 class Verdict:
-    """What ``dyn-inspect verify --json`` said of a re-run (inspector/commands/verify.py)."""
+    """What ``dyn-inspect verify --json`` said of a re-run (cli/commands/verify.py)."""
 
     run_id: str
     before: dict[str, float]
@@ -70,7 +70,7 @@ class Verdict:
 def run_verify(run_dir: Path, timeout_s: float = 1800.0) -> Verdict | str:
     """Re-runs the recorded program through the CLI (as the editor does): a Verdict, or the
     one line saying why not. A subprocess: the re-run must not share the TUI's process."""
-    argv = [sys.executable, "-m", "dyn_inspect.inspector.cli", "verify", str(run_dir), "--json", "--runs-dir", str(run_dir.parent)]
+    argv = [sys.executable, "-m", "dyn_inspect.cli", "verify", str(run_dir), "--json", "--runs-dir", str(run_dir.parent)]
     try:
         out = subprocess.run(argv, capture_output=True, text=True, timeout=timeout_s + 60)
     except (OSError, subprocess.TimeoutExpired) as exc:

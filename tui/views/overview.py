@@ -14,9 +14,8 @@ from textual.widgets import Label, Sparkline, Static
 from dyn_inspect.inspector.locations import def_line
 from dyn_inspect.inspector.model import CompileInfo
 from dyn_inspect.tui import digest
-from dyn_inspect.tui.display import display_loc, display_path, duration
+from dyn_inspect.tui.display import display_loc, display_path, duration, shown_loc
 from dyn_inspect.tui.views.base import COMMON_KEYS, Context, SearchHit, View
-from dyn_inspect.tui.views.breaks import shown_loc
 
 MAX_PROBLEMS = 8
 

@@ -38,10 +38,10 @@ def load() -> dict[str, ModuleType]:
     out: dict[str, ModuleType] = {}
     for name, module in COMMAND_MODULES.items():
         try:
-            out[name] = importlib.import_module(f"dyn_inspect.inspector.commands.{module}")
+            out[name] = importlib.import_module(f"dyn_inspect.cli.commands.{module}")
         except ModuleNotFoundError as exc:
             # Only a command module that does not exist (yet) is skipped; a missing
             # dependency inside one is a real error. tests/test_cli.py checks all load.
-            if exc.name != f"dyn_inspect.inspector.commands.{module}":
+            if exc.name != f"dyn_inspect.cli.commands.{module}":
                 raise
     return out

@@ -1,8 +1,10 @@
 """The ``dyn-inspect`` command line: subcommands, plus the bare ``dyn-inspect train.py``.
 
-Each subcommand is a module in ``commands/`` with ``prepare_parser(parser)`` and
-``run(args) -> int`` (the memray layout); this module only lists them and dispatches.
-User mistakes (``InspectorError``) print one line and exit 2, never a traceback.
+The composition root: the one package above the faces (it may import engine, inspector,
+tui and lsp; nothing imports it). Each subcommand is a module in ``commands/`` with
+``prepare_parser(parser)`` and ``run(args) -> int`` (the memray layout); this module only
+lists them and dispatches. User mistakes (``InspectorError``) print one line and exit 2,
+never a traceback. ``python -m dyn_inspect.cli`` is the same as ``dyn-inspect``.
 """
 
 from __future__ import annotations
@@ -23,7 +25,7 @@ _loaded: dict[str, ModuleType] | None = None
 def _commands() -> dict[str, ModuleType]:
     global _loaded
     if _loaded is None:
-        from dyn_inspect.inspector import commands
+        from dyn_inspect.cli import commands
 
         _loaded = commands.load()
     return _loaded
@@ -119,7 +121,3 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 0
     except KeyboardInterrupt:
         return 130
-
-
-if __name__ == "__main__":
-    sys.exit(main())
