@@ -31,14 +31,27 @@ def _commands() -> dict[str, ModuleType]:
     return _loaded
 
 
-def build_parser() -> argparse.ArgumentParser:
+def _names() -> list[str]:
+    """The subcommands' names, without importing their modules."""
+    from dyn_inspect.cli.commands import COMMAND_MODULES
+
+    return list(COMMAND_MODULES)
+
+
+def build_parser(only: str | None = None) -> argparse.ArgumentParser:
+    """The parser of every subcommand, or (``only``) of one: what ``dyn-inspect summary``
+    needs, so that a fresh process imports that command's module alone (all of them cost
+    0.4 s of imports, networkx and Jinja2 among them)."""
     parser = argparse.ArgumentParser(
         prog="dyn-inspect",
         description="Record and inspect torch.compile: graph breaks, recompiles, graphs and kernels.",
         epilog="Run a script: dyn-inspect [options] train.py [args...]  |  dyn-inspect -m pkg.mod [args...]",
     )
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
-    for name, module in _commands().items():
+    from dyn_inspect.cli import commands
+
+    modules = _commands() if only is None else commands.load([only])
+    for name, module in modules.items():
         p = sub.add_parser(name, help=module.HELP, description=module.HELP)
         module.prepare_parser(p)
     return parser
@@ -73,12 +86,12 @@ def unknown_command(argv: list[str]) -> str | None:
     """Why the bare form cannot be a run: a word that is no file, no program on PATH and
     looks like a misspelt subcommand (``sumary``). Such a "run" would only record a crash
     and move ``latest`` off the user's last real run."""
-    if not argv or argv[0] in _commands() or argv[0] in ("-h", "--help", "--version"):
+    if not argv or argv[0] in _names() or argv[0] in ("-h", "--help", "--version"):
         return None
     word = _bare_target(argv)
     if word is None or os.path.exists(word) or os.sep in word or word.endswith(".py") or shutil.which(word):
         return None
-    close = difflib.get_close_matches(word, list(_commands()), n=1, cutoff=0.6)
+    close = difflib.get_close_matches(word, _names(), n=1, cutoff=0.6)
     if not close:
         return None
     return f"unknown command '{word}' — did you mean '{close[0]}'?"
@@ -86,7 +99,7 @@ def unknown_command(argv: list[str]) -> str | None:
 
 def _rewrite_bare_run(argv: list[str]) -> list[str]:
     """`dyn-inspect [run-opts] train.py ...` and `-m mod ...` mean `dyn-inspect run ...`."""
-    names = set(_commands())
+    names = set(_names())
     if not argv or argv[0] in names or argv[0] in ("-h", "--help", "--version"):
         return argv
     return ["run", *argv]
@@ -103,12 +116,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     if typo is not None:
         print(f"dyn-inspect: {typo}", file=sys.stderr)
         return 2
-    parser = build_parser()
-    args = parser.parse_args(_rewrite_bare_run(args_list))
+    words = _rewrite_bare_run(args_list)
+    parser = build_parser(words[0] if words and words[0] in _names() else None)
+    args = parser.parse_args(words)
     if args.command is None:
         parser.print_help()
         return 2
-    module = _commands()[args.command]
+    from dyn_inspect.cli import commands
+
+    module = commands.load([args.command])[args.command]
     try:
         return int(module.run(args) or 0)
     except InspectorError as exc:
