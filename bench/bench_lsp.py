@@ -79,6 +79,60 @@ def ms(seconds: float) -> str:
     return f"{seconds * 1000:.1f} ms"
 
 
+async def start_session(args: argparse.Namespace, workspace: Path, runs_root: Path, first: Path):  # noqa: ANN201
+    """A fresh server: initialize, open ``first``, wait for its (non-empty) diagnostics;
+    prints the cold-start figures."""
+    client = LanguageClient("bench-lsp", "1")
+    watcher = Watcher()
+
+    @client.feature(types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS)
+    def on_publish(params: types.PublishDiagnosticsParams) -> None:
+        watcher.on_publish(params)
+
+    @client.feature(types.WINDOW_LOG_MESSAGE)
+    def on_log(params: types.LogMessageParams) -> None:
+        pass
+
+    @client.feature(types.WORKSPACE_CODE_LENS_REFRESH)
+    def on_lens_refresh(params: None) -> None:
+        pass
+
+    await client.start_io(sys.executable, "-m", "dyn_inspect.lsp", *(["-v", "--log-file", args.server_log] if args.server_log else []))
+    server = psutil.Process(client._server.pid)  # type: ignore[union-attr]
+    t_init = time.perf_counter()
+    await client.initialize_async(
+        types.InitializeParams(
+            capabilities=types.ClientCapabilities(
+                workspace=types.WorkspaceClientCapabilities(code_lens=types.CodeLensWorkspaceClientCapabilities(refresh_support=True))
+            ),
+            root_uri=workspace.as_uri(),
+            workspace_folders=[types.WorkspaceFolder(workspace.as_uri(), "workspace")],
+            initialization_options={"dynInspect": {"runsDir": str(runs_root)}},
+        )
+    )
+    client.initialized(types.InitializedParams())
+
+    def open_file(path: Path) -> str:
+        client.text_document_did_open(types.DidOpenTextDocumentParams(types.TextDocumentItem(path.as_uri(), "python", 1, path.read_text())))
+        return path.as_uri()
+
+    t_ready = time.perf_counter()
+    u0 = open_file(first)
+    t_cold = await watcher.until(lambda: watcher.first_after(u0, t_init, lambda ds: bool(ds)))
+    print(
+        f"cold start (initialize → run loaded, indexed, first file published): {ms(t_cold - t_init)}; "
+        f"of it, initialized + didOpen → first diagnostics: {ms(t_cold - t_ready)} (target < 300 ms); "
+        f"server RSS then {server.memory_info().rss / 2**20:.0f} MB"
+    )
+    return client, watcher, server, open_file, u0
+
+
+async def stop_session(client: LanguageClient) -> None:
+    await client.shutdown_async(None)
+    client.exit(None)
+    await client.stop()
+
+
 async def bench(args: argparse.Namespace) -> None:
     scratch = Path(tempfile.mkdtemp(prefix="bench-lsp-"))
     t0 = time.perf_counter()
@@ -103,51 +157,13 @@ async def bench(args: argparse.Namespace) -> None:
     workspace = runs_root / "workspace"
     files = sorted(workspace.glob("block_*.py"))[: args.files]
 
-    client = LanguageClient("bench-lsp", "1")
-    watcher = Watcher()
-
-    @client.feature(types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS)
-    def on_publish(params: types.PublishDiagnosticsParams) -> None:
-        watcher.on_publish(params)
-
-    @client.feature(types.WINDOW_LOG_MESSAGE)
-    def on_log(params: types.LogMessageParams) -> None:
-        pass
-
-    @client.feature(types.WORKSPACE_CODE_LENS_REFRESH)
-    def on_lens_refresh(params: None) -> None:
-        pass
-
-    await client.start_io(sys.executable, "-m", "dyn_inspect.lsp", *(["-v", "--log-file", args.server_log] if args.server_log else []))
-    server = psutil.Process(client._server.pid)  # type: ignore[union-attr]
-
-    # Cold: initialize, open one file, wait for its (non-empty) diagnostics.
-    t_init = time.perf_counter()
-    await client.initialize_async(
-        types.InitializeParams(
-            capabilities=types.ClientCapabilities(
-                workspace=types.WorkspaceClientCapabilities(code_lens=types.CodeLensWorkspaceClientCapabilities(refresh_support=True))
-            ),
-            root_uri=workspace.as_uri(),
-            workspace_folders=[types.WorkspaceFolder(workspace.as_uri(), "workspace")],
-            initialization_options={"dynInspect": {"runsDir": str(runs_root)}},
-        )
-    )
-    client.initialized(types.InitializedParams())
     first = files[0]
-
-    def open_file(path: Path) -> str:
-        client.text_document_did_open(types.DidOpenTextDocumentParams(types.TextDocumentItem(path.as_uri(), "python", 1, path.read_text())))
-        return path.as_uri()
-
-    t_ready = time.perf_counter()
-    u0 = open_file(first)
-    t_cold = await watcher.until(lambda: watcher.first_after(u0, t_init, lambda ds: bool(ds)))
-    print(
-        f"cold start (initialize → run loaded, indexed, first file published): {ms(t_cold - t_init)}; "
-        f"of it, initialized + didOpen → first diagnostics: {ms(t_cold - t_ready)} (target < 300 ms)"
-    )
-    print(f"server memory (RSS) at first diagnostics: {server.memory_info().rss / 2**20:.0f} MB")
+    # Editor restarts: the first start after a run builds the findings (and saves them), the
+    # next ones read them back (lsp/findings_cache.py) — each a fresh server process.
+    for _ in range(args.restarts):
+        again = await start_session(args, workspace, runs_root, first)
+        await stop_session(again[0])
+    client, watcher, server, open_file, u0 = await start_session(args, workspace, runs_root, first)
 
     # Warm: open the other files one by one.
     opens = []
@@ -180,7 +196,7 @@ async def bench(args: argparse.Namespace) -> None:
         line = 8 + i * 3
         loc = Loc(str(first), line, "forward", 4, len(lines[line - 1]), lines[line - 1].strip())
         event = GraphBreak(
-            key=f"bench-{i}",
+            key=f"bench-{os.getpid()}-{i}",  # new each time: a reused run keeps earlier appends
             gb_type="Bench break",
             loc=loc,
             gb_id="GB9999",
@@ -213,9 +229,7 @@ async def bench(args: argparse.Namespace) -> None:
     after = server.cpu_times()
     busy = (after.user + after.system) - (before.user + before.system)
     print(f"idle CPU while following: {100 * busy / args.idle:.1f} % of one core over {args.idle:.0f} s")
-    await client.shutdown_async(None)
-    client.exit(None)
-    await client.stop()
+    await stop_session(client)
     if not args.keep:
         shutil.rmtree(scratch, ignore_errors=True)
 
@@ -228,6 +242,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--appends", type=int, default=10)
     parser.add_argument("--keep", action="store_true", help="keep the synthetic run")
     parser.add_argument("--runs", type=Path, help="an existing synthetic runs root (bench/synthetic.py OUT_DIR) instead of a new run")
+    parser.add_argument("--restarts", type=int, default=2, help="server starts measured before the main session")
     parser.add_argument("--no-index", action="store_true", help="do not write the run's index first (the server then reads the logs)")
     parser.add_argument("--idle", type=float, default=5.0, help="seconds of idle following to measure")
     parser.add_argument("--server-log", metavar="FILE", help="the server's debug log (its own timings)")

@@ -257,6 +257,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--events", type=int, default=100_000)
     parser.add_argument("--out", type=Path, help="keep the synthetic run here (default: a temp dir)")
     parser.add_argument("--no-tmux", action="store_true")
+    parser.add_argument("--no-live", action="store_true", help="skip the live-latency part (it copies the run)")
     parser.add_argument("--run", type=Path, help="measure this run instead of a new synthetic one (e.g. a 1M-event run)")
     parser.add_argument("--memory-probe", type=Path, help=argparse.SUPPRESS)  # internal: memory in a fresh process
     args = parser.parse_args(argv)
@@ -309,8 +310,9 @@ def main(argv: list[str] | None = None) -> int:
             f"{ms(f['lag_median'])}, p95 {ms(f['lag_p95'])}; longest event-loop stall {ms(f['max_stall'])}; "
             f"details shown {ms(f['detail_after_release'])} after release; {f['lines_per_key']:.1f} table lines drawn per key"
         )
-    live = asyncio.run(live_latency(run_dir, work))
-    print(f"live: appended event → row in the table: median {ms(live['median'])}, p95 {ms(live['p95'])}, max {ms(live['max'])}")
+    if not args.no_live:
+        live = asyncio.run(live_latency(run_dir, work))
+        print(f"live: appended event → row in the table: median {ms(live['median'])}, p95 {ms(live['p95'])}, max {ms(live['max'])}")
     probe = subprocess.run([sys.executable, __file__, "--memory-probe", str(run_dir)], capture_output=True, text=True, check=True)
     mem = json.loads(probe.stdout.strip().splitlines()[-1])
     print(

@@ -133,6 +133,7 @@ class RunSource:
         self._scanned = float("-inf")
         self._touch: dict[str, tuple[tuple[tuple[str, int], ...], float, Touch]] = {}
         self._current_touch: tuple[tuple[int, int], Touch] | None = None
+        self._spare: tuple[Path, Run] | None = None  # the run ``_touched`` opened last, this poll
 
     # -- configuration ---------------------------------------------------------------
 
@@ -183,9 +184,13 @@ class RunSource:
         if cached is not None and (cached[0] == sig or now - cached[1] < RECHECK_S):
             return cached[2]
         try:
-            touch = touch_of(Run(path, skip=NOT_FOR_FINDINGS), self.roots)
+            opened = Run(path, skip=NOT_FOR_FINDINGS)
+            touch = touch_of(opened, self.roots)
         except (InspectorError, OSError, ValueError, UnicodeDecodeError):
             return None
+        # The run chosen is usually the last one looked at: opened once, not twice (a
+        # million-event run twice in memory was 270 MB at the first diagnostics).
+        self._spare = (path.resolve(), opened)
         self._touch[key] = (sig, now, touch)
         return touch
 
@@ -233,6 +238,9 @@ class RunSource:
         return found, None
 
     def _open(self, path: Path) -> tuple[Run | None, str | None]:
+        spare, self._spare = self._spare, None
+        if spare is not None and spare[0] == path.resolve():
+            return spare[1], None
         try:
             return Run(path, skip=NOT_FOR_FINDINGS), None
         except InspectorError as exc:
@@ -255,6 +263,12 @@ class RunSource:
         return None
 
     def poll(self) -> PollResult:
+        try:
+            return self._poll()
+        finally:
+            self._spare = None  # a run looked at but not shown is not kept
+
+    def _poll(self) -> PollResult:
         result = PollResult()
         wanted, problem = self._wanted()
         if problem:
