@@ -156,7 +156,7 @@ one fix, at the line that makes the variable.
             return "Causes (…)"
         return f"Causes ({len(self.ranked(model, ctx.scope))})"
 
-    @work(thread=True, exclusive=True, group="causes-rank")
+    @work(thread=True, exclusive=True, group="causes-rank", description="ranking causes")
     def _rank_in_thread(self, model: RunModel, scope: digest.Scope, key: tuple[int, int, digest.Scope]) -> None:
         found = [c for c in causes(model) if in_scope(c, scope)]
         self.app.call_from_thread(self._ranked, key, found)

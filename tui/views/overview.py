@@ -162,7 +162,9 @@ compile time over the run (sparkline). Press **2**–**7** for the other views.
         else:
             self._read_cache(self._cache_generation, ctx, compiles, memo, dynamo_s)
 
-    @work(thread=True, exclusive=True, group="overview-cache")
+    # (A description of our own: Textual would otherwise repr() every argument — the list
+    # of 11k compiles took 1.7 s.)
+    @work(thread=True, exclusive=True, group="overview-cache", description="reading cache payloads")
     def _read_cache(self, generation: int, ctx: Context, compiles: list[CompileInfo], memo: dict, dynamo_s: float) -> None:
         story = _cache_story(ctx, compiles, memo, dynamo_s)
         self.app.call_from_thread(self._show_cache, generation, story)
