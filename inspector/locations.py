@@ -158,7 +158,9 @@ def _parsed(path: str, mtime_ns: int, size: int) -> ast.Module | None:
         return None
 
 
-def _version(path: str) -> tuple[int, int] | None:
+def file_version(path: str) -> tuple[int, int] | None:
+    """(mtime_ns, size) of a file, None when it cannot be read: what caches of a file's
+    contents are keyed by."""
     try:
         st = os.stat(path)
     except OSError:
@@ -169,7 +171,7 @@ def _version(path: str) -> tuple[int, int] | None:
 def parsed_source(path: str) -> ast.Module | None:
     """The file's syntax tree, parsed once per version (keyed by mtime and size: a
     long-lived reader, the language server, must not read the text before an edit)."""
-    version = _version(path)
+    version = file_version(path)
     return None if version is None else _parsed(path, *version)
 
 
@@ -188,7 +190,7 @@ def functions_in(path: str) -> tuple[Function, ...]:
     """Every ``def``, ``async def`` and ``lambda`` of a file, walked once per version: the
     def lines, ``**kwargs`` names and enclosing functions the analyses ask for all read it
     (three parses and walks per file made a 100k-event run's first causes take 1.6 s)."""
-    version = _version(path)
+    version = file_version(path)
     return () if version is None else _functions(path, *version)
 
 
@@ -207,7 +209,7 @@ def _def_lines(path: str, mtime_ns: int, size: int) -> dict[int, int]:
 def def_line(path: str, co_firstlineno: int) -> int:
     """The ``def`` line of the function whose code object starts at ``co_firstlineno``
     (Python reports the first decorator's line for decorated functions)."""
-    version = _version(path)
+    version = file_version(path)
     if version is None:
         return co_firstlineno
     return _def_lines(path, *version).get(co_firstlineno, co_firstlineno)

@@ -24,6 +24,7 @@ import msgspec
 
 from dyn_inspect.inspector.events import TOOL_VERSION
 from dyn_inspect.inspector.index import cache_dir
+from dyn_inspect.inspector.locations import file_version
 from dyn_inspect.inspector.run import Run
 from dyn_inspect.lsp.findings import FileFindings, RunIndex, Workspace
 
@@ -66,14 +67,6 @@ class _LazyFiles(dict[str, FileFindings]):
         return [(p, self[p]) for p in self]
 
 
-def _stamp(path: str) -> tuple[int, int] | None:
-    try:
-        st = os.stat(path)
-    except OSError:
-        return None
-    return st.st_mtime_ns, st.st_size
-
-
 def _key(run: Run, ws: Workspace) -> bytes | None:
     if run.index_id is None or run.read_on_open or not run.model.finished:
         return None  # not exactly an index's model (or still growing): nothing to reuse
@@ -113,7 +106,7 @@ def load(run: Run, ws: Workspace) -> RunIndex | None:
             gc.enable()
     if entry.format != FORMAT or entry.key != key:
         return None
-    if any(_stamp(p) != stamp for p, stamp in entry.files.items()):
+    if any(file_version(p) != stamp for p, stamp in entry.files.items()):
         return None  # a file changed since: its findings (lines, texts) may differ
     entry.index.files = _LazyFiles(entry.findings)
     return entry.index
@@ -124,7 +117,7 @@ def save(run: Run, ws: Workspace, index: RunIndex) -> None:
     key = _key(run, ws)
     if key is None:
         return
-    files = {p: _stamp(p) for p in {*index.files, *index.baselines}}
+    files = {p: file_version(p) for p in {*index.files, *index.baselines}}
     folder = _folder()
     try:
         folder.mkdir(parents=True, exist_ok=True, mode=0o700)
