@@ -98,6 +98,11 @@ def bench_shape(name: str, run_dir: Path, repeat: int) -> None:
     size = sum(f.stat().st_size for f in run_dir.glob("*.jsonl")) / 1e6
     print(f"[{name}] {len(run.model.ranks())} ranks, {events} events, {size:.0f} MB of logs")
     print(f"  open + build model: {opened:.2f} s; RSS {after_open:.0f} MiB (model +{after_open - base:.0f} MiB)")
+    # That open wrote the run's index (the run is over): what every later open reads.
+    t = time.perf_counter()
+    again = Run(run_dir)
+    print(f"  open from the index: {time.perf_counter() - t:.2f} s ({'read' if again.from_index else 'NOT USED'})")
+    del again
     print(f"  summary_dict: {fmt(median_s(lambda: summary_dict(run), repeat))}")
     print(f"  summary text: {fmt(median_s(lambda: print_summary(run, file=io.StringIO()), repeat))}")
     profiles = rank_profiles(run.model)
@@ -114,7 +119,7 @@ def bench_shape(name: str, run_dir: Path, repeat: int) -> None:
         t = time.perf_counter()
         subprocess.run([str(DYN_INSPECT), "summary", str(run_dir)], capture_output=True, check=True)
         times.append(time.perf_counter() - t)
-    print(f"  `dyn-inspect summary` fresh process: {statistics.median(times):.2f} s median of {len(times)}")
+    print(f"  `dyn-inspect summary` fresh process (from the index): {statistics.median(times):.2f} s median of {len(times)}")
 
 
 def bench_merge(out: Path, events: int, ranks: int, repeat: int) -> None:
