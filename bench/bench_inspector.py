@@ -144,9 +144,7 @@ def bench_cli(run_dir: Path) -> None:
         ["check", "--max-graph-breaks", "100"],
     ):
         t = time.perf_counter()
-        p = subprocess.run(
-            [sys.executable, "-m", "dyn_inspect.inspector.cli", cmd[0], str(run_dir), *cmd[1:]], capture_output=True, text=True
-        )
+        p = subprocess.run([sys.executable, "-m", "dyn_inspect.cli", cmd[0], str(run_dir), *cmd[1:]], capture_output=True, text=True)
         print(f"  dyn-inspect {' '.join(cmd)}: {(time.perf_counter() - t) * 1000:.0f} ms (exit {p.returncode})")
 
 

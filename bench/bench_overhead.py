@@ -87,7 +87,7 @@ def _command(mode: str, script: Path, args: list[str], scratch: Path) -> tuple[l
     if mode == "torch-trace":
         env["TORCH_TRACE"] = str(scratch / "trace")
         return [*py, str(script), *args], env
-    cli = [*py, "-m", "dyn_inspect.inspector.cli", "run", "--no-tui", "--runs-dir", str(scratch / "runs")]
+    cli = [*py, "-m", "dyn_inspect.cli", "run", "--no-tui", "--runs-dir", str(scratch / "runs")]
     if mode == "no-provenance":
         cli.append("--no-provenance")
     return [*cli, str(script), *args], env

@@ -36,7 +36,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import psutil  # noqa: E402
 from synthetic import make_run  # noqa: E402
 
-from dyn_inspect.inspector.commands.summary import print_summary  # noqa: E402
+from dyn_inspect.cli.commands.summary import print_summary  # noqa: E402
 from dyn_inspect.inspector.merge import merge_runs  # noqa: E402
 from dyn_inspect.inspector.ranks import divergence_report, rank_behaviours, rank_profiles  # noqa: E402
 from dyn_inspect.inspector.reports import summary_dict  # noqa: E402

@@ -44,6 +44,7 @@ from textual.widgets import DataTable  # noqa: E402
 
 from dyn_inspect.engine.eventlog import EventLog  # noqa: E402
 from dyn_inspect.engine.schema import GraphBreak, Loc  # noqa: E402
+from dyn_inspect.inspector.run import Run  # noqa: E402
 from dyn_inspect.tui.app import InspectorApp  # noqa: E402
 
 SIZE = (140, 40)
@@ -205,8 +206,9 @@ async def memory(run_dir: Path) -> dict[str, float]:
     return out
 
 
-def tmux_first_paint(run_dir: Path) -> tuple[float, float] | None:
-    """(first frame, overview with data) seconds after spawning ``dyn-inspect open``."""
+def tmux_first_paint(run_dir: Path, no_index: bool = False) -> tuple[float, float] | None:
+    """(first frame, overview with data) seconds after spawning ``dyn-inspect open``;
+    ``no_index``: with DYN_INSPECT_NO_INDEX set (the logs read as on a first open)."""
     tmux = shutil.which("tmux")
     if tmux is None:
         return None
@@ -215,7 +217,21 @@ def tmux_first_paint(run_dir: Path) -> tuple[float, float] | None:
     base = [tmux, "-L", socket, "-f", "/dev/null"]
     first: float | None = None
     t0 = time.perf_counter()
-    subprocess.run([*base, "new-session", "-d", "-s", "b", "-x", "140", "-y", "40", f"{dyn} open {run_dir}; sleep 60"], check=True)
+    subprocess.run(
+        [
+            *base,
+            "new-session",
+            "-d",
+            "-s",
+            "b",
+            "-x",
+            "140",
+            "-y",
+            "40",
+            f"{'DYN_INSPECT_NO_INDEX=1 ' if no_index else ''}{dyn} open {run_dir}; sleep 60",
+        ],
+        check=True,
+    )
     try:
         while time.perf_counter() - t0 < 30:
             screen = subprocess.run([*base, "capture-pane", "-p", "-t", "b"], capture_output=True, text=True).stdout
@@ -241,6 +257,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--events", type=int, default=100_000)
     parser.add_argument("--out", type=Path, help="keep the synthetic run here (default: a temp dir)")
     parser.add_argument("--no-tmux", action="store_true")
+    parser.add_argument("--run", type=Path, help="measure this run instead of a new synthetic one (e.g. a 1M-event run)")
     parser.add_argument("--memory-probe", type=Path, help=argparse.SUPPRESS)  # internal: memory in a fresh process
     args = parser.parse_args(argv)
     if args.memory_probe is not None:
@@ -248,9 +265,28 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     work = args.out or Path(tempfile.mkdtemp(prefix="bench-tui-"))
     t = time.perf_counter()
-    run_dir = make_run(work / "runs", args.events)
+    run_dir = args.run.resolve() if args.run else make_run(work / "runs", args.events)
     size = sum(f.stat().st_size for f in run_dir.glob("*.jsonl")) / 2**20
-    print(f"synthetic run: {args.events} events, {size:.0f} MiB of logs ({time.perf_counter() - t:.1f}s to write) at {run_dir}")
+    print(
+        f"run: {size:.0f} MiB of logs at {run_dir}"
+        + ("" if args.run else f" (synthetic, {args.events} events, {time.perf_counter() - t:.1f}s to write)")
+    )
+    # The first open of a finished run reads its logs and writes its index; every later
+    # open (what is measured below) reads the index.
+    t = time.perf_counter()
+    opened = Run(run_dir, use_index=False)
+    print(f"open from the logs: {ms(time.perf_counter() - t)} ({opened.model.event_count} events)")
+    del opened
+    t = time.perf_counter()
+    opened = Run(run_dir)
+    written = time.perf_counter() - t
+    t = time.perf_counter()
+    opened = Run(run_dir)
+    print(
+        f"index: {'read' if opened.from_index else 'NOT USED'}; open from it {ms(time.perf_counter() - t)} (the open that wrote it: {ms(written)})"
+    )
+    del opened
+    gc.collect()
 
     paint = asyncio.run(first_paint(run_dir))
     print(
@@ -258,9 +294,13 @@ def main(argv: list[str] | None = None) -> int:
     )
     print(f"interpreter start + importing the TUI: {ms(import_time())}")
     if not args.no_tmux:
-        real = tmux_first_paint(run_dir)
-        if real is not None:
-            print(f"first paint in tmux from spawning `dyn-inspect open`: first frame {ms(real[0])}, overview with data {ms(real[1])}")
+        for no_index in (True, False, False, False):
+            real = tmux_first_paint(run_dir, no_index)
+            if real is not None:
+                how = "from the logs (DYN_INSPECT_NO_INDEX)" if no_index else "from the index"
+                print(
+                    f"first paint in tmux from spawning `dyn-inspect open`, {how}: first frame {ms(real[0])}, overview with data {ms(real[1])}"
+                )
     scroll = asyncio.run(scrolling(run_dir))
     for view, figures in scroll.items():
         f = figures  # type: ignore[assignment]
@@ -278,7 +318,7 @@ def main(argv: list[str] | None = None) -> int:
         f"{mem['after_100k_lines']:.0f} MiB after 100k output lines, {mem['after_1m_lines']:.0f} MiB after 1M "
         f"(the pane keeps {int(mem['lines_kept'])})"
     )
-    if args.out is None:
+    if args.out is None and args.run is None:
         shutil.rmtree(work, ignore_errors=True)
     return 0
 

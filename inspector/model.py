@@ -14,7 +14,9 @@ frame id in its epoch): two resume functions with the same name and line are two
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any
 
 from dyn_inspect.engine import compile_ids
 from dyn_inspect.engine.schema import (
@@ -266,6 +268,9 @@ class RunModel:
         self.kinds: Counter[str] = Counter()
         self.event_count = 0
         self.last_event_time = 0.0
+        # Derived answers the analyses keep until the run grows (each entry stores the
+        # event_count it was computed at): e.g. recompile timelines, asked per frame.
+        self.memo: dict[str, Any] = {}
 
     # -- building ----------------------------------------------------------------------
 
@@ -286,104 +291,110 @@ class RunModel:
         t = event.t
         if t and t > self.last_event_time:
             self.last_event_time = t
-        if isinstance(event, (Chromium, Raw)):
-            return  # most events of a run; the model only counts them (hot path: return early)
-        if isinstance(event, RunStart):
-            self.launchers.setdefault(log, Launcher(log)).start = event
-            if self.run_start is None or event.t < self.run_start.t:
-                self.run_start = event
-            if self.launchers[log].end is None:
-                self.run_end = None  # logs are read one after another: a node read later still runs
-            return
-        if isinstance(event, RunEnd):
-            self.launchers.setdefault(log, Launcher(log)).end = event
-            ends = [la.end for la in self.launchers.values()]
-            if any(e is None for e in ends):
-                return  # another node's launcher is still running
-            self.run_end = event if len(ends) == 1 else _combined_end([e for e in ends if e is not None])
-            for c in self.compiles.values():  # the run is over: nothing is still compiling
-                c.unfinished = c.capture is None
-            return
-        if isinstance(event, LogHeader):
-            if not is_launcher_log(log):
-                self.processes.setdefault(log, Process(log)).header = event
-            return
-        if isinstance(event, ProcessStart):
-            self.processes.setdefault(log, Process(log)).start = event
-            return
-        if isinstance(event, ProcessEnd):
-            self.processes.setdefault(log, Process(log)).end = event
-            for c in self.compiles.values():
-                if c.log == log and c.capture is None:
-                    c.unfinished = True
-            return
-        if isinstance(event, KernelProfile):
-            self.kernel_profiles.append((log, event))
-            for k in self._profiled_kernels(event, log):
-                k.profile = event
-            return
-        if isinstance(event, PathAlias):
-            self.path_aliases.setdefault(log, {})[event.recorded] = event.here
-            return
-        if event.cid is None or isinstance(event, (Chromium, Raw)):
+        # One table lookup per event, not a chain of isinstance tests: this is the cost of
+        # opening a run from its index (250k kept events at a million).
+        handler = _HANDLERS[cls] if cls in _HANDLERS else handler_for(cls)
+        if handler is not None:
+            handler(self, event, log)
+
+    def _run_start(self, event: RunStart, log: str) -> None:
+        self.launchers.setdefault(log, Launcher(log)).start = event
+        if self.run_start is None or event.t < self.run_start.t:
+            self.run_start = event
+        if self.launchers[log].end is None:
+            self.run_end = None  # logs are read one after another: a node read later still runs
+
+    def _run_end(self, event: RunEnd, log: str) -> None:
+        self.launchers.setdefault(log, Launcher(log)).end = event
+        ends = [la.end for la in self.launchers.values()]
+        if any(e is None for e in ends):
+            return  # another node's launcher is still running
+        self.run_end = event if len(ends) == 1 else _combined_end([e for e in ends if e is not None])
+        for c in self.compiles.values():  # the run is over: nothing is still compiling
+            c.unfinished = c.capture is None
+
+    def _log_header(self, event: LogHeader, log: str) -> None:
+        if not is_launcher_log(log):
+            self.processes.setdefault(log, Process(log)).header = event
+
+    def _process_start(self, event: ProcessStart, log: str) -> None:
+        self.processes.setdefault(log, Process(log)).start = event
+
+    def _process_end(self, event: ProcessEnd, log: str) -> None:
+        self.processes.setdefault(log, Process(log)).end = event
+        for c in self.compiles.values():
+            if c.log == log and c.capture is None:
+                c.unfinished = True
+
+    def _kernel_profile(self, event: KernelProfile, log: str) -> None:
+        self.kernel_profiles.append((log, event))
+        for k in self._profiled_kernels(event, log):
+            k.profile = event
+
+    def _path_alias(self, event: PathAlias, log: str) -> None:
+        self.path_aliases.setdefault(log, {})[event.recorded] = event.here
+
+    def _compile_start(self, event: CompileStart, log: str) -> None:
+        if event.cid is None:
             return
         c = self.compile(log, event.cid)
-        if isinstance(event, CompileStart):
-            if c.start is None:
-                c.start = event
-        elif isinstance(event, Capture):
-            c.capture = event
-            if event.co_filename is not None or (log, c.frame_id) in self.frames:
-                frame = self.frames.get((log, c.frame_id))
-                if frame is None:
-                    frame = self.frames[(log, c.frame_id)] = FrameInfo(
-                        log, event.co_filename or "", event.co_firstlineno or 0, event.co_name or "?", frame_id=c.frame_id
-                    )
-                frame.compiles.append(c)
-        elif isinstance(event, BackwardCapture):
-            c.backward = event
-        elif isinstance(event, GraphBreak):
-            c.breaks.append(event)
-            group = self.breaks.get(event.key)
-            if group is None:
-                group = self.breaks[event.key] = BreakGroup(event.key, event)
-            group.hits.append((log, event))
-        elif isinstance(event, Recompile):
-            c.recompile = event
-            self.recompiles.append(RecompileInfo(log, c, event))
-        elif isinstance(event, RecompileLimit):
-            self.recompile_limits.append((log, event))
+        if c.start is None:
+            c.start = event
+
+    def _capture(self, event: Capture, log: str) -> None:
+        if event.cid is None:
+            return
+        c = self.compile(log, event.cid)
+        c.capture = event
+        if event.co_filename is not None or (log, c.frame_id) in self.frames:
             frame = self.frames.get((log, c.frame_id))
-            if frame is not None:
-                frame.recompile_limit = event
-        elif isinstance(event, Guards):
-            c.guards = event
-        elif isinstance(event, Graph):
-            c.graphs.append(event)
-        elif isinstance(event, OutputCode):
-            c.output_codes.append(event)
-        elif isinstance(event, Kernel):
-            k = KernelInfo(event, c)
-            c.kernels.append(k)
-            self.kernels.append(k)
-        elif isinstance(event, KernelProvenance):
-            for k in c.kernels:
-                if k.event.backward == event.backward and k.name in event.kernels:
-                    if event.origin != "provenance" and k.lines:
-                        continue  # Inductor's provenance beats the graph comments, they the call site
-                    k.lines = list(event.kernels[k.name])
-        elif isinstance(event, Symbol):
-            c.symbols.append(event)
-        elif isinstance(event, Specialization):
-            c.specializations.append(event)
-        elif isinstance(event, ShapeGuard):
-            c.shape_guards.append(event)
-        elif isinstance(event, Bytecode):
-            c.bytecode.append(event)
-        elif isinstance(event, CacheEvent):
-            c.caches.append(event)
-        elif isinstance(event, Artifact):
-            c.artifacts.append(event)
+            if frame is None:
+                frame = self.frames[(log, c.frame_id)] = FrameInfo(
+                    log, event.co_filename or "", event.co_firstlineno or 0, event.co_name or "?", frame_id=c.frame_id
+                )
+            frame.compiles.append(c)
+
+    def _graph_break(self, event: GraphBreak, log: str) -> None:
+        if event.cid is None:
+            return
+        self.compile(log, event.cid).breaks.append(event)
+        group = self.breaks.get(event.key)
+        if group is None:
+            group = self.breaks[event.key] = BreakGroup(event.key, event)
+        group.hits.append((log, event))
+
+    def _recompile(self, event: Recompile, log: str) -> None:
+        if event.cid is None:
+            return
+        c = self.compile(log, event.cid)
+        c.recompile = event
+        self.recompiles.append(RecompileInfo(log, c, event))
+
+    def _recompile_limit(self, event: RecompileLimit, log: str) -> None:
+        if event.cid is None:
+            return
+        c = self.compile(log, event.cid)
+        self.recompile_limits.append((log, event))
+        frame = self.frames.get((log, c.frame_id))
+        if frame is not None:
+            frame.recompile_limit = event
+
+    def _kernel(self, event: Kernel, log: str) -> None:
+        if event.cid is None:
+            return
+        c = self.compile(log, event.cid)
+        k = KernelInfo(event, c)
+        c.kernels.append(k)
+        self.kernels.append(k)
+
+    def _kernel_provenance(self, event: KernelProvenance, log: str) -> None:
+        if event.cid is None:
+            return
+        for k in self.compile(log, event.cid).kernels:
+            if k.event.backward == event.backward and k.name in event.kernels:
+                if event.origin != "provenance" and k.lines:
+                    continue  # Inductor's provenance beats the graph comments, they the call site
+                k.lines = list(event.kernels[k.name])
 
     # -- questions every face asks -----------------------------------------------------
 
@@ -539,3 +550,64 @@ class RunModel:
 
     def ranks(self) -> list[int]:
         return sorted({p.rank for p in self.processes.values() if p.rank is not None})
+
+
+def _setter(attr: str) -> Callable[[RunModel, Event, str], None]:
+    def handle(model: RunModel, event: Event, log: str) -> None:
+        if event.cid is not None:
+            setattr(model.compile(log, event.cid), attr, event)
+
+    return handle
+
+
+def _appender(attr: str) -> Callable[[RunModel, Event, str], None]:
+    def handle(model: RunModel, event: Event, log: str) -> None:
+        if event.cid is not None:
+            getattr(model.compile(log, event.cid), attr).append(event)
+
+    return handle
+
+
+# Event class → what the model does with it. Kinds not here (``chromium``, ``raw``) are
+# only counted. A subclass (the reader's ``LightChromium``) finds its base's entry.
+_HANDLERS: dict[type, Callable[[RunModel, Any, str], None] | None] = {
+    RunStart: RunModel._run_start,
+    RunEnd: RunModel._run_end,
+    LogHeader: RunModel._log_header,
+    ProcessStart: RunModel._process_start,
+    ProcessEnd: RunModel._process_end,
+    KernelProfile: RunModel._kernel_profile,
+    PathAlias: RunModel._path_alias,
+    CompileStart: RunModel._compile_start,
+    Capture: RunModel._capture,
+    BackwardCapture: _setter("backward"),
+    GraphBreak: RunModel._graph_break,
+    Recompile: RunModel._recompile,
+    RecompileLimit: RunModel._recompile_limit,
+    Guards: _setter("guards"),
+    Graph: _appender("graphs"),
+    OutputCode: _appender("output_codes"),
+    Kernel: RunModel._kernel,
+    KernelProvenance: RunModel._kernel_provenance,
+    Symbol: _appender("symbols"),
+    Specialization: _appender("specializations"),
+    ShapeGuard: _appender("shape_guards"),
+    Bytecode: _appender("bytecode"),
+    CacheEvent: _appender("caches"),
+    Artifact: _appender("artifacts"),
+    Chromium: None,
+    Raw: None,
+}
+
+
+def handler_for(cls: type) -> Callable[[RunModel, Any, str], None] | None:
+    """What ``RunModel.apply`` does with an event of ``cls`` besides counting it (None:
+    only counted)."""
+    if cls in _HANDLERS:
+        return _HANDLERS[cls]
+    for base in cls.__mro__[1:]:
+        if base in _HANDLERS:
+            _HANDLERS[cls] = _HANDLERS[base]
+            return _HANDLERS[cls]
+    _HANDLERS[cls] = None
+    return None

@@ -327,6 +327,11 @@ class LogFile:
             return None
         return event
 
+    @property
+    def skipping(self) -> bool:
+        """Inside a line longer than ``MAX_LINE`` (its rest is not read)."""
+        return self._skipping
+
     def unterminated_tail(self) -> int:
         """Bytes of an unfinished last line (a killed writer, or one still writing)."""
         return len(self._partial)

@@ -9,14 +9,15 @@ from __future__ import annotations
 
 import gc
 import os
-from collections.abc import Iterator
+from collections.abc import Collection, Iterator
 from pathlib import Path
 
 from dyn_inspect.engine.eventlog import LATEST, runs_root
-from dyn_inspect.engine.schema import Blob, Event, UnknownEvent
+from dyn_inspect.engine.schema import Blob, Chromium, Event, Raw, UnknownEvent
+from dyn_inspect.inspector import index
 from dyn_inspect.inspector.errors import InspectorError
 from dyn_inspect.inspector.model import RunModel
-from dyn_inspect.inspector.reader import LogFile, Problem, blob_readable, list_logs, read_blob, safe_text
+from dyn_inspect.inspector.reader import LightChromium, LogFile, Problem, blob_readable, list_logs, read_blob, safe_text
 
 
 def is_run_dir(path: Path) -> bool:
@@ -65,18 +66,32 @@ def resolve_run(arg: str | os.PathLike[str] | None, runs_dir: str | None = None)
     raise InspectorError(f"no run at {arg}")
 
 
+# Kinds the model only counts: the index stores their counts, not the events.
+_COUNTED_ONLY = frozenset({Chromium, LightChromium, Raw})
 FREEZE_ABOVE = 10_000  # events: a model this large is moved out of the collector's sight
 
 
 class Run:
-    """A run directory and the model built from it (incrementally)."""
+    """A run directory and the model built from it (incrementally).
 
-    def __init__(self, path: str | os.PathLike[str]) -> None:
+    ``skip``: event kinds the caller never reads (``index.NOT_FOR_FINDINGS`` for the LSP):
+    when the run opens from its index they are not decoded. ``use_index=False`` reads the
+    logs only (and writes no index); its default is on unless ``DYN_INSPECT_NO_INDEX`` is set.
+    """
+
+    def __init__(self, path: str | os.PathLike[str], skip: Collection[str] = (), use_index: bool | None = None) -> None:
+        if use_index is None:
+            use_index = not os.environ.get(index.NO_INDEX_ENV)
         self.path = Path(path)
         self.logs: dict[str, LogFile] = {}
         self.model = RunModel()
         self.unknown: list[UnknownEvent] = []
-        self.refresh()
+        self.kept = index.Kept()
+        self.index_id: bytes | None = None  # which index it opened from (its header's MAC)
+        self.from_index = use_index and index.load(self, skip)
+        # Events read from the logs on opening (all of them without an index; what was
+        # appended after it with one): 0 means the model is exactly the index's.
+        self.read_on_open = tail = self.refresh()
         if self.model.event_count > FREEZE_ABOVE:
             # The model is long-lived and holds no cycles: without this, every later full
             # collection walks it (a first summary of a 256-rank run lost 0.3 s there).
@@ -87,10 +102,18 @@ class Run:
             # Same answer from every command: files that are not event logs make no run.
             first = next(p for log in self.logs.values() for p in log.problems[:1])
             raise InspectorError(f"{path} is not a dyn-inspect run: none of its logs is an event log ({first})")
+        if use_index and self.model.finished and (tail or not self.from_index):
+            # A finished run read (partly) from its logs: the next open need not.
+            self.write_index()
+
+    def write_index(self) -> Path | None:
+        """Save the index (best effort: None when it cannot be written)."""
+        return index.write(self)
 
     def refresh(self) -> int:
         """Read what was appended since the last call; returns the number of new events."""
         new = 0
+        kept = self.kept if self.kept.complete else None
         # Building creates many small objects and no cycles: the cyclic GC's repeated full
         # passes over a growing heap were a third of opening a large run.
         gc_was_enabled = gc.isenabled()
@@ -102,12 +125,16 @@ class Run:
                 if log is None:
                     log = self.logs[name] = LogFile(file)
                 apply = self.model.apply
+                log_no = kept.number(name) if kept is not None else 0
                 for event in log.iter_new(light=True):
                     new += 1
-                    if isinstance(event, UnknownEvent):
-                        self.unknown.append(event)
-                        continue
-                    apply(event, name)
+                    cls = type(event)
+                    if cls is UnknownEvent:
+                        self.unknown.append(event)  # type: ignore[arg-type]
+                    else:
+                        apply(event, name)  # type: ignore[arg-type]
+                    if kept is not None and cls not in _COUNTED_ONLY:
+                        kept.add(index.kind_of(event), event, log_no)
         finally:
             if gc_was_enabled:
                 gc.enable()

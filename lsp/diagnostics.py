@@ -19,8 +19,8 @@ from dataclasses import dataclass
 
 from lsprotocol import types
 
-from dyn_inspect.engine.schema import Loc
 from dyn_inspect.inspector.analysis.messages import headline
+from dyn_inspect.inspector.events import Loc
 from dyn_inspect.inspector.locations import package_path
 from dyn_inspect.lsp.documents import TextView, path_uri
 from dyn_inspect.lsp.findings import BreakFinding, CauseFinding, FailureFinding, FunctionFindings, original_function

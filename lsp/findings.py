@@ -31,8 +31,7 @@ from pathlib import Path
 
 import msgspec
 
-from dyn_inspect.engine.schema import GraphBreak, Loc
-from dyn_inspect.engine.torch_compat import degraded_notes
+from dyn_inspect.inspector.events import GraphBreak, Loc, degraded_notes
 from dyn_inspect.inspector.locations import def_line, inside, is_library, run_cwd
 from dyn_inspect.inspector.model import CompileInfo, FrameInfo, RunModel
 from dyn_inspect.inspector.run import Run

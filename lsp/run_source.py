@@ -22,8 +22,9 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from dyn_inspect.engine.eventlog import runs_root
 from dyn_inspect.inspector.errors import InspectorError
+from dyn_inspect.inspector.events import runs_root
+from dyn_inspect.inspector.index import NOT_FOR_FINDINGS
 from dyn_inspect.inspector.run import Run, is_run_dir, list_runs, resolve_run
 
 POLL_S = 0.05  # a poll is a few stats and a read of what was appended: cheap
@@ -182,7 +183,7 @@ class RunSource:
         if cached is not None and (cached[0] == sig or now - cached[1] < RECHECK_S):
             return cached[2]
         try:
-            touch = touch_of(Run(path), self.roots)
+            touch = touch_of(Run(path, skip=NOT_FOR_FINDINGS), self.roots)
         except (InspectorError, OSError, ValueError, UnicodeDecodeError):
             return None
         self._touch[key] = (sig, now, touch)
@@ -233,7 +234,7 @@ class RunSource:
 
     def _open(self, path: Path) -> tuple[Run | None, str | None]:
         try:
-            return Run(path), None
+            return Run(path, skip=NOT_FOR_FINDINGS), None
         except InspectorError as exc:
             return None, str(exc)
         except (OSError, ValueError, UnicodeDecodeError) as exc:
@@ -364,7 +365,7 @@ class ListingCache:
         if cached is not None and cached[0] == sig:
             return cached[1]
         try:
-            row = listing_of(Run(path))
+            row = listing_of(Run(path, skip=NOT_FOR_FINDINGS))
         except (InspectorError, OSError, ValueError):
             return None
         self._rows[str(path)] = (sig, row)

@@ -34,13 +34,14 @@ from lsprotocol import types
 from lsprotocol.converters import get_converter
 from pygls.lsp.server import LanguageServer
 
-from dyn_inspect.engine.eventlog import TOOL_VERSION
+from dyn_inspect.inspector.events import TOOL_VERSION
 from dyn_inspect.inspector.outputs.lsp import LspFunctionDetails, LspRunInfo, LspSummary, LspVerifyError
 from dyn_inspect.inspector.outputs.reports import VerifyReport
 from dyn_inspect.lsp import code_actions as actions_mod
 from dyn_inspect.lsp import code_lens as lens_mod
 from dyn_inspect.lsp import diagnostics as diag_mod
 from dyn_inspect.lsp import edits as edits_mod
+from dyn_inspect.lsp import findings_cache
 from dyn_inspect.lsp import hover as hover_mod
 from dyn_inspect.lsp import verify as verify_mod
 from dyn_inspect.lsp.documents import DiskCache, TextView, is_python, path_uri, uri_path, view_for
@@ -148,10 +149,26 @@ class DynInspectServer(LanguageServer):
         t0 = time.perf_counter()
         result = self.source.poll()
         t1 = time.perf_counter()
-        index = build_index(self.source.run, Workspace.for_run(self.roots, self.source.run)) if result.changed else None
+        index = self._findings(result.switched) if result.changed else None
         if index is not None:
             log.debug("poll %.1f ms, index %.1f ms", (t1 - t0) * 1000, (time.perf_counter() - t1) * 1000)
         return result, index
+
+    def _findings(self, switched: bool) -> RunIndex:
+        """The findings of the run shown: from the cache when a finished run was just
+        opened from its index (a million-event run: milliseconds, not seconds), else built
+        (and then kept for the next session)."""
+        run = self.source.run
+        ws = Workspace.for_run(self.roots, run)
+        if switched and run is not None:
+            cached = findings_cache.load(run, ws)
+            if cached is not None:
+                log.debug("findings of %s from the cache", run.path)
+                return cached
+        index = build_index(run, ws)
+        if switched and run is not None:
+            findings_cache.save(run, ws, index)
+        return index
 
     async def refresh(self) -> None:
         async with self.lock:

@@ -53,7 +53,7 @@ class Verdict:
 
 def run_verify(run_path: str, timeout_s: float = 3600.0, settle_s: float | None = None) -> Verdict:
     """``dyn-inspect verify --json`` for ``run_path`` (blocking: call it in a thread)."""
-    argv = [sys.executable, "-m", "dyn_inspect.inspector.cli", "verify", run_path, "--json", "--timeout", str(timeout_s)]
+    argv = [sys.executable, "-m", "dyn_inspect.cli", "verify", run_path, "--json", "--timeout", str(timeout_s)]
     if settle_s is not None:
         argv += ["--settle", str(settle_s)]
     proc = subprocess.run(argv, capture_output=True, text=True, timeout=timeout_s + 60)

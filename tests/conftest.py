@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+import tempfile
 from collections.abc import Callable
 from pathlib import Path
 
@@ -11,6 +13,11 @@ from corpus_support import Corpus, Recording, records
 from dyn_inspect.inspector.run import Run
 
 FIXTURES = Path(__file__).parent / "fixtures"
+
+# The run index's key (inspector/index.py) lives in a directory of this session, not in the
+# user's ~/.cache: every run a test opens writes its index under it, and subprocesses
+# (the CLI, the LSP) inherit it.
+os.environ.setdefault("DYN_INSPECT_KEY_DIR", tempfile.mkdtemp(prefix="dyn-inspect-key-"))
 
 
 # fixture name -> corpus program it needs

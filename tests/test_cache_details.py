@@ -11,8 +11,8 @@ import json
 
 import pytest
 
+from dyn_inspect.cli import main
 from dyn_inspect.inspector.analysis.cache import cache_report, miss_diff
-from dyn_inspect.inspector.cli import main
 from dyn_inspect.inspector.run import Run
 from dyn_inspect.tui.app import InspectorApp
 from test_tui import SIZE, flat, settle, static_text

@@ -5,10 +5,9 @@ from __future__ import annotations
 import subprocess
 import sys
 
-from dyn_inspect.inspector import commands
-from dyn_inspect.inspector.cli import main
+from dyn_inspect.cli import commands, main
 
-DYN = [sys.executable, "-m", "dyn_inspect.inspector.cli"]
+DYN = [sys.executable, "-m", "dyn_inspect.cli"]
 
 
 def test_every_registered_command_loads() -> None:

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from corpus_support import CORPUS, Corpus, marker_line
-from dyn_inspect.inspector.cli import main
+from dyn_inspect.cli import main
 from dyn_inspect.inspector.export import export_run
 from dyn_inspect.inspector.run import Run
 

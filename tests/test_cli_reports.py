@@ -17,7 +17,7 @@ from corpus_support import CORPUS, EXAMPLES, marker_line, records
 from dyn_inspect.inspector.run import Run
 from inspector_program import Recorded, record_once
 
-DYN = [sys.executable, "-m", "dyn_inspect.inspector.cli"]
+DYN = [sys.executable, "-m", "dyn_inspect.cli"]
 RECOMPILES = CORPUS / "recompiles.py"
 
 

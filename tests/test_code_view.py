@@ -10,8 +10,8 @@ import json
 import pytest
 
 from corpus_support import EXAMPLES, marker_line
+from dyn_inspect.cli import main
 from dyn_inspect.inspector.analysis.bytecode import compile_code, parse_dis, resume_functions
-from dyn_inspect.inspector.cli import main
 from dyn_inspect.inspector.run import Run
 from dyn_inspect.tui.app import InspectorApp
 from test_tui import SIZE, cursor_row, flat, settle, static_text

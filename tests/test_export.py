@@ -27,7 +27,7 @@ from dyn_inspect.inspector.export import ExportResult, export_run
 from dyn_inspect.inspector.reports import summary_dict
 from dyn_inspect.inspector.run import Run
 
-DYN = [sys.executable, "-m", "dyn_inspect.inspector.cli"]
+DYN = [sys.executable, "-m", "dyn_inspect.cli"]
 TRAIN = EXAMPLES / "train.py"
 HELPERS = CORPUS / "corpus_helpers.py"
 

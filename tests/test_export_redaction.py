@@ -209,7 +209,7 @@ def secretive_bundles(tmp_path_factory: pytest.TempPathFactory) -> tuple[zipfile
     work = tmp_path_factory.mktemp("secretive")
     (work / "secretive.py").write_text(SECRETIVE)
     env = {k: v for k, v in __import__("os").environ.items() if not k.startswith("DYN_INSPECT_")}
-    done = subprocess.run([sys.executable, "-m", "dyn_inspect.inspector.cli", "--no-tui", "--runs-dir", str(work / "runs"),
+    done = subprocess.run([sys.executable, "-m", "dyn_inspect.cli", "--no-tui", "--runs-dir", str(work / "runs"),
                            "secretive.py"], cwd=work, capture_output=True, text=True, timeout=600, env=env)
     assert done.returncode == 0, done.stderr
     run = Run(work / "runs" / "latest")
@@ -261,6 +261,6 @@ def test_no_bundle_page_carries_terminal_escapes(secretive_bundles) -> None:
     import subprocess
     import sys
 
-    done = subprocess.run([sys.executable, "-m", "dyn_inspect.inspector.cli", "breaks", str(work / "runs" / "latest")],
+    done = subprocess.run([sys.executable, "-m", "dyn_inspect.cli", "breaks", str(work / "runs" / "latest")],
                           capture_output=True, text=True, timeout=120)
     assert done.returncode == 0 and "\x1b" not in done.stdout + done.stderr

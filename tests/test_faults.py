@@ -30,7 +30,7 @@ from dyn_inspect.engine.eventlog import LATEST, EventLog
 from dyn_inspect.inspector.run import Run
 
 STOPPED = "dyn-inspect: recording stopped: "
-CLI = [sys.executable, "-m", "dyn_inspect.inspector.cli"]
+CLI = [sys.executable, "-m", "dyn_inspect.cli"]
 
 
 @dataclass

@@ -25,7 +25,7 @@ from dyn_inspect.engine.eventlog import LATEST, EventLog
 from dyn_inspect.inspector.export import export_run
 from dyn_inspect.inspector.run import Run
 
-CLI = [sys.executable, "-m", "dyn_inspect.inspector.cli"]
+CLI = [sys.executable, "-m", "dyn_inspect.cli"]
 REPORTS = ["summary", "breaks", "recompiles", "kernels", "check"]
 pytestmark = pytest.mark.corpus
 

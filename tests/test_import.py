@@ -19,16 +19,16 @@ from pathlib import Path
 
 import pytest
 
+from dyn_inspect.cli import main
 from dyn_inspect.engine.importer import TraceImportError, import_trace
 from dyn_inspect.engine.schema import Raw
 from dyn_inspect.engine.tracefile import TraceStats, iter_records
-from dyn_inspect.inspector.cli import main
 from dyn_inspect.inspector.run import Run
 
 FIXTURES = Path(__file__).parent / "fixtures"
 TLPARSE_RANKS = FIXTURES / "tlparse_multi_rank_logs"
 SIMPLE = FIXTURES / "multi_rank" / "dedicated_log_torch_trace_rank_0.log"  # tlparse's simple.log
-DYN = [sys.executable, "-m", "dyn_inspect.inspector.cli"]
+DYN = [sys.executable, "-m", "dyn_inspect.cli"]
 
 _ENVELOPE = re.compile(r"^[VIWEC]\d{4} [\d:.]+ +\d+ [^\]]*\] (\{.*)$")
 _KERNEL_DEF = re.compile(r"^\t\w+ = async_compile\.(?:triton|cpp_pybinding|cpp|cuda|halide|mps)\(")

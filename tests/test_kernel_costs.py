@@ -15,8 +15,8 @@ from pathlib import Path
 import pytest
 
 from corpus_support import CACHE_ENV, DYN_INSPECT
+from dyn_inspect.cli import main
 from dyn_inspect.inspector.analysis.costs import cost_of, kernel_cost
-from dyn_inspect.inspector.cli import main
 from dyn_inspect.inspector.run import Run
 from dyn_inspect.tui.app import InspectorApp
 from test_tui import SIZE, rows, settle

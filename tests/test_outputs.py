@@ -26,7 +26,7 @@ from dyn_inspect.inspector.outputs import bundle, lsp, reports
 from dyn_inspect.inspector.run import Run
 from test_lsp_support import command, corpus_options, diagnostics, line_of, lsp_client_fixture, open_doc, start
 
-DYN = [sys.executable, "-m", "dyn_inspect.inspector.cli"]
+DYN = [sys.executable, "-m", "dyn_inspect.cli"]
 REPO = Path(__file__).resolve().parent.parent
 EXTENSION = REPO / "vscode-extension"
 FIXTURES = Path(__file__).parent / "fixtures"

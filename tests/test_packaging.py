@@ -1,4 +1,4 @@
-"""Every Python package folder of the four trees is listed in pyproject's packages, under
+"""Every Python package folder of the five trees is listed in pyproject's packages, under
 its dyn_inspect.* name: a missing one (dyn_inspect.tui.views was) is absent from a
 non-editable install while the editable install the tests use still imports it."""
 

@@ -18,8 +18,8 @@ from pathlib import Path
 import pytest
 
 from corpus_support import CORPUS, DYN_INSPECT, marker_line
+from dyn_inspect.cli import main
 from dyn_inspect.engine.importer import import_trace
-from dyn_inspect.inspector.cli import main
 from dyn_inspect.inspector.errors import InspectorError
 from dyn_inspect.inspector.ranks import (
     COMPILE_TIME_MIN_GAP_S,

@@ -13,8 +13,8 @@ from lsprotocol import types
 from pytest_lsp import LanguageClient
 
 from corpus_support import CORPUS, marker_line
+from dyn_inspect.cli import main
 from dyn_inspect.inspector.analysis.shapes import compile_shapes, dim_of, readable_expr, readable_source, specializations_at
-from dyn_inspect.inspector.cli import main
 from dyn_inspect.inspector.run import Run
 from dyn_inspect.tui.app import InspectorApp
 from test_lsp_support import corpus_options, lsp_client_fixture, open_doc, start

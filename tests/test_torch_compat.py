@@ -170,7 +170,7 @@ def test_faces_say_what_was_degraded(results: dict[str, Result], tmp_path_factor
     """summary (text and --json), the TUI header and the LSP summary name the lost hook."""
     import io
 
-    from dyn_inspect.inspector.commands.summary import print_summary
+    from dyn_inspect.cli.commands.summary import print_summary
     from dyn_inspect.inspector.reports import summary_dict
     from dyn_inspect.inspector.run import Run
     from dyn_inspect.lsp.findings import Workspace, build_index

@@ -370,7 +370,7 @@ async def test_help_panel_lists_keys(breaks_run: Run) -> None:
 def test_open_command_errors_are_one_line(breaks_run: Run, tmp_path) -> None:
     import subprocess
 
-    dyn = [sys.executable, "-m", "dyn_inspect.inspector.cli"]
+    dyn = [sys.executable, "-m", "dyn_inspect.cli"]
     missing = subprocess.run([*dyn, "open", str(tmp_path / "nope")], capture_output=True, text=True)
     assert missing.returncode == 2 and missing.stderr.startswith("dyn-inspect: no run at") and missing.stderr.count("\n") == 1
     piped = subprocess.run([*dyn, "open", str(breaks_run.path)], capture_output=True, text=True, stdin=subprocess.DEVNULL)

@@ -28,15 +28,14 @@ from textual.containers import Horizontal
 from textual.widgets import DataTable, Footer, Input, Label, OptionList, Select, TabbedContent, TabPane, Tree
 
 from dyn_inspect.engine.launcher import Launch, LaunchSpec
-from dyn_inspect.engine.schema import Loc
-from dyn_inspect.engine.stderr_tail import read_tail
 from dyn_inspect.inspector.errors import InspectorError
+from dyn_inspect.inspector.events import Loc, read_tail
 from dyn_inspect.inspector.run import Run
 from dyn_inspect.tui import digest
 from dyn_inspect.tui.child import ChildProcess
 from dyn_inspect.tui.display import command_text, display_loc, duration, run_cwd
 from dyn_inspect.tui.follow import OutputBuffer, RunFollower
-from dyn_inspect.tui.messages import ChildExited, LoadFailed, OutputAvailable, RunLoaded, RunUpdated
+from dyn_inspect.tui.messages import ChildExited, LabelChanged, LoadFailed, OutputAvailable, RunLoaded, RunUpdated
 from dyn_inspect.tui.screens import ConfirmScreen, SearchScreen
 from dyn_inspect.tui.source import editor_command
 from dyn_inspect.tui.views.base import Context, SearchHit, View
@@ -310,6 +309,12 @@ class InspectorApp(App[int]):
             problems = run.problems
         if problems:
             self.notify(f"Skipped {len(problems)} unreadable line(s) of the log — see the overview.", severity="warning", timeout=8)
+
+    def on_label_changed(self, message: LabelChanged) -> None:
+        if self.loaded_run is None:
+            return
+        self._stale.add(message.view_id)
+        self._sync()
 
     def on_load_failed(self, message: LoadFailed) -> None:
         self.query_one(TabbedContent).loading = False
@@ -642,7 +647,20 @@ def run_live(spec: LaunchSpec) -> int:
             launch.finish(130)
         if launch.notice:  # "recording stopped: disk full (...)", once the screen is back
             print(launch.notice, file=sys.stderr)
+        _save_index(app, run)
     return app.exit_code
+
+
+def _save_index(app: InspectorApp, run: Run) -> None:
+    """The run is over: its index, from the model already in memory (the next ``open`` of
+    a big run reads it instead of the logs). Best effort: never fails the exit."""
+    try:
+        with app.lock:  # the follower may be finishing a poll
+            run.refresh()
+            if run.model.finished:
+                run.write_index()
+    except Exception:  # noqa: BLE001 - a cache: the logs are the record
+        pass
 
 
 def run_open(path: Path, initial_view: str = "overview") -> int:

@@ -116,7 +116,7 @@ def environment_text(model: RunModel) -> str:
         parts.append(f"cpu ({start.cpu_isa.lower()})")
     if start.world_size and start.world_size > 1:
         parts.append(f"world {start.world_size}")
-    from dyn_inspect.engine.torch_compat import degraded_notes
+    from dyn_inspect.inspector.events import degraded_notes
 
     parts += [f"degraded: {note}" for note in degraded_notes(model.processes.values())]
     return " · ".join(parts)

@@ -1,4 +1,4 @@
-"""How the TUI writes paths, locations, durations and commands.
+"""How the TUI writes paths, locations, durations and commands, and where it shows a break.
 
 Paths are shown relative to the run's working directory (where the user ran the program)
 and library files from their package (``torch/_dynamo/eval_frame.py``), so the screen never
@@ -10,9 +10,11 @@ from __future__ import annotations
 import os
 import shlex
 
-from dyn_inspect.inspector.locations import run_cwd, short_loc, short_path
+from dyn_inspect.inspector.events import Loc
+from dyn_inspect.inspector.locations import is_library, nearest_user_frame, run_cwd, short_loc, short_path
+from dyn_inspect.inspector.model import BreakGroup
 
-__all__ = ["command_text", "display_loc", "display_path", "duration", "run_cwd"]
+__all__ = ["command_text", "display_loc", "display_path", "duration", "run_cwd", "shown_loc"]
 
 # The one home of these is inspector/locations.py; the TUI's names for them:
 display_path = short_path
@@ -53,3 +55,12 @@ def _under(arg: str, cwd: str | None) -> str:
 
 def plural(n: int, word: str, many: str | None = None) -> str:
     return f"{n} {word if n == 1 else (many or word + 's')}"
+
+
+def shown_loc(group: BreakGroup) -> Loc:
+    """Where the break is attributed: the innermost user frame when torch reports a line in
+    library code (a break inside transformers is the user's call into it)."""
+    b = group.first
+    if not is_library(b.loc.file):
+        return b.loc
+    return nearest_user_frame([*b.user_stack, b.loc]) or b.loc

@@ -38,3 +38,12 @@ class ChildExited(Message):
     def __init__(self, returncode: int) -> None:
         self.returncode = returncode
         super().__init__()
+
+
+class LabelChanged(Message):
+    """A view finished work it did in a thread (the Causes view ranks a big run's causes
+    after the first paint): its tab label, and the view if it is shown, are due again."""
+
+    def __init__(self, view_id: str) -> None:
+        self.view_id = view_id
+        super().__init__()

@@ -17,7 +17,7 @@ from rich.console import Group, RenderableType
 from rich.syntax import Syntax
 from rich.text import Text
 
-from dyn_inspect.engine.schema import Loc
+from dyn_inspect.inspector.events import Loc
 
 THEME = "monokai"
 LEXER_LEAD = 30  # lines lexed above a snippet for context
@@ -103,3 +103,15 @@ def editor_command(path: str, line: int, env: Mapping[str, str] | None = None) -
     if name in ("code", "code-insiders", "codium", "cursor"):
         return [*argv, "--goto", f"{path}:{line}"]
     return [*argv, f"+{line}", path]
+
+
+MAX_CODE_LINES = 4000  # a wrapper module can be huge; the rest is one `o`/export away
+
+
+def cut_code(text: str) -> tuple[str, int]:
+    """The first ``MAX_CODE_LINES`` lines of a graph's or kernel's code, and how many more
+    there were (0 when none were cut)."""
+    lines = text.splitlines()
+    if len(lines) <= MAX_CODE_LINES:
+        return text, 0
+    return "\n".join(lines[:MAX_CODE_LINES]), len(lines) - MAX_CODE_LINES

@@ -24,7 +24,7 @@ mkdir -p /tmp/dsite/dyn_inspect
 for d in engine inspector lsp tui; do ln -sfn "$ROOT/$d" "/tmp/dsite/dyn_inspect/$d"; done
 export PYTHONPATH=/tmp/dsite:/tmp/site
 export HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 DYN_INSPECT_NO_TUI=1
-DI=(python3 -m dyn_inspect.inspector.cli)
+DI=(python3 -m dyn_inspect.cli)
 SCRATCH=$(mktemp -d)
 
 record() {  # name, cwd, args... : a fresh Inductor/Triton cache per recording

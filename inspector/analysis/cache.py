@@ -194,14 +194,17 @@ def compile_cache(run: Run, c: CompileInfo) -> CompileCache:
     return CompileCache(c, [_lookup(run, e) for e in c.caches])
 
 
-def cache_report(run: Run, memo: dict[tuple[str, str], tuple[int, CompileCache]] | None = None) -> CacheReport:
+def cache_report(
+    run: Run, memo: dict[tuple[str, str], tuple[int, CompileCache]] | None = None, compiles: list[CompileInfo] | None = None
+) -> CacheReport:
     """Every compile's cache lookups, in compile order (compiles without any included).
 
     ``memo`` (kept by a caller that asks again as a live run grows, the overview) holds
     each compile's answer with its lookup count: only compiles with new lookups have their
-    payloads read again."""
+    payloads read again. ``compiles``: these instead of the model's (a list taken under the
+    TUI's lock, read in a thread)."""
     out = []
-    for c in run.model.compiles_in_order():
+    for c in run.model.compiles_in_order() if compiles is None else compiles:
         if c.capture is None and not c.caches:
             continue
         key = (c.log, c.cid)
@@ -276,3 +279,13 @@ def miss_diff(run: Run, cc: CompileCache) -> MissDiff | None:
             if best is None or shared > best.shared:
                 best = MissDiff(c.cid, differs, shared, len(mine))
     return best
+
+
+def unread_lookups(compiles: list[CompileInfo], memo: dict[tuple[str, str], tuple[int, CompileCache]]) -> int:
+    """How many lookups' payloads ``cache_report`` would read (the rest are in ``memo``)."""
+    n = 0
+    for c in compiles:
+        known = memo.get((c.log, c.cid))
+        if known is None or known[0] != len(c.caches):
+            n += len(c.caches)
+    return n

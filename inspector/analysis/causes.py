@@ -20,7 +20,6 @@ expensive first (recompiles, then compile time, then graph fragments).
 from __future__ import annotations
 
 import ast
-import functools
 import re
 from collections.abc import Collection
 from dataclasses import dataclass, field
@@ -31,7 +30,7 @@ from dyn_inspect.engine.normalizers.locations import is_library_file
 from dyn_inspect.engine.schema import Loc
 from dyn_inspect.inspector.analysis.messages import label
 from dyn_inspect.inspector.analysis.recompiles import GuardFailure, frames_with_recompiles, recompile_timeline
-from dyn_inspect.inspector.locations import def_line
+from dyn_inspect.inspector.locations import def_line, functions_in, parsed_source, short_path
 from dyn_inspect.inspector.model import BreakGroup, CompileInfo, FrameInfo, RunModel
 
 _LR_SOURCE = re.compile(r"""param_groups\[\d+\]\[\s*['"]lr['"]\s*\]$""")
@@ -58,6 +57,13 @@ class Fix:
         """The line the fix is about: the statement that makes the variable, or the call
         it goes before."""
         return self.after_line + 1 if self.why.startswith("before the call") else self.after_line
+
+
+def describe_fix(fix: Fix, gap: str = " ") -> str:
+    """A fix as the reports print it: ``torch._dynamo.mark_dynamic(x, 0) after train.py:46
+    (where `x` is made)``. ``gap`` goes between the code and "after" (``summary`` lines
+    them up with two spaces)."""
+    return f"{fix.code}{gap}after {short_path(fix.file)}:{fix.after_line} ({fix.why})"
 
 
 @dataclass
@@ -204,29 +210,15 @@ def _cause(group: list[_Recompile], model: RunModel) -> Cause:
 
 
 def _tree(path: str) -> ast.Module | None:
-    # Keyed by mtime and size too: a long-lived reader (the language server) must not
-    # trace a variable in the text before the user's edit.
-    try:
-        st = Path(path).stat()
-    except OSError:
-        return None
-    return _tree_of(path, st.st_mtime_ns, st.st_size)
+    return parsed_source(path)
 
 
-@functools.lru_cache(maxsize=64)
-def _tree_of(path: str, mtime_ns: int, size: int) -> ast.Module | None:
-    try:
-        return ast.parse(Path(path).read_text(encoding="utf-8"))
-    except (OSError, SyntaxError, ValueError, UnicodeDecodeError):
-        return None
+_Function = ast.FunctionDef | ast.AsyncFunctionDef
 
 
-def _function_at(path: str, line: int) -> ast.FunctionDef | ast.AsyncFunctionDef | None:
-    tree = _tree(path)
-    if tree is None:
-        return None
+def _function_at(path: str, line: int) -> _Function | None:
     best = None
-    for node in ast.walk(tree):
+    for node in functions_in(path):  # (parsed and walked once per file version)
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
             start = min([node.lineno, *(d.lineno for d in node.decorator_list)])
             if start <= line <= (node.end_lineno or node.lineno) and (best is None or start >= best[0]):

@@ -17,15 +17,14 @@ Public API (used by the CLI, TUI, LSP and exports)::
 
 from __future__ import annotations
 
-import ast
 import functools
 import os
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Literal, TypedDict
 
+from dyn_inspect.inspector.locations import functions_in
 from dyn_inspect.inspector.model import CompileInfo, FrameInfo, RunModel
 
 GuardKind = Literal[
@@ -307,6 +306,7 @@ PARSERS: tuple[tuple[tuple[GuardKind, ...], Parser], ...] = (
 )
 
 
+@functools.lru_cache(maxsize=8192)
 def parse_reason(reason: str) -> GuardFailure:
     """Structure one reason string (``"0/0: tensor 'x' size mismatch at index 0. expected 4,
     actual 8"``). Never raises: anything unrecognised is ``kind="other"`` with its text."""
@@ -768,30 +768,13 @@ def reasons_of(c: CompileInfo) -> list[str]:
     return []
 
 
-@functools.lru_cache(maxsize=256)
-def _varkw_names(path: str, mtime: float) -> dict[int, str | None]:
-    """def line (and first decorator line) -> the function's ``**kwargs`` name."""
-    try:
-        tree = ast.parse(Path(path).read_text(encoding="utf-8"))
-    except (OSError, SyntaxError, UnicodeDecodeError, ValueError):
-        return {}
-    out: dict[int, str | None] = {}
-    for node in ast.walk(tree):
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
-            name = node.args.kwarg.arg if node.args.kwarg is not None else None
-            out[node.lineno] = name
-            for d in getattr(node, "decorator_list", []):
-                out.setdefault(d.lineno, name)
-    return out
-
-
 def varkw_of(frame: FrameInfo) -> str | None:
     """The frame's ``**kwargs`` parameter name, read from its source (None when unknown)."""
-    try:
-        mtime = os.stat(frame.filename).st_mtime
-    except OSError:
-        return None
-    return _varkw_names(frame.filename, mtime).get(frame.firstlineno)
+    for node in functions_in(frame.filename):
+        starts = [node.lineno, *(d.lineno for d in getattr(node, "decorator_list", []))]
+        if frame.firstlineno in starts:
+            return node.args.kwarg.arg if node.args.kwarg is not None else None
+    return None
 
 
 def suggest_context(model: RunModel, frame: FrameInfo, failure: GuardFailure | None = None) -> SuggestContext:
@@ -800,10 +783,7 @@ def suggest_context(model: RunModel, frame: FrameInfo, failure: GuardFailure | N
     m = _RESUME_RE.match(frame.name)
     if m is not None:
         resume_line = int(m["line"])
-        item_break = any(
-            g.loc.file == frame.filename and g.loc.line == resume_line and ("item()" in g.first.gb_type or g.first.gb_id == "GB0124")
-            for g in list(model.breaks.values())
-        )
+        item_break = (frame.filename, resume_line) in _item_break_sites(model)
     repeats = 1
     if failure is not None and failure.source:
         repeats = sum(
@@ -815,10 +795,39 @@ def suggest_context(model: RunModel, frame: FrameInfo, failure: GuardFailure | N
     return SuggestContext(varkw=varkw_of(frame), resume_line=resume_line, item_break=item_break, repeats=repeats)
 
 
+def _item_break_sites(model: RunModel) -> set[tuple[str, int]]:
+    """(file, line) of every ``.item()`` graph break (asked once per resume function)."""
+    key = ("item_break_sites", model.event_count)
+    found = model.memo.get("item_break_sites")
+    if found is None or found[0] != key:
+        sites = {(g.loc.file, g.loc.line) for g in list(model.breaks.values()) if "item()" in g.first.gb_type or g.first.gb_id == "GB0124"}
+        found = model.memo["item_break_sites"] = (key, sites)
+    return found[1]
+
+
 def recompile_timeline(model: RunModel, frame: FrameInfo) -> list[TimelineEntry]:
     """Every compile of ``frame`` in order, each recompile with its parsed guard failures and
     a suggestion (for the newest cache entry's failure, the one the user just changed), and
-    the entry where the recompile limit was hit marked ``limit_reached``."""
+    the entry where the recompile limit was hit marked ``limit_reached``.
+
+    Kept until the run grows or the frame's source changes (the suggestion reads it):
+    the language server asks twice per frame per rebuild, for thousands of frames. The
+    entries are shared: callers read them, never change them."""
+    try:
+        version = os.stat(frame.filename).st_mtime_ns
+    except (OSError, ValueError):
+        version = None
+    key = (model.event_count, version)
+    memo = model.memo.setdefault("recompile_timeline", {})
+    known = memo.get(frame.key)
+    if known is not None and known[0] == key:
+        return known[1]
+    out = _timeline(model, frame)
+    memo[frame.key] = (key, out)
+    return out
+
+
+def _timeline(model: RunModel, frame: FrameInfo) -> list[TimelineEntry]:
     limit = recompile_limit_of(model, frame)
     out: list[TimelineEntry] = []
     for index, c in enumerate(frame.compiles):

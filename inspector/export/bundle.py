@@ -27,6 +27,7 @@ repeats payloads, as torch's own log does.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import io
 import json
@@ -38,7 +39,7 @@ import zipfile
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 import msgspec
 
@@ -62,7 +63,7 @@ from dyn_inspect.inspector.analysis import graphs as fx_graphs
 from dyn_inspect.inspector.console import safe_text
 from dyn_inspect.inspector.errors import InspectorError
 from dyn_inspect.inspector.export import report
-from dyn_inspect.inspector.export.environment import config_sets, environment, first_start
+from dyn_inspect.inspector.export.environment import ConfigSet, config_sets, environment, first_start
 from dyn_inspect.inspector.export.redact import Redactor, mode_for
 from dyn_inspect.inspector.export.selection import Selection, select
 from dyn_inspect.inspector.export.torch_trace import TraceWriter
@@ -373,8 +374,20 @@ def plan_export(
 # -- writing -----------------------------------------------------------------------------
 
 
+@dataclass
+class Entry:
+    """A streamed file of the bundle: its path, the open stream, and what it is (set by the
+    writer of the stream, for index.md and the manifest's file list)."""
+
+    path: str
+    stream: IO[bytes]
+    what: str = ""
+
+
 class _Writer:
-    """Writes entries into the open zip; remembers where each payload went."""
+    """Writes entries into the open zip; remembers where each payload went. Callers use
+    ``put`` / ``payload`` / ``write_text`` / ``open_entry`` / ``list_last`` + ``write_last``
+    and read the public records (``files``, ``skipped``, ``path_of``, ``blob_of``, …)."""
 
     def __init__(self, zf: zipfile.ZipFile, plan: ExportPlan) -> None:
         self.zf = zf
@@ -456,6 +469,28 @@ class _Writer:
         self.zf.writestr(path, text.encode("utf-8", "surrogatepass"))
         self.files[path] = what
         return path
+
+    @contextlib.contextmanager
+    def open_entry(self, path: str) -> Iterator[Entry]:
+        """A file written as a stream (events, TORCH_TRACE) at a free path near ``path``;
+        listed with the ``what`` the caller sets on it once it is complete."""
+        path = self._unique(path)
+        with self.zf.open(_entry(path), "w") as raw:
+            entry = Entry(path, raw)
+            yield entry
+        self.files[path] = entry.what
+
+    def list_last(self, path: str, what: str) -> None:
+        """List a file that ``write_last`` writes after the list is taken (the manifest
+        lists itself and the index)."""
+        self.files[path] = what
+
+    def write_last(self, path: str, text: str) -> None:
+        self.zf.writestr(path, text)
+
+    def missing_payloads(self) -> list[str]:
+        """Digests of the payloads a read found missing from the run directory, sorted."""
+        return sorted(self._missing)
 
     def put(self, blob: Blob | None, path: str, mode: str, what: str) -> tuple[str | None, bool]:
         """Store a payload once: (its path in the bundle or None if missing, newly written)."""
@@ -629,18 +664,37 @@ def write_bundle(plan: ExportPlan) -> ExportResult:
 
 
 def _write_contents(w: _Writer, plan: ExportPlan) -> None:
-    run = plan.run
-    # The bundle's own model: built from the selected (and redacted) events, so every page
-    # shows exactly what the bundle holds.
+    """The bundle's files, in the order later ones depend on: compiles first (they give
+    payloads their readable homes), then the rest of the payloads, the event log and the
+    TORCH_TRACE that point at them, the pages, and last the manifest and index that list
+    everything."""
+    model = _bundle_model(plan)
+    compile_dirs, compile_index = _write_compiles(w, model)
+    configs = _write_configs(w, model)
+    _write_loose_payloads(w, plan)
+    _write_events(w, plan)
+    _write_torch_trace(w, plan, model)
+    _write_timeline(w, plan)
+    missing = w.missing_payloads()
+    env = _write_pages(w, plan, model, compile_dirs)
+    manifest = _manifest(w, plan, model, env, configs, compile_index, missing)
+    _write_manifest_and_index(w, plan, manifest)
+
+
+def _bundle_model(plan: ExportPlan) -> RunModel:
+    """The bundle's own model: built from the selected (and redacted) events, so every page
+    shows exactly what the bundle holds."""
     model = RunModel()
     for log, evs in plan.events.items():
         for ev in evs:
             if not isinstance(ev, UnknownEvent):
                 model.apply(ev, log)
-    cwd = model.run_start.cwd if model.run_start else None
-    start = first_start(model)
+    return model
 
-    # 1. per compile
+
+def _write_compiles(w: _Writer, model: RunModel) -> tuple[dict[tuple[str, str], str], list[typed.ManifestCompile]]:
+    """Per compile: its files and compile.json. Returns each compile's directory and the
+    manifest's compile index."""
     compile_dirs: dict[tuple[str, str], str] = {}
     compile_index: list[typed.ManifestCompile] = []
     for key, c in model.compiles.items():
@@ -651,8 +705,11 @@ def _write_contents(w: _Writer, plan: ExportPlan) -> None:
         compile_index.append(
             typed.ManifestCompile(compile_id=info.compile_id, log=info.log, function=info.function, outcome=info.outcome, dir=base)
         )
+    return compile_dirs, compile_index
 
-    # 2. configuration at compile time
+
+def _write_configs(w: _Writer, model: RunModel) -> list[ConfigSet]:
+    """The configuration at compile time: one file per distinct set of values."""
     with_metrics: list[tuple[str, CompileInfo, dict[str, Any]]] = []
     for c in model.compiles.values():
         if c.capture is not None and c.capture.metrics is not None:
@@ -670,8 +727,11 @@ def _write_contents(w: _Writer, plan: ExportPlan) -> None:
             json.dumps({"compile_ids": cs.compile_ids, **cs.values}, indent=2, sort_keys=True, default=str) + "\n",
             "torch configuration (dynamo, inductor, functorch) the listed compiles ran under",
         )
+    return configs
 
-    # 3. payloads the events reference that have no readable home yet
+
+def _write_loose_payloads(w: _Writer, plan: ExportPlan) -> None:
+    """Payloads the events reference that have no readable home yet, under blobs/."""
     for log, evs in plan.events.items():
         for ev in evs:
             if isinstance(ev, UnknownEvent):
@@ -684,18 +744,21 @@ def _write_contents(w: _Writer, plan: ExportPlan) -> None:
                     ext = ".json" if mode == "json" else ".txt"
                     w.put(blob, f"blobs/{blob.digest}{ext}", mode, f"{kind} payload ({ev.cid or log})")
 
-    # 4. the events themselves, blob references pointing at what the bundle stores
+
+def _write_events(w: _Writer, plan: ExportPlan) -> None:
+    """The events themselves, blob references pointing at what the bundle stores."""
     rewrite = _blob_rewriter(w)
     encoder = msgspec.json.Encoder()
     for log, evs in plan.events.items():
-        path = w._unique(f"events/{safe_name(log)}")
-        with w.zf.open(_entry(path), "w") as raw:
+        with w.open_entry(f"events/{safe_name(log)}") as entry:
             for ev in evs:
                 data = ev.data if isinstance(ev, UnknownEvent) else rewrite(msgspec.to_builtins(ev))
-                raw.write(encoder.encode(data) + b"\n")
-        w.files[path] = f"events of {log} (dyn-inspect event-log schema; payload digests → manifest.json payloads)"
+                entry.stream.write(encoder.encode(data) + b"\n")
+            entry.what = f"events of {log} (dyn-inspect event-log schema; payload digests → manifest.json payloads)"
 
-    # 5. TORCH_TRACE, one file per process
+
+def _write_torch_trace(w: _Writer, plan: ExportPlan, model: RunModel) -> None:
+    """TORCH_TRACE, one file per process (not the launcher's)."""
     for log, evs in plan.events.items():
         if is_launcher_log(log):
             continue
@@ -703,34 +766,34 @@ def _write_contents(w: _Writer, plan: ExportPlan) -> None:
         pid = (proc.pid or 0) if proc else 0
         rank = proc.rank if proc else None
         name = (f"rank_{rank}_" if rank is not None else "") + f"{log_stem(log)}.log"
-        path = w._unique(f"torch_trace/{name}")
-        with (
-            w.zf.open(_entry(path), "w") as raw,
-            io.TextIOWrapper(raw, encoding="utf-8", errors="surrogatepass", newline="\n") as trace_text,
-        ):
-            tw = TraceWriter(trace_text, lambda b, mode: w.payload(b, mode), pid=pid, rank=rank)
-            for ev in evs:
-                if not isinstance(ev, UnknownEvent):
-                    tw.write(ev)
-        w.files[path] = f"TORCH_TRACE log of {log} ({tw.records} records) — `tlparse {path}`"
+        with w.open_entry(f"torch_trace/{name}") as entry:
+            with io.TextIOWrapper(entry.stream, encoding="utf-8", errors="surrogatepass", newline="\n") as trace_text:
+                tw = TraceWriter(trace_text, lambda b, mode: w.payload(b, mode), pid=pid, rank=rank)
+                for ev in evs:
+                    if not isinstance(ev, UnknownEvent):
+                        tw.write(ev)
+            entry.what = f"TORCH_TRACE log of {log} ({tw.records} records) — `tlparse {entry.path}`"
 
-    # 5b. the compile timeline as a Chrome/Perfetto trace (what `dyn-inspect trace` writes)
+
+def _write_timeline(w: _Writer, plan: ExportPlan) -> None:
+    """The compile timeline as a Chrome/Perfetto trace (what `dyn-inspect trace` writes)."""
     from dyn_inspect.inspector.analysis.timeline import trace_for_bundle
 
     selected = None if plan.selection.whole_run else {cid for _, cid in plan.selection.keys}
     scrub = plan.redactor.text if plan.redactor is not None else None
     w.write_text(
-        "trace.json", trace_for_bundle(run, selected, scrub), "compile timeline as a Chrome trace — open it in https://ui.perfetto.dev"
+        "trace.json", trace_for_bundle(plan.run, selected, scrub), "compile timeline as a Chrome trace — open it in https://ui.perfetto.dev"
     )
 
-    missing = sorted(w._missing)
+
+def _write_pages(w: _Writer, plan: ExportPlan, model: RunModel, compile_dirs: dict[tuple[str, str], str]) -> dict[str, Any]:
+    """summary.md and report.html. Returns the run's environment (the manifest's too)."""
+    start = first_start(model)
     skipped_lines = (
         [str(s) for s in group_missing(w.skipped)]
         + [f"unreadable log line: {p}" for p in plan.problems]
         + [f"incomplete: {i}" for i in plan.incomplete]
     )
-
-    # 6. pages
     env = environment(start, next((p.end for p in model.processes.values() if p.end and p.end.devices), None))
     selection_text = (
         "the whole run"
@@ -741,8 +804,8 @@ def _write_contents(w: _Writer, plan: ExportPlan) -> None:
     )
     data = report.build(
         model,
-        run_id=run.path.name,
-        cwd=cwd,
+        run_id=plan.run.path.name,
+        cwd=model.run_start.cwd if model.run_start else None,
         environment=env,
         redacted=plan.redacted,
         selection=selection_text,
@@ -755,8 +818,21 @@ def _write_contents(w: _Writer, plan: ExportPlan) -> None:
     # Log text may hold terminal escapes (a graph_break message): shown, never sent.
     w.write_text("summary.md", safe_text(report.summary_markdown(data)), "summary: breaks, recompiles, kernels, compile time")
     w.write_text("report.html", safe_text(report.report_html(data)), "the same as a single offline HTML page")
+    return env
 
-    # 7. manifest and index
+
+def _manifest(
+    w: _Writer,
+    plan: ExportPlan,
+    model: RunModel,
+    env: dict[str, Any],
+    configs: list[ConfigSet],
+    compile_index: list[typed.ManifestCompile],
+    missing: list[str],
+) -> typed.Manifest:
+    """manifest.json, without its file list (``_write_manifest_and_index`` adds it)."""
+    run = plan.run
+    start = first_start(model)
     rs, re_ = model.run_start, model.run_end
     header = next((p.header for p in model.processes.values() if p.header is not None), None)
     manifest = typed.Manifest(
@@ -776,7 +852,7 @@ def _write_contents(w: _Writer, plan: ExportPlan) -> None:
             source=header.source if header else None,
             recorded_by=rs.tool_version if rs else None,
         ),
-        environment=outputs.environment(start, next((p.end for p in model.processes.values() if p.end and p.end.devices), None)),
+        environment=msgspec.convert(env, outputs.Environment),
         processes=[
             typed.ManifestProcess(
                 log=p.log,
@@ -818,12 +894,17 @@ def _write_contents(w: _Writer, plan: ExportPlan) -> None:
         payloads={w.blob_of[d].digest: p for d, p in w.path_of.items() if d in w.blob_of},
         files={},
     )
-    w.files["manifest.json"] = "this file: versions, hardware, command, status, config, what was skipped"
-    w.files["index.md"] = "the list of files"
+    return manifest
+
+
+def _write_manifest_and_index(w: _Writer, plan: ExportPlan, manifest: typed.Manifest) -> None:
+    """manifest.json and index.md, which list every file, themselves included."""
+    w.list_last("manifest.json", "this file: versions, hardware, command, status, config, what was skipped")
+    w.list_last("index.md", "the list of files")
     manifest.files = dict(sorted(w.files.items()))
-    w.zf.writestr("manifest.json", to_json(manifest, default=str) + "\n")
+    w.write_last("manifest.json", to_json(manifest, default=str) + "\n")
     grouped = [asdict(s) for s in group_missing(w.skipped)] + [{"what": "event log line", "why": p} for p in plan.problems]
-    w.zf.writestr("index.md", safe_text(_index(msgspec.to_builtins(manifest), plan, grouped)))
+    w.write_last("index.md", safe_text(_index(msgspec.to_builtins(manifest), plan, grouped)))
 
 
 def _index(manifest: dict[str, Any], plan: ExportPlan, skipped: list[dict[str, str]]) -> str:

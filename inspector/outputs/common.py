@@ -20,7 +20,8 @@ def to_json(value: msgspec.Struct | Any, *, default: Any = None, sort_keys: bool
     """The output as JSON text, indented by 2, keys in field order (what the commands
     printed before they were typed: ``json.dumps`` of the same values, ASCII-escaped so a
     terminal of any encoding can print it)."""
-    return json.dumps(msgspec.to_builtins(value), indent=2, default=default, sort_keys=sort_keys)
+    data = msgspec.to_builtins(value, enc_hook=default)  # ``default``: for values JSON has no type for (str)
+    return json.dumps(data, indent=2, default=default, sort_keys=sort_keys)
 
 
 class SourceLoc(Output):

@@ -35,7 +35,7 @@ record() {  # name cwd args...
   local t0=$SECONDS
   (cd "$cwd" && TORCH_TRACE="$SCRATCH/trace-$name" TORCH_LOGS="graph_breaks,recompiles" \
      TORCHINDUCTOR_CACHE_DIR="$SCRATCH/ic-$name" TRITON_CACHE_DIR="$SCRATCH/tc-$name" DYN_INSPECT_NO_TUI=1 \
-     "$PY" -m dyn_inspect.inspector.cli run --no-tui --runs-dir "$SCRATCH/runs-$name" "$@" \
+     "$PY" -m dyn_inspect.cli run --no-tui --runs-dir "$SCRATCH/runs-$name" "$@" \
      > "$SCRATCH/$name.stdout" 2> "$SCRATCH/$name.stderr")
   local rc=$?
   echo "  $name: exit $rc in $((SECONDS - t0)) s"
@@ -51,7 +51,7 @@ record() {  # name cwd args...
 profile() {  # --profile-kernels on the example: no fixture, only whether kernel profiles came
   local t0=$SECONDS
   (cd "$ROOT/examples" && TORCHINDUCTOR_CACHE_DIR="$SCRATCH/ic-profile" TRITON_CACHE_DIR="$SCRATCH/tc-profile" DYN_INSPECT_NO_TUI=1 \
-     "$PY" -m dyn_inspect.inspector.cli run --no-tui --profile-kernels 2 --runs-dir "$SCRATCH/runs-profile" \
+     "$PY" -m dyn_inspect.cli run --no-tui --profile-kernels 2 --runs-dir "$SCRATCH/runs-profile" \
      train.py --steps 6 --device "$DEVICE" > "$SCRATCH/profile.stdout" 2> "$SCRATCH/profile.stderr")
   local rc=$?
   echo "$rc" > "$SCRATCH/profile.rc"

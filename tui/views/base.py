@@ -1,5 +1,6 @@
-"""What every view shares: the context it is synced from, the search-hit record, and
-(``TableView``) the incremental table most views are."""
+"""What every view shares: the context it is synced from, the search-hit record,
+(``TableView``) the incremental table most views are, and what more than one view shows
+(a kernel's detail, a frame's key): a view never imports another view."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import ClassVar, Generic, TypeVar
 
-from rich.console import JustifyMethod
+from rich.console import JustifyMethod, RenderableType
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.containers import Horizontal
@@ -16,9 +17,12 @@ from textual.timer import Timer
 from textual.widget import Widget
 from textual.widgets import DataTable
 
-from dyn_inspect.engine.schema import Loc
+from dyn_inspect.inspector.events import Kernel, Loc
+from dyn_inspect.inspector.model import FrameInfo, KernelInfo
 from dyn_inspect.inspector.run import Run
 from dyn_inspect.tui.digest import ALL, Scope
+from dyn_inspect.tui.display import display_loc
+from dyn_inspect.tui.source import code_view, cut_code
 from dyn_inspect.tui.widgets import DetailPane
 
 COMMON_KEYS = """
@@ -228,3 +232,41 @@ class Cell(Text):
         if not isinstance(other, Cell):
             return NotImplemented
         return self.value < other.value  # type: ignore[operator]
+
+
+# Shown by more than one view (a view never imports another: tests/test_layering.py).
+
+
+def frame_key(f: FrameInfo) -> str:
+    """A compiled frame's row/node key, the same in the recompiles and compiles views."""
+    return f.key
+
+
+def kernel_source(ctx: Context, k: Kernel) -> list[RenderableType]:
+    text, more = cut_code(ctx.run.blob_text(k.source))
+    lexer = "cpp" if k.backend == "cpp" else "python"
+    view: list[RenderableType] = [code_view(text or "// kernel source missing from the run", lexer)]
+    if more:
+        view.append(Text(f"… {more} more lines", style="dim"))
+    return view
+
+
+def kernel_detail(ctx: Context, k: KernelInfo) -> list[RenderableType]:
+    e = k.event
+    parts: list[RenderableType] = [Text.assemble((e.name, "bold"), f"  {e.backend}", ("  backward" if e.backward else "", "dim"))]
+    if e.fused_ops:
+        parts.append(Text("fused: " + ", ".join(e.fused_ops)))
+    if k.lines:
+        parts.append(Text("from: " + ", ".join(display_loc(loc, ctx.cwd) for loc in k.lines), style="cyan"))
+    if e.vectorized:
+        parts.append(Text(f"vectorized: {e.vectorized}", style="dim"))
+    p = k.profile
+    if p is not None and p.steps:
+        measured = f"profiled: {p.total_us / p.steps:.1f} µs per step ({p.calls / p.steps:g} calls)"
+        if p.bandwidth_gbps:
+            measured += f", {p.bandwidth_gbps:.0f} GB/s"
+        if p.tflops:
+            measured += f", {p.tflops:.2f} TFLOP/s"
+        parts.append(Text(measured, style="green"))
+    parts.extend(kernel_source(ctx, e))
+    return parts

@@ -13,23 +13,14 @@ from textual.containers import Horizontal, Vertical
 from textual.widgets import DataTable, Label, OptionList
 from textual.widgets.option_list import Option
 
-from dyn_inspect.engine.schema import Loc
-from dyn_inspect.inspector.locations import is_library, nearest_user_frame
+from dyn_inspect.inspector.events import Loc
+from dyn_inspect.inspector.locations import is_library
 from dyn_inspect.inspector.model import BreakGroup
 from dyn_inspect.tui import digest
-from dyn_inspect.tui.display import display_loc
+from dyn_inspect.tui.display import display_loc, shown_loc
 from dyn_inspect.tui.source import snippet
 from dyn_inspect.tui.views.base import COMMON_KEYS, Cell, Context, SearchHit, TableView, matches
 from dyn_inspect.tui.widgets import DetailPane
-
-
-def shown_loc(group: BreakGroup) -> Loc:
-    """Where the break is attributed: the innermost user frame when torch reports a line in
-    library code (a break inside transformers is the user's call into it)."""
-    b = group.first
-    if not is_library(b.loc.file):
-        return b.loc
-    return nearest_user_frame([*b.user_stack, b.loc]) or b.loc
 
 
 class BreaksView(TableView[BreakGroup]):

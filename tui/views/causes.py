@@ -20,14 +20,18 @@ from rich.text import Text
 from textual import work
 from textual.widgets import DataTable
 
-from dyn_inspect.engine.schema import Loc
 from dyn_inspect.inspector.analysis.causes import Cause, causes
+from dyn_inspect.inspector.events import Loc
 from dyn_inspect.inspector.model import RunModel
 from dyn_inspect.tui import digest
 from dyn_inspect.tui.display import display_loc
+from dyn_inspect.tui.messages import LabelChanged
 from dyn_inspect.tui.source import snippet
 from dyn_inspect.tui.views.base import COMMON_KEYS, Cell, Context, SearchHit, SplitView, matches
 from dyn_inspect.tui.widgets import DetailPane
+
+# Recompiles + unique breaks above which a finished run's causes are ranked in a thread.
+RANK_IN_THREAD_ABOVE = 200
 
 
 def in_scope(c: Cause, scope: digest.Scope) -> bool:
@@ -50,7 +54,7 @@ def fix_loc(c: Cause) -> Loc | None:
 
 @dataclass
 class Verdict:
-    """What ``dyn-inspect verify --json`` said of a re-run (inspector/commands/verify.py)."""
+    """What ``dyn-inspect verify --json`` said of a re-run (cli/commands/verify.py)."""
 
     run_id: str
     before: dict[str, float]
@@ -66,7 +70,7 @@ class Verdict:
 def run_verify(run_dir: Path, timeout_s: float = 1800.0) -> Verdict | str:
     """Re-runs the recorded program through the CLI (as the editor does): a Verdict, or the
     one line saying why not. A subprocess: the re-run must not share the TUI's process."""
-    argv = [sys.executable, "-m", "dyn_inspect.inspector.cli", "verify", str(run_dir), "--json", "--runs-dir", str(run_dir.parent)]
+    argv = [sys.executable, "-m", "dyn_inspect.cli", "verify", str(run_dir), "--json", "--runs-dir", str(run_dir.parent)]
     try:
         out = subprocess.run(argv, capture_output=True, text=True, timeout=timeout_s + 60)
     except (OSError, subprocess.TimeoutExpired) as exc:
@@ -126,6 +130,7 @@ one fix, at the line that makes the variable.
         super().__init__(id=id)
         self._causes: dict[str, Cause] = {}
         self._computed: tuple[int, int, digest.Scope] | None = None  # (model id, events, scope)
+        self._ranking: tuple[int, int, digest.Scope] | None = None  # being ranked in a thread
         self._list: list[Cause] = []
         self._shown: str | None = None
         self.verdict: Verdict | None = None
@@ -140,7 +145,27 @@ one fix, at the line that makes the variable.
         return self._list
 
     def tab_label(self, ctx: Context) -> str:
-        return f"Causes ({len(self.ranked(ctx.run.model, ctx.scope))})"
+        model = ctx.run.model
+        key = (id(model), model.event_count, ctx.scope)
+        if self._computed != key and model.finished and len(model.recompiles) + len(model.breaks) > RANK_IN_THREAD_ABOVE:
+            # A big finished run (its model no longer changes): ranked in a thread, so the
+            # overview is on the screen first; the label says so until then.
+            if self._ranking != key:
+                self._ranking = key
+                self._rank_in_thread(model, ctx.scope, key)
+            return "Causes (…)"
+        return f"Causes ({len(self.ranked(model, ctx.scope))})"
+
+    @work(thread=True, exclusive=True, group="causes-rank")
+    def _rank_in_thread(self, model: RunModel, scope: digest.Scope, key: tuple[int, int, digest.Scope]) -> None:
+        found = [c for c in causes(model) if in_scope(c, scope)]
+        self.app.call_from_thread(self._ranked, key, found)
+
+    def _ranked(self, key: tuple[int, int, digest.Scope], found: list[Cause]) -> None:
+        if self._ranking != key:
+            return  # overtaken (the scope changed meanwhile)
+        self._list, self._computed = found, key
+        self.post_message(LabelChanged("causes"))
 
     def sync(self, ctx: Context) -> None:
         super().sync(ctx)

@@ -13,8 +13,8 @@ from rich.table import Table
 from rich.text import Text
 from textual.widgets import DataTable
 
-from dyn_inspect.engine.schema import Loc
 from dyn_inspect.inspector.analysis.bytecode import RESUME_RE, CompileCode, compile_code
+from dyn_inspect.inspector.events import Loc
 from dyn_inspect.inspector.model import CompileInfo
 from dyn_inspect.tui import digest
 from dyn_inspect.tui.display import display_loc

@@ -20,17 +20,15 @@ from textual.containers import Horizontal
 from textual.widgets import Tree
 from textual.widgets.tree import TreeNode
 
-from dyn_inspect.engine.schema import Graph, Kernel, Loc, OutputCode
+from dyn_inspect.inspector.events import Graph, Loc, OutputCode
 from dyn_inspect.inspector.locations import def_line
 from dyn_inspect.inspector.model import CompileInfo, FrameInfo, KernelInfo
 from dyn_inspect.tui import digest
 from dyn_inspect.tui.display import display_loc, display_path, duration
-from dyn_inspect.tui.source import code_view
-from dyn_inspect.tui.views.base import COMMON_KEYS, Context, SearchHit, View, matches
-from dyn_inspect.tui.views.recompiles import frame_key
+from dyn_inspect.tui.source import code_view, cut_code
+from dyn_inspect.tui.views.base import COMMON_KEYS, Context, SearchHit, View, frame_key, kernel_detail, matches
 from dyn_inspect.tui.widgets import DetailPane
 
-MAX_CODE_LINES = 4000  # a wrapper module can be huge; the rest is one `o`/export away
 HISTOGRAM_ROWS = 20
 
 STAGE_NAMES = {
@@ -80,13 +78,6 @@ def compile_label(c: CompileInfo) -> Text:
     if c.breaks:
         label.append(f"  {len(c.breaks)} break{'s' if len(c.breaks) > 1 else ''}", style="red")
     return label
-
-
-def _cut(text: str) -> tuple[str, int]:
-    lines = text.splitlines()
-    if len(lines) <= MAX_CODE_LINES:
-        return text, 0
-    return "\n".join(lines[:MAX_CODE_LINES]), len(lines) - MAX_CODE_LINES
 
 
 def op_histogram(op_counts: dict[str, int]) -> Table:
@@ -140,7 +131,7 @@ def compile_detail(ctx: Context, c: CompileInfo) -> list[RenderableType]:
 
 
 def graph_detail(ctx: Context, g: Graph) -> list[RenderableType]:
-    text, more = _cut(ctx.run.blob_text(g.code))
+    text, more = cut_code(ctx.run.blob_text(g.code))
     parts: list[RenderableType] = [Text.assemble((stage_name(g.stage), "bold"), f"  {g.node_count} nodes")]
     if g.op_counts:
         parts.append(op_histogram(g.op_counts))
@@ -148,36 +139,6 @@ def graph_detail(ctx: Context, g: Graph) -> list[RenderableType]:
     parts.append(code_view(text or "# the graph's code is missing from the run (blob not found)", "python"))
     if more:
         parts.append(Text(f"… {more} more lines", style="dim"))
-    return parts
-
-
-def kernel_source(ctx: Context, k: Kernel) -> list[RenderableType]:
-    text, more = _cut(ctx.run.blob_text(k.source))
-    lexer = "cpp" if k.backend == "cpp" else "python"
-    view: list[RenderableType] = [code_view(text or "// kernel source missing from the run", lexer)]
-    if more:
-        view.append(Text(f"… {more} more lines", style="dim"))
-    return view
-
-
-def kernel_detail(ctx: Context, k: KernelInfo) -> list[RenderableType]:
-    e = k.event
-    parts: list[RenderableType] = [Text.assemble((e.name, "bold"), f"  {e.backend}", ("  backward" if e.backward else "", "dim"))]
-    if e.fused_ops:
-        parts.append(Text("fused: " + ", ".join(e.fused_ops)))
-    if k.lines:
-        parts.append(Text("from: " + ", ".join(display_loc(loc, ctx.cwd) for loc in k.lines), style="cyan"))
-    if e.vectorized:
-        parts.append(Text(f"vectorized: {e.vectorized}", style="dim"))
-    p = k.profile
-    if p is not None and p.steps:
-        measured = f"profiled: {p.total_us / p.steps:.1f} µs per step ({p.calls / p.steps:g} calls)"
-        if p.bandwidth_gbps:
-            measured += f", {p.bandwidth_gbps:.0f} GB/s"
-        if p.tflops:
-            measured += f", {p.tflops:.2f} TFLOP/s"
-        parts.append(Text(measured, style="green"))
-    parts.extend(kernel_source(ctx, e))
     return parts
 
 
@@ -356,7 +317,7 @@ AOT forward/backward, post-grad), the output code and the kernels.
         elif node.kind == "graph" and node.graph is not None:
             info.show(*graph_detail(ctx, node.graph))
         elif node.kind == "output" and node.output is not None:
-            text, more = _cut(ctx.run.blob_text(node.output.code))
+            text, more = cut_code(ctx.run.blob_text(node.output.code))
             out: list[RenderableType] = [
                 Text("output code" + (" (backward)" if node.output.backward else ""), style="bold"),
                 code_view(text, "python"),

@@ -12,8 +12,8 @@ from textual.app import ComposeResult
 from textual.containers import Horizontal
 from textual.widgets import DataTable
 
-from dyn_inspect.engine.schema import Loc
 from dyn_inspect.inspector.analysis.failures import FailureSite, failure_sites
+from dyn_inspect.inspector.events import Loc
 from dyn_inspect.inspector.model import RunModel
 from dyn_inspect.tui import digest
 from dyn_inspect.tui.display import display_loc

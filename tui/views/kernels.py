@@ -11,14 +11,13 @@ from textual.app import ComposeResult
 from textual.containers import Vertical
 from textual.widgets import DataTable, Input
 
-from dyn_inspect.engine.schema import Loc
 from dyn_inspect.inspector.analysis.costs import kernel_cost, rate_text, time_text
+from dyn_inspect.inspector.events import Loc
 from dyn_inspect.inspector.locations import same_file, split_file_line
 from dyn_inspect.inspector.model import KernelInfo
 from dyn_inspect.tui import digest
 from dyn_inspect.tui.display import display_loc
-from dyn_inspect.tui.views.base import COMMON_KEYS, Cell, Context, SearchHit, View, matches
-from dyn_inspect.tui.views.compiles import kernel_detail
+from dyn_inspect.tui.views.base import COMMON_KEYS, Cell, Context, SearchHit, View, kernel_detail, matches
 from dyn_inspect.tui.widgets import DetailPane
 
 

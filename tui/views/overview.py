@@ -6,15 +6,16 @@ from __future__ import annotations
 from rich.console import Group, RenderableType
 from rich.table import Table
 from rich.text import Text
+from textual import work
 from textual.app import ComposeResult
 from textual.containers import Horizontal, VerticalScroll
 from textual.widgets import Label, Sparkline, Static
 
 from dyn_inspect.inspector.locations import def_line
+from dyn_inspect.inspector.model import CompileInfo
 from dyn_inspect.tui import digest
-from dyn_inspect.tui.display import display_loc, display_path, duration
+from dyn_inspect.tui.display import display_loc, display_path, duration, shown_loc
 from dyn_inspect.tui.views.base import COMMON_KEYS, Context, SearchHit, View
-from dyn_inspect.tui.views.breaks import shown_loc
 
 MAX_PROBLEMS = 8
 
@@ -143,25 +144,51 @@ compile time over the run (sparkline). Press **2**–**7** for the other views.
 
     def _sync_cache(self, ctx: Context, dynamo_s: float) -> None:
         """Why a warm run still compiled (``analysis.cache``): re-read only when torch
-        logged another cache lookup, since it loads each lookup's payload."""
+        logged another cache lookup, since it loads each lookup's payload (70 KB for an FX
+        graph key). A few are read at once; many (11k in a 1M-event run) in a thread, so
+        that the overview's counts are on the screen first and keys keep working."""
         seen = (ctx.run.model.kinds.get("cache", 0), ctx.scope)
         if seen == getattr(self, "_cache_seen", None):
             return
         self._cache_seen = seen
-        from dyn_inspect.inspector.analysis.cache import CacheReport, cache_report
+        from dyn_inspect.inspector.analysis.cache import unread_lookups
 
         memo = self.__dict__.setdefault("_cache_memo", {})  # compile → its lookups, read once
-        report = CacheReport([cc for cc in cache_report(ctx.run, memo).compiles if ctx.scope.has(cc.compile.log)])
-        lines = report.story(dynamo_s)
-        out = Text()
-        if lines:
-            out.append("\n" + lines[0] + "\n", style="cyan")
-            for line in lines[1:]:
-                out.append("  " + line + "\n")
-        self.query_one("#overview-cache", Static).update(out)
+        # Taken now, under the app's lock (sync holds it): the thread reads this list only.
+        compiles = [c for c in ctx.run.model.compiles_in_order() if c.capture is not None or c.caches]
+        self._cache_generation = getattr(self, "_cache_generation", 0) + 1
+        if unread_lookups(compiles, memo) <= READ_AT_ONCE:
+            self._show_cache(self._cache_generation, _cache_story(ctx, compiles, memo, dynamo_s))
+        else:
+            self._read_cache(self._cache_generation, ctx, compiles, memo, dynamo_s)
+
+    @work(thread=True, exclusive=True, group="overview-cache")
+    def _read_cache(self, generation: int, ctx: Context, compiles: list[CompileInfo], memo: dict, dynamo_s: float) -> None:
+        story = _cache_story(ctx, compiles, memo, dynamo_s)
+        self.app.call_from_thread(self._show_cache, generation, story)
+
+    def _show_cache(self, generation: int, story: Text) -> None:
+        if generation == self._cache_generation:  # not overtaken by a newer read
+            self.query_one("#overview-cache", Static).update(story)
 
     def search(self, ctx: Context, query: str) -> list[SearchHit]:
         return []
+
+
+READ_AT_ONCE = 200  # cache lookups whose payloads are read before the overview is drawn
+
+
+def _cache_story(ctx: Context, compiles: list[CompileInfo], memo: dict, dynamo_s: float) -> Text:
+    from dyn_inspect.inspector.analysis.cache import CacheReport, cache_report
+
+    report = CacheReport([cc for cc in cache_report(ctx.run, memo, compiles).compiles if ctx.scope.has(cc.compile.log)])
+    lines = report.story(dynamo_s)
+    out = Text()
+    if lines:
+        out.append("\n" + lines[0] + "\n", style="cyan")
+        for line in lines[1:]:
+            out.append("  " + line + "\n")
+    return out
 
 
 def problems_text(ctx: Context) -> RenderableType:

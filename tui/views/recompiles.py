@@ -13,23 +13,19 @@ from textual.app import ComposeResult
 from textual.containers import Horizontal
 from textual.widgets import DataTable
 
-from dyn_inspect.engine.schema import Loc
 from dyn_inspect.inspector.analysis import guards as guard_analysis
 from dyn_inspect.inspector.analysis import recompiles as recompile_analysis
+from dyn_inspect.inspector.events import Loc
 from dyn_inspect.inspector.locations import def_line
 from dyn_inspect.inspector.model import CompileInfo, FrameInfo
 from dyn_inspect.tui import digest
 from dyn_inspect.tui.display import display_path, duration
 from dyn_inspect.tui.source import THEME
-from dyn_inspect.tui.views.base import COMMON_KEYS, Cell, Context, SearchHit, TableView, matches
+from dyn_inspect.tui.views.base import COMMON_KEYS, Cell, Context, SearchHit, TableView, frame_key, matches
 from dyn_inspect.tui.widgets import DetailPane
 
 MAX_DIFF_LINES = 8
 MAX_OLDER_ENTRIES = 2  # older cache entries' failed guards shown per recompile
-
-
-def frame_key(f: FrameInfo) -> str:
-    return f.key
 
 
 def _diff(ctx: Context, before: CompileInfo, after: CompileInfo) -> RenderableType | None:

@@ -10,8 +10,8 @@ from rich.console import Group, RenderableType
 from rich.text import Text
 from textual.widgets import DataTable
 
-from dyn_inspect.engine.schema import Loc
 from dyn_inspect.inspector.analysis.shapes import CompileShapes, SymbolInfo, compile_shapes
+from dyn_inspect.inspector.events import Loc
 from dyn_inspect.tui import digest
 from dyn_inspect.tui.display import display_loc
 from dyn_inspect.tui.source import snippet

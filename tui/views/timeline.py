@@ -11,10 +11,10 @@ from rich.table import Table
 from rich.text import Text
 from textual.widgets import DataTable
 
-from dyn_inspect.engine.schema import Loc
 from dyn_inspect.inspector.analysis.cache import compile_cache
 from dyn_inspect.inspector.analysis.shapes import shapes_of
 from dyn_inspect.inspector.analysis.timeline import SpanNode, TimelineEntry, compile_breakdowns, timeline_entries
+from dyn_inspect.inspector.events import Loc
 from dyn_inspect.tui import digest
 from dyn_inspect.tui.display import display_loc, duration
 from dyn_inspect.tui.views.base import COMMON_KEYS, Cell, Context, SearchHit, SplitView, matches

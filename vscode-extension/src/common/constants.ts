@@ -9,8 +9,8 @@ export const CONFIG_SECTION = 'dynInspect';
 
 /** Python module started as `<python> -m dyn_inspect.lsp`. */
 export const SERVER_MODULE = 'dyn_inspect.lsp';
-/** The CLI's module, run as `<python> -m dyn_inspect.inspector.cli` when the console script can't be found. */
-export const CLI_MODULE = 'dyn_inspect.inspector.cli';
+/** The CLI's module, run as `<python> -m dyn_inspect.cli` when the console script can't be found. */
+export const CLI_MODULE = 'dyn_inspect.cli';
 /** Console script installed by the Python package; `dyn-inspect lsp` starts the server. */
 export const CLI_NAME = 'dyn-inspect';
 /** Distribution name (pyproject.toml); it installs from its source checkout, not from PyPI. */

@@ -103,7 +103,7 @@ function failureFor(check: Exclude<ImportCheck, { ok: true }>, interpreter: stri
 
 /**
  * The CLI that belongs to an interpreter: its `dyn-inspect` console script when it sits
- * next to the interpreter (virtual environments, conda), else `<python> -m dyn_inspect.inspector.cli`.
+ * next to the interpreter (virtual environments, conda), else `<python> -m dyn_inspect.cli`.
  */
 export function cliForInterpreter(interpreter: string[]): CommandLine {
     const [command, ...leading] = interpreter;

@@ -49,7 +49,7 @@ suite('resolveServerLaunch', () => {
             const launch = await resolveServerLaunch(makeSettings({ interpreter }), folder, { runProcess: runner, pythonExtensionInterpreter: never });
             assert.deepStrictEqual(launch.server, { command: 'conda', args: ['run', '-n', 'torch', 'python', '-m', 'dyn_inspect.lsp'] });
             assert.deepStrictEqual(runner.calls[0].args, ['run', '-n', 'torch', 'python', '-c', 'import dyn_inspect.lsp']);
-            assert.deepStrictEqual(launch.cli, { command: 'conda', args: ['run', '-n', 'torch', 'python', '-m', 'dyn_inspect.inspector.cli'] });
+            assert.deepStrictEqual(launch.cli, { command: 'conda', args: ['run', '-n', 'torch', 'python', '-m', 'dyn_inspect.cli'] });
         });
 
         test('Python extension: its interpreter is used when the setting is empty', async () => {
@@ -211,9 +211,9 @@ suite('resolveServerLaunch', () => {
             assert.deepStrictEqual(cliForInterpreter([python]), { command: script, args: [] });
         });
 
-        test('python -m dyn_inspect.inspector.cli when there is no console script beside it', () => {
+        test('python -m dyn_inspect.cli when there is no console script beside it', () => {
             const python = makeExecutable(tempDir(), 'python');
-            assert.deepStrictEqual(cliForInterpreter([python]), { command: python, args: ['-m', 'dyn_inspect.inspector.cli'] });
+            assert.deepStrictEqual(cliForInterpreter([python]), { command: python, args: ['-m', 'dyn_inspect.cli'] });
         });
     });
 });

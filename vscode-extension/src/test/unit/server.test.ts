@@ -15,7 +15,7 @@ const LAUNCH: ServerLaunch = {
     source: 'setting',
     interpreter: ['/envs/a/bin/python'],
     server: { command: '/envs/a/bin/python', args: ['-m', 'dyn_inspect.lsp'] },
-    cli: { command: '/envs/a/bin/python', args: ['-m', 'dyn_inspect.inspector.cli'] },
+    cli: { command: '/envs/a/bin/python', args: ['-m', 'dyn_inspect.cli'] },
 };
 
 type Resolver = (settings: ExtensionSettings, folder: WorkspaceFolder | undefined) => Promise<ServerLaunch>;

@@ -135,7 +135,7 @@ def print_import(result: ImportResult, run: Run, file: Any = None) -> None:
     if raw:
         kinds = ", ".join(f"{k} ×{v}" for k, v in sorted(raw.items(), key=lambda kv: -kv[1]))
         console.print(f"  kept raw (no normalizer for the kind): {kinds}", markup=False, highlight=False)
-    from dyn_inspect.inspector.commands.summary import print_summary
+    from dyn_inspect.cli.commands.summary import print_summary
 
     print_summary(run, file=out)
 
@@ -169,7 +169,7 @@ def _import_nodes(args: argparse.Namespace) -> int:
     in the list), then merged into one run (inspector/merge.py); the parts are removed."""
     import tempfile
 
-    from dyn_inspect.inspector.commands.merge import merge_dict
+    from dyn_inspect.cli.commands.merge import merge_dict
     from dyn_inspect.inspector.merge import merge_runs
 
     out = Path(args.output) if args.output else None
@@ -188,7 +188,7 @@ def _import_nodes(args: argparse.Namespace) -> int:
         for f in part.files:
             print(_file_line(f))
     print(f"dyn-inspect: merged {len(parts)} nodes into {short_path(str(merged.run_dir))}")
-    from dyn_inspect.inspector.commands.summary import print_summary
+    from dyn_inspect.cli.commands.summary import print_summary
 
     print_summary(run)
     return 0

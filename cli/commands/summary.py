@@ -7,7 +7,7 @@ import sys
 from collections.abc import Callable
 from typing import IO, Any
 
-from dyn_inspect.inspector.analysis.causes import recompile_causes
+from dyn_inspect.inspector.analysis.causes import describe_fix, recompile_causes
 from dyn_inspect.inspector.analysis.recompiles import TimelineEntry, frames_with_recompiles, recompile_timeline
 from dyn_inspect.inspector.console import make_console
 from dyn_inspect.inspector.locations import def_line, short_path
@@ -60,9 +60,7 @@ def print_recompiles(run: Run, data: dict[str, Any], say: Callable[[str], None],
         if said[key] > 1 or len(said) > TOP_RECOMPILED:
             continue
         say(f"    root cause: {cause.title}")
-        say(
-            f"      fix: {cause.fix.code}  after {short_path(cause.fix.file)}:{cause.fix.after_line} ({cause.fix.why}) — `dyn-inspect causes`"
-        )
+        say(f"      fix: {describe_fix(cause.fix, gap='  ')} — `dyn-inspect causes`")
     if len(said) > TOP_RECOMPILED:
         say(f"    … and {len(said) - TOP_RECOMPILED} more root causes — `dyn-inspect causes`")
     shown = frames if show_all else frames[:TOP_RECOMPILED]

@@ -8,7 +8,7 @@ import argparse
 import sys
 from dataclasses import asdict
 
-from dyn_inspect.inspector.analysis.causes import recompile_causes
+from dyn_inspect.inspector.analysis.causes import describe_fix, recompile_causes
 from dyn_inspect.inspector.analysis.recompiles import (
     GuardFailure,
     TimelineEntry,
@@ -97,8 +97,7 @@ def run(args: argparse.Namespace) -> int:
     # listed below it (the frame-by-frame suggestions follow, for the frames' own view).
     for cause in recompile_causes(m) if rows else []:
         if cause.fix is not None:
-            where = f"{short_path(cause.fix.file)}:{cause.fix.after_line}"
-            say(f"root cause: {cause.title} — fix: {cause.fix.code} after {where} ({cause.fix.why}); `dyn-inspect causes`")
+            say(f"root cause: {cause.title} — fix: {describe_fix(cause.fix)}; `dyn-inspect causes`")
     for frame, timeline, limit in rows:
         say("")
         lim = f", limit {limit}" if limit is not None else ""

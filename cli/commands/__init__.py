@@ -34,14 +34,18 @@ COMMAND_MODULES: dict[str, str] = {
 }
 
 
-def load() -> dict[str, ModuleType]:
+def load(names: list[str] | None = None) -> dict[str, ModuleType]:
+    """The command modules (``names``: only those — one command's run imports only its
+    own module, not networkx and Jinja2 for ``summary``)."""
     out: dict[str, ModuleType] = {}
     for name, module in COMMAND_MODULES.items():
+        if names is not None and name not in names:
+            continue
         try:
-            out[name] = importlib.import_module(f"dyn_inspect.inspector.commands.{module}")
+            out[name] = importlib.import_module(f"dyn_inspect.cli.commands.{module}")
         except ModuleNotFoundError as exc:
             # Only a command module that does not exist (yet) is skipped; a missing
             # dependency inside one is a real error. tests/test_cli.py checks all load.
-            if exc.name != f"dyn_inspect.inspector.commands.{module}":
+            if exc.name != f"dyn_inspect.cli.commands.{module}":
                 raise
     return out

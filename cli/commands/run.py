@@ -110,7 +110,7 @@ def run(args: argparse.Namespace) -> int:
         run_dir, exit_code = run_foreground(spec)
     except RecordingUnavailable as exc:
         raise InspectorError(f"{exc}; nothing was run (choose another place with --runs-dir)") from None
-    from dyn_inspect.inspector.commands.summary import print_summary
+    from dyn_inspect.cli.commands.summary import print_summary
     from dyn_inspect.inspector.run import Run
 
     if os.environ.get("DYN_INSPECT_RUN_DIR") or (os.environ.get("TORCHELASTIC_RUN_ID") and os.environ.get("RANK", "0") != "0"):

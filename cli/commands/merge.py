@@ -63,7 +63,7 @@ def run(args: argparse.Namespace) -> int:
         print(f"  node {node}: {format_ranks(ranks)}, clock {offset:+.3f}s")
     for note in result.notes:
         print(f"  note: {note}")
-    from dyn_inspect.inspector.commands.summary import print_summary
+    from dyn_inspect.cli.commands.summary import print_summary
 
     print_summary(merged)
     return 0

@@ -1,8 +1,10 @@
 """The ``dyn-inspect`` command line: subcommands, plus the bare ``dyn-inspect train.py``.
 
-Each subcommand is a module in ``commands/`` with ``prepare_parser(parser)`` and
-``run(args) -> int`` (the memray layout); this module only lists them and dispatches.
-User mistakes (``InspectorError``) print one line and exit 2, never a traceback.
+The composition root: the one package above the faces (it may import engine, inspector,
+tui and lsp; nothing imports it). Each subcommand is a module in ``commands/`` with
+``prepare_parser(parser)`` and ``run(args) -> int`` (the memray layout); this module only
+lists them and dispatches. User mistakes (``InspectorError``) print one line and exit 2,
+never a traceback. ``python -m dyn_inspect.cli`` is the same as ``dyn-inspect``.
 """
 
 from __future__ import annotations
@@ -23,20 +25,33 @@ _loaded: dict[str, ModuleType] | None = None
 def _commands() -> dict[str, ModuleType]:
     global _loaded
     if _loaded is None:
-        from dyn_inspect.inspector import commands
+        from dyn_inspect.cli import commands
 
         _loaded = commands.load()
     return _loaded
 
 
-def build_parser() -> argparse.ArgumentParser:
+def _names() -> list[str]:
+    """The subcommands' names, without importing their modules."""
+    from dyn_inspect.cli.commands import COMMAND_MODULES
+
+    return list(COMMAND_MODULES)
+
+
+def build_parser(only: str | None = None) -> argparse.ArgumentParser:
+    """The parser of every subcommand, or (``only``) of one: what ``dyn-inspect summary``
+    needs, so that a fresh process imports that command's module alone (all of them cost
+    0.4 s of imports, networkx and Jinja2 among them)."""
     parser = argparse.ArgumentParser(
         prog="dyn-inspect",
         description="Record and inspect torch.compile: graph breaks, recompiles, graphs and kernels.",
         epilog="Run a script: dyn-inspect [options] train.py [args...]  |  dyn-inspect -m pkg.mod [args...]",
     )
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
-    for name, module in _commands().items():
+    from dyn_inspect.cli import commands
+
+    modules = _commands() if only is None else commands.load([only])
+    for name, module in modules.items():
         p = sub.add_parser(name, help=module.HELP, description=module.HELP)
         module.prepare_parser(p)
     return parser
@@ -71,12 +86,12 @@ def unknown_command(argv: list[str]) -> str | None:
     """Why the bare form cannot be a run: a word that is no file, no program on PATH and
     looks like a misspelt subcommand (``sumary``). Such a "run" would only record a crash
     and move ``latest`` off the user's last real run."""
-    if not argv or argv[0] in _commands() or argv[0] in ("-h", "--help", "--version"):
+    if not argv or argv[0] in _names() or argv[0] in ("-h", "--help", "--version"):
         return None
     word = _bare_target(argv)
     if word is None or os.path.exists(word) or os.sep in word or word.endswith(".py") or shutil.which(word):
         return None
-    close = difflib.get_close_matches(word, list(_commands()), n=1, cutoff=0.6)
+    close = difflib.get_close_matches(word, _names(), n=1, cutoff=0.6)
     if not close:
         return None
     return f"unknown command '{word}' — did you mean '{close[0]}'?"
@@ -84,7 +99,7 @@ def unknown_command(argv: list[str]) -> str | None:
 
 def _rewrite_bare_run(argv: list[str]) -> list[str]:
     """`dyn-inspect [run-opts] train.py ...` and `-m mod ...` mean `dyn-inspect run ...`."""
-    names = set(_commands())
+    names = set(_names())
     if not argv or argv[0] in names or argv[0] in ("-h", "--help", "--version"):
         return argv
     return ["run", *argv]
@@ -101,12 +116,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     if typo is not None:
         print(f"dyn-inspect: {typo}", file=sys.stderr)
         return 2
-    parser = build_parser()
-    args = parser.parse_args(_rewrite_bare_run(args_list))
+    words = _rewrite_bare_run(args_list)
+    parser = build_parser(words[0] if words and words[0] in _names() else None)
+    args = parser.parse_args(words)
     if args.command is None:
         parser.print_help()
         return 2
-    module = _commands()[args.command]
+    from dyn_inspect.cli import commands
+
+    module = commands.load([args.command])[args.command]
     try:
         return int(module.run(args) or 0)
     except InspectorError as exc:
@@ -119,7 +137,3 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 0
     except KeyboardInterrupt:
         return 130
-
-
-if __name__ == "__main__":
-    sys.exit(main())

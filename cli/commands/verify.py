@@ -78,7 +78,7 @@ def relaunch_argv(run: Run) -> tuple[list[str], str]:
     if start is None or start.mode == "import":
         raise InspectorError(f"{run.path.name} has no recorded command (an imported log or a torchrun worker's run): nothing to re-run")
     cmd = list(start.command)
-    base = [sys.executable, "-m", "dyn_inspect.inspector.cli", "run", "--no-tui", "--runs-dir", str(run.path.parent)]
+    base = [sys.executable, "-m", "dyn_inspect.cli", "run", "--no-tui", "--runs-dir", str(run.path.parent)]
     if start.compile_disabled:
         base.append("--disable-compile")
     if start.mode == "script" and len(cmd) >= 2:

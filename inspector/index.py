@@ -1,0 +1,466 @@
+"""The run index: a snapshot of what opening a run reads, so a big run opens in a fraction
+of the time it takes to read its logs.
+
+Opening a run decodes every line of every log and applies the events to the model. Most
+lines (``chromium`` timers, ``raw`` tensor descriptions: ~60 % of events and most bytes)
+only count; the rest are kept. The index (``index.dyn`` in the run directory) holds those
+kept events as msgpack, one segment per kind, the order they were applied in, the counts,
+and where each log's reader stood. ``Run`` replays the index through the same
+``RunModel.apply`` and then reads the logs from where the index stopped, so a model from
+the index is the model from the logs — only the reading is skipped. A face that needs
+only some kinds (the LSP never reads FX graphs or artifacts) decodes only their segments.
+
+The logs stay the record: the index is a cache. It is used only while every log it names
+still starts and ends (at the stored offset) with the bytes it saw — logs are append-only,
+so a grown log is read on from there; a shorter or rewritten one, a newer index format, a
+changed event schema or any damage makes it ignored and rebuilt. ``Run`` writes it when a
+finished run was opened without it (atomically: a temporary file renamed over the old).
+
+A run directory is untrusted (docs/security.md) and the index holds decoded text that the
+reader already made safe: a crafted index could carry terminal escapes past that check.
+So every part is authenticated with keyed BLAKE2b under a key only this user can read
+(``~/.cache/dyn-inspect/index.key``, mode 0600, made on first use); an index made by
+anybody else — another user, another machine, a bug report — is ignored and rebuilt.
+"""
+
+from __future__ import annotations
+
+import array
+import functools
+import gc
+import hashlib
+import hmac
+import mmap
+import os
+import secrets
+import tempfile
+from collections import Counter
+from collections.abc import Collection, Iterator
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import msgspec
+
+from dyn_inspect.engine.schema import EVENT_TYPES, SCHEMA_VERSION, Event, LogHeader, UnknownEvent, json_schema
+from dyn_inspect.inspector.model import RunModel, handler_for
+from dyn_inspect.inspector.reader import LogFile, Problem, Refused, open_inside
+
+if TYPE_CHECKING:
+    from dyn_inspect.inspector.run import Run
+
+INDEX_FILE = "index.dyn"
+INDEX_VERSION = 1
+MAGIC = b"dyn-inspect index\n"
+NO_INDEX_ENV = "DYN_INSPECT_NO_INDEX"  # set: every run is read from its logs, no index written
+KEY_ENV = "DYN_INSPECT_KEY_DIR"  # where index.key lives (tests point it at a temporary dir)
+_PROBE = 4096  # bytes hashed at each end of a log's indexed part
+_MAC = 32
+UNKNOWN = "unknown"  # the segment of lines whose kind this version does not know
+
+# Kinds the LSP's findings never read: skipped when it opens a run from the index.
+NOT_FOR_FINDINGS = frozenset({"graph", "artifact", "cache", "output_code", "bytecode", "guards"})
+
+
+class Segment(msgspec.Struct, array_like=True):
+    start: int
+    length: int
+    mac: bytes
+
+
+class LogState(msgspec.Struct, kw_only=True):
+    """Where one log's reader stood when the index was written."""
+
+    name: str
+    offset: int  # bytes consumed, at a line boundary
+    line_no: int
+    head: bytes  # digest of the log's first bytes (up to _PROBE) ...
+    tail: bytes  # ... and of the _PROBE bytes before ``offset``
+    header: LogHeader | None = None
+    problems: list[tuple[int, str]] = []
+    rejected: bool = False
+
+
+class Header(msgspec.Struct, kw_only=True):
+    version: int
+    schema: int
+    fingerprint: bytes  # of the event schema: a changed Struct makes old indexes stale
+    logs: list[LogState]
+    tags: list[str]  # kind number → kind
+    order: Segment  # one byte per kept event: its kind number, in apply order
+    order_logs: Segment  # uint32 per kept event: its log (index into ``logs``)
+    segments: dict[str, Segment]
+    kinds: dict[str, int]
+    event_count: int
+    last_event_time: float
+
+
+_header_decoder = msgspec.msgpack.Decoder(Header)
+
+
+@functools.lru_cache(maxsize=1)
+def schema_fingerprint() -> bytes:
+    return hashlib.blake2b(msgspec.json.encode(json_schema()), digest_size=16).digest()
+
+
+def cache_dir() -> Path:
+    """This user's dyn-inspect cache: the index key, the language server's findings."""
+    return _key_dir()
+
+
+def _key_dir() -> Path:
+    env = os.environ.get(KEY_ENV)
+    if env:
+        return Path(env)
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return Path(base) / "dyn-inspect"
+
+
+@functools.lru_cache(maxsize=4)
+def _key_at(directory: str) -> bytes | None:
+    path = os.path.join(directory, "index.key")
+    try:
+        with open(path, "rb") as f:
+            key = f.read(64)
+        return key if len(key) == 32 else None
+    except FileNotFoundError:
+        pass
+    except OSError:
+        return None
+    try:
+        os.makedirs(directory, mode=0o700, exist_ok=True)
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    except FileExistsError:  # another process made it first
+        _key_at.cache_clear()
+        try:
+            with open(path, "rb") as f:
+                key = f.read(64)
+        except OSError:
+            return None
+        return key if len(key) == 32 else None
+    except OSError:
+        return None  # no writable cache directory: runs open from their logs
+    key = secrets.token_bytes(32)
+    with os.fdopen(fd, "wb") as f:
+        f.write(key)
+    return key
+
+
+def _key() -> bytes | None:
+    return _key_at(str(_key_dir()))
+
+
+def _mac(key: bytes, data: bytes | memoryview) -> bytes:
+    return hashlib.blake2b(data, key=key, digest_size=_MAC).digest()
+
+
+def _digest(data: bytes) -> bytes:
+    return hashlib.blake2b(data, digest_size=16).digest()
+
+
+def _probes(fd: int, offset: int) -> tuple[bytes, bytes]:
+    head = os.pread(fd, min(offset, _PROBE), 0)
+    start = max(0, offset - _PROBE)
+    tail = os.pread(fd, offset - start, start)
+    return _digest(head), _digest(tail)
+
+
+class Kept:
+    """The events a run's model was built from, in apply order, as the index stores them
+    (``Run`` appends to it while reading; references only: the model holds the events)."""
+
+    def __init__(self) -> None:
+        self.by_kind: dict[str, list[Any]] = {}
+        self.tags: list[str] = []
+        self._tag_no: dict[str, int] = {}
+        self.order = bytearray()
+        self.order_logs = array.array("I")
+        self.log_no: dict[str, int] = {}
+        self.complete = True  # False: built from part of an index (some kinds skipped)
+
+    def number(self, log: str) -> int:
+        n = self.log_no.get(log)
+        if n is None:
+            n = self.log_no[log] = len(self.log_no)
+        return n
+
+    def adopt(
+        self, tags: list[str], by_kind: dict[str, list[Any]], order: memoryview, order_logs: array.array[int], logs: list[str]
+    ) -> None:
+        """Take over an index's parts (this ``Kept`` is empty: the index is read first)."""
+        self.tags = list(tags)
+        self._tag_no = {tag: n for n, tag in enumerate(self.tags)}
+        self.by_kind = by_kind
+        self.order = bytearray(order)
+        self.order_logs = order_logs
+        self.log_no = {name: n for n, name in enumerate(logs)}
+
+    def add(self, kind: str, event: Any, log_no: int) -> None:
+        n = self._tag_no.get(kind)
+        if n is None:
+            if len(self.tags) >= 255:
+                self.complete = False  # more kinds than a byte numbers: no index for this run
+                return
+            n = self._tag_no[kind] = len(self.tags)
+            self.tags.append(kind)
+            self.by_kind[kind] = []
+        self.by_kind[kind].append(event)
+        self.order.append(n)
+        self.order_logs.append(log_no)
+
+
+def write(run: Run) -> Path | None:
+    """Write ``run``'s index; None when it cannot be (no key, a read-only directory, a
+    model built from part of an index). Never raises for I/O: the index is a cache."""
+    kept = run.kept
+    key = _key()
+    if key is None or not kept.complete:
+        return None
+    logs: list[LogState] = []
+    names = [name for name, _ in sorted(kept.log_no.items(), key=lambda item: item[1])]
+    # Logs the model read no kept event from (a launcher log's header is kept, so this is
+    # rare) still belong to the snapshot: their reader state must be restored too.
+    for name in run.logs:
+        if name not in kept.log_no:
+            names.append(name)
+            kept.number(name)
+    for name in names:
+        log = run.logs.get(name)
+        if log is None or log.skipping:
+            return None  # (inside an overlong line: no line boundary to resume at)
+        consumed = log.offset - log.unterminated_tail()
+        try:
+            fd = open_inside(run.path, log.path)
+        except (OSError, Refused):
+            if not log.rejected:
+                return None
+            head = tail = b""
+        else:
+            try:
+                head, tail = _probes(fd, consumed)
+            finally:
+                os.close(fd)
+        logs.append(
+            LogState(
+                name=name,
+                offset=consumed,
+                line_no=log.line_no,
+                head=head,
+                tail=tail,
+                header=log.header,
+                problems=[(p.line, p.message) for p in log.problems],
+                rejected=log.rejected,
+            )
+        )
+    blobs: list[bytes] = []
+    segments: dict[str, Segment] = {}
+    position = 0
+
+    def segment(data: bytes) -> Segment:
+        nonlocal position
+        seg = Segment(position, len(data), _mac(key, data))
+        blobs.append(data)
+        position += len(data)
+        return seg
+
+    order = segment(bytes(kept.order))
+    order_logs = segment(kept.order_logs.tobytes())
+    for kind, events in kept.by_kind.items():
+        segments[kind] = segment(msgspec.msgpack.encode(events))
+    m = run.model
+    header = msgspec.msgpack.encode(
+        Header(
+            version=INDEX_VERSION,
+            schema=SCHEMA_VERSION,
+            fingerprint=schema_fingerprint(),
+            logs=logs,
+            tags=list(kept.tags),
+            order=order,
+            order_logs=order_logs,
+            segments=segments,
+            kinds=dict(m.kinds),
+            event_count=m.event_count,
+            last_event_time=m.last_event_time,
+        )
+    )
+    target = run.path / INDEX_FILE
+    try:
+        fd, tmp = tempfile.mkstemp(prefix=".index-", suffix=".tmp", dir=run.path)
+    except OSError:
+        return None  # a read-only run (someone else's, a mounted bundle): open from logs
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(MAGIC)
+            f.write(len(header).to_bytes(8, "little"))
+            f.write(header)
+            f.write(_mac(key, header))
+            for data in blobs:
+                f.write(data)
+        os.replace(tmp, target)
+    except OSError:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        return None
+    return target
+
+
+class _Stale(Exception):
+    """The index does not describe the logs as they are (or is not ours): not used."""
+
+
+def load(run: Run, skip: Collection[str] = ()) -> bool:
+    """Build ``run``'s model from its index if the index is ours and current; returns
+    False (and leaves ``run`` untouched) otherwise. ``skip``: kinds not needed by the
+    caller — not decoded, and the model is then marked incomplete (never re-indexed)."""
+    key = _key()
+    if key is None:
+        return False
+    try:
+        fd = open_inside(run.path, run.path / INDEX_FILE)
+    except (OSError, Refused):
+        return False
+    try:
+        size = os.fstat(fd).st_size
+        if size < len(MAGIC) + 8 + _MAC:
+            return False
+        # (No cyclic GC while building: the objects are many, small and acyclic; see Run.)
+        gc_was_enabled = gc.isenabled()
+        gc.disable()
+        try:
+            with mmap.mmap(fd, 0, access=mmap.ACCESS_READ) as mm:
+                view = memoryview(mm)
+                try:
+                    _replay(run, view, key, frozenset(skip))
+                except (_Stale, msgspec.DecodeError, msgspec.ValidationError, ValueError, OSError, IndexError):
+                    _reset(run)
+                    return False
+                finally:
+                    view.release()
+        finally:
+            if gc_was_enabled:
+                gc.enable()
+    except (OSError, ValueError):
+        return False
+    finally:
+        os.close(fd)
+    return True
+
+
+def _reset(run: Run) -> None:
+    """Undo a replay that found the index stale part-way (the logs are read instead)."""
+    run.model = RunModel()
+    run.index_id = None
+    run.unknown.clear()
+    run.logs.clear()
+    run.kept = Kept()
+
+
+def _replay(run: Run, view: memoryview, key: bytes, skip: frozenset[str]) -> None:
+    try:
+        if view[: len(MAGIC)] != MAGIC:
+            raise _Stale
+        at = len(MAGIC)
+        length = int.from_bytes(view[at : at + 8], "little")
+        at += 8
+        header_bytes = view[at : at + length]
+        if len(header_bytes) != length or not hmac.compare_digest(_mac(key, header_bytes), bytes(view[at + length : at + length + _MAC])):
+            raise _Stale
+        header = _header_decoder.decode(header_bytes)
+        if header.version != INDEX_VERSION or header.schema != SCHEMA_VERSION or header.fingerprint != schema_fingerprint():
+            raise _Stale
+        base = at + length + _MAC
+
+        def part(seg: Segment) -> memoryview:
+            data = view[base + seg.start : base + seg.start + seg.length]
+            if len(data) != seg.length or not hmac.compare_digest(_mac(key, data), seg.mac):
+                raise _Stale
+            return data
+
+        states = header.logs
+        _check_logs(run, states)
+        order = part(header.order)
+        order_logs = array.array("I")
+        order_logs.frombytes(part(header.order_logs))
+        if len(order_logs) != len(order):
+            raise _Stale
+        streams: list[Iterator[Any] | None] = []
+        decoded: dict[str, list[Any]] = {}
+        for tag in header.tags:
+            seg = header.segments.get(tag)
+            if seg is None:
+                raise _Stale
+            if tag in skip:
+                streams.append(None)
+                continue
+            kind_type: Any = UnknownEvent if tag == UNKNOWN else EVENT_TYPES.get(tag)
+            if kind_type is None:
+                raise _Stale
+            events = msgspec.msgpack.decode(part(seg), type=list[kind_type])
+            decoded[tag] = events
+            streams.append(iter(events))
+        names = [s.name for s in states]
+        model = run.model
+        unknown = run.unknown
+
+        def keep_unknown(model: RunModel, event: UnknownEvent, log: str) -> None:
+            unknown.append(event)
+
+        # The model's own handlers, called directly: ``apply`` would also count each event,
+        # and the counts come whole from the header.
+        handlers = [
+            (keep_unknown if tag == UNKNOWN else handler_for(EVENT_TYPES[tag])) if streams[n] is not None else None
+            for n, tag in enumerate(header.tags)
+        ]
+        for number, log_no in zip(order, order_logs, strict=True):
+            stream = streams[number]
+            if stream is None:
+                continue
+            handler = handlers[number]
+            event = next(stream)
+            if handler is not None:
+                handler(model, event, names[log_no])
+        for stream in streams:
+            if stream is not None and next(stream, None) is not None:
+                raise _Stale  # more events than the order names
+    except StopIteration:
+        raise _Stale from None
+    run.index_id = bytes(view[at + length : at + length + _MAC])
+    kept = run.kept
+    if skip & set(header.tags):
+        kept.complete = False
+    else:  # the index's own parts become what a later write saves (no copy)
+        kept.adopt(header.tags, decoded, order, order_logs, names)
+    model.kinds = Counter(header.kinds)
+    model.event_count = header.event_count
+    model.last_event_time = header.last_event_time
+    for state in states:
+        kept.number(state.name)
+        log = LogFile(run.path / state.name)
+        log.offset = state.offset
+        log.line_no = state.line_no
+        log.header = state.header
+        log.problems = [Problem(state.name, line, message) for line, message in state.problems]
+        log.rejected = state.rejected
+        run.logs[state.name] = log
+
+
+def _check_logs(run: Run, states: list[LogState]) -> None:
+    for state in states:
+        if state.rejected:
+            continue  # not read then, not read now (its problem is restored)
+        try:
+            fd = open_inside(run.path, run.path / state.name)
+        except (OSError, Refused):
+            raise _Stale from None
+        try:
+            if os.fstat(fd).st_size < state.offset or _probes(fd, state.offset) != (state.head, state.tail):
+                raise _Stale
+        finally:
+            os.close(fd)
+
+
+def kind_of(event: Event | UnknownEvent) -> str:
+    if type(event) is UnknownEvent:
+        return UNKNOWN
+    return str(type(event).__struct_config__.tag)  # type: ignore[attr-defined]
