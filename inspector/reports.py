@@ -8,7 +8,6 @@ from typing import Any
 
 import msgspec
 
-from dyn_inspect.engine.schema import Loc
 from dyn_inspect.engine.torch_compat import degraded_notes
 from dyn_inspect.inspector import ranks
 from dyn_inspect.inspector.analysis.breaks import BreakSite, break_sites
@@ -18,11 +17,6 @@ from dyn_inspect.inspector.model import RecompileInfo
 from dyn_inspect.inspector.outputs import Counts, Divergence, NodeStatus, RankGroup, environment, source_loc
 from dyn_inspect.inspector.outputs import reports as typed
 from dyn_inspect.inspector.run import Run
-
-
-def loc_dict(loc: Loc | None) -> dict[str, Any] | None:
-    found = source_loc(loc)
-    return msgspec.to_builtins(found) if found is not None else None
 
 
 def break_site(site: BreakSite, on_ranks: list[int]) -> typed.SummaryBreak:
