@@ -79,6 +79,9 @@ def test_both_names_of_one_value_are_carried() -> None:
     """Keys are only added: the summary's and the manifest's names for one value both stay."""
     fields = set(outputs.Environment.__struct_fields__)
     assert {"cpu_isa", "cpu_vector_isa", "devices", "gpus", "platform", "os"} <= fields
+    assert {"exit_status", "exit_code"} <= set(bundle.ManifestRun.__struct_fields__)
+    for struct in (reports.RecompilesReport, reports.VerifyCounts):
+        assert {"limit_hits", "recompile_limit_hits"} <= set(struct.__struct_fields__)
 
 
 # -- the CLI's --json reports on real runs ---------------------------------------------------
@@ -100,8 +103,9 @@ def test_summary_breaks_causes_recompiles_kernels_shapes_code(example_run: Run, 
     data = strict(cli("kernels", str(example_run.path), "--at", at, "--json"), reports.KernelsReport)
     assert data.at == at and data.kernels
     # a run that recompiled: the timeline carries guard failures and suggestions
-    frames = strict(cli("recompiles", str(example_run.path), "--json"), reports.RecompilesReport).frames
-    assert any(e.failures and e.suggestion for f in frames for e in f.timeline)
+    recompiles = strict(cli("recompiles", str(limit_run.path), "--json"), reports.RecompilesReport)
+    assert recompiles.limit_hits == recompiles.recompile_limit_hits > 0
+    assert any(e.failures and e.suggestion for f in recompiles.frames for e in f.timeline)
 
 
 def test_summary_of_ranks(ranks_run: Run) -> None:
@@ -174,6 +178,7 @@ def test_export_result_manifest_and_compile_json(example_run: Run, faces_failure
         with zipfile.ZipFile(out) as zf:
             manifest = strict(zf.read("manifest.json"), bundle.Manifest)
             assert manifest.environment.cpu_isa == manifest.environment.cpu_vector_isa
+            assert manifest.run.exit_status == manifest.run.exit_code
             for c in manifest.compiles:
                 info = strict(zf.read(f"{c.dir}/compile.json"), bundle.BundleCompile)
                 assert (info.compile_id, info.dir) == (c.compile_id, c.dir)

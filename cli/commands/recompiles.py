@@ -81,6 +81,7 @@ def run(args: argparse.Namespace) -> int:
             run=str(r.path),
             recompiles=len(m.recompiles),
             limit_hits=len(m.recompile_limits),
+            recompile_limit_hits=len(m.recompile_limits),
             frames=[frame_dict(f, t, lim) for f, t, lim in rows],
         )
         sys.stdout.write(to_json(data) + "\n")

@@ -60,6 +60,9 @@ class Counts:
             len(m.breaks), m.total_break_hits(), len(m.recompiles), len(m.recompile_limits), len(found), round(m.total_compile_time(), 3)
         )
 
+    def output(self) -> typed.VerifyCounts:
+        return typed.VerifyCounts(**self.__dict__, recompile_limit_hits=self.limit_hits)
+
 
 def _cause_key(c: Cause) -> tuple[object, ...]:
     """A cause's identity across an edit (lines move): kind + frames + what changed, or
@@ -141,8 +144,8 @@ def verdict(before: Run, after: Run, exit_code: int, stopped: bool) -> typed.Ver
     return typed.VerifyReport(
         before_run=str(before.path),
         after_run=str(after.path),
-        before=typed.VerifyCounts(**Counts.of(before.model, cb).__dict__),
-        after=typed.VerifyCounts(**Counts.of(after.model, ca).__dict__),
+        before=Counts.of(before.model, cb).output(),
+        after=Counts.of(after.model, ca).output(),
         fixed=[typed.FixedCause(title=c.title, kind=c.kind, recompiles=c.recompile_count) for c in cb if _cause_key(c) not in keys_after],
         remaining=[typed.CauseTitle(title=c.title, kind=c.kind) for c in cb if _cause_key(c) in keys_after],
         new=[typed.CauseTitle(title=c.title, kind=c.kind) for c in ca if _cause_key(c) not in keys_before],

@@ -847,6 +847,7 @@ def _manifest(
             mode=rs.mode if rs else None,
             status=model.status,
             exit_status=re_.exit_code if re_ else None,
+            exit_code=re_.exit_code if re_ else None,
             signal=re_.signal if re_ else None,
             duration_s=re_.duration_s if re_ else None,
             source=header.source if header else None,

@@ -22,6 +22,7 @@ class ManifestRun(Output):
     mode: str | None
     status: str
     exit_status: int | None
+    exit_code: int | None  # the same: the name `summary --json` and the processes use
     signal: int | None
     duration_s: float | None
     source: str | None  # "live" or "import"

@@ -496,6 +496,7 @@ class RecompilesReport(Output):
     run: str
     recompiles: int
     limit_hits: int
+    recompile_limit_hits: int  # the same: the name `runs --json` uses
     frames: list[RecompiledFrame]
 
 
@@ -797,6 +798,7 @@ class VerifyCounts(Output):
     breaks_total: int
     recompiles: int
     limit_hits: int
+    recompile_limit_hits: int  # the same: the name `runs --json` uses
     causes: int
     compile_time_s: float
 

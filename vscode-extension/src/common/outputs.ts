@@ -726,6 +726,7 @@ export interface ManifestRun {
     mode: string | null;
     status: string;
     exit_status: number | null;
+    exit_code: number | null;
     signal: number | null;
     duration_s: number | null;
     source: string | null;
@@ -893,6 +894,7 @@ export interface RecompilesReport {
     run: string;
     recompiles: number;
     limit_hits: number;
+    recompile_limit_hits: number;
     frames: RecompiledFrame[];
 }
 
@@ -1101,6 +1103,7 @@ export interface VerifyCounts {
     breaks_total: number;
     recompiles: number;
     limit_hits: number;
+    recompile_limit_hits: number;
     causes: number;
     compile_time_s: number;
 }
