@@ -13,7 +13,8 @@ from dyn_inspect.engine.schema import Loc, ProcessEnd, ProcessStart
 
 class Output(msgspec.Struct, kw_only=True):
     """Base of every typed output. A field without a default is always present (``null``
-    where its type allows); ``omit_defaults`` is set only where the key is left out."""
+    where its type allows); one that defaults to ``msgspec.UNSET`` is left out while unset
+    (the outputs whose keys depend on the case: ``RunRow``, ``LspFunctionDetails``)."""
 
 
 def to_json(value: msgspec.Struct | Any, *, default: Any = None, sort_keys: bool = False) -> str:
