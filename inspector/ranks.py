@@ -256,10 +256,6 @@ def node_statuses(model: RunModel) -> list[NodeStatus]:
     return out
 
 
-def node_dict(n: NodeStatus) -> dict[str, object]:
-    return {"node": n.node, "hosts": list(n.hosts), "ranks": list(n.ranks), "status": n.status}
-
-
 # -- one rank's view ---------------------------------------------------------------------
 
 
@@ -688,14 +684,6 @@ def rank_behaviours(model: RunModel, profiles: dict[int, RankProfile] | None = N
     return out
 
 
-def behaviour_dict(b: Behaviour) -> dict[str, object]:
-    return {"ranks": list(b.ranks), "reference": b.reference, "differences": list(b.differences), "text": b.describe()}
-
-
 def _cid_order(cid: str) -> tuple[object, ...]:
     """ "0/0" < "0/1" < "1/0" < "10/0" < "0/0@r1"; compiled-autograd ids ("!0/1/0") after plain ones."""
     return compile_ids.order_key(cid)
-
-
-def divergence_dict(d: Divergence) -> dict[str, object]:
-    return {"kind": d.kind, "compile_id": d.compile_id, "message": d.message, "ranks": list(d.ranks)}

@@ -1,5 +1,6 @@
-"""Plain-data reports built from a run's model: what `summary --json` prints and what the
-text summary renders. Stable keys; paths absolute; times in seconds."""
+"""Reports built from a run's model, as the typed outputs (``inspector/outputs``): what
+`summary --json` prints and what the text summary renders. Stable keys; paths absolute;
+times in seconds."""
 
 from __future__ import annotations
 
@@ -7,87 +8,79 @@ from typing import Any
 
 import msgspec
 
-from dyn_inspect.engine.schema import Loc
 from dyn_inspect.engine.torch_compat import degraded_notes
+from dyn_inspect.inspector import ranks
 from dyn_inspect.inspector.analysis.breaks import BreakSite, break_sites
 from dyn_inspect.inspector.analysis.failures import FailureSite, failure_sites, line_text
 from dyn_inspect.inspector.analysis.messages import headline
-from dyn_inspect.inspector.model import BreakGroup, RecompileInfo
-from dyn_inspect.inspector.outputs import environment
-from dyn_inspect.inspector.ranks import (
-    behaviour_dict,
-    break_ranks,
-    divergence_dict,
-    divergence_report,
-    node_dict,
-    node_statuses,
-    rank_behaviours,
-    rank_profiles,
-)
+from dyn_inspect.inspector.model import RecompileInfo
+from dyn_inspect.inspector.outputs import Counts, Divergence, NodeStatus, RankGroup, environment, source_loc
+from dyn_inspect.inspector.outputs import reports as typed
 from dyn_inspect.inspector.run import Run
 
 
-def loc_dict(loc: Loc | None) -> dict[str, Any] | None:
-    if loc is None:
-        return None
-    return {"file": loc.file, "line": loc.line, "col": loc.col, "end_col": loc.end_col, "name": loc.name, "code": loc.code}
-
-
-def break_dict(group: BreakGroup) -> dict[str, Any]:
-    b = group.first
-    return {
-        "key": group.key,
-        "headline": headline(b),  # what the user wrote, said first ("`print(...)` can't be traced")
-        "type": b.gb_type,
-        "gb_id": b.gb_id,
-        "url": b.url,
-        "count": group.count,
-        "loc": loc_dict(b.loc),
-        "reason": b.reason,
-        "explanation": b.explanation,
-        "hints": b.hints,
-        "compile_ids": sorted({e.cid or "" for _, e in group.hits}),
-        "user_stack": [loc_dict(f) for f in b.user_stack],
-    }
-
-
-def break_site_dict(site: BreakSite, ranks: list[int]) -> dict[str, Any]:
+def break_site(site: BreakSite, on_ranks: list[int]) -> typed.SummaryBreak:
     """A break for ``summary --json``: the user line first (``user_loc``: the nearest user
     frame, torch's own ``loc`` when that is user code), then what torch reported."""
-    return {
-        "user_loc": loc_dict(site.user_frame or site.loc),
-        "in_library": site.in_library,
-        **break_dict(site.group),
-        "ranks": ranks,
-    }
+    group = site.group
+    b = group.first
+    return typed.SummaryBreak(
+        user_loc=source_loc(site.user_frame or site.loc),
+        in_library=site.in_library,
+        key=group.key,
+        headline=headline(b),  # what the user wrote, said first ("`print(...)` can't be traced")
+        type=b.gb_type,
+        gb_id=b.gb_id,
+        url=b.url,
+        count=group.count,
+        loc=source_loc(b.loc),
+        reason=b.reason,
+        explanation=b.explanation,
+        hints=list(b.hints),
+        compile_ids=sorted({e.cid or "" for _, e in group.hits}),
+        user_stack=[source_loc(f) for f in b.user_stack],
+        ranks=on_ranks,
+    )
 
 
-def failure_dict(site: FailureSite) -> dict[str, Any]:
+def failure_site(site: FailureSite) -> typed.FailureSite:
     f = site.first
-    user = f.user_loc
-    return {
-        "type": f.fail_type,
-        "function": f.function,
-        "count": site.count,
-        "user_loc": {**loc_dict(user), "code": line_text(user)} if user is not None else None,  # type: ignore[dict-item]
-        "at_def": f.at_def,
-        "headline": f.headline,
-        "reason": f.reason,
-        "compile_ids": site.compile_ids,
-    }
+    user = source_loc(f.user_loc)
+    return typed.FailureSite(
+        type=f.fail_type,
+        function=f.function,
+        count=site.count,
+        user_loc=msgspec.structs.replace(user, code=line_text(f.user_loc)) if user is not None else None,
+        at_def=f.at_def,
+        headline=f.headline,
+        reason=f.reason,
+        compile_ids=site.compile_ids,
+    )
 
 
-def recompile_dict(r: RecompileInfo) -> dict[str, Any]:
+def recompile_row(r: RecompileInfo) -> typed.RecompileRow:
     c = r.compile
     cap = c.capture
-    return {
-        "compile_id": c.cid,
-        "function": cap.co_name if cap else None,
-        "file": cap.co_filename if cap else None,
-        "line": cap.co_firstlineno if cap else None,
-        "reasons": r.event.reasons,
-        "cache_size": cap.cache_size if cap else None,
-    }
+    return typed.RecompileRow(
+        compile_id=c.cid,
+        function=cap.co_name if cap else None,
+        file=cap.co_filename if cap else None,
+        line=cap.co_firstlineno if cap else None,
+        reasons=list(r.event.reasons),
+        cache_size=cap.cache_size if cap else None,
+    )
+
+
+def divergence(d: ranks.Divergence) -> Divergence:
+    return Divergence(kind=d.kind, compile_id=d.compile_id, message=d.message, ranks=list(d.ranks))
+
+
+def rank_group(b: ranks.Behaviour) -> RankGroup:
+    return RankGroup(ranks=list(b.ranks), reference=b.reference, differences=list(b.differences), text=b.describe())
+
+
+def node_status(n: ranks.NodeStatus) -> NodeStatus:
+    return NodeStatus(node=n.node, hosts=list(n.hosts), ranks=list(n.ranks), status=n.status)
 
 
 STDERR_TAIL_LINES = 40
@@ -101,45 +94,52 @@ def _stderr_tail(run: Run) -> str | None:
     return "\n".join(text.splitlines()[-STDERR_TAIL_LINES:]) if text else None
 
 
-def summary_dict(run: Run) -> dict[str, Any]:
+def summary(run: Run) -> typed.Summary:
+    """What ``summary --json`` prints."""
     m = run.model
     procs = list(m.processes.values())
     start = next((p.start for p in procs if p.start), None)
     compiles = m.compiles_in_order()
-    profiles = rank_profiles(m) if len(m.ranks()) > 1 else {}
-    return {
-        "run": str(run.path),
-        "status": m.status,
-        "exit_code": m.exit_code,
-        "command": m.run_start.command if m.run_start else (start.argv if start else []),
-        "duration_s": m.run_end.duration_s if m.run_end else None,
-        "environment": msgspec.to_builtins(environment(start, next((p.end for p in procs if p.end and p.end.devices), None))),
-        "processes": len(procs),
-        "ranks": m.ranks(),
-        "nodes": [node_dict(n) for n in node_statuses(m)],  # multi-node runs: each node's end
-        "frames": len(m.frames),
-        "compiles": len(compiles),
-        "graphs": sum(1 for c in compiles if c.graph("dynamo") is not None),
-        "kernels": len(m.kernels),
-        "graph_breaks": {"unique": len(m.breaks), "total": m.total_break_hits()},
-        "recompiles": len(m.recompiles),
-        "recompile_limit_hit": [
-            {"function": e.co_name, "file": e.co_filename, "line": e.co_firstlineno, "reason": e.reason} for _, e in m.recompile_limits
+    profiles = ranks.rank_profiles(m) if len(m.ranks()) > 1 else {}
+    return typed.Summary(
+        run=str(run.path),
+        status=m.status,
+        exit_code=m.exit_code,
+        command=list(m.run_start.command if m.run_start else (start.argv if start else [])),
+        duration_s=m.run_end.duration_s if m.run_end else None,
+        environment=environment(start, next((p.end for p in procs if p.end and p.end.devices), None)),
+        processes=len(procs),
+        ranks=m.ranks(),
+        nodes=[node_status(n) for n in ranks.node_statuses(m)],  # multi-node runs: each node's end
+        frames=len(m.frames),
+        compiles=len(compiles),
+        graphs=sum(1 for c in compiles if c.graph("dynamo") is not None),
+        kernels=len(m.kernels),
+        graph_breaks=Counts(unique=len(m.breaks), total=m.total_break_hits()),
+        recompiles=len(m.recompiles),
+        recompile_limit_hit=[
+            typed.LimitHit(function=e.co_name, file=e.co_filename, line=e.co_firstlineno, reason=e.reason) for _, e in m.recompile_limits
         ],
-        "compile_time_s": round(m.total_compile_time(), 4),
-        "compile_time_by_stage_s": {k: round(v, 4) for k, v in m.compile_time_by_stage().items()},
-        "cache": m.cache_counts(),
-        "breaks": [break_site_dict(site, break_ranks(m, site.group)) for site in break_sites(m)],
-        "compile_failures": [failure_dict(site) for site in failure_sites(m)],
-        "stderr_tail": _stderr_tail(run),
-        "recompile_list": [recompile_dict(r) for r in m.recompiles],
-        "problems": [str(p) for p in run.problems],
-        "compile_disabled": bool(start and start.compile_disabled),
-        "degraded": degraded_notes(procs),  # hooks the recorder could not use in this torch
-        "divergence": [divergence_dict(d) for d in divergence_report(m, profiles)],
+        compile_time_s=round(m.total_compile_time(), 4),
+        compile_time_by_stage_s={k: round(v, 4) for k, v in m.compile_time_by_stage().items()},
+        cache=m.cache_counts(),
+        breaks=[break_site(site, ranks.break_ranks(m, site.group)) for site in break_sites(m)],
+        compile_failures=[failure_site(site) for site in failure_sites(m)],
+        stderr_tail=_stderr_tail(run),
+        recompile_list=[recompile_row(r) for r in m.recompiles],
+        problems=[str(p) for p in run.problems],
+        compile_disabled=bool(start and start.compile_disabled),
+        degraded=degraded_notes(procs),  # hooks the recorder could not use in this torch
+        divergence=[divergence(d) for d in ranks.divergence_report(m, profiles)],
         # The ranks grouped by what they compiled: the reference group, then how each other differs.
-        "rank_groups": [behaviour_dict(b) for b in rank_behaviours(m, profiles)],
-    }
+        rank_groups=[rank_group(b) for b in ranks.rank_behaviours(m, profiles)],
+    )
+
+
+def summary_dict(run: Run) -> dict[str, Any]:
+    """``summary(run)`` as plain data (what the text summary renders)."""
+    data: dict[str, Any] = msgspec.to_builtins(summary(run))
+    return data
 
 
 # -- shared by the report commands (breaks, recompiles, kernels, graph, check, diff) ------

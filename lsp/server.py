@@ -29,11 +29,14 @@ from pathlib import Path
 from typing import Any, TypeVar
 from urllib.parse import unquote
 
+import msgspec
 from lsprotocol import types
 from lsprotocol.converters import get_converter
 from pygls.lsp.server import LanguageServer
 
 from dyn_inspect.inspector.events import TOOL_VERSION
+from dyn_inspect.inspector.outputs.lsp import LspFunctionDetails, LspRunInfo, LspSummary, LspVerifyError
+from dyn_inspect.inspector.outputs.reports import VerifyReport
 from dyn_inspect.lsp import code_actions as actions_mod
 from dyn_inspect.lsp import code_lens as lens_mod
 from dyn_inspect.lsp import diagnostics as diag_mod
@@ -344,21 +347,26 @@ class DynInspectServer(LanguageServer):
     # -- commands ---------------------------------------------------------------------
 
     def summary(self) -> dict[str, Any]:
-        return {
-            "breaks": self.index.unique_breaks,
-            "recompiles": self.index.recompiles,
-            "run": self.index.run_path,
-            "degraded": self.index.degraded,
-        }
+        """``dynInspect.summary`` (``outputs.lsp.LspSummary``)."""
+        return command_result(
+            LspSummary(
+                breaks=self.index.unique_breaks,
+                recompiles=self.index.recompiles,
+                run=self.index.run_path,
+                degraded=list(self.index.degraded),
+            )
+        )
 
     def details(self, file: str, line: int) -> dict[str, Any]:
+        """``dynInspect.showDetails`` (``outputs.lsp.LspFunctionDetails``)."""
         ff = self.index.for_path(file)
         view = self.view_of_path(file)
         for fn in ff.functions if ff is not None else []:
             now = place_function(view.lines, fn) if view is not None else None
             if line in (now, fn.def_line):
-                return {"found": True, "run": self.index.run_path, **lens_mod.details(fn, now or fn.def_line)}
-        return {"found": False, "run": self.index.run_path, "file": file, "line": line}
+                found = {"found": True, "run": self.index.run_path, **lens_mod.details(fn, now or fn.def_line)}
+                return command_result(msgspec.convert(found, LspFunctionDetails))
+        return command_result(LspFunctionDetails(found=False, run=self.index.run_path, file=file, line=line))
 
     def present(self, details: dict[str, Any]) -> None:
         """Show a function's details where the client can: a generated read-only Markdown
@@ -393,6 +401,12 @@ class DynInspectServer(LanguageServer):
     def run_arg(self, args: tuple[Any, ...]) -> str | None:
         first = args[0] if args else None
         return first if isinstance(first, str) and first else self.index.run_path
+
+
+def command_result(value: msgspec.Struct) -> dict[str, Any]:
+    """A command's result as plain JSON data (what pygls sends), from its typed output."""
+    data: dict[str, Any] = msgspec.to_builtins(value)
+    return data
 
 
 def write_details_document(details: dict[str, Any]) -> Path | None:
@@ -581,7 +595,10 @@ def create_server() -> DynInspectServer:
             for path in ls.source.list_runs():
                 row = ls.listings.row(path, ls.source.run)
                 if row is not None:
-                    out.append(row.as_dict())
+                    info = LspRunInfo(
+                        path=row.path, id=row.id, command=row.command, breaks=row.breaks, recompiles=row.recompiles, status=row.status
+                    )
+                    out.append(command_result(info))
             return out
 
         async with ls.lock:
@@ -599,12 +616,15 @@ def create_server() -> DynInspectServer:
             verdict = await asyncio.to_thread(verify_mod.run_verify, run_path)
         except Exception as exc:  # noqa: BLE001 - the re-run failed: say why, change nothing
             ls.show_verdict(f"dyn-inspect: verify failed: {exc}", types.MessageType.Error)
-            return {"error": str(exc)}
+            return command_result(LspVerifyError(error=str(exc)))
         ls.verdict = verdict
         await ls.refresh()
         ls.publish_all()
         ls.show_verdict(verdict.message())
-        return verdict.data
+        try:
+            return command_result(msgspec.convert(verdict.data, VerifyReport))
+        except msgspec.ValidationError:  # written by an older dyn-inspect: passed on as it is
+            return verdict.data
 
     @server.command(SUMMARY)
     @guarded(dict)
@@ -615,7 +635,7 @@ def create_server() -> DynInspectServer:
     @guarded(dict)
     def show_details(ls: DynInspectServer, *args: Any) -> dict[str, Any]:
         if len(args) < 2 or not isinstance(args[0], str) or not isinstance(args[1], int):
-            return {"found": False, "error": "expected arguments [file, line]"}
+            return command_result(LspFunctionDetails(found=False, error="expected arguments [file, line]"))
         file = uri_path(args[0]) if args[0].startswith("file:") else args[0]
         result = ls.details(file or args[0], args[1])
         ls.present(result)

@@ -17,7 +17,9 @@ from lsprotocol import types
 from pytest_lsp import LanguageClient
 
 from corpus_support import EXAMPLES
+from dyn_inspect.inspector.outputs.reports import VerifyReport
 from test_lsp_support import apply_edit, command, lsp_client_fixture, open_doc, ours, start, wait_for
+from test_outputs import strict
 
 client = lsp_client_fixture()
 DYN_INSPECT = Path(sys.executable).parent / "dyn-inspect"
@@ -47,6 +49,8 @@ async def test_quick_fix_then_verify_shows_the_recompiles_gone(client: LanguageC
 
     verdict = await command(client, verify.command, *(verify.arguments or []))
     assert verdict["before"]["recompiles"] == 5 and verdict["after"]["recompiles"] == 0, verdict
+    # the typed output (inspector/outputs), the same in the new run's verify.json
+    assert strict(verdict, VerifyReport) == strict((Path(verdict["after_run"]) / "verify.json").read_text(), VerifyReport)
     assert any("x.shape[0]" in c["title"] for c in verdict["fixed"])
     assert not verdict["new"]
 

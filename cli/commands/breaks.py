@@ -4,9 +4,7 @@ each with the user line it is attributed to (the nearest frame inside the worksp
 from __future__ import annotations
 
 import argparse
-import json
 import sys
-from typing import Any
 
 from rich.table import Table
 
@@ -14,8 +12,10 @@ from dyn_inspect.inspector.analysis.breaks import BreakSite, break_sites
 from dyn_inspect.inspector.analysis.messages import headline, label
 from dyn_inspect.inspector.console import make_console
 from dyn_inspect.inspector.locations import short_path
+from dyn_inspect.inspector.outputs import reports as typed
+from dyn_inspect.inspector.outputs import source_loc, to_json
 from dyn_inspect.inspector.ranks import add_rank_argument
-from dyn_inspect.inspector.reports import loc_dict, open_cli_run, print_read_warnings
+from dyn_inspect.inspector.reports import open_cli_run, print_read_warnings
 
 HELP = "list graph breaks (deduplicated) with hit counts and the user line they come from"
 
@@ -33,25 +33,25 @@ def prepare_parser(parser: argparse.ArgumentParser) -> None:
     add_rank_argument(parser)
 
 
-def site_dict(site: BreakSite) -> dict[str, Any]:
+def site_dict(site: BreakSite) -> typed.BreakSite:
     b = site.first
-    return {
-        "key": site.group.key,
-        "headline": headline(b),
-        "type": b.gb_type,
-        "gb_id": b.gb_id,
-        "url": b.url,
-        "count": site.count,
-        "loc": loc_dict(site.loc),
-        "in_library": site.in_library,
-        "user_frame": loc_dict(site.user_frame),
-        "user_frames": [loc_dict(f) for f in site.user_frames],
-        "reason": b.reason,
-        "explanation": b.explanation,
-        "hints": list(b.hints),
-        "compile_ids": site.compile_ids,
-        "stack": [loc_dict(f) for f in site.stack],
-    }
+    return typed.BreakSite(
+        key=site.group.key,
+        headline=headline(b),
+        type=b.gb_type,
+        gb_id=b.gb_id,
+        url=b.url,
+        count=site.count,
+        loc=source_loc(site.loc),
+        in_library=site.in_library,
+        user_frame=source_loc(site.user_frame),
+        user_frames=[source_loc(f) for f in site.user_frames],
+        reason=b.reason,
+        explanation=b.explanation,
+        hints=list(b.hints),
+        compile_ids=site.compile_ids,
+        stack=[source_loc(f) for f in site.stack],
+    )
 
 
 def run(args: argparse.Namespace) -> int:
@@ -59,14 +59,10 @@ def run(args: argparse.Namespace) -> int:
     print_read_warnings(r)
     sites = break_sites(r.model, args.root)
     if args.json:
-        data = {
-            "run": str(r.path),
-            "root": args.root,
-            "unique": len(sites),
-            "total": sum(s.count for s in sites),
-            "breaks": [site_dict(s) for s in sites],
-        }
-        sys.stdout.write(json.dumps(data, indent=2) + "\n")
+        data = typed.BreaksReport(
+            run=str(r.path), root=args.root, unique=len(sites), total=sum(s.count for s in sites), breaks=[site_dict(s) for s in sites]
+        )
+        sys.stdout.write(to_json(data) + "\n")
         return 0
     console = make_console()
     total = sum(s.count for s in sites)

@@ -5,15 +5,15 @@ did (hit, miss, bypass) with torch's reason, and why a warm run still compiled
 from __future__ import annotations
 
 import argparse
-import json
 import sys
-from typing import Any
 
 from rich.table import Table
 
 from dyn_inspect.inspector.analysis.cache import CacheLookup, CompileCache, cache_report, component_words, miss_diff
 from dyn_inspect.inspector.console import make_console
 from dyn_inspect.inspector.locations import short_path
+from dyn_inspect.inspector.outputs import reports as typed
+from dyn_inspect.inspector.outputs import to_json
 from dyn_inspect.inspector.ranks import add_rank_argument
 from dyn_inspect.inspector.reports import open_cli_run, print_read_warnings
 from dyn_inspect.inspector.run import Run
@@ -28,29 +28,29 @@ def prepare_parser(parser: argparse.ArgumentParser) -> None:
     add_rank_argument(parser)
 
 
-def lookup_dict(lk: CacheLookup) -> dict[str, Any]:
-    return {
-        "cache": lk.cache,
-        "state": lk.state,
-        "key": lk.key,
-        "reason": lk.reason,
-        "time_saved_s": lk.time_saved_s,
-        "time_taken_s": lk.time_taken_s,
-        "triton_kernels": list(lk.triton_kernels),
-    }
+def lookup_dict(lk: CacheLookup) -> typed.CacheLookup:
+    return typed.CacheLookup(
+        cache=lk.cache,
+        state=lk.state,
+        key=lk.key,
+        reason=lk.reason,
+        time_saved_s=lk.time_saved_s,
+        time_taken_s=lk.time_taken_s,
+        triton_kernels=list(lk.triton_kernels),
+    )
 
 
-def compile_dict(run: Run, cc: CompileCache) -> dict[str, Any]:
+def compile_dict(run: Run, cc: CompileCache) -> typed.CompileCache:
     diff = miss_diff(run, cc)
-    return {
-        "compile_id": cc.compile.cid,
-        "log": cc.compile.log,
-        "function": cc.function,
-        "verdict": cc.verdict,
-        "why_compiled": cc.why_compiled(),
-        "lookups": [lookup_dict(lk) for lk in cc.lookups],
-        "miss_differs_from": {"compile_id": diff.other_cid, "components": diff.differs} if diff else None,
-    }
+    return typed.CompileCache(
+        compile_id=cc.compile.cid,
+        log=cc.compile.log,
+        function=cc.function,
+        verdict=cc.verdict,
+        why_compiled=cc.why_compiled(),
+        lookups=[lookup_dict(lk) for lk in cc.lookups],
+        miss_differs_from=typed.MissDiffers(compile_id=diff.other_cid, components=list(diff.differs)) if diff else None,
+    )
 
 
 def _cell(cc: CompileCache, cache: str) -> str:
@@ -64,14 +64,14 @@ def run(args: argparse.Namespace) -> int:
     report = cache_report(r)
     dynamo_s = sum(c.capture.times.dynamo_s or 0.0 for c in r.model.compiles.values() if c.capture)
     if args.json:
-        data = {
-            "run": str(r.path),
-            "warm": report.warm,
-            "time_saved_s": report.time_saved_s,
-            "story": report.story(dynamo_s),
-            "compiles": [compile_dict(r, cc) for cc in report.compiles],
-        }
-        sys.stdout.write(json.dumps(data, indent=2) + "\n")
+        data = typed.CacheReport(
+            run=str(r.path),
+            warm=report.warm,
+            time_saved_s=report.time_saved_s,
+            story=report.story(dynamo_s),
+            compiles=[compile_dict(r, cc) for cc in report.compiles],
+        )
+        sys.stdout.write(to_json(data) + "\n")
         return 0
     console = make_console()
 

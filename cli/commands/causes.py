@@ -4,13 +4,13 @@ with the one fix that removes it where one is known (see ``analysis/causes.py``)
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from pathlib import Path
-from typing import Any
 
 from dyn_inspect.inspector.analysis.causes import Cause, causes
 from dyn_inspect.inspector.console import make_console
+from dyn_inspect.inspector.outputs import reports as typed
+from dyn_inspect.inspector.outputs import to_json
 from dyn_inspect.inspector.ranks import add_rank_argument
 from dyn_inspect.inspector.reports import open_cli_run, print_read_warnings
 
@@ -24,30 +24,25 @@ def prepare_parser(parser: argparse.ArgumentParser) -> None:
     add_rank_argument(parser)
 
 
-def cause_dict(c: Cause) -> dict[str, Any]:
+def cause_dict(c: Cause) -> typed.Cause:
     fix = c.fix
-    return {
-        "kind": c.kind,
-        "title": c.title,
-        "detail": c.detail,
-        "recompiles": c.recompile_count,
-        "compile_time_s": round(c.compile_time_s, 4),
-        "graph_fragments": c.fragments,
-        "compile_ids": [x.cid for x in c.recompiles],
-        "frames": [f.name for f in c.frames],
-        "values": c.values,
-        "sites": [{"file": s.file, "line": s.line, "name": s.name} for s in c.sites],
-        "fix": None
+    return typed.Cause(
+        kind=c.kind,
+        title=c.title,
+        detail=c.detail,
+        recompiles=c.recompile_count,
+        compile_time_s=round(c.compile_time_s, 4),
+        graph_fragments=c.fragments,
+        compile_ids=[x.cid for x in c.recompiles],
+        frames=[f.name for f in c.frames],
+        values=list(c.values),
+        sites=[typed.CauseSite(file=s.file, line=s.line, name=s.name) for s in c.sites],
+        fix=None
         if fix is None
-        else {
-            "code": fix.code,
-            "file": fix.file,
-            "after_line": fix.after_line,
-            "insert": fix.text,
-            "why": fix.why,
-            "keeps_behaviour": fix.keeps_behaviour,
-        },
-    }
+        else typed.CauseFix(
+            code=fix.code, file=fix.file, after_line=fix.after_line, insert=fix.text, why=fix.why, keeps_behaviour=fix.keeps_behaviour
+        ),
+    )
 
 
 def run(args: argparse.Namespace) -> int:
@@ -55,7 +50,7 @@ def run(args: argparse.Namespace) -> int:
     print_read_warnings(r)
     found = causes(r.model)
     if args.json:
-        sys.stdout.write(json.dumps({"run": str(r.path), "causes": [cause_dict(c) for c in found]}, indent=2) + "\n")
+        sys.stdout.write(to_json(typed.CausesReport(run=str(r.path), causes=[cause_dict(c) for c in found])) + "\n")
         return 0
     console = make_console()
     n_re = sum(c.recompile_count for c in found)

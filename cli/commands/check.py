@@ -10,17 +10,20 @@ default, even when the program caught them: ``--max-failures N`` allows N."""
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from typing import Any
+
+import msgspec
 
 from dyn_inspect.inspector.analysis.breaks import break_sites
 from dyn_inspect.inspector.analysis.diff import break_items, compare, recompile_items
 from dyn_inspect.inspector.analysis.failures import compile_failures, line_text
 from dyn_inspect.inspector.console import make_console
 from dyn_inspect.inspector.locations import short_path
-from dyn_inspect.inspector.ranks import add_rank_argument, divergence_dict, divergence_report, format_ranks
-from dyn_inspect.inspector.reports import open_cli_run, print_read_warnings
+from dyn_inspect.inspector.outputs import reports as typed
+from dyn_inspect.inspector.outputs import to_json
+from dyn_inspect.inspector.ranks import add_rank_argument, divergence_report, format_ranks
+from dyn_inspect.inspector.reports import divergence, open_cli_run, print_read_warnings
 
 HELP = "CI gate: exit 1 when graph breaks/recompiles exceed limits or are new vs a baseline run"
 
@@ -46,15 +49,15 @@ def prepare_parser(parser: argparse.ArgumentParser) -> None:
     add_rank_argument(parser)
 
 
-def _break_dict(site: Any) -> dict[str, Any]:
-    return {
-        "type": site.first.gb_type,
-        "file": site.loc.file,
-        "line": site.loc.line,
-        "count": site.count,
-        "user_file": site.user_frame.file if site.user_frame else None,
-        "user_line": site.user_frame.line if site.user_frame else None,
-    }
+def _break_dict(site: Any) -> typed.CheckBreak:
+    return typed.CheckBreak(
+        type=site.first.gb_type,
+        file=site.loc.file,
+        line=site.loc.line,
+        count=site.count,
+        user_file=site.user_frame.file if site.user_frame else None,
+        user_line=site.user_frame.line if site.user_frame else None,
+    )
 
 
 def run(args: argparse.Namespace) -> int:
@@ -66,117 +69,102 @@ def run(args: argparse.Namespace) -> int:
     m = r.model
     sites = break_sites(m)
     recompiles = len(m.recompiles)
-    failures: list[dict[str, Any]] = []
+    found: list[typed.CheckFailure] = []
     if args.max_graph_breaks is not None and len(sites) > args.max_graph_breaks:
-        failures.append(
-            {"check": "max_graph_breaks", "limit": args.max_graph_breaks, "actual": len(sites), "items": [_break_dict(s) for s in sites]}
-        )
+        found.append(typed.MaxGraphBreaks(limit=args.max_graph_breaks, actual=len(sites), items=[_break_dict(s) for s in sites]))
     if args.max_recompiles is not None and recompiles > args.max_recompiles:
-        items: list[dict[str, Any]] = [
-            {
-                "compile_id": x.compile.cid,
-                "function": x.compile.capture.co_name if x.compile.capture else None,
-                "file": x.compile.capture.co_filename if x.compile.capture else None,
-                "reasons": list(x.event.reasons),
-            }
+        recompile_items_ = [
+            typed.CheckRecompile(
+                compile_id=x.compile.cid,
+                function=x.compile.capture.co_name if x.compile.capture else None,
+                file=x.compile.capture.co_filename if x.compile.capture else None,
+                reasons=list(x.event.reasons),
+            )
             for x in m.recompiles
         ]
-        failures.append({"check": "max_recompiles", "limit": args.max_recompiles, "actual": recompiles, "items": items})
+        found.append(typed.MaxRecompiles(limit=args.max_recompiles, actual=recompiles, items=recompile_items_))
     if args.max_causes is not None:
         from dyn_inspect.inspector.analysis.causes import recompile_causes
 
-        found = recompile_causes(m)
-        if len(found) > args.max_causes:
-            failures.append(
-                {
-                    "check": "max_causes",
-                    "limit": args.max_causes,
-                    "actual": len(found),
-                    "items": [{"title": c.title, "recompiles": c.recompile_count, "fix": c.fix.code if c.fix else None} for c in found],
-                }
+        causes = recompile_causes(m)
+        if len(causes) > args.max_causes:
+            found.append(
+                typed.MaxCauses(
+                    limit=args.max_causes,
+                    actual=len(causes),
+                    items=[
+                        typed.CheckCause(title=c.title, recompiles=c.recompile_count, fix=c.fix.code if c.fix else None) for c in causes
+                    ],
+                )
             )
     compile_fails = compile_failures(m)
     if len(compile_fails) > args.max_failures:
-        items = [
-            {
-                "compile_id": f.cid,
-                "function": f.function,
-                "type": f.fail_type,
-                "message": f.headline,
-                "reason": f.reason,
-                "file": f.user_loc.file if f.user_loc else None,
-                "line": f.user_loc.line if f.user_loc else None,
-                "code": line_text(f.user_loc),
-            }
+        fail_items = [
+            typed.CheckCompileFailure(
+                compile_id=f.cid,
+                function=f.function,
+                type=f.fail_type,
+                message=f.headline,
+                reason=f.reason,
+                file=f.user_loc.file if f.user_loc else None,
+                line=f.user_loc.line if f.user_loc else None,
+                code=line_text(f.user_loc),
+            )
             for f in compile_fails
         ]
-        failures.append({"check": "max_failures", "limit": args.max_failures, "actual": len(compile_fails), "items": items})
+        found.append(typed.MaxFailures(limit=args.max_failures, actual=len(compile_fails), items=fail_items))
     if base is not None:
         new_breaks = compare(break_items(base.model), break_items(m)).added
         if new_breaks:
-            failures.append(
-                {
-                    "check": "new_graph_breaks",
-                    "baseline": str(base.path),
-                    "actual": len(new_breaks),
-                    "items": [
-                        {"type": b.gb_type, "file": b.file, "line": b.line, "function": b.function, "count": n} for b, n in new_breaks
+            found.append(
+                typed.NewGraphBreaks(
+                    baseline=str(base.path),
+                    actual=len(new_breaks),
+                    items=[
+                        typed.CheckNewBreak(type=b.gb_type, file=b.file, line=b.line, function=b.function, count=n) for b, n in new_breaks
                     ],
-                }
+                )
             )
         new_recompiles = compare(recompile_items(base.model), recompile_items(m)).added
         if new_recompiles:
-            failures.append(
-                {
-                    "check": "new_recompiles",
-                    "baseline": str(base.path),
-                    "actual": len(new_recompiles),
-                    "items": [
-                        {
-                            "function": x.function,
-                            "file": x.file,
-                            "kind": x.kind,
-                            "source": x.source,
-                            "dim": x.dim,
-                            "reason": x.example,
-                            "count": n,
-                        }
+            found.append(
+                typed.NewRecompiles(
+                    baseline=str(base.path),
+                    actual=len(new_recompiles),
+                    items=[
+                        typed.CheckNewRecompile(
+                            function=x.function, file=x.file, kind=x.kind, source=x.source, dim=x.dim, reason=x.example, count=n
+                        )
                         for x, n in new_recompiles
                     ],
-                }
+                )
             )
     # Ranks that compiled differently are a classic cause of collective hangs: always
     # reported, a failure only with --max-divergences.
     divergences = divergence_report(m) if args.rank is None else []
     if args.max_divergences is not None and len(divergences) > args.max_divergences:
-        failures.append(
-            {
-                "check": "max_divergences",
-                "limit": args.max_divergences,
-                "actual": len(divergences),
-                "items": [divergence_dict(d) for d in divergences],
-            }
-        )
-    ok = not failures
+        found.append(typed.MaxDivergences(limit=args.max_divergences, actual=len(divergences), items=[divergence(d) for d in divergences]))
+    ok = not found
     if args.json:
-        data = {
-            "run": str(r.path),
-            "baseline": str(base.path) if base else None,
-            "ok": ok,
-            "graph_breaks": len(sites),
-            "recompiles": recompiles,
-            "compile_failures": len(compile_fails),
-            "limits": {
-                "max_graph_breaks": args.max_graph_breaks,
-                "max_recompiles": args.max_recompiles,
-                "max_failures": args.max_failures,
-                "max_causes": args.max_causes,
-            },
-            "failures": failures,
-            "divergence": [divergence_dict(d) for d in divergences],
-        }
-        sys.stdout.write(json.dumps(data, indent=2) + "\n")
+        data = typed.CheckReport(
+            run=str(r.path),
+            baseline=str(base.path) if base else None,
+            ok=ok,
+            graph_breaks=len(sites),
+            recompiles=recompiles,
+            compile_failures=len(compile_fails),
+            limits=typed.CheckLimits(
+                max_graph_breaks=args.max_graph_breaks,
+                max_recompiles=args.max_recompiles,
+                max_failures=args.max_failures,
+                max_causes=args.max_causes,
+            ),
+            failures=found,
+            divergence=[divergence(d) for d in divergences],
+        )
+        sys.stdout.write(to_json(data) + "\n")
         return 0 if ok else 1
+    failures: list[dict[str, Any]] = msgspec.to_builtins(found)
     console = make_console()
     say = lambda s: console.print(s, markup=False, highlight=False)  # noqa: E731
     for d in divergences:

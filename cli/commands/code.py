@@ -7,9 +7,7 @@ from __future__ import annotations
 
 import argparse
 import itertools
-import json
 import sys
-from typing import Any
 
 from rich.table import Table
 
@@ -17,8 +15,10 @@ from dyn_inspect.inspector.analysis.bytecode import CompileCode, ResumeFunction,
 from dyn_inspect.inspector.console import make_console
 from dyn_inspect.inspector.errors import InspectorError
 from dyn_inspect.inspector.locations import short_path
+from dyn_inspect.inspector.outputs import reports as typed
+from dyn_inspect.inspector.outputs import source_loc, to_json
 from dyn_inspect.inspector.ranks import add_rank_argument
-from dyn_inspect.inspector.reports import loc_dict, open_cli_run, print_read_warnings
+from dyn_inspect.inspector.reports import open_cli_run, print_read_warnings
 
 HELP = "Dynamo's code for one compile: original vs transformed bytecode by source line, resume functions, guards"
 
@@ -31,8 +31,8 @@ def prepare_parser(parser: argparse.ArgumentParser) -> None:
     add_rank_argument(parser)
 
 
-def _resume_dict(r: ResumeFunction) -> dict[str, Any]:
-    return {"name": r.name, "function": r.function, "line": r.line, "loc": loc_dict(r.loc), "compiles": list(r.compiles)}
+def _resume_dict(r: ResumeFunction) -> typed.ResumeFunction:
+    return typed.ResumeFunction(name=r.name, function=r.function, line=r.line, loc=source_loc(r.loc), compiles=list(r.compiles))
 
 
 def _resume_text(r: ResumeFunction) -> str:
@@ -41,18 +41,20 @@ def _resume_text(r: ResumeFunction) -> str:
     return f"{r.name} — resumes `{r.function}` after the graph break at {where}{code} (compiles {', '.join(r.compiles)})"
 
 
-def code_dict(cc: CompileCode) -> dict[str, Any]:
-    return {
-        "compile_id": cc.compile.cid,
-        "function": cc.function,
-        "resume": _resume_dict(cc.resume) if cc.resume else None,
-        "creates": [_resume_dict(r) for r in cc.creates],
-        "blocks": [
-            {"line": b.line, "original": [i.text().strip() for i in b.original], "modified": [i.text().strip() for i in b.modified]}
+def code_dict(cc: CompileCode) -> typed.CodeReport:
+    return typed.CodeReport(
+        compile_id=cc.compile.cid,
+        function=cc.function,
+        resume=_resume_dict(cc.resume) if cc.resume else None,
+        creates=[_resume_dict(r) for r in cc.creates],
+        blocks=[
+            typed.BytecodeBlock(
+                line=b.line, original=[i.text().strip() for i in b.original], modified=[i.text().strip() for i in b.modified]
+            )
             for b in cc.blocks
         ],
-        "guards": [{"source": src, "guards": [g.expr for g in gs]} for src, gs in cc.guards_by_source()],
-    }
+        guards=[typed.GuardGroup(source=src, guards=[g.expr for g in gs]) for src, gs in cc.guards_by_source()],
+    )
 
 
 def run(args: argparse.Namespace) -> int:
@@ -64,7 +66,7 @@ def run(args: argparse.Namespace) -> int:
         raise InspectorError(f"no compile {args.compile_id} in {r.path.name} (compiles: {known or 'none'})")
     cc = compile_code(r, c)
     if args.json:
-        sys.stdout.write(json.dumps(code_dict(cc), indent=2) + "\n")
+        sys.stdout.write(to_json(code_dict(cc)) + "\n")
         return 0
     console = make_console()
 

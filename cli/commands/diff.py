@@ -5,13 +5,14 @@ by stage, by frame)."""
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from dataclasses import asdict
 from typing import Any
 
 from dyn_inspect.inspector.analysis.diff import Changes, RunDiff, diff_runs
 from dyn_inspect.inspector.console import make_console
+from dyn_inspect.inspector.outputs import reports as typed
+from dyn_inspect.inspector.outputs import to_json
 from dyn_inspect.inspector.ranks import add_rank_argument
 from dyn_inspect.inspector.reports import open_cli_run, print_read_warnings
 
@@ -26,32 +27,36 @@ def prepare_parser(parser: argparse.ArgumentParser) -> None:
     add_rank_argument(parser)
 
 
-def changes_dict(c: Changes[Any]) -> dict[str, Any]:
-    return {
-        "added": [{**asdict(item), "count": n} for item, n in c.added],
-        "removed": [{**asdict(item), "count": n} for item, n in c.removed],
-        "changed": [{**asdict(item), "count_a": a, "count_b": b} for item, a, b in c.changed],
-        "unchanged": c.same,
-    }
+def changes_dict(c: Changes[Any], kinds: tuple[type[Any], type[Any], type[Any]]) -> Any:
+    """``kinds``: the Structs of the whole changes, of an added/removed item, of a changed one."""
+    whole, counted, changed = kinds
+    return whole(
+        added=[counted(**asdict(item), count=n) for item, n in c.added],
+        removed=[counted(**asdict(item), count=n) for item, n in c.removed],
+        changed=[changed(**asdict(item), count_a=a, count_b=b) for item, a, b in c.changed],
+        unchanged=c.same,
+    )
 
 
-def diff_dict(d: RunDiff) -> dict[str, Any]:
-    return {
-        "graph_breaks": changes_dict(d.breaks),
-        "recompiles": changes_dict(d.recompiles),
-        "kernels": changes_dict(d.kernels),
-        "compile_time": {
-            "a_s": round(d.compile_time_a_s, 4),
-            "b_s": round(d.compile_time_b_s, 4),
-            "delta_s": round(d.compile_time_delta_s, 4),
-            "by_stage": [
-                {"stage": s.name, "a_s": round(s.a_s, 4), "b_s": round(s.b_s, 4), "delta_s": round(s.delta_s, 4)} for s in d.stages
+def diff_dict(d: RunDiff, a: str, b: str) -> typed.DiffReport:
+    return typed.DiffReport(
+        a=a,
+        b=b,
+        graph_breaks=changes_dict(d.breaks, (typed.BreakChanges, typed.DiffBreakCount, typed.DiffBreakChange)),
+        recompiles=changes_dict(d.recompiles, (typed.RecompileChanges, typed.DiffRecompileCount, typed.DiffRecompileChange)),
+        kernels=changes_dict(d.kernels, (typed.KernelChanges, typed.DiffKernelCount, typed.DiffKernelChange)),
+        compile_time=typed.CompileTimeDiff(
+            a_s=round(d.compile_time_a_s, 4),
+            b_s=round(d.compile_time_b_s, 4),
+            delta_s=round(d.compile_time_delta_s, 4),
+            by_stage=[
+                typed.StageTime(stage=s.name, a_s=round(s.a_s, 4), b_s=round(s.b_s, 4), delta_s=round(s.delta_s, 4)) for s in d.stages
             ],
-            "by_frame": [
-                {"frame": f.name, "a_s": round(f.a_s, 4), "b_s": round(f.b_s, 4), "delta_s": round(f.delta_s, 4)} for f in d.frames
+            by_frame=[
+                typed.FrameTime(frame=f.name, a_s=round(f.a_s, 4), b_s=round(f.b_s, 4), delta_s=round(f.delta_s, 4)) for f in d.frames
             ],
-        },
-    }
+        ),
+    )
 
 
 def run(args: argparse.Namespace) -> int:
@@ -61,7 +66,7 @@ def run(args: argparse.Namespace) -> int:
     print_read_warnings(b)
     d = diff_runs(a.model, b.model, min_time_change_s=0.05)
     if args.json:
-        sys.stdout.write(json.dumps({"a": str(a.path), "b": str(b.path), **diff_dict(d)}, indent=2) + "\n")
+        sys.stdout.write(to_json(diff_dict(d, str(a.path), str(b.path))) + "\n")
         return 0
     console = make_console()
     say = lambda s: console.print(s, markup=False, highlight=False)  # noqa: E731

@@ -4,10 +4,10 @@
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 
 from dyn_inspect.inspector.export import ExportPlan, export_run
+from dyn_inspect.inspector.outputs import to_json
 from dyn_inspect.inspector.run import open_run
 
 HELP = "write a bug-report bundle (zip): graphs, runnable repros, kernels, report, TORCH_TRACE log"
@@ -73,7 +73,7 @@ def run(args: argparse.Namespace) -> int:
         command=["dyn-inspect", *sys.argv[1:]],
     )
     if args.json:
-        print(json.dumps(result.to_dict(), indent=2))
+        print(to_json(result.output()))
     else:
         print(f"wrote {result.path} ({_size(result.size_bytes)}, {result.files} files, {result.compiles} compiles)")
         for s in result.skipped:

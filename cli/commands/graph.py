@@ -5,7 +5,6 @@ histogram — or its DOT/SVG export, or its op diff against another compile."""
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from pathlib import Path
 from typing import Any
@@ -19,6 +18,8 @@ from dyn_inspect.inspector.console import make_console, write_private
 from dyn_inspect.inspector.errors import InspectorError
 from dyn_inspect.inspector.locations import short_path
 from dyn_inspect.inspector.model import CompileInfo
+from dyn_inspect.inspector.outputs import reports as typed
+from dyn_inspect.inspector.outputs import to_json
 from dyn_inspect.inspector.ranks import add_rank_argument
 from dyn_inspect.inspector.reports import open_cli_run, print_read_warnings
 from dyn_inspect.inspector.run import Run
@@ -76,25 +77,25 @@ def load_graph(run: Run, c: CompileInfo, stage: str) -> nx.DiGraph:
     return g
 
 
-def node_dict(name: str, data: dict[str, Any], g: nx.DiGraph) -> dict[str, Any]:
-    keys = ("op", "target", "dtype", "shape", "stride", "device", "file", "line", "function", "code")
-    out: dict[str, Any] = {"name": name}
-    out.update({k: data.get(k) for k in keys})
-    out["inputs"] = list(g.predecessors(name))
-    return out
+NODE_KEYS = ("op", "target", "dtype", "shape", "stride", "device", "file", "line", "function", "code")
 
 
-def graph_diff_dict(d: GraphDiff) -> dict[str, Any]:
-    return {
-        "a": d.a,
-        "b": d.b,
-        "stage": d.stage,
-        "nodes_a": d.nodes_a,
-        "nodes_b": d.nodes_b,
-        "ops_added": d.added,
-        "ops_removed": d.removed,
-        "changed": [{"node": n, "before": a, "after": b} for n, a, b in d.changed],
-    }
+def node_dict(name: str, data: dict[str, Any], g: nx.DiGraph) -> typed.GraphNode:
+    return typed.GraphNode(name=name, **{k: data.get(k) for k in NODE_KEYS}, inputs=list(g.predecessors(name)))
+
+
+def graph_diff_dict(d: GraphDiff, run: str) -> typed.GraphDiffReport:
+    return typed.GraphDiffReport(
+        run=run,
+        a=d.a,
+        b=d.b,
+        stage=d.stage,
+        nodes_a=d.nodes_a,
+        nodes_b=d.nodes_b,
+        ops_added=dict(d.added),
+        ops_removed=dict(d.removed),
+        changed=[typed.NodeChange(node=n, before=a, after=b) for n, a, b in d.changed],
+    )
 
 
 def run(args: argparse.Namespace) -> int:
@@ -108,7 +109,7 @@ def run(args: argparse.Namespace) -> int:
         other = resolve_compile(r, args.diff, args.log or c.log)
         d = diff_graphs(g, load_graph(r, other, args.stage), c.cid, other.cid, args.stage)
         if args.json:
-            sys.stdout.write(json.dumps({"run": str(r.path), **graph_diff_dict(d)}, indent=2) + "\n")
+            sys.stdout.write(to_json(graph_diff_dict(d, str(r.path))) + "\n")
             return 0
         console = make_console()
         say = lambda s: console.print(s, markup=False, highlight=False)  # noqa: E731
@@ -139,17 +140,17 @@ def run(args: argparse.Namespace) -> int:
         return 0
     hist = op_histogram(g)
     if args.json:
-        data = {
-            "run": str(r.path),
-            "compile_id": c.cid,
-            "log": c.log,
-            "stage": args.stage,
-            "stages": list(dict.fromkeys(gr.stage for gr in c.graphs)),
-            "nodes": [node_dict(n, d, g) for n, d in g.nodes(data=True)],
-            "edges": [list(e) for e in g.edges()],
-            "op_histogram": hist,
-        }
-        sys.stdout.write(json.dumps(data, indent=2) + "\n")
+        data = typed.GraphReport(
+            run=str(r.path),
+            compile_id=c.cid,
+            log=c.log,
+            stage=args.stage,
+            stages=list(dict.fromkeys(gr.stage for gr in c.graphs)),
+            nodes=[node_dict(n, d, g) for n, d in g.nodes(data=True)],
+            edges=[list(e) for e in g.edges()],
+            op_histogram=dict(hist),
+        )
+        sys.stdout.write(to_json(data) + "\n")
         return 0
     console = make_console()
     cap = c.capture

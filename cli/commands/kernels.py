@@ -6,7 +6,6 @@ time per step, calls per step and achieved bandwidth / FLOP rate (``analysis.cos
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from typing import Any
 
@@ -17,8 +16,10 @@ from dyn_inspect.inspector.analysis.kernels import Vectorization, effective_isa,
 from dyn_inspect.inspector.console import make_console
 from dyn_inspect.inspector.locations import parse_file_line, short_path
 from dyn_inspect.inspector.model import CompileInfo, KernelInfo, RunModel
+from dyn_inspect.inspector.outputs import reports as typed
+from dyn_inspect.inspector.outputs import source_loc, to_json
 from dyn_inspect.inspector.ranks import add_rank_argument
-from dyn_inspect.inspector.reports import loc_dict, open_cli_run, print_read_warnings
+from dyn_inspect.inspector.reports import open_cli_run, print_read_warnings
 
 HELP = "list generated kernels by compile or by source line (--at FILE:LINE), with vectorization coverage"
 
@@ -34,51 +35,51 @@ def prepare_parser(parser: argparse.ArgumentParser) -> None:
     add_rank_argument(parser)
 
 
-def kernel_dict(model: RunModel, k: KernelInfo) -> dict[str, Any]:
+def kernel_dict(model: RunModel, k: KernelInfo) -> typed.Kernel:
     e = k.event
-    return {
-        "name": k.name,
-        "compile_id": k.compile.cid,
-        "log": k.compile.log,
-        "backend": e.backend,
-        "backward": e.backward,
-        "fused_ops": list(e.fused_ops),
-        "source_nodes": list(e.source_nodes),
-        "vectorized": e.vectorized,
-        "isa": effective_isa(model, k),
-        "lines_of_code": e.lines,
-        "source_lines": [loc_dict(loc) for loc in k.lines],
-        "profile": _profile_dict(k),
-    }
+    return typed.Kernel(
+        name=k.name,
+        compile_id=k.compile.cid,
+        log=k.compile.log,
+        backend=e.backend,
+        backward=e.backward,
+        fused_ops=list(e.fused_ops),
+        source_nodes=list(e.source_nodes),
+        vectorized=e.vectorized,
+        isa=effective_isa(model, k),
+        lines_of_code=e.lines,
+        source_lines=[source_loc(loc) for loc in k.lines],
+        profile=_profile_dict(k),
+    )
 
 
-def _profile_dict(k: KernelInfo) -> dict[str, Any] | None:
+def _profile_dict(k: KernelInfo) -> typed.KernelProfile | None:
     p, c = k.profile, kernel_cost(k)
     if p is None or c is None:
         return None
-    return {
-        "calls": p.calls,
-        "total_us": p.total_us,
-        "steps": p.steps,
-        "us_per_step": round(c.us_per_step, 3),
-        "calls_per_step": c.calls_per_step,
-        "share_of_step": round(c.share, 4) if c.share is not None else None,
-        "bandwidth_gbps": c.gbps,
-        "tflops": c.tflops,
-        "peak_gbps": c.peak_gbps,
-        "peak_tflops": c.peak_tflops,
-    }
+    return typed.KernelProfile(
+        calls=p.calls,
+        total_us=p.total_us,
+        steps=p.steps,
+        us_per_step=round(c.us_per_step, 3),
+        calls_per_step=c.calls_per_step,
+        share_of_step=round(c.share, 4) if c.share is not None else None,
+        bandwidth_gbps=c.gbps,
+        tflops=c.tflops,
+        peak_gbps=c.peak_gbps,
+        peak_tflops=c.peak_tflops,
+    )
 
 
-def coverage_dict(v: Vectorization) -> dict[str, Any]:
-    return {
-        "cpp_kernels": v.cpp_kernels,
-        "vectorized": v.vectorized,
-        "share": round(v.share, 4) if v.share is not None else None,
-        "by_isa": v.by_isa,
-        "cpu_isa": v.cpu_isa,
-        "scalar_kernels": v.scalar,
-    }
+def coverage_dict(v: Vectorization) -> typed.Vectorization:
+    return typed.Vectorization(
+        cpp_kernels=v.cpp_kernels,
+        vectorized=v.vectorized,
+        share=round(v.share, 4) if v.share is not None else None,
+        by_isa=dict(v.by_isa),
+        cpu_isa=v.cpu_isa,
+        scalar_kernels=list(v.scalar),
+    )
 
 
 def coverage_text(v: Vectorization) -> str:
@@ -104,14 +105,14 @@ def run(args: argparse.Namespace) -> int:
         flat = sorted((k for _, ks in groups for k in ks), key=lambda k: sort_key(order, k))
         groups = [(None, flat)]
     if args.json:
-        data: dict[str, Any] = {
-            "run": str(r.path),
-            "at": args.at,
-            "sort": order,
-            "kernels": [kernel_dict(m, k) for _, ks in groups for k in ks],
-            "vectorization": coverage_dict(cov),
-        }
-        sys.stdout.write(json.dumps(data, indent=2) + "\n")
+        data = typed.KernelsReport(
+            run=str(r.path),
+            at=args.at,
+            sort=order,
+            kernels=[kernel_dict(m, k) for _, ks in groups for k in ks],
+            vectorization=coverage_dict(cov),
+        )
+        sys.stdout.write(to_json(data) + "\n")
         return 0
     console = make_console()
     kernels = [k for _, ks in groups for k in ks]

@@ -9,15 +9,15 @@ Prints what each node brought and the clock offset applied, then the merged run'
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from pathlib import Path
-from typing import Any
 
 from dyn_inspect.inspector.locations import short_path
 from dyn_inspect.inspector.merge import MergeResult, merge_runs
+from dyn_inspect.inspector.outputs import reports as typed
+from dyn_inspect.inspector.outputs import to_json
 from dyn_inspect.inspector.ranks import format_ranks
-from dyn_inspect.inspector.reports import summary_dict
+from dyn_inspect.inspector.reports import summary
 from dyn_inspect.inspector.run import Run
 
 HELP = "merge the per-node runs of one multi-node job into one run"
@@ -30,28 +30,28 @@ def prepare_parser(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--json", action="store_true", help="machine-readable output")
 
 
-def merge_dict(result: MergeResult) -> dict[str, Any]:
-    return {
-        "run": str(result.run_dir),
-        "inputs": [str(p) for p in result.inputs],
-        "nodes": result.nodes,
-        "clock_offsets_s": {str(n): round(o, 6) for n, o in sorted(result.offsets.items())},
-        "logs": [
-            {"log": m.log, "from": m.source, "node": m.node, "rank": m.rank, "events": m.events, "skipped_lines": m.skipped_lines}
+def merge_dict(result: MergeResult) -> typed.Merge:
+    return typed.Merge(
+        run=str(result.run_dir),
+        inputs=[str(p) for p in result.inputs],
+        nodes=result.nodes,
+        clock_offsets_s={str(n): round(o, 6) for n, o in sorted(result.offsets.items())},
+        logs=[
+            typed.MergedLog(log=m.log, from_=m.source, node=m.node, rank=m.rank, events=m.events, skipped_lines=m.skipped_lines)
             for m in result.logs
         ],
-        "events": result.events,
-        "blobs": result.blobs,
-        "notes": result.notes,
-        "duration_s": round(result.duration_s, 3),
-    }
+        events=result.events,
+        blobs=result.blobs,
+        notes=list(result.notes),
+        duration_s=round(result.duration_s, 3),
+    )
 
 
 def run(args: argparse.Namespace) -> int:
     result = merge_runs(args.runs, out=Path(args.output) if args.output else None, runs_dir=args.runs_dir)
     merged = Run(result.run_dir)
     if args.json:
-        sys.stdout.write(json.dumps({"merge": merge_dict(result), "summary": summary_dict(merged)}, indent=2) + "\n")
+        sys.stdout.write(to_json(typed.MergeReport(merge=merge_dict(result), summary=summary(merged))) + "\n")
         return 0
     print(
         f"dyn-inspect: merged {len(result.inputs)} runs into {short_path(str(result.run_dir))} "

@@ -5,10 +5,8 @@ frame runs eagerly from then on)."""
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from dataclasses import asdict
-from typing import Any
 
 from dyn_inspect.inspector.analysis.causes import describe_fix, recompile_causes
 from dyn_inspect.inspector.analysis.recompiles import (
@@ -22,6 +20,8 @@ from dyn_inspect.inspector.analysis.shapes import shapes_of
 from dyn_inspect.inspector.console import make_console
 from dyn_inspect.inspector.locations import def_line, short_path
 from dyn_inspect.inspector.model import FrameInfo
+from dyn_inspect.inspector.outputs import reports as typed
+from dyn_inspect.inspector.outputs import to_json
 from dyn_inspect.inspector.ranks import add_rank_argument
 from dyn_inspect.inspector.reports import open_cli_run, print_read_warnings
 
@@ -37,37 +37,37 @@ def prepare_parser(parser: argparse.ArgumentParser) -> None:
     add_rank_argument(parser)
 
 
-def failure_dict(f: GuardFailure) -> dict[str, Any]:
-    return asdict(f)
+def failure_dict(f: GuardFailure) -> typed.GuardFailure:
+    return typed.GuardFailure(**asdict(f))
 
 
-def entry_dict(e: TimelineEntry) -> dict[str, Any]:
+def entry_dict(e: TimelineEntry) -> typed.TimelineEntry:
     c = e.compile
-    return {
-        "index": e.index,
-        "compile_id": e.cid,
-        "t": e.t,
-        "outcome": c.outcome,
-        "compile_time_s": round(c.compile_time_s, 4),
-        "failures": [failure_dict(f) for f in e.failures],
-        "suggestion": asdict(e.suggestion) if e.suggestion else None,
-        "limit_reached": e.limit_reached,
-    }
+    return typed.TimelineEntry(
+        index=e.index,
+        compile_id=e.cid,
+        t=e.t,
+        outcome=c.outcome,
+        compile_time_s=round(c.compile_time_s, 4),
+        failures=[failure_dict(f) for f in e.failures],
+        suggestion=typed.Suggestion(**asdict(e.suggestion)) if e.suggestion else None,
+        limit_reached=e.limit_reached,
+    )
 
 
-def frame_dict(frame: FrameInfo, timeline: list[TimelineEntry], limit: int | None) -> dict[str, Any]:
-    return {
-        "function": frame.name,
-        "file": frame.filename,
-        "line": frame.firstlineno,
-        "def_line": def_line(frame.filename, frame.firstlineno),
-        "log": frame.log,
-        "compiles": len(frame.compiles),
-        "recompiles": sum(1 for e in timeline if e.is_recompile),
-        "recompile_limit": limit,
-        "limit_reached": any(e.limit_reached for e in timeline),
-        "timeline": [entry_dict(e) for e in timeline],
-    }
+def frame_dict(frame: FrameInfo, timeline: list[TimelineEntry], limit: int | None) -> typed.RecompiledFrame:
+    return typed.RecompiledFrame(
+        function=frame.name,
+        file=frame.filename,
+        line=frame.firstlineno,
+        def_line=def_line(frame.filename, frame.firstlineno),
+        log=frame.log,
+        compiles=len(frame.compiles),
+        recompiles=sum(1 for e in timeline if e.is_recompile),
+        recompile_limit=limit,
+        limit_reached=any(e.limit_reached for e in timeline),
+        timeline=[entry_dict(e) for e in timeline],
+    )
 
 
 def run(args: argparse.Namespace) -> int:
@@ -77,13 +77,14 @@ def run(args: argparse.Namespace) -> int:
     frames = m.frames_in_order() if args.all else frames_with_recompiles(m)
     rows = [(f, recompile_timeline(m, f), recompile_limit_of(m, f)) for f in frames]
     if args.json:
-        data = {
-            "run": str(r.path),
-            "recompiles": len(m.recompiles),
-            "limit_hits": len(m.recompile_limits),
-            "frames": [frame_dict(f, t, lim) for f, t, lim in rows],
-        }
-        sys.stdout.write(json.dumps(data, indent=2) + "\n")
+        data = typed.RecompilesReport(
+            run=str(r.path),
+            recompiles=len(m.recompiles),
+            limit_hits=len(m.recompile_limits),
+            recompile_limit_hits=len(m.recompile_limits),
+            frames=[frame_dict(f, t, lim) for f, t, lim in rows],
+        )
+        sys.stdout.write(to_json(data) + "\n")
         return 0
     console = make_console()
 

@@ -16,11 +16,14 @@ import time
 from pathlib import Path
 from typing import Any
 
+import msgspec
 from rich.table import Table
 
 from dyn_inspect.engine.eventlog import runs_root
 from dyn_inspect.inspector.console import make_console
 from dyn_inspect.inspector.errors import InspectorError
+from dyn_inspect.inspector.outputs import Counts, to_json
+from dyn_inspect.inspector.outputs import reports as typed
 from dyn_inspect.inspector.run import Run, latest_run, list_runs
 
 HELP = "list recorded runs: when, command, outcome, breaks/recompiles/kernels (--prune deletes old ones)"
@@ -104,35 +107,33 @@ def prune(root: Path, keep: int) -> tuple[list[Path], list[Path]]:
     return deleted, live
 
 
-def run_row(path: Any, latest: Any) -> dict[str, Any]:
-    row: dict[str, Any] = {"id": path.name, "path": str(path), "latest": path == latest}
+def run_row(path: Any, latest: Any) -> typed.RunRow:
     try:
         r = Run(path)
     except InspectorError as exc:
-        row.update({"status": "unreadable", "error": str(exc)})
-        return row
+        return typed.RunRow(id=path.name, path=str(path), latest=path == latest, status="unreadable", error=str(exc))
     m = r.model
     start = next((p.start for p in m.processes.values() if p.start), None)
     started = m.run_start.t if m.run_start and m.run_start.t else (start.t if start else None)
-    row.update(
-        {
-            "started": started,
-            "command": m.run_start.command if m.run_start else (start.argv if start else []),
-            "status": m.status,
-            "exit_code": m.exit_code,
-            "duration_s": m.run_end.duration_s if m.run_end else None,
-            "processes": len(m.processes),
-            "frames": len(m.frames),
-            "compiles": len(m.compiles),
-            "graph_breaks": {"unique": len(m.breaks), "total": m.total_break_hits()},
-            "recompiles": len(m.recompiles),
-            "recompile_limit_hits": len(m.recompile_limits),
-            "kernels": len(m.kernels),
-            "compile_time_s": round(m.total_compile_time(), 4),
-            "problems": len(r.problems),
-        }
+    return typed.RunRow(
+        id=path.name,
+        path=str(path),
+        latest=path == latest,
+        started=started,
+        command=list(m.run_start.command if m.run_start else (start.argv if start else [])),
+        status=m.status,
+        exit_code=m.exit_code,
+        duration_s=m.run_end.duration_s if m.run_end else None,
+        processes=len(m.processes),
+        frames=len(m.frames),
+        compiles=len(m.compiles),
+        graph_breaks=Counts(unique=len(m.breaks), total=m.total_break_hits()),
+        recompiles=len(m.recompiles),
+        recompile_limit_hits=len(m.recompile_limits),
+        kernels=len(m.kernels),
+        compile_time_s=round(m.total_compile_time(), 4),
+        problems=len(r.problems),
     )
-    return row
 
 
 def run(args: argparse.Namespace) -> int:
@@ -143,10 +144,11 @@ def run(args: argparse.Namespace) -> int:
         return _run_prune(args, root)
     paths = list_runs(root)
     latest = latest_run(root)
-    rows = [run_row(p, latest) for p in paths]
+    found = [run_row(p, latest) for p in paths]
     if args.json:
-        sys.stdout.write(json.dumps({"runs_dir": str(root), "runs": rows}, indent=2) + "\n")
+        sys.stdout.write(to_json(typed.RunsReport(runs_dir=str(root), runs=found)) + "\n")
         return 0
+    rows: list[dict[str, Any]] = msgspec.to_builtins(found)
     console = make_console()
     if not rows:
         console.print(f"no runs in {root} — record one with `dyn-inspect your_script.py`", markup=False, highlight=False)
@@ -185,9 +187,8 @@ def _run_prune(args: argparse.Namespace, root: Path) -> int:
     except OSError as exc:
         raise InspectorError(f"cannot delete a run in {root}: {exc}") from None
     if args.json:
-        sys.stdout.write(
-            json.dumps({"runs_dir": str(root), "deleted": [str(p) for p in deleted], "kept_live": [str(p) for p in live]}, indent=2) + "\n"
-        )
+        report = typed.PruneReport(runs_dir=str(root), deleted=[str(p) for p in deleted], kept_live=[str(p) for p in live])
+        sys.stdout.write(to_json(report) + "\n")
         return 0
     console = make_console()
     left = len(list_runs(root))

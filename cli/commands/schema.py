@@ -1,5 +1,5 @@
 """``dyn-inspect schema``: print the event-log JSON Schema (from engine/schema.py), or with
-``--outputs`` that of the typed outputs (inspector/outputs.py)."""
+``--outputs`` that of the typed outputs (inspector/outputs/)."""
 
 from __future__ import annotations
 
@@ -13,14 +13,28 @@ HELP = "print the JSON Schema of the event log"
 
 
 def prepare_parser(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--outputs", action="store_true", help="the typed outputs (environment, ...) instead of the event log")
+    parser.add_argument(
+        "--outputs",
+        action="store_true",
+        help="the typed outputs (--json reports, manifest.json, LSP command results) instead of the event log",
+    )
+
+
+def outputs_schema_text() -> str:
+    """What ``schema --outputs`` prints: the JSON Schema of every typed output (the file
+    vscode-extension/schema/outputs.schema.json holds, the extension's types come from)."""
+    schema = {
+        "$schema": "https://json-schema.org/draft/2020-12/schema",
+        "$comment": "dyn-inspect typed outputs: --json reports, manifest.json, compile.json, the environment, LSP command results "
+        "(inspector/outputs/; `dyn-inspect schema --outputs`)",
+        **outputs.json_schema(),
+    }
+    return json.dumps(schema, indent=2) + "\n"
 
 
 def run(args: argparse.Namespace) -> int:
     if args.outputs:
-        schema = outputs.json_schema()
-        schema["$comment"] = "dyn-inspect typed outputs (--json reports, the bundle manifest)"
-        print(json.dumps(schema, indent=2))
+        print(outputs_schema_text(), end="")
         return 0
     schema = json_schema()
     schema["$comment"] = f"dyn-inspect event log, schema version {SCHEMA_VERSION}"

@@ -5,15 +5,16 @@ the user line that did it, and the shape guards (``inspector.analysis.shapes``).
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from typing import Any
 
 from dyn_inspect.inspector.analysis.shapes import CompileShapes, compile_shapes
 from dyn_inspect.inspector.console import make_console
 from dyn_inspect.inspector.locations import short_path
+from dyn_inspect.inspector.outputs import reports as typed
+from dyn_inspect.inspector.outputs import source_loc, to_json
 from dyn_inspect.inspector.ranks import add_rank_argument
-from dyn_inspect.inspector.reports import loc_dict, open_cli_run, print_read_warnings
+from dyn_inspect.inspector.reports import open_cli_run, print_read_warnings
 
 HELP = "dynamic shapes per compile: symbols created, dims specialized (and the line that did it), shape guards"
 
@@ -29,38 +30,38 @@ def _where(loc: Any) -> str:
     return f"{short_path(loc.file)}:{loc.line}" if loc is not None else "-"
 
 
-def shapes_dict(cs: CompileShapes) -> dict[str, Any]:
-    return {
-        "compile_id": cs.compile.cid,
-        "log": cs.compile.log,
-        "function": cs.function,
-        "automatic_dynamic": cs.automatic_dynamic,
-        "symbols": [
-            {
-                "symbol": s.symbol,
-                "name": s.name,
-                "source": s.source,
-                "value": s.value,
-                "range": s.range,
-                "loc": loc_dict(s.loc),
-                "specialized": s.specialized is not None,
-            }
+def shapes_dict(cs: CompileShapes) -> typed.CompileShapes:
+    return typed.CompileShapes(
+        compile_id=cs.compile.cid,
+        log=cs.compile.log,
+        function=cs.function,
+        automatic_dynamic=cs.automatic_dynamic,
+        symbols=[
+            typed.ShapeSymbol(
+                symbol=s.symbol,
+                name=s.name,
+                source=s.source,
+                value=s.value,
+                range=s.range,
+                loc=source_loc(s.loc),
+                specialized=s.specialized is not None,
+            )
             for s in cs.symbols
         ],
-        "specializations": [
-            {
-                "symbol": s.symbol,
-                "name": s.name,
-                "source": s.source,
-                "value": s.value,
-                "reason": s.reason,
-                "loc": loc_dict(s.loc),
-                "text": s.describe(_where(s.loc) if s.loc else None),
-            }
+        specializations=[
+            typed.ShapeSpecialization(
+                symbol=s.symbol,
+                name=s.name,
+                source=s.source,
+                value=s.value,
+                reason=s.reason,
+                loc=source_loc(s.loc),
+                text=s.describe(_where(s.loc) if s.loc else None),
+            )
             for s in cs.specializations
         ],
-        "guards": [{"expr": g.expr, "readable": g.readable, "loc": loc_dict(g.loc)} for g in cs.guards],
-    }
+        guards=[typed.ShapeGuard(expr=g.expr, readable=g.readable, loc=source_loc(g.loc)) for g in cs.guards],
+    )
 
 
 def run(args: argparse.Namespace) -> int:
@@ -68,7 +69,7 @@ def run(args: argparse.Namespace) -> int:
     print_read_warnings(r)
     found = compile_shapes(r.model)
     if args.json:
-        sys.stdout.write(json.dumps({"run": str(r.path), "compiles": [shapes_dict(cs) for cs in found]}, indent=2) + "\n")
+        sys.stdout.write(to_json(typed.ShapesReport(run=str(r.path), compiles=[shapes_dict(cs) for cs in found])) + "\n")
         return 0
     console = make_console()
 

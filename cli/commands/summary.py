@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from collections.abc import Callable
 from typing import IO, Any
@@ -12,8 +11,9 @@ from dyn_inspect.inspector.analysis.causes import describe_fix, recompile_causes
 from dyn_inspect.inspector.analysis.recompiles import TimelineEntry, frames_with_recompiles, recompile_timeline
 from dyn_inspect.inspector.console import make_console
 from dyn_inspect.inspector.locations import def_line, short_path
+from dyn_inspect.inspector.outputs import to_json
 from dyn_inspect.inspector.ranks import add_rank_argument, format_ranks, select_rank
-from dyn_inspect.inspector.reports import summary_dict
+from dyn_inspect.inspector.reports import summary, summary_dict
 from dyn_inspect.inspector.run import Run, open_run
 
 HELP = "summarize a run: frames, graph breaks, recompiles, kernels, compile time, rank divergence"
@@ -117,11 +117,11 @@ def print_rank_groups(data: dict[str, Any], say: Callable[[str], None], show_all
 
 
 def print_summary(run: Run, as_json: bool = False, file: IO[str] | None = None, show_all: bool = False) -> None:
-    data = summary_dict(run)
     out = file or sys.stdout
     if as_json:
-        out.write(json.dumps(data, indent=2) + "\n")
+        out.write(to_json(summary(run)) + "\n")
         return
+    data = summary_dict(run)
     console = make_console(out)
     gb = data["graph_breaks"]
     stages = ", ".join(f"{k} {v:.2f}s" for k, v in data["compile_time_by_stage_s"].items())

@@ -12,7 +12,6 @@ verdict is kept in the new run as ``verify.json`` (editors read it to mark a dia
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import signal
 import subprocess
@@ -22,11 +21,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import msgspec
+
 from dyn_inspect.inspector.analysis.causes import Cause, causes
 from dyn_inspect.inspector.analysis.diff import diff_runs
 from dyn_inspect.inspector.console import make_console
 from dyn_inspect.inspector.errors import InspectorError
 from dyn_inspect.inspector.model import RunModel
+from dyn_inspect.inspector.outputs import reports as typed
+from dyn_inspect.inspector.outputs import to_json
 from dyn_inspect.inspector.reports import open_cli_run
 from dyn_inspect.inspector.run import Run, list_runs
 
@@ -56,6 +59,9 @@ class Counts:
         return cls(
             len(m.breaks), m.total_break_hits(), len(m.recompiles), len(m.recompile_limits), len(found), round(m.total_compile_time(), 3)
         )
+
+    def output(self) -> typed.VerifyCounts:
+        return typed.VerifyCounts(**self.__dict__, recompile_limit_hits=self.limit_hits)
 
 
 def _cause_key(c: Cause) -> tuple[object, ...]:
@@ -130,22 +136,24 @@ def rerun(run: Run, settle: float | None, timeout: float) -> tuple[Path, int, bo
     return max(fresh, key=lambda p: p.name), code, stopped
 
 
-def verdict(before: Run, after: Run) -> dict[str, Any]:
+def verdict(before: Run, after: Run, exit_code: int, stopped: bool) -> typed.VerifyReport:
     cb, ca = causes(before.model), causes(after.model)
     keys_after = {_cause_key(c) for c in ca}
     keys_before = {_cause_key(c) for c in cb}
     d = diff_runs(before.model, after.model)
-    return {
-        "before_run": str(before.path),
-        "after_run": str(after.path),
-        "before": Counts.of(before.model, cb).__dict__,
-        "after": Counts.of(after.model, ca).__dict__,
-        "fixed": [{"title": c.title, "kind": c.kind, "recompiles": c.recompile_count} for c in cb if _cause_key(c) not in keys_after],
-        "remaining": [{"title": c.title, "kind": c.kind} for c in cb if _cause_key(c) in keys_after],
-        "new": [{"title": c.title, "kind": c.kind} for c in ca if _cause_key(c) not in keys_before],
-        "breaks_removed": len(d.breaks.removed),
-        "breaks_added": len(d.breaks.added),
-    }
+    return typed.VerifyReport(
+        before_run=str(before.path),
+        after_run=str(after.path),
+        before=Counts.of(before.model, cb).output(),
+        after=Counts.of(after.model, ca).output(),
+        fixed=[typed.FixedCause(title=c.title, kind=c.kind, recompiles=c.recompile_count) for c in cb if _cause_key(c) not in keys_after],
+        remaining=[typed.CauseTitle(title=c.title, kind=c.kind) for c in cb if _cause_key(c) in keys_after],
+        new=[typed.CauseTitle(title=c.title, kind=c.kind) for c in ca if _cause_key(c) not in keys_before],
+        breaks_removed=len(d.breaks.removed),
+        breaks_added=len(d.breaks.added),
+        exit_code=exit_code,
+        stopped_when_settled=stopped,
+    )
 
 
 def run(args: argparse.Namespace) -> int:
@@ -157,15 +165,14 @@ def run(args: argparse.Namespace) -> int:
         console.print(f"verify: re-running {shown} in {cwd}", markup=False, highlight=False)
     new_dir, code, stopped = rerun(before, args.settle, args.timeout)
     after = Run(new_dir)
-    data = verdict(before, after)
-    data["exit_code"] = code
-    data["stopped_when_settled"] = stopped
+    report = verdict(before, after, code, stopped)
     fd = os.open(new_dir / VERIFY_FILE, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
     with os.fdopen(fd, "w") as f:
-        json.dump(data, f, indent=2)
+        f.write(to_json(report))
     if args.json:
-        sys.stdout.write(json.dumps(data, indent=2) + "\n")
+        sys.stdout.write(to_json(report) + "\n")
         return 0
+    data: dict[str, Any] = msgspec.to_builtins(report)
     b, a = data["before"], data["after"]
     console.print(
         f"verify: {Path(data['before_run']).name} → {new_dir.name}"

@@ -55,8 +55,10 @@ from dyn_inspect.engine.schema import (
     RecompileLimit,
     RunEnd,
     RunStart,
+    StageTimes,
     UnknownEvent,
 )
+from dyn_inspect.inspector import outputs
 from dyn_inspect.inspector.analysis import graphs as fx_graphs
 from dyn_inspect.inspector.console import safe_text
 from dyn_inspect.inspector.errors import InspectorError
@@ -67,6 +69,9 @@ from dyn_inspect.inspector.export.selection import Selection, select
 from dyn_inspect.inspector.export.torch_trace import TraceWriter
 from dyn_inspect.inspector.locations import is_library
 from dyn_inspect.inspector.model import CompileInfo, RunModel, is_launcher_log
+from dyn_inspect.inspector.outputs import bundle as typed
+from dyn_inspect.inspector.outputs import to_json
+from dyn_inspect.inspector.outputs.bundle import BundleCompile, CompileFile
 from dyn_inspect.inspector.reader import read_blob
 from dyn_inspect.inspector.run import Run
 
@@ -171,11 +176,24 @@ class ExportResult:
     def contains_source(self) -> bool:
         return not self.redacted
 
+    def output(self) -> typed.ExportResult:
+        """What ``export --json`` prints."""
+        return typed.ExportResult(
+            path=str(self.path),
+            size_bytes=self.size_bytes,
+            payload_bytes=self.payload_bytes,
+            estimate_bytes=self.estimate_bytes,
+            files=self.files,
+            compiles=self.compiles,
+            redacted=self.redacted,
+            skipped=[typed.Skipped(what=s.what, why=s.why) for s in self.skipped],
+            incomplete=list(self.incomplete),
+            contains_source=self.contains_source,
+        )
+
     def to_dict(self) -> dict[str, Any]:
-        d = asdict(self)
-        d["path"] = str(self.path)
-        d["contains_source"] = self.contains_source
-        return d
+        data: dict[str, Any] = msgspec.to_builtins(self.output())
+        return data
 
 
 # -- planning ----------------------------------------------------------------------------
@@ -501,14 +519,14 @@ class _Writer:
 
     # per compile
 
-    def compile_files(self, model: RunModel, c: CompileInfo, base: str) -> dict[str, Any]:
+    def compile_files(self, model: RunModel, c: CompileInfo, base: str) -> BundleCompile:
         label = f"{c.cid}" + (f" ({c.log})" if len(model.processes) > 1 else "")
-        items: list[dict[str, str]] = []
+        items: list[CompileFile] = []
 
         def add(role: str, blob: Blob | None, path: str, mode: str, what: str) -> tuple[str | None, bool]:
             stored, new = self.put(blob, path, mode, f"{what} of compile {label}")
             if stored is not None:
-                items.append({"role": role, "path": stored})
+                items.append(CompileFile(role=role, path=stored))
             return stored, new
 
         for i, g in enumerate(c.graphs, start=1):
@@ -520,7 +538,7 @@ class _Writer:
             if new:
                 self.pictures[stored] = self._pictures(path, self.payload(g.code, "code") or "", g.stage, label)
             for pic in self.pictures.get(stored, []):
-                items.append({"role": f"picture:{g.stage}", "path": pic})
+                items.append(CompileFile(role=f"picture:{g.stage}", path=pic))
         runnable = [a for a in c.artifacts if a.name == "fx_graph_runnable"]
         for a in runnable:
             text = self.payload(a.payload, "repro") or ""
@@ -554,23 +572,24 @@ class _Writer:
             add("graph_break", b.text, f"{base}/graph_breaks/{n}.txt", "text", f"graph break at line {b.loc.line}")
         if c.recompile is not None:
             add("recompile_reasons", c.recompile.text, f"{base}/recompile_reasons.txt", "text", "recompile reasons")
-        repro = [i["path"] for i in items if i["role"].startswith("repro:")]
+        repro = [i.path for i in items if i.role.startswith("repro:")]
         self.repro_paths[(c.log, c.cid)] = repro
         cap = c.capture
-        return {
-            "compile_id": c.cid,
-            "log": c.log,
-            "function": cap.co_name if cap else None,
-            "file": cap.co_filename if cap else None,
-            "line": cap.co_firstlineno if cap else None,
-            "outcome": c.outcome,
-            "compile_time_s": round(c.compile_time_s, 4),
-            "stage_times_s": msgspec.to_builtins(cap.times) if cap else {},
-            "graph_breaks": len(c.breaks),
-            "guards": c.guards.count if c.guards else None,
-            "kernels": [k.name for k in c.kernels],
-            "files": items,
-        }
+        return BundleCompile(
+            compile_id=c.cid,
+            log=c.log,
+            function=cap.co_name if cap else None,
+            file=cap.co_filename if cap else None,
+            line=cap.co_firstlineno if cap else None,
+            outcome=c.outcome,
+            compile_time_s=round(c.compile_time_s, 4),
+            stage_times_s=cap.times if cap else StageTimes(),
+            graph_breaks=len(c.breaks),
+            guards=c.guards.count if c.guards else None,
+            kernels=[k.name for k in c.kernels],
+            files=items,
+            dir=base,
+        )
 
     def _pictures(self, code_path: str, text: str, stage: str, label: str) -> list[str]:
         g = fx_graphs.parse_fx(text)
@@ -673,18 +692,19 @@ def _bundle_model(plan: ExportPlan) -> RunModel:
     return model
 
 
-def _write_compiles(w: _Writer, model: RunModel) -> tuple[dict[tuple[str, str], str], list[dict[str, Any]]]:
+def _write_compiles(w: _Writer, model: RunModel) -> tuple[dict[tuple[str, str], str], list[typed.ManifestCompile]]:
     """Per compile: its files and compile.json. Returns each compile's directory and the
     manifest's compile index."""
     compile_dirs: dict[tuple[str, str], str] = {}
-    compile_index: list[dict[str, Any]] = []
+    compile_index: list[typed.ManifestCompile] = []
     for key, c in model.compiles.items():
         base = f"compiles/{log_stem(c.log)}/{cid_dir(c.cid)}"
         info = w.compile_files(model, c, base)
-        info["dir"] = base
-        w.write_text(f"{base}/compile.json", json.dumps(info, indent=2) + "\n", f"compile {c.cid}: summary and where its files are")
+        w.write_text(f"{base}/compile.json", to_json(info) + "\n", f"compile {c.cid}: summary and where its files are")
         compile_dirs[key] = base
-        compile_index.append({k: info[k] for k in ("compile_id", "log", "function", "outcome", "dir")})
+        compile_index.append(
+            typed.ManifestCompile(compile_id=info.compile_id, log=info.log, function=info.function, outcome=info.outcome, dir=base)
+        )
     return compile_dirs, compile_index
 
 
@@ -807,80 +827,85 @@ def _manifest(
     model: RunModel,
     env: dict[str, Any],
     configs: list[ConfigSet],
-    compile_index: list[dict[str, Any]],
+    compile_index: list[typed.ManifestCompile],
     missing: list[str],
-) -> dict[str, Any]:
+) -> typed.Manifest:
     """manifest.json, without its file list (``_write_manifest_and_index`` adds it)."""
     run = plan.run
     start = first_start(model)
     rs, re_ = model.run_start, model.run_end
     header = next((p.header for p in model.processes.values() if p.header is not None), None)
-    manifest: dict[str, Any] = {
-        "format": "dyn-inspect-bundle",
-        "format_version": BUNDLE_FORMAT,
-        "created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-        "tool": {"name": "dyn-inspect", "version": TOOL_VERSION, "command": plan.command},
-        "run": {
-            "id": run.path.name,
-            "command": list(rs.command) if rs else (list(start.argv) if start else []),
-            "cwd": rs.cwd if rs else (start.cwd if start else None),
-            "mode": rs.mode if rs else None,
-            "status": model.status,
-            "exit_status": re_.exit_code if re_ else None,
-            "signal": re_.signal if re_ else None,
-            "duration_s": re_.duration_s if re_ else None,
-            "source": header.source if header else None,
-            "recorded_by": rs.tool_version if rs else None,
-        },
-        "environment": env,
-        "processes": [
-            {
-                "log": p.log,
-                "pid": p.pid,
-                "rank": p.rank,
-                "argv": list(p.start.argv) if p.start else None,
-                "exit_code": p.end.exit_code if p.end else None,
-                "exception": p.end.exception.type if p.end and p.end.exception else None,
-                "environment": environment(p.start, p.end),
-            }
+    manifest = typed.Manifest(
+        format="dyn-inspect-bundle",
+        format_version=BUNDLE_FORMAT,
+        created=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+        tool=typed.Tool(name="dyn-inspect", version=TOOL_VERSION, command=list(plan.command)),
+        run=typed.ManifestRun(
+            id=run.path.name,
+            command=list(rs.command) if rs else (list(start.argv) if start else []),
+            cwd=rs.cwd if rs else (start.cwd if start else None),
+            mode=rs.mode if rs else None,
+            status=model.status,
+            exit_status=re_.exit_code if re_ else None,
+            exit_code=re_.exit_code if re_ else None,
+            signal=re_.signal if re_ else None,
+            duration_s=re_.duration_s if re_ else None,
+            source=header.source if header else None,
+            recorded_by=rs.tool_version if rs else None,
+        ),
+        environment=msgspec.convert(env, outputs.Environment),
+        processes=[
+            typed.ManifestProcess(
+                log=p.log,
+                pid=p.pid,
+                rank=p.rank,
+                argv=list(p.start.argv) if p.start else None,
+                exit_code=p.end.exit_code if p.end else None,
+                exception=p.end.exception.type if p.end and p.end.exception else None,
+                environment=outputs.environment(p.start, p.end),
+            )
             for p in model.processes.values()
         ],
-        "config": {
-            "recorded_at_start": dict(start.config) if start else {},
-            "at_compile_time": [{"compile_ids": cs.compile_ids, "relevant": cs.relevant, "file": cs.path} for cs in configs],
-        },
-        "selection": {
-            "whole_run": plan.selection.whole_run,
-            "compile_ids": plan.selection.compile_ids,
-            "at": plan.selection.at,
-            "compiles": [c for _, c in plan.selection.keys],
-        },
-        "redacted": plan.redacted,
-        "contains_source": not plan.redacted,
-        "compiles": compile_index,
-        "graph_pictures": {"dot": True, "svg": w.svg_note is None, "svg_note": w.svg_note},
-        "size": {"payload_bytes": plan.payload_bytes, "unique_payloads": len(plan.blobs), "estimate_bytes": plan.estimate_bytes},
+        config=typed.ManifestConfig(
+            recorded_at_start=dict(start.config) if start else {},
+            at_compile_time=[typed.ConfigSet(compile_ids=cs.compile_ids, relevant=cs.relevant, file=cs.path) for cs in configs],
+        ),
+        selection=typed.ManifestSelection(
+            whole_run=plan.selection.whole_run,
+            compile_ids=list(plan.selection.compile_ids),
+            at=plan.selection.at,
+            compiles=[c for _, c in plan.selection.keys],
+        ),
+        redacted=plan.redacted,
+        contains_source=not plan.redacted,
+        compiles=compile_index,
+        graph_pictures=typed.GraphPictures(dot=True, svg=w.svg_note is None, svg_note=w.svg_note),
+        size=typed.BundleSize(payload_bytes=plan.payload_bytes, unique_payloads=len(plan.blobs), estimate_bytes=plan.estimate_bytes),
         # Every item (the pages and the command group missing payloads into one line).
-        "skipped": [asdict(s) for s in w.skipped]
-        + [{"what": "event log line", "why": p} for p in plan.problems]
-        + [{"what": f"payload {d}", "why": "missing from the run directory"} for d in missing if not any(d in s.why for s in w.skipped)],
-        "incomplete": plan.incomplete,
+        skipped=[typed.Skipped(what=s.what, why=s.why) for s in w.skipped]
+        + [typed.Skipped(what="event log line", why=p) for p in plan.problems]
+        + [
+            typed.Skipped(what=f"payload {d}", why="missing from the run directory")
+            for d in missing
+            if not any(d in s.why for s in w.skipped)
+        ],
+        incomplete=list(plan.incomplete),
         # Events of kinds newer than this version: kept as written in events/, not interpreted.
-        "unknown_events": sum(isinstance(ev, UnknownEvent) for evs in plan.events.values() for ev in evs),
-        "payloads": {w.blob_of[d].digest: p for d, p in w.path_of.items() if d in w.blob_of},
-        "files": {},
-    }
+        unknown_events=sum(isinstance(ev, UnknownEvent) for evs in plan.events.values() for ev in evs),
+        payloads={w.blob_of[d].digest: p for d, p in w.path_of.items() if d in w.blob_of},
+        files={},
+    )
     return manifest
 
 
-def _write_manifest_and_index(w: _Writer, plan: ExportPlan, manifest: dict[str, Any]) -> None:
+def _write_manifest_and_index(w: _Writer, plan: ExportPlan, manifest: typed.Manifest) -> None:
     """manifest.json and index.md, which list every file, themselves included."""
     w.list_last("manifest.json", "this file: versions, hardware, command, status, config, what was skipped")
     w.list_last("index.md", "the list of files")
-    manifest["files"] = dict(sorted(w.files.items()))
-    w.write_last("manifest.json", json.dumps(manifest, indent=2, default=str) + "\n")
+    manifest.files = dict(sorted(w.files.items()))
+    w.write_last("manifest.json", to_json(manifest, default=str) + "\n")
     grouped = [asdict(s) for s in group_missing(w.skipped)] + [{"what": "event log line", "why": p} for p in plan.problems]
-    w.write_last("index.md", safe_text(_index(manifest, plan, grouped)))
+    w.write_last("index.md", safe_text(_index(msgspec.to_builtins(manifest), plan, grouped)))
 
 
 def _index(manifest: dict[str, Any], plan: ExportPlan, skipped: list[dict[str, str]]) -> str:

@@ -14,7 +14,7 @@ step() { printf '\n==> %s\n' "$*"; }
 step "npm ci"
 npm ci --no-audit --no-fund
 
-step "npm test (tsc --noEmit, eslint, unit tests with vscode mocked, integration test with the real server over stdio)"
+step "npm test (generated outputs.ts current, tsc --noEmit, eslint, unit tests with vscode mocked, integration test with the real server over stdio)"
 if [[ -z "${DYN_INSPECT_PYTHON:-}" ]]; then
     echo "DYN_INSPECT_PYTHON is not set: the integration test will report itself skipped."
 fi

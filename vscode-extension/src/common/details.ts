@@ -11,37 +11,13 @@ import { OutputChannel, Uri, commands, window, workspace } from 'vscode';
 import type { Middleware } from 'vscode-languageclient/node';
 import { DETAILS_CHANNEL_NAME, ServerCommands } from './constants';
 import { traceError } from './log';
+import type { LspFunctionDetails, LspRecompile } from './outputs';
 
-/** One recompile of the function (or of the code after one of its graph breaks). */
-export interface RecompileDetails {
-    compile_id: string;
-    /** null: the function itself; else the resume function Dynamo made after a graph break. */
-    part: string | null;
-    part_line: number | null;
-    reasons: string[];
-    suggestion: string | null;
-    code: string | null;
-}
+/** One recompile of the function (or of the code after one of its graph breaks); generated from the server's schema. */
+export type RecompileDetails = LspRecompile;
 
-/** What `dynInspect.showDetails` returns (see lsp/code_lens.py and lsp/server.py). */
-export interface FunctionDetails {
-    found: boolean;
-    run?: string | null;
-    file?: string;
-    line?: number;
-    function?: string;
-    recorded_line?: number;
-    title?: string;
-    compiles?: number;
-    part_compiles?: number;
-    compile_ids?: string[];
-    outcomes?: string[];
-    graph_breaks?: string[];
-    kernels?: number;
-    compile_time_s?: number;
-    recompiles?: RecompileDetails[];
-    recompile_limit?: string | null;
-}
+/** What `dynInspect.showDetails` returns (inspector/outputs/lsp.py); generated from the server's schema. */
+export type FunctionDetails = LspFunctionDetails;
 
 function isDetails(value: unknown): value is FunctionDetails {
     return typeof value === 'object' && value !== null && typeof (value as { found?: unknown }).found === 'boolean';

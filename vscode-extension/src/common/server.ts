@@ -16,25 +16,15 @@ import { SELECTED_RUN_KEY, SERVER_ID, SERVER_NAME, ServerCommands } from './cons
 import { detailsMiddleware } from './details';
 import { LaunchError, ServerLaunch, formatCommandLine, resolveServerLaunch } from './launch';
 import { traceError, traceInfo } from './log';
+import type { LspRunInfo, LspSummary } from './outputs';
 import { ExtensionSettings, InitializationOptions, getSettings, getWorkspaceRoot, toInitializationOptions } from './settings';
 import { StatusBar, showLaunchError, showServerMessage } from './status';
 
-/** One entry of `dynInspect.listRuns`. */
-export interface RunInfo {
-    path: string;
-    id: string;
-    command: string;
-    breaks: number;
-    recompiles: number;
-    status: string;
-}
+/** One entry of `dynInspect.listRuns` (inspector/outputs/lsp.py; generated from the server's schema). */
+export type RunInfo = LspRunInfo;
 
-/** The result of `dynInspect.summary`. */
-export interface RunSummary {
-    breaks: number;
-    recompiles: number;
-    run: string | null;
-}
+/** The result of `dynInspect.summary` (inspector/outputs/lsp.py; generated from the server's schema). */
+export type RunSummary = LspSummary;
 
 /** The process the client spawns (stdio). The integration test spawns exactly this. */
 export function buildServerOptions(launch: ServerLaunch, cwd: string | undefined): Executable {

@@ -5,12 +5,10 @@ import { Disposable, StatusBarAlignment, StatusBarItem, ThemeColor, commands, wi
 import { Commands, PIP_PACKAGE, SERVER_NAME } from './constants';
 import { LaunchError } from './launch';
 import { showOutput } from './log';
+import type { LspSummary } from './outputs';
 
-export interface SummaryLike {
-    breaks: number;
-    recompiles: number;
-    run: string | null;
-}
+/** What the status bar shows of `dynInspect.summary`'s result. */
+export type SummaryLike = Pick<LspSummary, 'breaks' | 'recompiles' | 'run'>;
 
 function plural(count: number, word: string): string {
     return `${count} ${word}${count === 1 ? '' : 's'}`;

@@ -1,0 +1,830 @@
+"""The ``--json`` reports of the CLI, one Struct (or a small set) per command. Field order
+is the key order printed; docs/cli.md says what each key means."""
+
+from __future__ import annotations
+
+import msgspec
+from msgspec import UNSET, UnsetType
+
+from dyn_inspect.inspector.outputs.common import Counts, Divergence, Environment, NodeStatus, Output, RankGroup, SourceLoc
+
+# -- summary (also `run --json`, and inside `import --json` / `merge --json`) -------------
+
+
+class LimitHit(Output):
+    function: str | None
+    file: str | None
+    line: int | None
+    reason: str
+
+
+class SummaryBreak(Output):
+    """A break site: the user line first (``user_loc``: the nearest user frame, torch's own
+    ``loc`` when that is user code), then what torch reported."""
+
+    user_loc: SourceLoc | None
+    in_library: bool
+    key: str
+    headline: str
+    type: str
+    gb_id: str | None
+    url: str | None
+    count: int
+    loc: SourceLoc | None
+    reason: str
+    explanation: str
+    hints: list[str]
+    compile_ids: list[str]
+    user_stack: list[SourceLoc | None]
+    ranks: list[int]
+
+
+class FailureSite(Output):
+    """Failed compiles (a ``fullgraph=True`` error, a backend exception) at one place."""
+
+    type: str
+    function: str | None
+    count: int
+    user_loc: SourceLoc | None  # ``code``: the line's text, read from the file
+    at_def: bool
+    headline: str
+    reason: str | None
+    compile_ids: list[str]
+
+
+class RecompileRow(Output):
+    compile_id: str
+    function: str | None
+    file: str | None
+    line: int | None
+    reasons: list[str]
+    cache_size: int | None
+
+
+class Summary(Output):
+    """``dyn-inspect summary --json``: the run at a glance."""
+
+    run: str
+    status: str
+    exit_code: int | None
+    command: list[str]
+    duration_s: float | None
+    environment: Environment
+    processes: int
+    ranks: list[int]
+    nodes: list[NodeStatus]  # multi-node runs: each node's end
+    frames: int
+    compiles: int
+    graphs: int
+    kernels: int
+    graph_breaks: Counts
+    recompiles: int
+    recompile_limit_hit: list[LimitHit]
+    compile_time_s: float
+    compile_time_by_stage_s: dict[str, float]
+    cache: dict[str, int]
+    breaks: list[SummaryBreak]
+    compile_failures: list[FailureSite]
+    stderr_tail: str | None
+    recompile_list: list[RecompileRow]
+    problems: list[str]
+    compile_disabled: bool
+    degraded: list[str]  # hooks the recorder could not use in this torch
+    divergence: list[Divergence]
+    rank_groups: list[RankGroup]  # the ranks grouped by what they compiled
+
+
+# -- breaks ------------------------------------------------------------------------------
+
+
+class BreakSite(Output):
+    key: str
+    headline: str
+    type: str
+    gb_id: str | None
+    url: str | None
+    count: int
+    loc: SourceLoc | None
+    in_library: bool
+    user_frame: SourceLoc | None
+    user_frames: list[SourceLoc | None]
+    reason: str
+    explanation: str
+    hints: list[str]
+    compile_ids: list[str]
+    stack: list[SourceLoc | None]
+
+
+class BreaksReport(Output):
+    """``dyn-inspect breaks --json``."""
+
+    run: str
+    root: str | None
+    unique: int
+    total: int
+    breaks: list[BreakSite]
+
+
+# -- causes ------------------------------------------------------------------------------
+
+
+class CauseSite(Output):
+    file: str
+    line: int
+    name: str | None
+
+
+class CauseFix(Output):
+    code: str
+    file: str
+    after_line: int
+    insert: str  # the text to insert (indented), after ``after_line``
+    why: str
+    keeps_behaviour: bool
+
+
+class Cause(Output):
+    kind: str  # "recompile" | "graph_break"
+    title: str
+    detail: str
+    recompiles: int
+    compile_time_s: float
+    graph_fragments: int
+    compile_ids: list[str]
+    frames: list[str]
+    values: list[str]
+    sites: list[CauseSite]
+    fix: CauseFix | None
+
+
+class CausesReport(Output):
+    """``dyn-inspect causes --json``."""
+
+    run: str
+    causes: list[Cause]
+
+
+# -- check -------------------------------------------------------------------------------
+
+
+class CheckBreak(Output):
+    type: str
+    file: str
+    line: int
+    count: int
+    user_file: str | None
+    user_line: int | None
+
+
+class CheckRecompile(Output):
+    compile_id: str
+    function: str | None
+    file: str | None
+    reasons: list[str]
+
+
+class CheckCause(Output):
+    title: str
+    recompiles: int
+    fix: str | None
+
+
+class CheckCompileFailure(Output):
+    compile_id: str
+    function: str | None
+    type: str
+    message: str
+    reason: str | None
+    file: str | None
+    line: int | None
+    code: str | None
+
+
+class CheckNewBreak(Output):
+    type: str
+    file: str
+    line: int
+    function: str
+    count: int
+
+
+class CheckNewRecompile(Output):
+    function: str
+    file: str
+    kind: str
+    source: str
+    dim: int | None
+    reason: str
+    count: int
+
+
+class _Check(Output, tag_field="check"):
+    """One failed check; ``check`` says which (the other keys follow from it)."""
+
+
+class MaxGraphBreaks(_Check, tag="max_graph_breaks"):
+    limit: int
+    actual: int
+    items: list[CheckBreak]
+
+
+class MaxRecompiles(_Check, tag="max_recompiles"):
+    limit: int
+    actual: int
+    items: list[CheckRecompile]
+
+
+class MaxCauses(_Check, tag="max_causes"):
+    limit: int
+    actual: int
+    items: list[CheckCause]
+
+
+class MaxFailures(_Check, tag="max_failures"):
+    limit: int
+    actual: int
+    items: list[CheckCompileFailure]
+
+
+class NewGraphBreaks(_Check, tag="new_graph_breaks"):
+    baseline: str
+    actual: int
+    items: list[CheckNewBreak]
+
+
+class NewRecompiles(_Check, tag="new_recompiles"):
+    baseline: str
+    actual: int
+    items: list[CheckNewRecompile]
+
+
+class MaxDivergences(_Check, tag="max_divergences"):
+    limit: int
+    actual: int
+    items: list[Divergence]
+
+
+CheckFailure = MaxGraphBreaks | MaxRecompiles | MaxCauses | MaxFailures | NewGraphBreaks | NewRecompiles | MaxDivergences
+
+
+class CheckLimits(Output):
+    max_graph_breaks: int | None
+    max_recompiles: int | None
+    max_failures: int
+    max_causes: int | None
+
+
+class CheckReport(Output):
+    """``dyn-inspect check --json``."""
+
+    run: str
+    baseline: str | None
+    ok: bool
+    graph_breaks: int
+    recompiles: int
+    compile_failures: int
+    limits: CheckLimits
+    failures: list[CheckFailure]
+    divergence: list[Divergence]
+
+
+# -- kernels -----------------------------------------------------------------------------
+
+
+class KernelProfile(Output):
+    calls: int
+    total_us: float
+    steps: int
+    us_per_step: float
+    calls_per_step: float
+    share_of_step: float | None
+    bandwidth_gbps: float | None
+    tflops: float | None
+    peak_gbps: float | None
+    peak_tflops: float | None
+
+
+class Kernel(Output):
+    name: str
+    compile_id: str
+    log: str
+    backend: str
+    backward: bool
+    fused_ops: list[str]
+    source_nodes: list[str]
+    vectorized: str | None
+    isa: str | None
+    lines_of_code: int | None
+    source_lines: list[SourceLoc | None]
+    profile: KernelProfile | None
+
+
+class Vectorization(Output):
+    cpp_kernels: int
+    vectorized: int
+    share: float | None
+    by_isa: dict[str, int]
+    cpu_isa: str | None
+    scalar_kernels: list[str]
+
+
+class KernelsReport(Output):
+    """``dyn-inspect kernels --json``."""
+
+    run: str
+    at: str | None
+    sort: str | None
+    kernels: list[Kernel]
+    vectorization: Vectorization
+
+
+# -- diff --------------------------------------------------------------------------------
+
+
+class DiffBreak(Output):
+    gb_type: str
+    file: str
+    function: str
+    code: str
+    line: int
+
+
+class DiffRecompile(Output):
+    file: str
+    function: str
+    kind: str
+    source: str
+    dim: int | None
+    example: str
+
+
+class DiffKernel(Output):
+    backend: str
+    name: str
+    fused_ops: list[str]
+
+
+class DiffBreakCount(DiffBreak):
+    count: int
+
+
+class DiffBreakChange(DiffBreak):
+    count_a: int
+    count_b: int
+
+
+class DiffRecompileCount(DiffRecompile):
+    count: int
+
+
+class DiffRecompileChange(DiffRecompile):
+    count_a: int
+    count_b: int
+
+
+class DiffKernelCount(DiffKernel):
+    count: int
+
+
+class DiffKernelChange(DiffKernel):
+    count_a: int
+    count_b: int
+
+
+class BreakChanges(Output):
+    added: list[DiffBreakCount]
+    removed: list[DiffBreakCount]
+    changed: list[DiffBreakChange]
+    unchanged: int
+
+
+class RecompileChanges(Output):
+    added: list[DiffRecompileCount]
+    removed: list[DiffRecompileCount]
+    changed: list[DiffRecompileChange]
+    unchanged: int
+
+
+class KernelChanges(Output):
+    added: list[DiffKernelCount]
+    removed: list[DiffKernelCount]
+    changed: list[DiffKernelChange]
+    unchanged: int
+
+
+class StageTime(Output):
+    stage: str
+    a_s: float
+    b_s: float
+    delta_s: float
+
+
+class FrameTime(Output):
+    frame: str
+    a_s: float
+    b_s: float
+    delta_s: float
+
+
+class CompileTimeDiff(Output):
+    a_s: float
+    b_s: float
+    delta_s: float
+    by_stage: list[StageTime]
+    by_frame: list[FrameTime]
+
+
+class DiffReport(Output):
+    """``dyn-inspect diff --json``."""
+
+    a: str
+    b: str
+    graph_breaks: BreakChanges
+    recompiles: RecompileChanges
+    kernels: KernelChanges
+    compile_time: CompileTimeDiff
+
+
+# -- recompiles --------------------------------------------------------------------------
+
+
+class GuardFailure(Output):
+    kind: str  # a GuardKind: "size", "dtype", "scalar", ...
+    text: str
+    entry: str | None
+    source: str | None
+    dim: int | None
+    expected: str | None
+    actual: str | None
+    user_code: str | None
+    where: str | None
+    hint: str | None
+
+
+class Suggestion(Output):
+    text: str
+    code: str | None
+
+
+class TimelineEntry(Output):
+    index: int
+    compile_id: str
+    t: float | None
+    outcome: str | None
+    compile_time_s: float
+    failures: list[GuardFailure]
+    suggestion: Suggestion | None
+    limit_reached: bool
+
+
+class RecompiledFrame(Output):
+    function: str
+    file: str | None
+    line: int | None
+    def_line: int | None
+    log: str
+    compiles: int
+    recompiles: int
+    recompile_limit: int | None
+    limit_reached: bool
+    timeline: list[TimelineEntry]
+
+
+class RecompilesReport(Output):
+    """``dyn-inspect recompiles --json``."""
+
+    run: str
+    recompiles: int
+    limit_hits: int
+    recompile_limit_hits: int  # the same: the name `runs --json` uses
+    frames: list[RecompiledFrame]
+
+
+# -- graph -------------------------------------------------------------------------------
+
+
+class GraphNode(Output):
+    name: str
+    op: str | None
+    target: str | None
+    dtype: str | None
+    shape: str | None
+    stride: str | None
+    device: str | None
+    file: str | None
+    line: int | None
+    function: str | None
+    code: str | None
+    inputs: list[str]
+
+
+class GraphReport(Output):
+    """``dyn-inspect graph --json``."""
+
+    run: str
+    compile_id: str
+    log: str
+    stage: str
+    stages: list[str]
+    nodes: list[GraphNode]
+    edges: list[list[str]]
+    op_histogram: dict[str, int]
+
+
+class NodeChange(Output):
+    node: str
+    before: str
+    after: str
+
+
+class GraphDiffReport(Output):
+    """``dyn-inspect graph --diff --json``."""
+
+    run: str
+    a: str
+    b: str
+    stage: str
+    nodes_a: int
+    nodes_b: int
+    ops_added: dict[str, int]
+    ops_removed: dict[str, int]
+    changed: list[NodeChange]
+
+
+# -- cache -------------------------------------------------------------------------------
+
+
+class CacheLookup(Output):
+    cache: str
+    state: str
+    key: str | None
+    reason: str | None
+    time_saved_s: float | None
+    time_taken_s: float | None
+    triton_kernels: list[str]
+
+
+class MissDiffers(Output):
+    compile_id: str
+    components: list[str]
+
+
+class CompileCache(Output):
+    compile_id: str
+    log: str
+    function: str
+    verdict: str
+    why_compiled: str | None
+    lookups: list[CacheLookup]
+    miss_differs_from: MissDiffers | None
+
+
+class CacheReport(Output):
+    """``dyn-inspect cache --json``."""
+
+    run: str
+    warm: bool
+    time_saved_s: float
+    story: list[str]
+    compiles: list[CompileCache]
+
+
+# -- shapes ------------------------------------------------------------------------------
+
+
+class ShapeSymbol(Output):
+    symbol: str
+    name: str
+    source: str | None
+    value: str | None
+    range: str | None
+    loc: SourceLoc | None
+    specialized: bool
+
+
+class ShapeSpecialization(Output):
+    symbol: str
+    name: str
+    source: str | None
+    value: str | None
+    reason: str | None
+    loc: SourceLoc | None
+    text: str
+
+
+class ShapeGuard(Output):
+    expr: str
+    readable: str
+    loc: SourceLoc | None
+
+
+class CompileShapes(Output):
+    compile_id: str
+    log: str
+    function: str
+    automatic_dynamic: bool
+    symbols: list[ShapeSymbol]
+    specializations: list[ShapeSpecialization]
+    guards: list[ShapeGuard]
+
+
+class ShapesReport(Output):
+    """``dyn-inspect shapes --json``."""
+
+    run: str
+    compiles: list[CompileShapes]
+
+
+# -- code --------------------------------------------------------------------------------
+
+
+class ResumeFunction(Output):
+    name: str
+    function: str
+    line: int
+    loc: SourceLoc | None
+    compiles: list[str]
+
+
+class BytecodeBlock(Output):
+    line: int | None
+    original: list[str]
+    modified: list[str]
+
+
+class GuardGroup(Output):
+    source: str | None
+    guards: list[str]
+
+
+class CodeReport(Output):
+    """``dyn-inspect code --json``."""
+
+    compile_id: str
+    function: str
+    resume: ResumeFunction | None
+    creates: list[ResumeFunction]
+    blocks: list[BytecodeBlock]
+    guards: list[GuardGroup]
+
+
+# -- runs --------------------------------------------------------------------------------
+
+
+class RunRow(Output, kw_only=True):
+    """One run of ``runs --json``. An unreadable run has only ``id``, ``path``, ``latest``,
+    ``status`` ("unreadable") and ``error``; a readable one every key but ``error``."""
+
+    id: str
+    path: str
+    latest: bool
+    started: float | None | UnsetType = UNSET
+    command: list[str] | UnsetType = UNSET
+    status: str
+    exit_code: int | None | UnsetType = UNSET
+    duration_s: float | None | UnsetType = UNSET
+    processes: int | UnsetType = UNSET
+    frames: int | UnsetType = UNSET
+    compiles: int | UnsetType = UNSET
+    graph_breaks: Counts | UnsetType = UNSET
+    recompiles: int | UnsetType = UNSET
+    recompile_limit_hits: int | UnsetType = UNSET
+    kernels: int | UnsetType = UNSET
+    compile_time_s: float | UnsetType = UNSET
+    problems: int | UnsetType = UNSET
+    error: str | UnsetType = UNSET
+
+
+class RunsReport(Output):
+    """``dyn-inspect runs --json``."""
+
+    runs_dir: str
+    runs: list[RunRow]
+
+
+class PruneReport(Output):
+    """``dyn-inspect runs --prune --json``."""
+
+    runs_dir: str
+    deleted: list[str]
+    kept_live: list[str]
+
+
+# -- import / merge ----------------------------------------------------------------------
+
+
+class ImportedProcess(Output):
+    log: str
+    pid: int
+    rank: int | None
+    records: int
+    events: int
+    compiles: int
+
+
+class SkippedLines(Output):
+    not_glog: int
+    bad_json: int
+
+
+class ImportedFile(Output):
+    file: str
+    processes: list[ImportedProcess]
+    records: int
+    skipped_lines: SkippedLines
+    md5_mismatches: int
+    truncated: bool
+    kept_raw: dict[str, int]
+    normalizer_failures: int
+
+
+class Import(Output):
+    run: str
+    source: str
+    files: list[ImportedFile]
+    skipped_files: list[str]
+    events: int
+    duration_s: float
+
+
+class MergedLog(Output):
+    log: str
+    from_: str = msgspec.field(name="from")
+    node: int
+    rank: int | None
+    events: int
+    skipped_lines: int
+
+
+class Merge(Output):
+    run: str
+    inputs: list[str]
+    nodes: list[int]
+    clock_offsets_s: dict[str, float]
+    logs: list[MergedLog]
+    events: int
+    blobs: int
+    notes: list[str]
+    duration_s: float
+
+
+class ImportReport(Output):
+    """``dyn-inspect import --json`` of one file or directory."""
+
+    import_: Import = msgspec.field(name="import")
+    summary: Summary
+
+
+class ImportNodesReport(Output):
+    """``dyn-inspect import --json`` of several nodes' directories (imported, then merged)."""
+
+    import_: list[Import] = msgspec.field(name="import")
+    merge: Merge
+    summary: Summary
+
+
+class MergeReport(Output):
+    """``dyn-inspect merge --json``."""
+
+    merge: Merge
+    summary: Summary
+
+
+# -- verify (also the run's verify.json and the LSP's dynInspect.verify result) ------------
+
+
+class VerifyCounts(Output):
+    breaks_unique: int
+    breaks_total: int
+    recompiles: int
+    limit_hits: int
+    recompile_limit_hits: int  # the same: the name `runs --json` uses
+    causes: int
+    compile_time_s: float
+
+
+class FixedCause(Output):
+    title: str
+    kind: str
+    recompiles: int
+
+
+class CauseTitle(Output):
+    title: str
+    kind: str
+
+
+class VerifyReport(Output):
+    """``dyn-inspect verify --json`` (the same as the new run's ``verify.json``)."""
+
+    before_run: str
+    after_run: str
+    before: VerifyCounts
+    after: VerifyCounts
+    fixed: list[FixedCause]
+    remaining: list[CauseTitle]
+    new: list[CauseTitle]
+    breaks_removed: int
+    breaks_added: int
+    exit_code: int
+    stopped_when_settled: bool
