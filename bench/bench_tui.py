@@ -258,6 +258,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", type=Path, help="keep the synthetic run here (default: a temp dir)")
     parser.add_argument("--no-tmux", action="store_true")
     parser.add_argument("--no-live", action="store_true", help="skip the live-latency part (it copies the run)")
+    parser.add_argument("--no-memory", action="store_true", help="skip the memory probe (every view built, 1M output lines)")
     parser.add_argument("--run", type=Path, help="measure this run instead of a new synthetic one (e.g. a 1M-event run)")
     parser.add_argument("--memory-probe", type=Path, help=argparse.SUPPRESS)  # internal: memory in a fresh process
     args = parser.parse_args(argv)
@@ -313,6 +314,8 @@ def main(argv: list[str] | None = None) -> int:
     if not args.no_live:
         live = asyncio.run(live_latency(run_dir, work))
         print(f"live: appended event → row in the table: median {ms(live['median'])}, p95 {ms(live['p95'])}, max {ms(live['max'])}")
+    if args.no_memory:
+        return 0
     probe = subprocess.run([sys.executable, __file__, "--memory-probe", str(run_dir)], capture_output=True, text=True, check=True)
     mem = json.loads(probe.stdout.strip().splitlines()[-1])
     print(

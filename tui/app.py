@@ -19,6 +19,7 @@ import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from rich.text import Text
 from textual import events, on
@@ -27,12 +28,10 @@ from textual.binding import Binding
 from textual.containers import Horizontal
 from textual.widgets import DataTable, Footer, Input, Label, OptionList, Select, TabbedContent, TabPane, Tree
 
-from dyn_inspect.engine.launcher import Launch, LaunchSpec
 from dyn_inspect.inspector.errors import InspectorError
 from dyn_inspect.inspector.events import Loc, read_tail
 from dyn_inspect.inspector.run import Run
 from dyn_inspect.tui import digest
-from dyn_inspect.tui.child import ChildProcess
 from dyn_inspect.tui.display import command_text, display_loc, duration, run_cwd
 from dyn_inspect.tui.follow import OutputBuffer, RunFollower
 from dyn_inspect.tui.messages import ChildExited, LabelChanged, LoadFailed, OutputAvailable, RunLoaded, RunUpdated
@@ -51,6 +50,10 @@ from dyn_inspect.tui.views.ranks import RanksView
 from dyn_inspect.tui.views.recompiles import RecompilesView
 from dyn_inspect.tui.views.shapes import ShapesView
 from dyn_inspect.tui.views.timeline import TimelineView
+
+if TYPE_CHECKING:  # the launcher (and the recorder it imports) only where a run starts
+    from dyn_inspect.engine.launcher import Launch, LaunchSpec
+    from dyn_inspect.tui.child import ChildProcess
 
 VIEWS: list[tuple[str, str, type[View]]] = [
     ("overview", "Overview", OverviewView),
@@ -247,6 +250,8 @@ class InspectorApp(App[int]):
     # -- the program -----------------------------------------------------------------------
 
     def _start_child(self) -> None:
+        from dyn_inspect.tui.child import ChildProcess  # (only a live run has a child)
+
         assert self.launch is not None
         self.child = ChildProcess(self.launch, self, self.output_buffer)
         width, height = self.size
@@ -624,6 +629,8 @@ class InspectorApp(App[int]):
 def run_live(spec: LaunchSpec) -> int:
     """``dyn-inspect train.py`` in a terminal: run the program and show it live; returns its
     exit code when the user quits."""
+    from dyn_inspect.engine.launcher import Launch
+
     launch = Launch(spec)
     run = Run(launch.run_dir)
     app = InspectorApp(launch.run_dir, run=run, launch=launch)

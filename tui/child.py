@@ -25,12 +25,15 @@ import subprocess
 import termios
 import threading
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from textual.message_pump import MessagePump
 
-from dyn_inspect.engine.launcher import Launch
 from dyn_inspect.tui.follow import OUTPUT_LOG, OutputBuffer
 from dyn_inspect.tui.messages import ChildExited, OutputAvailable
+
+if TYPE_CHECKING:  # (the launcher pulls in the recorder: imported only where a run starts)
+    from dyn_inspect.engine.launcher import Launch
 
 OUTPUT_LOG_LIMIT = 16 * 1024 * 1024  # output.log stops growing here (the pane keeps scrolling)
 
