@@ -43,7 +43,7 @@ import msgspec
 
 from dyn_inspect.engine.schema import EVENT_TYPES, SCHEMA_VERSION, Event, LogHeader, UnknownEvent, json_schema
 from dyn_inspect.inspector.model import RunModel, handler_for
-from dyn_inspect.inspector.reader import LogFile, Problem, Refused, open_inside
+from dyn_inspect.inspector.reader import LogFile, Problem, Refused, list_logs, open_inside
 
 if TYPE_CHECKING:
     from dyn_inspect.inspector.run import Run
@@ -356,20 +356,70 @@ def _reset(run: Run) -> None:
     run.kept = Kept()
 
 
+def _header(view: memoryview, key: bytes) -> tuple[Header, bytes, int]:
+    """The index's header if it is ours and of this format: (header, its MAC — the index's
+    identity —, where the segments start)."""
+    if view[: len(MAGIC)] != MAGIC:
+        raise _Stale
+    at = len(MAGIC)
+    length = int.from_bytes(view[at : at + 8], "little")
+    at += 8
+    header_bytes = view[at : at + length]
+    mac = bytes(view[at + length : at + length + _MAC])
+    if len(header_bytes) != length or not hmac.compare_digest(_mac(key, header_bytes), mac):
+        raise _Stale
+    header = _header_decoder.decode(header_bytes)
+    if header.version != INDEX_VERSION or header.schema != SCHEMA_VERSION or header.fingerprint != schema_fingerprint():
+        raise _Stale
+    return header, mac, at + length + _MAC
+
+
+def identity(run_dir: Path) -> bytes | None:
+    """The identity (``Run.index_id``) of ``run_dir``'s index if opening the run now would
+    read exactly that index — ours, current, every log fully covered and no other log —
+    without reading the model; else None. Lets the language server show a run's saved
+    findings before it has read the run."""
+    key = _key()
+    if key is None:
+        return None
+    try:
+        fd = open_inside(run_dir, run_dir / INDEX_FILE)
+    except (OSError, Refused):
+        return None
+    try:
+        with open(fd, "rb", closefd=False) as f:
+            head = f.read(len(MAGIC) + 8)
+            if len(head) < len(MAGIC) + 8:
+                return None
+            length = int.from_bytes(head[len(MAGIC) :], "little")
+            if length > 64 << 20:
+                return None
+            data = head + f.read(length + _MAC)
+        header, mac, _ = _header(memoryview(data), key)
+        states = {s.name: s for s in header.logs}
+        if {p.name for p in list_logs(run_dir)} != set(states):
+            return None  # a log came (or went) since
+        _check_logs(_Where(run_dir), header.logs)
+        for state in header.logs:
+            if not state.rejected and os.path.getsize(run_dir / state.name) != state.offset:
+                return None  # grown: the model would be more than the index
+    except (_Stale, msgspec.DecodeError, msgspec.ValidationError, ValueError, OSError):
+        return None
+    finally:
+        os.close(fd)
+    return mac
+
+
+class _Where:
+    """What ``_check_logs`` reads of a run: its path."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+
+
 def _replay(run: Run, view: memoryview, key: bytes, skip: frozenset[str]) -> None:
     try:
-        if view[: len(MAGIC)] != MAGIC:
-            raise _Stale
-        at = len(MAGIC)
-        length = int.from_bytes(view[at : at + 8], "little")
-        at += 8
-        header_bytes = view[at : at + length]
-        if len(header_bytes) != length or not hmac.compare_digest(_mac(key, header_bytes), bytes(view[at + length : at + length + _MAC])):
-            raise _Stale
-        header = _header_decoder.decode(header_bytes)
-        if header.version != INDEX_VERSION or header.schema != SCHEMA_VERSION or header.fingerprint != schema_fingerprint():
-            raise _Stale
-        base = at + length + _MAC
+        header, mac, base = _header(view, key)
 
         def part(seg: Segment) -> memoryview:
             data = view[base + seg.start : base + seg.start + seg.length]
@@ -425,7 +475,7 @@ def _replay(run: Run, view: memoryview, key: bytes, skip: frozenset[str]) -> Non
                 raise _Stale  # more events than the order names
     except StopIteration:
         raise _Stale from None
-    run.index_id = bytes(view[at + length : at + length + _MAC])
+    run.index_id = mac
     kept = run.kept
     if skip & set(header.tags):
         kept.complete = False
@@ -445,7 +495,7 @@ def _replay(run: Run, view: memoryview, key: bytes, skip: frozenset[str]) -> Non
         run.logs[state.name] = log
 
 
-def _check_logs(run: Run, states: list[LogState]) -> None:
+def _check_logs(run: Run | _Where, states: list[LogState]) -> None:
     for state in states:
         if state.rejected:
             continue  # not read then, not read now (its problem is restored)

@@ -21,11 +21,14 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TypeVar
 
 from dyn_inspect.inspector.errors import InspectorError
 from dyn_inspect.inspector.events import runs_root
 from dyn_inspect.inspector.index import NOT_FOR_FINDINGS
 from dyn_inspect.inspector.run import Run, is_run_dir, list_runs, resolve_run
+
+T = TypeVar("T")
 
 POLL_S = 0.05  # a poll is a few stats and a read of what was appended: cheap
 RESCAN_S = 3.0  # how often the workspace is walked for new .dyn-inspect/runs folders
@@ -209,6 +212,34 @@ class RunSource:
         if fallback is not None:
             return fallback, "the newest run that compiled something"
         return runs[0], "the newest run (none compiled anything)"
+
+    def cached_choice(self, lookup: Callable[[Path], tuple[T, Touch] | None]) -> tuple[Path, T] | None:
+        """The run ``choose`` would show, and what ``lookup`` saved for it, decided from
+        saved touches alone (``lookup``: findings_cache.peek); None as soon as a run it
+        would have to read has nothing saved (then the poll reads the runs, as always)."""
+        if self.pinned is not None:
+            return None
+        try:
+            runs = self.candidates()
+        except OSError:
+            return None
+        if not runs:
+            return None
+        open_files = self.open_files()
+        fallback: tuple[Path, T] | None = None
+        first: tuple[Path, T] | None = None
+        for path in runs[:MAX_CONSIDERED]:
+            hit = lookup(path)
+            if hit is None:
+                return None
+            saved, touch = hit
+            if first is None:
+                first = (path, saved)
+            if open_files and touch.files & open_files:
+                return path, saved
+            if fallback is None and touch.compiled:
+                fallback = (path, saved)
+        return fallback or first
 
     def configure(self, runs_dir: str | None, pinned: str | None) -> bool:
         """Returns True when what is shown may change (the caller polls at once)."""

@@ -47,7 +47,7 @@ from dyn_inspect.lsp import verify as verify_mod
 from dyn_inspect.lsp.documents import DiskCache, TextView, is_python, path_uri, uri_path, view_for
 from dyn_inspect.lsp.findings import RunIndex, Workspace, build_index, norm_path, signature
 from dyn_inspect.lsp.placement import Placed, place, place_function
-from dyn_inspect.lsp.run_source import POLL_S, ListingCache, PollResult, RunSource
+from dyn_inspect.lsp.run_source import POLL_S, ListingCache, PollResult, RunSource, touch_of
 from dyn_inspect.lsp.settings import SECTION, Settings, apply_settings, has_settings
 
 log = logging.getLogger(__name__)
@@ -79,6 +79,7 @@ class DynInspectServer(LanguageServer):
         self.published: dict[str, str] = {}  # uri -> the diagnostics last sent (JSON)
         self.said: set[str] = set()
         self._lock: asyncio.Lock | None = None
+        self._peeked = False  # the first poll tried the findings cache before reading a run
         self._follow: asyncio.Task[None] | None = None
         self._pending: dict[str, asyncio.Task[None]] = {}
         self._lenses_due = False
@@ -147,6 +148,15 @@ class DynInspectServer(LanguageServer):
 
     def _poll_and_index(self) -> tuple[PollResult, RunIndex | None]:
         t0 = time.perf_counter()
+        if self.source.run is None and not self._peeked:
+            # The first poll: a finished run's saved findings are shown before the run is
+            # read (a million-event run: milliseconds instead of a third of a second);
+            # the next poll reads it and republishes only what differs (nothing).
+            self._peeked = True
+            early = self.source.cached_choice(lambda path: findings_cache.peek(path, self.roots))
+            if early is not None:
+                log.debug("findings of %s from the cache, before reading it", early[0])
+                return PollResult(changed=True, switched=True), early[1]
         result = self.source.poll()
         t1 = time.perf_counter()
         index = self._findings(result.switched) if result.changed else None
@@ -167,7 +177,7 @@ class DynInspectServer(LanguageServer):
                 return cached
         index = build_index(run, ws)
         if switched and run is not None:
-            findings_cache.save(run, ws, index)
+            findings_cache.save(run, ws, index, touch_of(run, self.roots))
         return index
 
     async def refresh(self) -> None:

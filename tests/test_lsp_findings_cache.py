@@ -70,3 +70,31 @@ def test_not_used_for_another_workspace_or_a_grown_run(run_copy: Path, tmp_path:
     grown, ws2 = _opened(run_copy)
     assert grown.from_index and grown.read_on_open == 1
     assert findings_cache.load(grown, ws2) is None  # the model is more than the index
+
+
+def test_a_run_whose_index_covers_it_is_shown_from_the_cache_before_it_is_read(run_copy: Path, tmp_path: Path) -> None:
+    from dyn_inspect.lsp.run_source import RunSource, touch_of
+
+    run, ws = _opened(run_copy)
+    built = build_index(run, ws)
+    assert findings_cache.peek(run_copy, [ROOT]) is None  # nothing saved yet
+    findings_cache.save(run, ws, built, touch_of(run, [ROOT]))
+    peeked = findings_cache.peek(run_copy, [ROOT])
+    assert peeked is not None
+    shown, touch = peeked
+    assert dict(shown.files.items()) == built.files and touch == touch_of(run, [ROOT])
+    # The run the server would choose, from what was saved alone (the only run there).
+    # (Its own folder: no .dyn-inspect/runs of this checkout is scanned.)
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    source = RunSource(elsewhere, roots=[elsewhere])
+    source.configure(str(run_copy.parent), None)
+    choice = source.cached_choice(lambda path: findings_cache.peek(path, [ROOT]))
+    assert choice is not None and choice[0].resolve() == run_copy.resolve()
+    assert source.run is None  # nothing was read
+    # Grown since: not covered by its index any more, so it has to be read.
+    log = next(p for p in sorted(run_copy.glob("p*.jsonl")) if p.stat().st_size > 1000)
+    with open(log, "ab") as f:
+        f.write(log.read_bytes().splitlines(keepends=True)[-1])
+    assert findings_cache.peek(run_copy, [ROOT]) is None
+    assert source.cached_choice(lambda path: findings_cache.peek(path, [ROOT])) is None
