@@ -104,10 +104,6 @@ def schema_fingerprint() -> bytes:
 
 def cache_dir() -> Path:
     """This user's dyn-inspect cache: the index key, the language server's findings."""
-    return _key_dir()
-
-
-def _key_dir() -> Path:
     env = os.environ.get(KEY_ENV)
     if env:
         return Path(env)
@@ -115,28 +111,25 @@ def _key_dir() -> Path:
     return Path(base) / "dyn-inspect"
 
 
-@functools.lru_cache(maxsize=4)
-def _key_at(directory: str) -> bytes | None:
-    path = os.path.join(directory, "index.key")
+def _read_key(path: str) -> bytes | None:
     try:
         with open(path, "rb") as f:
             key = f.read(64)
-        return key if len(key) == 32 else None
-    except FileNotFoundError:
-        pass
     except OSError:
         return None
+    return key if len(key) == 32 else None
+
+
+@functools.lru_cache(maxsize=4)
+def _key_at(directory: str) -> bytes | None:
+    path = os.path.join(directory, "index.key")
+    if os.path.exists(path):
+        return _read_key(path)
     try:
         os.makedirs(directory, mode=0o700, exist_ok=True)
         fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
     except FileExistsError:  # another process made it first
-        _key_at.cache_clear()
-        try:
-            with open(path, "rb") as f:
-                key = f.read(64)
-        except OSError:
-            return None
-        return key if len(key) == 32 else None
+        return _read_key(path)
     except OSError:
         return None  # no writable cache directory: runs open from their logs
     key = secrets.token_bytes(32)
@@ -146,7 +139,7 @@ def _key_at(directory: str) -> bytes | None:
 
 
 def _key() -> bytes | None:
-    return _key_at(str(_key_dir()))
+    return _key_at(str(cache_dir()))
 
 
 def _mac(key: bytes, data: bytes | memoryview) -> bytes:
@@ -399,7 +392,7 @@ def identity(run_dir: Path) -> bytes | None:
         states = {s.name: s for s in header.logs}
         if {p.name for p in list_logs(run_dir)} != set(states):
             return None  # a log came (or went) since
-        _check_logs(_Where(run_dir), header.logs)
+        _check_logs(run_dir, header.logs)
         for state in header.logs:
             if not state.rejected and os.path.getsize(run_dir / state.name) != state.offset:
                 return None  # grown: the model would be more than the index
@@ -408,13 +401,6 @@ def identity(run_dir: Path) -> bytes | None:
     finally:
         os.close(fd)
     return mac
-
-
-class _Where:
-    """What ``_check_logs`` reads of a run: its path."""
-
-    def __init__(self, path: Path) -> None:
-        self.path = path
 
 
 def _replay(run: Run, view: memoryview, key: bytes, skip: frozenset[str]) -> None:
@@ -428,7 +414,7 @@ def _replay(run: Run, view: memoryview, key: bytes, skip: frozenset[str]) -> Non
             return data
 
         states = header.logs
-        _check_logs(run, states)
+        _check_logs(run.path, states)
         order = part(header.order)
         order_logs = array.array("I")
         order_logs.frombytes(part(header.order_logs))
@@ -495,12 +481,12 @@ def _replay(run: Run, view: memoryview, key: bytes, skip: frozenset[str]) -> Non
         run.logs[state.name] = log
 
 
-def _check_logs(run: Run | _Where, states: list[LogState]) -> None:
+def _check_logs(run_dir: Path, states: list[LogState]) -> None:
     for state in states:
         if state.rejected:
             continue  # not read then, not read now (its problem is restored)
         try:
-            fd = open_inside(run.path, run.path / state.name)
+            fd = open_inside(run_dir, run_dir / state.name)
         except (OSError, Refused):
             raise _Stale from None
         try:

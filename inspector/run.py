@@ -13,11 +13,11 @@ from collections.abc import Collection, Iterator
 from pathlib import Path
 
 from dyn_inspect.engine.eventlog import LATEST, runs_root
-from dyn_inspect.engine.schema import Blob, Chromium, Event, Raw, UnknownEvent
+from dyn_inspect.engine.schema import Blob, Event, UnknownEvent
 from dyn_inspect.inspector import index
 from dyn_inspect.inspector.errors import InspectorError
-from dyn_inspect.inspector.model import RunModel
-from dyn_inspect.inspector.reader import LightChromium, LogFile, Problem, blob_readable, list_logs, read_blob, safe_text
+from dyn_inspect.inspector.model import RunModel, handler_for
+from dyn_inspect.inspector.reader import LogFile, Problem, blob_readable, list_logs, read_blob, safe_text
 
 
 def is_run_dir(path: Path) -> bool:
@@ -66,8 +66,6 @@ def resolve_run(arg: str | os.PathLike[str] | None, runs_dir: str | None = None)
     raise InspectorError(f"no run at {arg}")
 
 
-# Kinds the model only counts: the index stores their counts, not the events.
-_COUNTED_ONLY = frozenset({Chromium, LightChromium, Raw})
 FREEZE_ABOVE = 10_000  # events: a model this large is moved out of the collector's sight
 
 
@@ -133,7 +131,9 @@ class Run:
                         self.unknown.append(event)  # type: ignore[arg-type]
                     else:
                         apply(event, name)  # type: ignore[arg-type]
-                    if kept is not None and cls not in _COUNTED_ONLY:
+                    # Kinds the model only counts (chromium, raw: no handler) are not kept:
+                    # the index stores their counts, not the events.
+                    if kept is not None and (cls is UnknownEvent or handler_for(cls) is not None):
                         kept.add(index.kind_of(event), event, log_no)
         finally:
             if gc_was_enabled:

@@ -797,11 +797,10 @@ def suggest_context(model: RunModel, frame: FrameInfo, failure: GuardFailure | N
 
 def _item_break_sites(model: RunModel) -> set[tuple[str, int]]:
     """(file, line) of every ``.item()`` graph break (asked once per resume function)."""
-    key = ("item_break_sites", model.event_count)
     found = model.memo.get("item_break_sites")
-    if found is None or found[0] != key:
+    if found is None or found[0] != model.event_count:
         sites = {(g.loc.file, g.loc.line) for g in list(model.breaks.values()) if "item()" in g.first.gb_type or g.first.gb_id == "GB0124"}
-        found = model.memo["item_break_sites"] = (key, sites)
+        found = model.memo["item_break_sites"] = (model.event_count, sites)
     return found[1]
 
 
