@@ -123,6 +123,10 @@ class PollResult:
     shown: list[str] = field(default_factory=list)  # also worth a visible window/showMessage
 
 
+class _NotSaved(Exception):
+    """A run ``cached_choice`` would have to read: it has nothing saved."""
+
+
 class RunSource:
     def __init__(self, workspace_root: Path, roots: list[Path] | None = None, open_files: Callable[[], set[str]] | None = None) -> None:
         self.workspace_root = workspace_root
@@ -199,10 +203,13 @@ class RunSource:
 
     def choose(self, runs: list[Path]) -> tuple[Path, str]:
         """The run to show among ``runs`` (newest first), and why."""
+        return self._pick(runs, self._touched)
+
+    def _pick(self, runs: list[Path], touched: Callable[[Path], Touch | None]) -> tuple[Path, str]:
         open_files = self.open_files()
         fallback: Path | None = None
         for path in runs[:MAX_CONSIDERED]:
-            touch = self._touched(path)
+            touch = touched(path)
             if touch is None:
                 continue
             if open_files and touch.files & open_files:
@@ -214,9 +221,9 @@ class RunSource:
         return runs[0], "the newest run (none compiled anything)"
 
     def cached_choice(self, lookup: Callable[[Path], tuple[T, Touch] | None]) -> tuple[Path, T] | None:
-        """The run ``choose`` would show, and what ``lookup`` saved for it, decided from
-        saved touches alone (``lookup``: findings_cache.peek); None as soon as a run it
-        would have to read has nothing saved (then the poll reads the runs, as always)."""
+        """The run ``choose`` would show, and what ``lookup`` saved for it, decided by the
+        same rule from saved touches alone (``lookup``: findings_cache.peek); None as soon
+        as a run it would have to read has nothing saved (then the poll reads the runs)."""
         if self.pinned is not None:
             return None
         try:
@@ -225,21 +232,20 @@ class RunSource:
             return None
         if not runs:
             return None
-        open_files = self.open_files()
-        fallback: tuple[Path, T] | None = None
-        first: tuple[Path, T] | None = None
-        for path in runs[:MAX_CONSIDERED]:
+        saved: dict[Path, T] = {}
+
+        def touched(path: Path) -> Touch:
             hit = lookup(path)
             if hit is None:
-                return None
-            saved, touch = hit
-            if first is None:
-                first = (path, saved)
-            if open_files and touch.files & open_files:
-                return path, saved
-            if fallback is None and touch.compiled:
-                fallback = (path, saved)
-        return fallback or first
+                raise _NotSaved
+            saved[path] = hit[0]
+            return hit[1]
+
+        try:
+            path, _ = self._pick(runs, touched)
+        except _NotSaved:
+            return None
+        return path, saved[path]
 
     def configure(self, runs_dir: str | None, pinned: str | None) -> bool:
         """Returns True when what is shown may change (the caller polls at once)."""
