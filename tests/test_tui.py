@@ -22,7 +22,7 @@ from textual.widgets import DataTable, Input, Label, OptionList, RichLog, Select
 from corpus_support import CORPUS, marker_line
 from dyn_inspect.engine.launcher import Launch, LaunchSpec
 from dyn_inspect.inspector.run import Run
-from dyn_inspect.tui.app import InspectorApp
+from dyn_inspect.tui.app import InspectorApp, open_at_once
 from dyn_inspect.tui.screens import ConfirmScreen, SearchScreen
 from dyn_inspect.tui.source import editor_command
 from dyn_inspect.tui.views.base import View
@@ -353,6 +353,47 @@ async def test_mouse_switches_views_and_selects_rows(breaks_run: Run) -> None:
         assert table.cursor_row == 2
         shown = cursor_row(table)[0]
         assert static_text(app, "#break-detail").splitlines()[0].strip() == shown
+
+
+async def test_views_are_mounted_the_first_time_they_are_shown(breaks_run: Run) -> None:
+    """Only the first view is laid out at start (laying out all twelve took half the time to
+    the first frame); the tabs' counts and search do not wait for the others, and a view
+    shown later is mounted then, with the whole run in it and the focus on its table."""
+    app = app_for(breaks_run)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        assert app.mounted("overview") and not app.mounted("kernels") and not app.mounted("output")
+        kernels = len(breaks_run.model.kernels)
+        assert str(app.query_one(TabbedContent).get_tab("kernels").label) == f"Kernels ({kernels})"
+        assert any(hit.view == "breaks" for hit in app.search("GB0170"))  # a view never shown
+        await pilot.press("5")
+        await settle(pilot)
+        assert app.mounted("kernels") and not app.mounted("breaks")
+        assert app.query_one("#kernels-table", DataTable).row_count == kernels
+        assert app.focused is app.query_one("#kernels-table", DataTable)
+        # The output pane kept what came before it was mounted (a run recorded without the
+        # live TUI has no output.log: dyn-inspect says so).
+        await pilot.press("6")
+        await settle(pilot)
+        assert "output was not recorded" in "\n".join(str(line.text) for line in app.query_one("#output-log", RichLog).lines)
+
+
+def test_a_small_indexed_run_is_opened_before_the_first_frame(breaks_run: Run, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``dyn-inspect open`` reads a run whose current index is small before the first frame
+    (which then has the data); anything else is read behind a first frame, as before."""
+    path = tmp_path / breaks_run.path.name
+    shutil.copytree(breaks_run.path, path, ignore=shutil.ignore_patterns("index.dyn"), symlinks=True)
+    assert open_at_once(path) is None  # no index yet
+    assert not Run(path).from_index  # the first open of the finished run writes its index
+    run = open_at_once(path)
+    assert run is not None and run.from_index and run.model.event_count == breaks_run.model.event_count
+    monkeypatch.setenv("DYN_INSPECT_NO_INDEX", "1")
+    assert open_at_once(path) is None
+    monkeypatch.delenv("DYN_INSPECT_NO_INDEX")
+    log = max(path.glob("p*.jsonl"), key=lambda p: p.stat().st_size)
+    with log.open("ab") as f:
+        f.write(b"{not json\n")  # the log grew: the index no longer covers the run whole
+    assert open_at_once(path) is None
 
 
 async def test_help_panel_lists_keys(breaks_run: Run) -> None:

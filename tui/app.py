@@ -26,6 +26,7 @@ from textual import events, on
 from textual.app import App, ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal
+from textual.widget import Widget
 from textual.widgets import DataTable, Footer, Input, Label, OptionList, Select, TabbedContent, TabPane, Tree
 
 from dyn_inspect.inspector.errors import InspectorError
@@ -189,30 +190,56 @@ class InspectorApp(App[int]):
             yield Label("", id="header-elapsed")
         with Horizontal(id="header-line2"):
             yield Label("", id="header-env")
-            yield Select([("all ranks", ALL_RANKS)], prompt="rank", allow_blank=False, value=ALL_RANKS, id="rank-select", compact=True)
+            # (the rank selector is mounted here for a run of two ranks or more)
             yield Label("", id="header-run")
+        # Every view exists from the start (its tab's label is its own), but only the first
+        # one shown and the program's output (written from the first moment) are mounted:
+        # laying out twelve views' widgets took half the time to the first frame. The
+        # others are mounted the first time they are shown (``show_view``).
+        self._views = {
+            view_id: OutputView(id=f"view-{view_id}", interactive=self.launch is not None)
+            if cls is OutputView
+            else cls(id=f"view-{view_id}")
+            for view_id, _, cls in VIEWS
+        }
         with TabbedContent(initial=self.initial_view):
-            for view_id, title, cls in VIEWS:
+            for view_id, title, _ in VIEWS:
                 with TabPane(title, id=view_id):
-                    if cls is OutputView:
-                        yield OutputView(id=f"view-{view_id}", interactive=self.launch is not None)
-                    else:
-                        yield cls(id=f"view-{view_id}")
-        yield Footer()
+                    if view_id == self.initial_view or (view_id == "output" and self.launch is not None):
+                        yield self._views[view_id]
 
     def view(self, view_id: str) -> View:
-        return self.query_one(f"#view-{view_id}", View)
+        """The view of a tab, mounted or not (``search`` and ``tab_label`` read the run,
+        not the view's widgets)."""
+        return self._views[view_id]
+
+    def mounted(self, view_id: str) -> bool:
+        return self._views[view_id].is_mounted
+
+    async def show_view(self, view_id: str) -> View:
+        """Mount the view (the first time it is shown), bring it up to date and make its
+        tab the active one."""
+        view = self._views[view_id]
+        if not view.is_mounted:
+            await self.query_one(f"TabPane#{view_id}", TabPane).mount(view)
+            self._stale.add(view_id)
+        tabs = self.query_one(TabbedContent)
+        if tabs.active != view_id:
+            tabs.active = view_id
+        self._sync()
+        return view
 
     @property
     def output_view(self) -> OutputView:
-        return self.query_one(OutputView)
+        view = self._views["output"]
+        assert isinstance(view, OutputView)
+        return view
 
     @property
     def active_view(self) -> str:
         return self.query_one(TabbedContent).active or "overview"
 
     def on_mount(self) -> None:
-        self.query_one("#rank-select", Select).display = False
         self.query_one("#header-command", Label).update(Text(f"dyn-inspect  {self.run_path.name}"))
         self._set_state(digest.RunState("starting", "loading…" if self._preloaded is None else "starting"))
         if self.launch is not None:
@@ -310,10 +337,18 @@ class InspectorApp(App[int]):
         self._frozen_at = run.model.event_count
         self.query_one(TabbedContent).loading = False
         self._sync(all_views=False)
+        self.call_after_refresh(self._mount_footer)
         with self.lock:
             problems = run.problems
         if problems:
             self.notify(f"Skipped {len(problems)} unreadable line(s) of the log — see the overview.", severity="warning", timeout=8)
+
+    def _mount_footer(self) -> None:
+        """The key bar, once the run is on the screen: Textual's Footer builds a widget per
+        key and rebuilds them at every change of focus, which cost a fifth of the time to
+        the first overview with data."""
+        if not self.query(Footer):
+            self.mount(Footer())
 
     def on_label_changed(self, message: LabelChanged) -> None:
         if self.loaded_run is None:
@@ -323,6 +358,7 @@ class InspectorApp(App[int]):
 
     def on_load_failed(self, message: LoadFailed) -> None:
         self.query_one(TabbedContent).loading = False
+        self._mount_footer()
         if self.loaded_run is None and self.launch is None:
             # Nothing to show (e.g. a log from a newer dyn-inspect): leave with one line.
             self.load_error = message.error
@@ -360,6 +396,8 @@ class InspectorApp(App[int]):
                 (tabs.show_tab if self._ranks_tab else tabs.hide_tab)("ranks")
             targets = VIEW_IDS if all_views else [self.active_view]
             for view_id in targets:
+                if not self.mounted(view_id):
+                    continue  # synced when first shown
                 if view_id in self._stale and view_id != "output":
                     self.view(view_id).sync(ctx)
                 self._stale.discard(view_id)
@@ -387,10 +425,22 @@ class InspectorApp(App[int]):
         ranks = model.ranks()
         if ranks != self._ranks:
             self._ranks = ranks
-            select = self.query_one("#rank-select", Select)
-            select.set_options([("all ranks", ALL_RANKS), *((f"rank {r}", r) for r in ranks)])
-            select.value = self.scope.rank if self.scope.rank is not None else ALL_RANKS
-            select.display = len(ranks) > 1
+            options = [("all ranks", ALL_RANKS), *((f"rank {r}", r) for r in ranks)]
+            value = self.scope.rank if self.scope.rank is not None else ALL_RANKS
+            select = self._rank_select()
+            if select is None and len(ranks) > 1:
+                select = Select(options, prompt="rank", allow_blank=False, value=value, id="rank-select", compact=True)
+                self.query_one("#header-line2", Horizontal).mount(select, before="#header-run")
+            elif select is not None:
+                select.set_options(options)
+                select.value = value
+                select.display = len(ranks) > 1
+
+    def _rank_select(self) -> Select[int] | None:
+        """The rank selector, once the run has two ranks (a Select is costly to mount)."""
+        for select in self.query("#rank-select").results(Select):
+            return select
+        return None
 
     def _header_label(self, selector: str) -> Label | None:
         """A header label, or None while the screen is not (or no longer) mounted: timers
@@ -445,15 +495,22 @@ class InspectorApp(App[int]):
         self.set_rank(order[(order.index(self.scope.rank) + 1) % len(order)])
 
     def set_rank(self, rank: int | None) -> None:
-        self.query_one("#rank-select", Select).value = ALL_RANKS if rank is None else rank
+        select = self._rank_select()
+        if select is not None:
+            select.value = ALL_RANKS if rank is None else rank
 
     def on_descendant_focus(self, event: events.DescendantFocus) -> None:
         if not self.cursor_blink and isinstance(event.widget, Input):
             event.widget.cursor_blink = False
 
     @on(TabbedContent.TabActivated)
-    def _tab_activated(self, event: TabbedContent.TabActivated) -> None:
-        if event.pane.id in self._stale:
+    async def _tab_activated(self, event: TabbedContent.TabActivated) -> None:
+        view_id = event.pane.id
+        if view_id is None or view_id not in self._views:
+            return
+        if not self.mounted(view_id):
+            await self.show_view(view_id)  # a click on a tab never shown before
+        elif view_id in self._stale:
             self._sync()
 
     # -- actions -----------------------------------------------------------------------------
@@ -462,37 +519,40 @@ class InspectorApp(App[int]):
         """Focus the view's main widget. (Leaving focus inside the previous tab would make
         TabbedContent switch back to it.)"""
         view = self.view(view_id)
+        target: Widget | None = None
         if view_id == "output":
             stdin = view.query_one("#stdin")
-            (stdin if stdin.display else view.query_one("#output-log")).focus()
-            return
-        for widget_type in (DataTable, Tree, OptionList):
-            found = list(view.query(widget_type))
-            if found:
-                found[0].focus()
-                return
-        focusable = [w for w in view.query("*") if w.can_focus]
-        if focusable:
-            focusable[0].focus()
+            target = stdin if stdin.display else view.query_one("#output-log")
+        else:
+            for widget_type in (DataTable, Tree, OptionList):
+                found = list(view.query(widget_type))
+                if found:
+                    target = found[0]
+                    break
+            else:
+                target = next((w for w in view.query("*") if w.can_focus), None)
+        if target is not None:
+            # At once, not ``focus()``'s next turn: the pane shown a moment ago is new, and
+            # the screen moves a focus left in the hidden pane to the tabs meanwhile.
+            self.set_focus(target)
 
-    def key_upper_r(self) -> None:
+    async def key_upper_r(self) -> None:
         """The Ranks view (a key method, not a Binding: the tab exists only for ranked runs)."""
         if self._ranks_tab:
-            self.action_show("ranks")
+            await self.action_show("ranks")
 
-    def action_show(self, view_id: str) -> None:
-        self.query_one(TabbedContent).active = view_id
+    async def action_show(self, view_id: str) -> None:
+        await self.show_view(view_id)
         self._focus_view(view_id)
 
     def action_search(self) -> None:
         if self.loaded_run is None:
             return
 
-        def done(hit: SearchHit | None) -> None:
+        async def done(hit: SearchHit | None) -> None:
             if hit is not None:
-                self.query_one(TabbedContent).active = hit.view
-                self._sync()
-                self.view(hit.view).reveal(hit.key)
+                view = await self.show_view(hit.view)
+                view.reveal(hit.key)
 
         self.push_screen(SearchScreen(self.search), done)
 
@@ -670,9 +730,31 @@ def _save_index(app: InspectorApp, run: Run) -> None:
         pass
 
 
+OPEN_AT_ONCE_INDEX_BYTES = 16 << 20  # a 100k-event run's index is 5 MB, opened in ~60 ms
+
+
+def open_at_once(path: Path) -> Run | None:
+    """The run, opened before the first frame when a current index covers it whole and is
+    small: the first frame then has the data, which spares a second layout of the screen
+    (the loading state, then the data) — the larger part of the time to the overview with
+    data. Otherwise None: the app opens the run in the background behind a first frame."""
+    from dyn_inspect.inspector import index
+
+    try:
+        small = (path / index.INDEX_FILE).stat().st_size <= OPEN_AT_ONCE_INDEX_BYTES
+    except OSError:
+        return None
+    if not small or os.environ.get("DYN_INSPECT_NO_INDEX") or index.identity(path) is None:
+        return None
+    try:
+        return Run(path)
+    except (InspectorError, OSError):
+        return None  # the background loader reads it again and says why
+
+
 def run_open(path: Path, initial_view: str = "overview") -> int:
     """``dyn-inspect open RUN``: browse a finished (or still running) run."""
-    app = InspectorApp(path, initial_view=initial_view)
+    app = InspectorApp(path, initial_view=initial_view, run=open_at_once(path))
     app.run()
     if app.load_error is not None:
         raise InspectorError(app.load_error)

@@ -18,6 +18,7 @@ from pathlib import Path
 from rich.console import Group, RenderableType
 from rich.text import Text
 from textual import work
+from textual.app import App
 from textual.widgets import DataTable
 
 from dyn_inspect.inspector.analysis.causes import Cause, causes
@@ -152,20 +153,22 @@ one fix, at the line that makes the variable.
             # overview is on the screen first; the label says so until then.
             if self._ranking != key:
                 self._ranking = key
-                self._rank_in_thread(model, ctx.scope, key)
+                self._rank_in_thread(self.app, model, ctx.scope, key)
             return "Causes (…)"
         return f"Causes ({len(self.ranked(model, ctx.scope))})"
 
     @work(thread=True, exclusive=True, group="causes-rank", description="ranking causes")
-    def _rank_in_thread(self, model: RunModel, scope: digest.Scope, key: tuple[int, int, digest.Scope]) -> None:
+    def _rank_in_thread(self, app: App[object], model: RunModel, scope: digest.Scope, key: tuple[int, int, digest.Scope]) -> None:
+        # ``app`` is passed in: this view may not be mounted yet, and an unmounted widget
+        # finds its app only on the UI thread.
         found = [c for c in causes(model) if in_scope(c, scope)]
-        self.app.call_from_thread(self._ranked, key, found)
+        app.call_from_thread(self._ranked, key, found)
 
     def _ranked(self, key: tuple[int, int, digest.Scope], found: list[Cause]) -> None:
         if self._ranking != key:
             return  # overtaken (the scope changed meanwhile)
         self._list, self._computed = found, key
-        self.post_message(LabelChanged("causes"))
+        self.app.post_message(LabelChanged("causes"))  # (this view may not be mounted yet)
 
     def sync(self, ctx: Context) -> None:
         super().sync(ctx)

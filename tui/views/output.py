@@ -88,6 +88,9 @@ program's stdin; **ctrl+d** there sends end-of-file.
         self._first = 0  # number of lines dropped from the front (for reveal)
         self.interactive = interactive
         self._notice_shown = False
+        # Lines that came before the pane was mounted (it is mounted when first shown,
+        # unless the program runs live): written into it then.
+        self._unshown: deque[Text] = deque(maxlen=SCROLLBACK)
 
     def compose(self) -> ComposeResult:
         with Vertical():
@@ -97,34 +100,54 @@ program's stdin; **ctrl+d** there sends end-of-file.
 
     def on_mount(self) -> None:
         self.query_one("#stdin", Input).display = self.interactive
+        log = self.query_one("#output-log", RichLog)
+        for text in self._unshown:
+            log.write(text)
+        self._unshown.clear()
+        self._show_partial()
 
     def tab_label(self, ctx: Context) -> str:
         return "Output"
 
     def write_bytes(self, data: bytes) -> None:
-        log = self.query_one("#output-log", RichLog)
+        log = self.query_one("#output-log", RichLog) if self.is_mounted else None
         lines = self._assembler.feed(data)
         if len(lines) > SCROLLBACK:
             # A flood: lines that would scroll out of the bounded pane at once are not drawn.
             self._first += len(lines) - SCROLLBACK + len(self._lines)
             self._lines.clear()
-            log.clear()
+            self._unshown.clear()
+            if log is not None:
+                log.clear()
             lines = lines[-SCROLLBACK:]
         for line in lines:
             text = Text.from_ansi(line)
             if len(self._lines) == self._lines.maxlen:
                 self._first += 1
             self._lines.append(text.plain)
-            log.write(text)
-        partial = self._assembler.partial
-        self.query_one("#output-partial", Static).update(Text.from_ansi(partial) if partial else "")
+            if log is not None:
+                log.write(text)
+            else:
+                self._unshown.append(text)
+        self._show_partial()
+
+    def _show_partial(self) -> None:
+        if self.is_mounted:
+            partial = self._assembler.partial
+            self.query_one("#output-partial", Static).update(Text.from_ansi(partial) if partial else "")
 
     def show_notice(self, text: str) -> None:
         """A line from dyn-inspect itself (not the program), e.g. that no output was recorded."""
-        self.query_one("#output-log", RichLog).write(Text(text, style="dim italic"))
+        notice = Text(text, style="dim italic")
+        if self.is_mounted:
+            self.query_one("#output-log", RichLog).write(notice)
+        else:
+            self._unshown.append(notice)
 
     def set_interactive(self, interactive: bool) -> None:
         self.interactive = interactive
+        if not self.is_mounted:
+            return  # on_mount shows the stdin line or not
         stdin = self.query_one("#stdin", Input)
         if stdin.has_focus and not interactive:
             self.query_one("#output-log", RichLog).focus()
