@@ -15,6 +15,11 @@ as an editor would, and measures from the client side:
 - memory: the server's resident set size after all of the above (target < 200 MB);
 - idle CPU: what following the run costs while nothing happens.
 
+The first of the ``--restarts`` is the first editor start after the run: ``--forget``
+removes the run's saved findings first (the server then builds them: the open files'
+first), ``--precompute`` makes them as the CLI does when it writes a run's index
+(``python -m dyn_inspect.lsp.precompute RUN``, timed here in the foreground).
+
 Prints one line per figure (median and max where repeated). Nothing is asserted: the
 figures go in the notes.
 """
@@ -155,6 +160,26 @@ async def bench(args: argparse.Namespace) -> None:
         print(f"index: {'read' if opened.from_index else 'written'} in {ms(time.perf_counter() - t)} before the server starts")
         del opened
     workspace = runs_root / "workspace"
+    if args.forget or args.precompute:
+        from dyn_inspect.inspector.index import cache_dir, identity
+        from dyn_inspect.lsp.findings_cache import _key_of
+
+        mac = identity(run)
+        if mac is not None:
+            for roots in ([workspace], None):
+                (cache_dir() / "findings" / f"{_key_of(run, mac, roots).hex()}.msgpack").unlink(missing_ok=True)
+            print("saved findings of the run removed")
+    if args.precompute:
+        import resource
+        import subprocess
+
+        t = time.perf_counter()
+        done = subprocess.run([sys.executable, "-m", "dyn_inspect.lsp.precompute", str(run)], capture_output=True, text=True)
+        usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+        print(
+            f"precompute (what the CLI starts when it writes the index): {ms(time.perf_counter() - t)} wall, "
+            f"{usage.ru_utime + usage.ru_stime:.2f} s CPU, max RSS {usage.ru_maxrss / 1024:.0f} MB; {done.stderr.strip()}"
+        )
     files = sorted(workspace.glob("block_*.py"))[: args.files]
 
     first = files[0]
@@ -244,6 +269,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--runs", type=Path, help="an existing synthetic runs root (bench/synthetic.py OUT_DIR) instead of a new run")
     parser.add_argument("--restarts", type=int, default=2, help="server starts measured before the main session")
     parser.add_argument("--no-index", action="store_true", help="do not write the run's index first (the server then reads the logs)")
+    parser.add_argument("--forget", action="store_true", help="remove the run's saved findings before the first start")
+    parser.add_argument("--precompute", action="store_true", help="precompute the run's findings before the first start (as the CLI does)")
     parser.add_argument("--idle", type=float, default=5.0, help="seconds of idle following to measure")
     parser.add_argument("--server-log", metavar="FILE", help="the server's debug log (its own timings)")
     asyncio.run(bench(parser.parse_args(argv)))

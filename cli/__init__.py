@@ -16,6 +16,7 @@ import shutil
 import sys
 from collections.abc import Sequence
 from types import ModuleType
+from typing import Any
 
 from dyn_inspect.inspector.errors import InspectorError
 
@@ -125,6 +126,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     from dyn_inspect.cli import commands
 
     module = commands.load([args.command])[args.command]
+    if args.command != "lsp":  # (the server builds the findings of what it opens itself)
+        _precompute_findings_on_index()
     try:
         return int(module.run(args) or 0)
     except InspectorError as exc:
@@ -137,3 +140,20 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 0
     except KeyboardInterrupt:
         return 130
+
+
+def _after_index_written(run: Any, path: Any) -> None:
+    # Imported when an index is written (rare), not at every command's start.
+    from dyn_inspect.lsp.precompute import after_index_written
+
+    after_index_written(run, path)
+
+
+def _precompute_findings_on_index() -> None:
+    """Every index this command writes (a recording's end, the live TUI's exit, the first
+    open of a finished run) starts the language server's findings precompute
+    (``lsp/precompute.py``): the inspector writes indexes and must not import the LSP."""
+    from dyn_inspect.inspector import index
+
+    if _after_index_written not in index.WRITTEN:
+        index.WRITTEN.append(_after_index_written)

@@ -35,7 +35,7 @@ import os
 import secrets
 import tempfile
 from collections import Counter
-from collections.abc import Collection, Iterator
+from collections.abc import Callable, Collection, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -59,6 +59,11 @@ UNKNOWN = "unknown"  # the segment of lines whose kind this version does not kno
 
 # Kinds the LSP's findings never read: skipped when it opens a run from the index.
 NOT_FOR_FINDINGS = frozenset({"graph", "artifact", "cache", "output_code", "bytecode", "guards"})
+
+# Called with the run and the index after each index written (best effort, errors ignored):
+# the CLI, the composition root, registers the language server's findings precompute here
+# (the inspector imports no face).
+WRITTEN: list[Callable[[Run, Path], None]] = []
 
 
 class Segment(msgspec.Struct, array_like=True):
@@ -295,6 +300,11 @@ def write(run: Run) -> Path | None:
         except OSError:
             pass
         return None
+    for listener in list(WRITTEN):
+        try:
+            listener(run, target)
+        except Exception:  # noqa: BLE001 - a listener's failure must not fail the write
+            pass
     return target
 
 

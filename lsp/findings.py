@@ -26,6 +26,7 @@ import itertools
 import os
 import re
 from collections import defaultdict
+from collections.abc import Collection
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
@@ -250,6 +251,12 @@ class Workspace:
         self.local_cwd = Path(norm_path(str(local_cwd))) if local_cwd is not None else None
         self._cache: dict[str, bool] = {}
         self._mapped: dict[str, str | None] = {}
+        # What the findings built with this workspace depend on (findings_cache.Scope):
+        # every recorded path answered with itself (``inside``) or with nothing
+        # (``outside``), and whether any was answered with another file (a candidate).
+        self.inside: set[str] = set()
+        self.outside: set[str] = set()
+        self.remapped = False
 
     @classmethod
     def for_run(cls, roots: list[Path], run: Run | None) -> Workspace:
@@ -291,6 +298,12 @@ class Workspace:
                 found.append(c)
         return found
 
+    def maps_to_nothing(self, path: str) -> bool:
+        """Whether ``local(path)`` is None whatever line and text it is asked with."""
+        if self.contains(path):
+            return False
+        return is_library(path) or not os.path.isabs(path) or not self._candidates(path)
+
     def local(self, path: str, line: int | None = None, code: str | None = None) -> str | None:
         """The workspace file for a recorded ``path`` (itself when it is in the
         workspace), or None for library code and files not in this checkout."""
@@ -298,12 +311,18 @@ class Workspace:
             return self._mapped[path]
         if self.contains(path):
             self._mapped[path] = path
+            self.inside.add(path)
             return path
         if is_library(path) or not os.path.isabs(path):
             self._mapped[path] = None
+            self.outside.add(path)
             return None
         candidates = self._candidates(path)
         chosen = candidates[0] if candidates else None
+        if chosen is None:
+            self.outside.add(path)
+        else:
+            self.remapped = True
         if len(candidates) > 1 and line is not None and code:
             for c in candidates:
                 if _line_text(c, line) == code.strip():
@@ -328,6 +347,23 @@ class Workspace:
         return None
 
 
+class _Only(defaultdict[str, FileFindings]):
+    """``files`` of a restricted build: ``wanted(path)`` says which paths to build for; a
+    finding for another file goes into a scratch entry that is dropped at the end."""
+
+    def __init__(self, keep: frozenset[str]) -> None:
+        super().__init__(FileFindings)
+        self.keep = keep
+
+    def wanted(self, path: str) -> bool:
+        return path in self.keep
+
+
+def _wanted(files: dict[str, FileFindings], path: str) -> bool:
+    """Whether the build wants the findings of ``path`` (every path, unless restricted)."""
+    return files.wanted(path) if isinstance(files, _Only) else True
+
+
 def _line_text(path: str, line: int) -> str | None:
     try:
         with open(path, encoding="utf-8", errors="replace") as f:
@@ -339,9 +375,14 @@ def _line_text(path: str, line: int) -> str | None:
     return None
 
 
-def build_index(run: Run | None, workspace: Workspace) -> RunIndex:
+def build_index(run: Run | None, workspace: Workspace, only: Collection[str] | None = None) -> RunIndex:
+    """The run's findings for ``workspace``. ``only`` (real paths): the findings of those
+    files alone — each equal to what the whole build has for it (every finding is placed
+    by its own locations; the run-wide parts, causes and shapes, are computed whole) —
+    and the run-wide fields; what the editor has open is shown from it first."""
     if run is None:
         return RunIndex()
+    keep = None if only is None else frozenset(only)
     m = run.model
     index = RunIndex(
         run_path=str(run.path),
@@ -351,7 +392,7 @@ def build_index(run: Run | None, workspace: Workspace) -> RunIndex:
         event_count=m.event_count,
         degraded=degraded_notes(m.processes.values()),
     )
-    files: dict[str, FileFindings] = defaultdict(FileFindings)
+    files: dict[str, FileFindings] = defaultdict(FileFindings) if keep is None else _Only(keep)
     _add_breaks(m, workspace, files)
     index.inlined_logging = _inlined_logging(m)
     covered = _add_causes(m, workspace, files)
@@ -359,7 +400,7 @@ def build_index(run: Run | None, workspace: Workspace) -> RunIndex:
     _add_failures(m, workspace, files)
     _add_kernels(m, workspace, files)
     _add_shapes(m, workspace, files)
-    index.files = dict(files)
+    index.files = {path: ff for path, ff in files.items() if keep is None or path in keep}
     since = m.run_start.t if m.run_start is not None and m.run_start.t else None
     from dyn_inspect.lsp.edits import snapshot  # edits reads these findings' types
 
@@ -415,6 +456,8 @@ def _add_breaks(m: RunModel, ws: Workspace, files: dict[str, FileFindings]) -> N
                 if shown is None:
                     continue  # nothing in the workspace leads into it
             where = (norm_path(shown.file), shown.line)
+            if not _wanted(files, where[0]):
+                continue
             finding = placed.get(where)
             if finding is None:
                 finding = placed[where] = BreakFinding(group.key, shown, event, origin=origin)
@@ -515,11 +558,16 @@ def _add_causes(m: RunModel, ws: Workspace, files: dict[str, FileFindings]) -> d
         if fix is None:
             lr = _tensor_lr_cause(c, ws)
             if lr is not None:
-                files[norm_path(lr.loc.file)].causes.append(lr)
+                if _wanted(files, norm_path(lr.loc.file)):
+                    files[norm_path(lr.loc.file)].causes.append(lr)
                 covered.update(((r.log, r.cid), c.title) for r in c.recompiles)
             continue
         local = ws.local(fix.file)
         if local is None:
+            continue
+        # explains recompiles in any file (their functions leave them out): covered whole
+        covered.update(((r.log, r.cid), c.title) for r in c.recompiles)
+        if not _wanted(files, norm_path(local)):
             continue
         line = fix.site_line
         code = _line_text(local, line)
@@ -537,7 +585,6 @@ def _add_causes(m: RunModel, ws: Workspace, files: dict[str, FileFindings]) -> d
                 sites=sites,
             )
         )
-        covered.update(((r.log, r.cid), c.title) for r in c.recompiles)
     return covered
 
 
@@ -614,8 +661,8 @@ def _add_functions(m: RunModel, ws: Workspace, files: dict[str, FileFindings], c
         ordered.append((frame, owner))
     for frame, owner in ordered:
         filename = ws.local(owner.filename, owner.firstlineno)
-        if filename is None:
-            continue
+        if filename is None or not _wanted(files, norm_path(filename)):
+            continue  # (another file's: its recompiles are not explained either)
         orphan = owner is frame and frame.is_resume_function
         if orphan:
             # Its function was never compiled on its own: keyed by the function's name at
@@ -684,6 +731,8 @@ def _add_failures(m: RunModel, ws: Workspace, files: dict[str, FileFindings]) ->
                 loc = near
             else:
                 continue
+        if not _wanted(files, norm_path(loc.file)):
+            continue
         files[norm_path(loc.file)].failures.append(
             FailureFinding(
                 file=loc.file,
@@ -707,7 +756,7 @@ def _add_shapes(m: RunModel, ws: Workspace, files: dict[str, FileFindings]) -> N
     for cs in compile_shapes(m):
         for spec in cs.specializations:
             loc = ws.local_loc(spec.loc) if spec.loc is not None else None
-            if loc is None:
+            if loc is None or not _wanted(files, norm_path(loc.file)):
                 continue
             ff = files[norm_path(loc.file)]
             text = f"{spec.describe(f'line {loc.line}')} (compile `{cs.compile.cid}` of `{cs.function}`)"
@@ -737,6 +786,8 @@ def _add_kernels(m: RunModel, ws: Workspace, files: dict[str, FileFindings]) -> 
             if loc is None:
                 continue
             where = (norm_path(loc.file), loc.line)
+            if not _wanted(files, where[0]):
+                continue
             codes.setdefault(where, loc.code)
             merged[where].setdefault(ident, {})[k.compile.cid] = None
     for (path, line), kernels in merged.items():

@@ -9,6 +9,16 @@ is read (``peek``), when its index still covers it whole. An entry is used only 
 same run (path and index MAC), the same workspace roots, the same dyn-inspect, and while
 every file it describes has the size and mtime it had; else the findings are built again. The cache is this user's own (0600 files in a 0700
 directory), never a run directory: nothing here comes from a run someone sent.
+
+Two kinds of entry. The server saves what it built under its own roots (an exact key).
+``lsp.precompute`` saves a finished run's findings when its index is written, before any
+editor has said which folder it opens: built with the run's working directory as the only
+root, and kept under a key without roots together with their ``Scope`` — the recorded
+paths the build answered with themselves (``inside``) and with nothing (``outside``). The
+findings depend on the roots only through those answers, so the entry serves a server
+whose roots give every one of them the same answer (the run's files inside its roots,
+nothing else in them or mapped onto them); a build that mapped a recorded path onto
+another file is never saved that way. A server looks for its exact entry first.
 """
 
 from __future__ import annotations
@@ -29,8 +39,24 @@ from dyn_inspect.inspector.run import Run
 from dyn_inspect.lsp.findings import FileFindings, RunIndex, Workspace
 from dyn_inspect.lsp.run_source import Touch
 
-FORMAT = 2  # bump when RunIndex or the findings' meaning changes
+FORMAT = 3  # bump when RunIndex or the findings' meaning changes
 MAX_ENTRIES = 64
+
+
+class Scope(msgspec.Struct):
+    """The roots an entry saved without roots is true for (see the module's docstring)."""
+
+    inside: list[str]  # recorded paths answered with themselves: the roots must hold each
+    outside: list[str]  # recorded paths answered with nothing: the roots must give nothing
+    recorded_cwd: str | None
+    local_cwd: str | None
+
+    def holds_for(self, roots: list[Path]) -> bool:
+        """Whether a ``Workspace`` of ``roots`` answers every recorded path as the build did."""
+        ws = Workspace(roots, self.recorded_cwd, Path(self.local_cwd) if self.local_cwd else None)
+        if not all(ws.contains(p) for p in self.inside):
+            return False
+        return all(ws.maps_to_nothing(p) for p in self.outside)
 
 
 class _Entry(msgspec.Struct):
@@ -40,6 +66,7 @@ class _Entry(msgspec.Struct):
     index: RunIndex  # without its ``files``: those follow, one undecoded part per file
     findings: dict[str, msgspec.Raw]
     touch: Touch | None = None  # which workspace files the run compiled (choosing a run)
+    scope: Scope | None = None  # saved without roots: the roots it is true for
 
 
 _file_decoder = msgspec.msgpack.Decoder(FileFindings)
@@ -69,20 +96,40 @@ class _LazyFiles(dict[str, FileFindings]):
         return [(p, self[p]) for p in self]
 
 
-def _key_of(run_path: Path, index_id: bytes, roots: list[Path]) -> bytes:
+def _key_of(run_path: Path, index_id: bytes, roots: list[Path] | None) -> bytes:
     # The model is a function of the index it was read from (nothing appended), and the
     # workspace's recorded/local directories of the model and the run's place: the index's
-    # identity, the run's path and the roots decide the findings.
+    # identity, the run's path and the roots decide the findings. ``roots`` None: the
+    # entry that says itself which roots it holds for (``Scope``).
     h = hashlib.blake2b(digest_size=20)
-    for part in (FORMAT, TOOL_VERSION, os.path.realpath(run_path), index_id.hex(), *sorted(str(r) for r in Workspace(roots).roots)):
+    where = ["any roots"] if roots is None else sorted(str(r) for r in Workspace(roots).roots)
+    for part in (FORMAT, TOOL_VERSION, os.path.realpath(run_path), index_id.hex(), *where):
         h.update(repr(part).encode() + b"\0")
     return h.digest()
 
 
+def _usable(run: Run) -> bool:
+    """Exactly an index's model, finished: its findings can be reused."""
+    return run.index_id is not None and not run.read_on_open and run.model.finished
+
+
 def _key(run: Run, ws: Workspace) -> bytes | None:
-    if run.index_id is None or run.read_on_open or not run.model.finished:
+    if not _usable(run):
         return None  # not exactly an index's model (or still growing): nothing to reuse
+    assert run.index_id is not None
     return _key_of(run.path, run.index_id, [Path(r) for r in ws.roots])
+
+
+def _lookup(run_path: Path, index_id: bytes, roots: list[Path]) -> _Entry | None:
+    """The entry for these roots: the server's own, else one saved without roots that
+    holds for them."""
+    entry = _read(_key_of(run_path, index_id, roots))
+    if entry is not None:
+        return entry
+    general = _read(_key_of(run_path, index_id, None))
+    if general is not None and general.scope is not None and general.scope.holds_for(roots):
+        return general
+    return None
 
 
 def _folder() -> Path:
@@ -91,8 +138,10 @@ def _folder() -> Path:
 
 def load(run: Run, ws: Workspace) -> RunIndex | None:
     """The saved findings of ``run`` for ``ws``, if still true; else None."""
-    key = _key(run, ws)
-    entry = _read(key) if key is not None else None
+    if not _usable(run):
+        return None
+    assert run.index_id is not None
+    entry = _lookup(run.path, run.index_id, [Path(r) for r in ws.roots])
     return entry.index if entry is not None else None
 
 
@@ -102,7 +151,7 @@ def peek(run_path: Path, roots: list[Path]) -> tuple[RunIndex, Touch] | None:
     index_id = identity(run_path)
     if index_id is None:
         return None
-    entry = _read(_key_of(run_path, index_id, roots))
+    entry = _lookup(run_path, index_id, roots)
     if entry is None or entry.touch is None:
         return None
     return entry.index, entry.touch
@@ -129,23 +178,46 @@ def _read(key: bytes) -> _Entry | None:
 
 
 def save(run: Run, ws: Workspace, index: RunIndex, touch: Touch | None = None) -> None:
-    """Keep ``index`` (and the run's ``touch``) for the next session (best effort)."""
+    """Keep ``index`` (and the run's ``touch``), built with ``ws``, for the next session
+    under the server's roots (best effort)."""
     key = _key(run, ws)
-    if key is None:
-        return
-    files = {p: file_version(p) for p in {*index.files, *index.baselines}}
+    if key is not None:
+        _write(key, ws, index, touch, None)
+
+
+def save_for_any_roots(run: Run, ws: Workspace, index: RunIndex, touch: Touch) -> bool:
+    """Keep ``index``, built with ``ws`` (and ``touch``, with the same ``ws``), for every
+    server whose roots answer its recorded paths as ``ws`` did; False when not saved (a
+    path was mapped onto another file, which other roots may map otherwise)."""
+    if not _usable(run) or ws.remapped:
+        return False
+    assert run.index_id is not None
+    scope = Scope(
+        inside=sorted(ws.inside),
+        outside=sorted(ws.outside),
+        recorded_cwd=ws.recorded_cwd,
+        local_cwd=str(ws.local_cwd) if ws.local_cwd is not None else None,
+    )
+    return _write(_key_of(run.path, run.index_id, None), ws, index, touch, scope)
+
+
+def _write(key: bytes, ws: Workspace, index: RunIndex, touch: Touch | None, scope: Scope | None) -> bool:
+    # Every workspace file the build read (def lines, line texts, the lr fix's parse)
+    # besides those it describes: a change to any of them may change the findings.
+    files = {p: file_version(p) for p in {*index.files, *index.baselines, *ws.inside}}
     folder = _folder()
     try:
         folder.mkdir(parents=True, exist_ok=True, mode=0o700)
         fd, tmp = tempfile.mkstemp(prefix=".findings-", suffix=".tmp", dir=folder)
         findings = {p: msgspec.Raw(msgspec.msgpack.encode(ff)) for p, ff in index.files.items()}
-        entry = _Entry(FORMAT, key, files, dataclasses.replace(index, files={}), findings, touch)
+        entry = _Entry(FORMAT, key, files, dataclasses.replace(index, files={}), findings, touch, scope)
         with os.fdopen(fd, "wb") as f:
             f.write(msgspec.msgpack.encode(entry))
         os.replace(tmp, folder / f"{key.hex()}.msgpack")
         _prune(folder)
     except OSError:
-        pass
+        return False
+    return True
 
 
 def _prune(folder: Path) -> None:

@@ -21,12 +21,15 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TypeVar
+from typing import TYPE_CHECKING, TypeVar
 
 from dyn_inspect.inspector.errors import InspectorError
 from dyn_inspect.inspector.events import runs_root
 from dyn_inspect.inspector.index import NOT_FOR_FINDINGS
 from dyn_inspect.inspector.run import Run, is_run_dir, list_runs, resolve_run
+
+if TYPE_CHECKING:
+    from dyn_inspect.lsp.findings import Workspace
 
 T = TypeVar("T")
 
@@ -91,10 +94,12 @@ class Touch:
     files: frozenset[str]
 
 
-def touch_of(run: Run, roots: list[Path]) -> Touch:
+def touch_of(run: Run, roots: list[Path], ws: Workspace | None = None) -> Touch:
+    """``ws``: the workspace the findings were built with (its record of the paths it
+    answered then covers the touch too); else one of ``roots``."""
     from dyn_inspect.lsp.findings import Workspace, norm_path
 
-    ws = Workspace.for_run(roots, run)
+    ws = ws if ws is not None else Workspace.for_run(roots, run)
     m = run.model
     files: set[str] = set()
     for frame in m.frames.values():
@@ -216,6 +221,8 @@ class RunSource:
                 return path, "the newest run that compiled code in an open file"
             if fallback is None and touch.compiled:
                 fallback = path
+                if not open_files:
+                    break  # nothing open: no older run is chosen over it (and none is read)
         if fallback is not None:
             return fallback, "the newest run that compiled something"
         return runs[0], "the newest run (none compiled anything)"

@@ -37,6 +37,7 @@ from pygls.lsp.server import LanguageServer
 from dyn_inspect.inspector.events import TOOL_VERSION
 from dyn_inspect.inspector.outputs.lsp import LspFunctionDetails, LspRunInfo, LspSummary, LspVerifyError
 from dyn_inspect.inspector.outputs.reports import VerifyReport
+from dyn_inspect.inspector.run import Run
 from dyn_inspect.lsp import code_actions as actions_mod
 from dyn_inspect.lsp import code_lens as lens_mod
 from dyn_inspect.lsp import diagnostics as diag_mod
@@ -59,6 +60,10 @@ SHOW_DETAILS = lens_mod.SHOW_DETAILS
 SHOW_IN_TUI = actions_mod.SHOW_IN_TUI
 EXPORT_BUG_REPORT = actions_mod.EXPORT_BUG_REPORT
 CHANGE_DEBOUNCE_S = 0.15
+# A run this big with no saved findings shows the open files' findings first (their own
+# build) and then the rest: at 1M events 0.45-0.55 s, then 0.45-0.5 s more, where the
+# whole build was 0.9-1.0 s before anything showed. Smaller runs build whole at once.
+OPEN_FIRST_EVENTS = 50_000
 LENS_REFRESH_S = 1.0
 
 # A handler (sync or async); guarded() hands back one of the same signature.
@@ -80,6 +85,8 @@ class DynInspectServer(LanguageServer):
         self.said: set[str] = set()
         self._lock: asyncio.Lock | None = None
         self._peeked = False  # the first poll tried the findings cache before reading a run
+        # the open files' findings were shown first: (run, workspace, event count) to build whole
+        self._rest: tuple[Run, Workspace, int] | None = None
         self._follow: asyncio.Task[None] | None = None
         self._pending: dict[str, asyncio.Task[None]] = {}
         self._lenses_due = False
@@ -170,15 +177,34 @@ class DynInspectServer(LanguageServer):
         (and then kept for the next session)."""
         run = self.source.run
         ws = Workspace.for_run(self.roots, run)
+        self._rest = None  # what is built now replaces a partial index
         if switched and run is not None:
             cached = findings_cache.load(run, ws)
             if cached is not None:
                 log.debug("findings of %s from the cache", run.path)
                 return cached
+            open_now = self.open_paths()
+            if open_now and run.model.event_count >= OPEN_FIRST_EVENTS:
+                self._rest = (run, ws, run.model.event_count)
+                return build_index(run, ws, only=open_now)
+        return self._whole(run, ws, switched)
+
+    def _whole(self, run: Run | None, ws: Workspace, save: bool) -> RunIndex:
         index = build_index(run, ws)
-        if switched and run is not None:
+        if save and run is not None:
             findings_cache.save(run, ws, index, touch_of(run, self.roots))
         return index
+
+    def _rest_of_findings(self) -> RunIndex | None:
+        """The whole findings after the open files' were shown; None when a poll since
+        replaced them (or the run changed: the next poll rebuilds)."""
+        rest, self._rest = self._rest, None
+        if rest is None:
+            return None
+        run, ws, count = rest
+        if self.source.run is not run or run.model.event_count != count:
+            return None
+        return self._whole(run, ws, save=True)
 
     async def refresh(self) -> None:
         async with self.lock:
@@ -188,14 +214,23 @@ class DynInspectServer(LanguageServer):
         for message in result.shown:
             self.show_once(message)
         if index is not None:
-            t0 = time.perf_counter()
-            old, self.index = self.index, index
-            if result.switched or old.run_path != index.run_path:
-                self.publish_all()
-            else:
-                self.publish_all(changed_only=old)
-            self._lenses_due = True
-            log.debug("republished in %.1f ms", (time.perf_counter() - t0) * 1000)
+            self._show(index, result.switched)
+        if self._rest is not None:
+            # The open files are shown; now the findings of every other file.
+            async with self.lock:
+                whole = await asyncio.to_thread(self._rest_of_findings)
+            if whole is not None:
+                self._show(whole, switched=False)
+
+    def _show(self, index: RunIndex, switched: bool) -> None:
+        t0 = time.perf_counter()
+        old, self.index = self.index, index
+        if switched or old.run_path != index.run_path:
+            self.publish_all()
+        else:
+            self.publish_all(changed_only=old)
+        self._lenses_due = True
+        log.debug("republished in %.1f ms", (time.perf_counter() - t0) * 1000)
 
     async def follow(self) -> None:
         while True:
