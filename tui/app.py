@@ -193,9 +193,10 @@ class InspectorApp(App[int]):
             # (the rank selector is mounted here for a run of two ranks or more)
             yield Label("", id="header-run")
         # Every view exists from the start (its tab's label is its own), but only the first
-        # one shown and the program's output (written from the first moment) are mounted:
-        # laying out twelve views' widgets took half the time to the first frame. The
-        # others are mounted the first time they are shown (``show_view``).
+        # one shown is mounted, and the program's output while it runs live: laying out
+        # twelve views' widgets took half the time to the first frame. The others are
+        # mounted the first time they are shown (``show_view``; the output pane keeps what
+        # is written to it before).
         self._views = {
             view_id: OutputView(id=f"view-{view_id}", interactive=self.launch is not None)
             if cls is OutputView
