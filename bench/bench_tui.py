@@ -35,6 +35,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -208,43 +209,38 @@ async def memory(run_dir: Path) -> dict[str, float]:
     return out
 
 
-def tmux_first_paint(run_dir: Path, no_index: bool = False) -> tuple[float, float] | None:
-    """(first frame, overview with data) seconds after spawning ``dyn-inspect open``;
-    ``no_index``: with DYN_INSPECT_NO_INDEX set (the logs read as on a first open)."""
+def tmux_watch(command: str, done: Callable[[str], bool], first: Callable[[str], bool] | None = None) -> tuple[float, float] | None:
+    """Spawn ``command`` in a 140×40 tmux session and watch its screen: seconds until
+    ``first`` held (0.0 without one) and until ``done`` held; None without tmux or after 30 s."""
     tmux = shutil.which("tmux")
     if tmux is None:
         return None
-    socket = f"bench-tui-{os.getpid()}-{time.monotonic_ns()}"
-    dyn = Path(sys.executable).parent / "dyn-inspect"
-    base = [tmux, "-L", socket, "-f", "/dev/null"]
-    first: float | None = None
+    base = [tmux, "-L", f"bench-tui-{os.getpid()}-{time.monotonic_ns()}", "-f", "/dev/null"]
+    seen_first: float | None = None
     t0 = time.perf_counter()
-    subprocess.run(
-        [
-            *base,
-            "new-session",
-            "-d",
-            "-s",
-            "b",
-            "-x",
-            "140",
-            "-y",
-            "40",
-            f"{'DYN_INSPECT_NO_INDEX=1 ' if no_index else ''}{dyn} open {run_dir}; sleep 60",
-        ],
-        check=True,
-    )
+    subprocess.run([*base, "new-session", "-d", "-s", "b", "-x", "140", "-y", "40", f"{command}; sleep 60"], check=True)
     try:
         while time.perf_counter() - t0 < 30:
             screen = subprocess.run([*base, "capture-pane", "-p", "-t", "b"], capture_output=True, text=True).stdout
-            if first is None and "dyn-inspect" in screen:
-                first = time.perf_counter() - t0
-            if "Kernels (" in screen and "Kernels (0)" not in screen and "compile time" in screen:
-                return (first or 0.0), time.perf_counter() - t0
+            if seen_first is None and first is not None and first(screen):
+                seen_first = time.perf_counter() - t0
+            if done(screen):
+                return (seen_first or 0.0), time.perf_counter() - t0
             time.sleep(0.01)
         return None
     finally:
         subprocess.run([*base, "kill-server"], capture_output=True)
+
+
+def tmux_first_paint(run_dir: Path, no_index: bool = False) -> tuple[float, float] | None:
+    """(first frame, overview with data) seconds after spawning ``dyn-inspect open``;
+    ``no_index``: with DYN_INSPECT_NO_INDEX set (the logs read as on a first open)."""
+    dyn = Path(sys.executable).parent / "dyn-inspect"
+    return tmux_watch(
+        f"{'DYN_INSPECT_NO_INDEX=1 ' if no_index else ''}{dyn} open {run_dir}",
+        done=lambda screen: "Kernels (" in screen and "Kernels (0)" not in screen and "compile time" in screen,
+        first=lambda screen: "dyn-inspect" in screen,
+    )
 
 
 FLOOR_APP = """
@@ -267,25 +263,13 @@ Floor().run()
 def tmux_floor() -> float | None:
     """The same measure for the smallest Textual app with tabs (no run, none of ours): what
     this machine takes to start Python, import Textual and draw a first frame in tmux."""
-    tmux = shutil.which("tmux")
-    if tmux is None:
-        return None
     with tempfile.NamedTemporaryFile("w", suffix=".py", delete=False) as f:
         f.write(FLOOR_APP)
-    socket = f"bench-floor-{os.getpid()}-{time.monotonic_ns()}"
-    base = [tmux, "-L", socket, "-f", "/dev/null"]
-    t0 = time.perf_counter()
-    subprocess.run([*base, "new-session", "-d", "-s", "b", "-x", "140", "-y", "40", f"{sys.executable} {f.name}; sleep 60"], check=True)
     try:
-        while time.perf_counter() - t0 < 30:
-            screen = subprocess.run([*base, "capture-pane", "-p", "-t", "b"], capture_output=True, text=True).stdout
-            if "Kernels (1)" in screen:
-                return time.perf_counter() - t0
-            time.sleep(0.01)
-        return None
+        seen = tmux_watch(f"{sys.executable} {f.name}", done=lambda screen: "Kernels (1)" in screen)
     finally:
-        subprocess.run([*base, "kill-server"], capture_output=True)
         os.unlink(f.name)
+    return seen[1] if seen is not None else None
 
 
 def compile_bytecode() -> None:
