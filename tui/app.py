@@ -218,16 +218,21 @@ class InspectorApp(App[int]):
         return self._views[view_id].is_mounted
 
     async def show_view(self, view_id: str) -> View:
-        """Mount the view (the first time it is shown), bring it up to date and make its
-        tab the active one."""
+        """Make the view's tab the active one, mounted (the first time it is shown) and up
+        to date."""
+        view = await self._mount_view(view_id)
+        tabs = self.query_one(TabbedContent)
+        if tabs.active != view_id:
+            tabs.active = view_id
+        if view_id in self._stale:
+            self._sync()
+        return view
+
+    async def _mount_view(self, view_id: str) -> View:
         view = self._views[view_id]
         if not view.is_mounted:
             await self.query_one(f"TabPane#{view_id}", TabPane).mount(view)
             self._stale.add(view_id)
-        tabs = self.query_one(TabbedContent)
-        if tabs.active != view_id:
-            tabs.active = view_id
-        self._sync()
         return view
 
     @property
@@ -509,9 +514,10 @@ class InspectorApp(App[int]):
         view_id = event.pane.id
         if view_id is None or view_id not in self._views:
             return
-        if not self.mounted(view_id):
-            await self.show_view(view_id)  # a click on a tab never shown before
-        elif view_id in self._stale:
+        # The tab is active already (a click, or ``show_view``): never set it again here,
+        # the active tab may have moved on since this message was sent.
+        await self._mount_view(view_id)
+        if view_id in self._stale and view_id == self.active_view:
             self._sync()
 
     # -- actions -----------------------------------------------------------------------------
