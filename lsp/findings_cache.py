@@ -209,6 +209,9 @@ def _write(key: bytes, ws: Workspace, index: RunIndex, touch: Touch | None, scop
     try:
         folder.mkdir(parents=True, exist_ok=True, mode=0o700)
         fd, tmp = tempfile.mkstemp(prefix=".findings-", suffix=".tmp", dir=folder)
+    except OSError:
+        return False
+    try:
         findings = {p: msgspec.Raw(msgspec.msgpack.encode(ff)) for p, ff in index.files.items()}
         entry = _Entry(FORMAT, key, files, dataclasses.replace(index, files={}), findings, touch, scope)
         with os.fdopen(fd, "wb") as f:
@@ -216,6 +219,10 @@ def _write(key: bytes, ws: Workspace, index: RunIndex, touch: Touch | None, scop
         os.replace(tmp, folder / f"{key.hex()}.msgpack")
         _prune(folder)
     except OSError:
+        try:
+            os.unlink(tmp)  # (a full disk: no half-written file left in the cache)
+        except OSError:
+            pass
         return False
     return True
 

@@ -192,7 +192,7 @@ class DynInspectServer(LanguageServer):
     def _whole(self, run: Run | None, ws: Workspace, save: bool) -> RunIndex:
         index = build_index(run, ws)
         if save and run is not None:
-            findings_cache.save(run, ws, index, touch_of(run, self.roots))
+            findings_cache.save(run, ws, index, touch_of(run, self.roots, ws))  # (the same workspace: not built again)
         return index
 
     def _rest_of_findings(self) -> RunIndex | None:
