@@ -29,6 +29,7 @@ import asyncio
 import gc
 import json
 import os
+import re
 import shutil
 import statistics
 import subprocess
@@ -48,7 +49,9 @@ from textual.widgets import DataTable  # noqa: E402
 from dyn_inspect.engine.eventlog import EventLog  # noqa: E402
 from dyn_inspect.engine.schema import GraphBreak, Loc  # noqa: E402
 from dyn_inspect.inspector.run import Run  # noqa: E402
+from dyn_inspect.tui import digest  # noqa: E402
 from dyn_inspect.tui.app import InspectorApp  # noqa: E402
+from dyn_inspect.tui.display import duration  # noqa: E402
 
 SIZE = (140, 40)
 
@@ -232,13 +235,22 @@ def tmux_watch(command: str, done: Callable[[str], bool], first: Callable[[str],
         subprocess.run([*base, "kill-server"], capture_output=True)
 
 
+def overview_shown(run_dir: Path) -> Callable[[str], bool]:
+    """Whether a screen shows the run's overview with its data: the counts grid with this
+    run's kernel count and its compile time (not a loading screen, nor an empty run)."""
+    o = digest.overview(Run(run_dir).model)
+    kernels = re.compile(rf"\b{o.kernels}\s+kernels\b")
+    compile_time = re.compile(rf"{re.escape(duration(o.compile_time))}\s+compile time")
+    return lambda screen: bool(kernels.search(screen) and compile_time.search(screen))
+
+
 def tmux_first_paint(run_dir: Path, no_index: bool = False) -> tuple[float, float] | None:
     """(first frame, overview with data) seconds after spawning ``dyn-inspect open``;
     ``no_index``: with DYN_INSPECT_NO_INDEX set (the logs read as on a first open)."""
     dyn = Path(sys.executable).parent / "dyn-inspect"
     return tmux_watch(
         f"{'DYN_INSPECT_NO_INDEX=1 ' if no_index else ''}{dyn} open {run_dir}",
-        done=lambda screen: "Kernels (" in screen and "Kernels (0)" not in screen and "compile time" in screen,
+        done=overview_shown(run_dir),
         first=lambda screen: "dyn-inspect" in screen,
     )
 

@@ -137,7 +137,12 @@ async def test_breaks_table_lists_every_marked_break_with_its_source(breaks_run:
         assert app.query_one(TabbedContent).active == "breaks"
         table = app.query_one("#breaks-table", DataTable)
         locations = {r[0]: r for r in rows(table)}
-        for marker, gb_id in [("BREAK:branch", "GB0170"), ("BREAK:print", "GB0059"), ("BREAK:builtin", "GB0109"), ("BREAK:explicit", "GB0025")]:
+        for marker, gb_id in [
+            ("BREAK:branch", "GB0170"),
+            ("BREAK:print", "GB0059"),
+            ("BREAK:builtin", "GB0109"),
+            ("BREAK:explicit", "GB0025"),
+        ]:
             row = locations[f"breaks.py:{marker_line(BREAKS, marker)}"]
             assert row[1].strip() == "1" and row[2] == gb_id
         helper = locations[f"corpus_helpers.py:{marker_line(HELPERS, 'BREAK:helper_print')}"]
@@ -363,7 +368,7 @@ async def test_views_are_mounted_the_first_time_they_are_shown(breaks_run: Run) 
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
         assert app.mounted("overview") and not app.mounted("kernels") and not app.mounted("output")
-        kernels = len(breaks_run.model.kernels)
+        kernels = len(breaks_run.model.kernels)  # (the label of a view made after the first frame)
         assert str(app.query_one(TabbedContent).get_tab("kernels").label) == f"Kernels ({kernels})"
         assert any(hit.view == "breaks" for hit in app.search("GB0170"))  # a view never shown
         await pilot.press("5")
@@ -376,6 +381,31 @@ async def test_views_are_mounted_the_first_time_they_are_shown(breaks_run: Run) 
         await pilot.press("6")
         await settle(pilot)
         assert "output was not recorded" in "\n".join(str(line.text) for line in app.query_one("#output-log", RichLog).lines)
+
+
+def test_the_first_frame_imports_only_the_first_view() -> None:
+    """``dyn-inspect open`` imports the overview's view alone before its first frame: the
+    other views' tables, trees and syntax highlighting (a fifth of the time to the first
+    frame) are imported once it is on the screen, when every view is made."""
+    import subprocess
+
+    probe = (
+        "import sys\n"
+        "from dyn_inspect.cli.commands import open as _\n"
+        "import dyn_inspect.tui.app, dyn_inspect.tui.views.overview\n"
+        "print(' '.join(sorted(sys.modules)))\n"
+    )
+    loaded = set(subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True).stdout.split())
+    assert "dyn_inspect.tui.views.overview" in loaded
+    heavy = {
+        *(f"dyn_inspect.tui.views.{v}" for v in ("breaks", "kernels", "compiles", "output", "causes", "table")),
+        "dyn_inspect.tui.source",
+        "dyn_inspect.tui.screens",
+        "rich.syntax",
+        "textual.widgets._data_table",
+        "textual.widgets._rich_log",
+    }
+    assert not heavy & loaded, sorted(heavy & loaded)
 
 
 def test_a_small_indexed_run_is_opened_before_the_first_frame(breaks_run: Run, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -648,7 +678,11 @@ def _signal_state(pid: int | None) -> dict[str, int]:
         lines = Path(f"/proc/{pid}/status").read_text().splitlines() if pid else []
     except OSError:
         return {}
-    return {k: int(v.strip(), 16) for k, _, v in (line.partition(":") for line in lines) if k in ("SigBlk", "SigIgn", "SigPnd", "ShdPnd", "SigCgt")}
+    return {
+        k: int(v.strip(), 16)
+        for k, _, v in (line.partition(":") for line in lines)
+        if k in ("SigBlk", "SigIgn", "SigPnd", "ShdPnd", "SigCgt")
+    }
 
 
 async def test_ctrl_c_asks_before_stopping_the_program(tmp_path) -> None:

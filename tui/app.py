@@ -11,6 +11,7 @@ of an update is the visible view's.
 from __future__ import annotations
 
 import gc
+import importlib
 import os
 import signal
 import subprocess
@@ -27,7 +28,7 @@ from textual.app import App, ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal
 from textual.widget import Widget
-from textual.widgets import DataTable, Footer, Input, Label, OptionList, Select, TabbedContent, TabPane, Tree
+from textual.widgets import Label, TabbedContent, TabPane
 
 from dyn_inspect.inspector.errors import InspectorError
 from dyn_inspect.inspector.events import Loc, read_tail
@@ -36,41 +37,43 @@ from dyn_inspect.tui import digest
 from dyn_inspect.tui.display import command_text, display_loc, duration, run_cwd
 from dyn_inspect.tui.follow import OutputBuffer, RunFollower
 from dyn_inspect.tui.messages import ChildExited, LabelChanged, LoadFailed, OutputAvailable, RunLoaded, RunUpdated
-from dyn_inspect.tui.screens import ConfirmScreen, SearchScreen
-from dyn_inspect.tui.source import editor_command
 from dyn_inspect.tui.views.base import Context, SearchHit, View
-from dyn_inspect.tui.views.breaks import BreaksView
-from dyn_inspect.tui.views.causes import CausesView
-from dyn_inspect.tui.views.code import CodeView
-from dyn_inspect.tui.views.compiles import CompilesView
-from dyn_inspect.tui.views.failures import FailuresView
-from dyn_inspect.tui.views.kernels import KernelsView
-from dyn_inspect.tui.views.output import OutputView
-from dyn_inspect.tui.views.overview import OverviewView
-from dyn_inspect.tui.views.ranks import RanksView
-from dyn_inspect.tui.views.recompiles import RecompilesView
-from dyn_inspect.tui.views.shapes import ShapesView
-from dyn_inspect.tui.views.timeline import TimelineView
 
 if TYPE_CHECKING:  # the launcher (and the recorder it imports) only where a run starts
+    from textual.widgets import Select
+
     from dyn_inspect.engine.launcher import Launch, LaunchSpec
     from dyn_inspect.tui.child import ChildProcess
+    from dyn_inspect.tui.views.output import OutputView
 
-VIEWS: list[tuple[str, str, type[View]]] = [
-    ("overview", "Overview", OverviewView),
-    ("breaks", "Graph breaks", BreaksView),
-    ("recompiles", "Recompiles", RecompilesView),
-    ("compiles", "Compiles", CompilesView),
-    ("kernels", "Kernels", KernelsView),
-    ("output", "Output", OutputView),
-    ("failures", "Failures", FailuresView),
-    ("causes", "Causes", CausesView),
-    ("shapes", "Shapes", ShapesView),
-    ("timeline", "Timeline", TimelineView),
-    ("code", "Code", CodeView),
-    ("ranks", "Ranks", RanksView),  # shown only for a run of two ranks or more
+# (tab id, title, the view's class in dyn_inspect.tui.views): a view's module is imported
+# when the view is first needed, so that the first frame waits only for the first view's
+# (the others' tables, trees and syntax highlighting took a fifth of the time to it).
+VIEWS: list[tuple[str, str, str]] = [
+    ("overview", "Overview", "overview:OverviewView"),
+    ("breaks", "Graph breaks", "breaks:BreaksView"),
+    ("recompiles", "Recompiles", "recompiles:RecompilesView"),
+    ("compiles", "Compiles", "compiles:CompilesView"),
+    ("kernels", "Kernels", "kernels:KernelsView"),
+    ("output", "Output", "output:OutputView"),
+    ("failures", "Failures", "failures:FailuresView"),
+    ("causes", "Causes", "causes:CausesView"),
+    ("shapes", "Shapes", "shapes:ShapesView"),
+    ("timeline", "Timeline", "timeline:TimelineView"),
+    ("code", "Code", "code:CodeView"),
+    ("ranks", "Ranks", "ranks:RanksView"),  # shown only for a run of two ranks or more
 ]
 VIEW_IDS = [v for v, _, _ in VIEWS]
+TITLES = {v: title for v, title, _ in VIEWS}
+
+
+def view_class(view_id: str) -> type[View]:
+    """The class of a tab's view, its module imported now if it was not."""
+    module, name = next(where for v, _, where in VIEWS if v == view_id).split(":")
+    cls: type[View] = getattr(importlib.import_module(f"dyn_inspect.tui.views.{module}"), name)
+    return cls
+
+
 ALL_RANKS = -1
 FREEZE_EVERY = 20_000  # events: how much a live model grows before it is frozen again
 
@@ -197,25 +200,30 @@ class InspectorApp(App[int]):
         # twelve views' widgets took half the time to the first frame. The others are
         # mounted the first time they are shown (``show_view``; the output pane keeps what
         # is written to it before).
-        self._views = {
-            view_id: OutputView(id=f"view-{view_id}", interactive=self.launch is not None)
-            if cls is OutputView
-            else cls(id=f"view-{view_id}")
-            for view_id, _, cls in VIEWS
-        }
+        # (Views are made, their modules imported, when first needed: ``view``.)
+        self._views: dict[str, View] = {}
         with TabbedContent(initial=self.initial_view):
             for view_id, title, _ in VIEWS:
                 with TabPane(title, id=view_id):
                     if view_id == self.initial_view or (view_id == "output" and self.launch is not None):
-                        yield self._views[view_id]
+                        yield self.view(view_id)
 
     def view(self, view_id: str) -> View:
         """The view of a tab, mounted or not (``search`` and ``tab_label`` read the run,
-        not the view's widgets)."""
-        return self._views[view_id]
+        not the view's widgets); made the first time it is asked for."""
+        view = self._views.get(view_id)
+        if view is None:
+            cls = view_class(view_id)
+            if view_id == "output":
+                view = cls(id=f"view-{view_id}", interactive=self.launch is not None)  # type: ignore[call-arg]
+            else:
+                view = cls(id=f"view-{view_id}")
+            self._views[view_id] = view
+        return view
 
     def mounted(self, view_id: str) -> bool:
-        return self._views[view_id].is_mounted
+        view = self._views.get(view_id)
+        return view is not None and view.is_mounted
 
     async def show_view(self, view_id: str) -> View:
         """Make the view's tab the active one, mounted (the first time it is shown) and up
@@ -229,7 +237,7 @@ class InspectorApp(App[int]):
         return view
 
     async def _mount_view(self, view_id: str) -> View:
-        view = self._views[view_id]
+        view = self.view(view_id)
         if not view.is_mounted:
             await self.query_one(f"TabPane#{view_id}", TabPane).mount(view)
             self._stale.add(view_id)
@@ -237,7 +245,9 @@ class InspectorApp(App[int]):
 
     @property
     def output_view(self) -> OutputView:
-        view = self._views["output"]
+        from dyn_inspect.tui.views.output import OutputView
+
+        view = self.view("output")
         assert isinstance(view, OutputView)
         return view
 
@@ -251,12 +261,7 @@ class InspectorApp(App[int]):
         if self.launch is not None:
             self._start_child()
         elif not (self.run_path / "output.log").exists():
-            tail = read_tail(self.run_path)  # --no-tui keeps the stderr tail (engine/stderr_tail.py)
-            if tail is None:
-                self.output_view.show_notice("The program's output was not recorded (it ran without the live TUI).")
-            else:
-                self.output_view.show_notice("The program ran without the live TUI: the end of its stderr was kept.")
-                self.output_view.write_bytes(tail.encode() + (b"" if tail.endswith("\n") else b"\n"))
+            self.call_after_refresh(self._show_stderr_tail)  # (after the first frame: the output view is not on it)
         self.follower = RunFollower(
             self,
             self.run_path,
@@ -273,6 +278,14 @@ class InspectorApp(App[int]):
         self.call_after_refresh(self.follower.start)
         self.set_interval(0.5, self._tick)
         self.call_after_refresh(lambda: self._focus_view(self.active_view))
+
+    def _show_stderr_tail(self) -> None:
+        tail = read_tail(self.run_path)  # --no-tui keeps the stderr tail (engine/stderr_tail.py)
+        if tail is None:
+            self.output_view.show_notice("The program's output was not recorded (it ran without the live TUI).")
+        else:
+            self.output_view.show_notice("The program ran without the live TUI: the end of its stderr was kept.")
+            self.output_view.write_bytes(tail.encode() + (b"" if tail.endswith("\n") else b"\n"))
 
     def on_unmount(self) -> None:
         if self.follower is not None:
@@ -314,13 +327,13 @@ class InspectorApp(App[int]):
         self._sync()
         self.notify(f"Program exited with code {self.exit_code}.", severity="information" if self.exit_code == 0 else "warning")
 
-    @on(OutputView.StdinLine)
-    def _stdin_line(self, message: OutputView.StdinLine) -> None:
+    # (Handlers by name, not ``@on(OutputView.StdinLine)``: the output view's module is
+    # imported only when the view is first needed.)
+    def on_output_view_stdin_line(self, message: OutputView.StdinLine) -> None:
         if self.child is not None:
             self.child.write(message.text.encode() + b"\n")
 
-    @on(OutputView.StdinEOF)
-    def _stdin_eof(self, _message: OutputView.StdinEOF) -> None:
+    def on_output_view_stdin_eof(self, _message: OutputView.StdinEOF) -> None:
         if self.child is not None:
             self.child.send_eof()
 
@@ -344,15 +357,26 @@ class InspectorApp(App[int]):
         self.query_one(TabbedContent).loading = False
         self._sync(all_views=False)
         self.call_after_refresh(self._mount_footer)
+        self.call_after_refresh(self._make_views)
         with self.lock:
             problems = run.problems
         if problems:
             self.notify(f"Skipped {len(problems)} unreadable line(s) of the log — see the overview.", severity="warning", timeout=8)
 
+    def _make_views(self) -> None:
+        """Every view, once the first frame is on the screen: their tab labels count what
+        they show (their modules' imports took a fifth of the time to the first frame)."""
+        if len(self._views) < len(VIEWS):
+            for view_id in VIEW_IDS:
+                self.view(view_id)
+            self._sync()
+
     def _mount_footer(self) -> None:
         """The key bar, once the run is on the screen: Textual's Footer builds a widget per
         key and rebuilds them at every change of focus, which cost a fifth of the time to
         the first overview with data."""
+        from textual.widgets import Footer
+
         if not self.query(Footer):
             self.mount(Footer())
 
@@ -395,8 +419,10 @@ class InspectorApp(App[int]):
             model = ctx.run.model
             self._sync_header(ctx)
             tabs = self.query_one(TabbedContent)
-            for view_id, _, _ in VIEWS:
-                tabs.get_tab(view_id).label = Text(self.view(view_id).tab_label(ctx))
+            for view_id, title, _ in VIEWS:
+                # A view not made yet has its plain title (``_make_views`` follows the first frame).
+                view = self._views.get(view_id)
+                tabs.get_tab(view_id).label = Text(view.tab_label(ctx) if view is not None else title)
             if (len(model.ranks()) > 1) != self._ranks_tab:
                 self._ranks_tab = not self._ranks_tab
                 (tabs.show_tab if self._ranks_tab else tabs.hide_tab)("ranks")
@@ -435,6 +461,8 @@ class InspectorApp(App[int]):
             value = self.scope.rank if self.scope.rank is not None else ALL_RANKS
             select = self._rank_select()
             if select is None and len(ranks) > 1:
+                from textual.widgets import Select
+
                 select = Select(options, prompt="rank", allow_blank=False, value=value, id="rank-select", compact=True)
                 self.query_one("#header-line2", Horizontal).mount(select, before="#header-run")
             elif select is not None:
@@ -444,8 +472,8 @@ class InspectorApp(App[int]):
 
     def _rank_select(self) -> Select[int] | None:
         """The rank selector, once the run has two ranks (a Select is costly to mount)."""
-        for select in self.query("#rank-select").results(Select):
-            return select
+        for select in self.query("#rank-select"):
+            return select  # type: ignore[return-value]
         return None
 
     def _header_label(self, selector: str) -> Label | None:
@@ -481,9 +509,8 @@ class InspectorApp(App[int]):
         if label is not None:
             label.update(duration(seconds) if seconds is not None else "")
 
-    @on(Select.Changed, "#rank-select")
-    def _rank_changed(self, event: Select.Changed) -> None:
-        if self.loaded_run is None or not isinstance(event.value, int):
+    def on_select_changed(self, event: Select.Changed) -> None:
+        if event.select.id != "rank-select" or self.loaded_run is None or not isinstance(event.value, int):
             return  # Select.NULL: nothing chosen
         rank = None if event.value == ALL_RANKS else event.value
         if rank == self.scope.rank:
@@ -506,13 +533,15 @@ class InspectorApp(App[int]):
             select.value = ALL_RANKS if rank is None else rank
 
     def on_descendant_focus(self, event: events.DescendantFocus) -> None:
+        from textual.widgets import Input
+
         if not self.cursor_blink and isinstance(event.widget, Input):
             event.widget.cursor_blink = False
 
     @on(TabbedContent.TabActivated)
     async def _tab_activated(self, event: TabbedContent.TabActivated) -> None:
         view_id = event.pane.id
-        if view_id is None or view_id not in self._views:
+        if view_id is None or view_id not in TITLES:
             return
         # The tab is active already (a click, or ``show_view``): never set it again here,
         # the active tab may have moved on since this message was sent.
@@ -525,6 +554,8 @@ class InspectorApp(App[int]):
     def _focus_view(self, view_id: str) -> None:
         """Focus the view's main widget. (Leaving focus inside the previous tab would make
         TabbedContent switch back to it.)"""
+        from textual.widgets import DataTable, OptionList, Tree
+
         view = self.view(view_id)
         target: Widget | None = None
         if view_id == "output":
@@ -561,6 +592,8 @@ class InspectorApp(App[int]):
                 view = await self.show_view(hit.view)
                 view.reveal(hit.key)
 
+        from dyn_inspect.tui.screens import SearchScreen
+
         self.push_screen(SearchScreen(self.search), done)
 
     def search(self, query: str) -> list[SearchHit]:
@@ -585,6 +618,8 @@ class InspectorApp(App[int]):
         if not os.path.exists(loc.file):
             self.notify(f"{loc.file} is not on this machine.", severity="error")
             return
+        from dyn_inspect.tui.source import editor_command
+
         command = editor_command(loc.file, loc.line)
         try:
             with self.suspend():
@@ -648,6 +683,7 @@ class InspectorApp(App[int]):
 
     def action_quit(self) -> None:  # type: ignore[override]
         if self.child is not None and self.child.alive:
+            from dyn_inspect.tui.screens import ConfirmScreen
 
             def answer(choice: str | None) -> None:
                 if choice == "kill":
@@ -668,6 +704,8 @@ class InspectorApp(App[int]):
         self.exit(self.exit_code, return_code=self.exit_code)
 
     def action_interrupt(self) -> None:
+        from dyn_inspect.tui.screens import ConfirmScreen
+
         if isinstance(self.screen, ConfirmScreen):
             return
         if self.child is None or not self.child.alive:

@@ -19,7 +19,8 @@ from dyn_inspect.inspector.model import BreakGroup
 from dyn_inspect.tui import digest
 from dyn_inspect.tui.display import display_loc, shown_loc
 from dyn_inspect.tui.source import snippet
-from dyn_inspect.tui.views.base import COMMON_KEYS, Cell, Context, SearchHit, TableView, matches
+from dyn_inspect.tui.views.base import COMMON_KEYS, Context, SearchHit, matches
+from dyn_inspect.tui.views.table import Cell, TableView
 from dyn_inspect.tui.widgets import DetailPane
 
 

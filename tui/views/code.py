@@ -18,7 +18,8 @@ from dyn_inspect.inspector.events import Loc
 from dyn_inspect.inspector.model import CompileInfo
 from dyn_inspect.tui import digest
 from dyn_inspect.tui.display import display_loc
-from dyn_inspect.tui.views.base import COMMON_KEYS, Cell, Context, SearchHit, SplitView, matches
+from dyn_inspect.tui.views.base import COMMON_KEYS, Context, SearchHit, matches
+from dyn_inspect.tui.views.table import Cell, SplitView
 from dyn_inspect.tui.widgets import DetailPane
 
 

@@ -26,7 +26,8 @@ from dyn_inspect.inspector.model import CompileInfo, FrameInfo, KernelInfo
 from dyn_inspect.tui import digest
 from dyn_inspect.tui.display import display_loc, display_path, duration
 from dyn_inspect.tui.source import code_view, cut_code
-from dyn_inspect.tui.views.base import COMMON_KEYS, Context, SearchHit, View, frame_key, kernel_detail, matches
+from dyn_inspect.tui.views.base import COMMON_KEYS, Context, SearchHit, View, matches
+from dyn_inspect.tui.views.table import frame_key, kernel_detail
 from dyn_inspect.tui.widgets import DetailPane
 
 HISTOGRAM_ROWS = 20

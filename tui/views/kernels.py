@@ -17,7 +17,8 @@ from dyn_inspect.inspector.locations import same_file, split_file_line
 from dyn_inspect.inspector.model import KernelInfo
 from dyn_inspect.tui import digest
 from dyn_inspect.tui.display import display_loc
-from dyn_inspect.tui.views.base import COMMON_KEYS, Cell, Context, SearchHit, View, kernel_detail, matches
+from dyn_inspect.tui.views.base import COMMON_KEYS, Context, SearchHit, View, matches
+from dyn_inspect.tui.views.table import Cell, kernel_detail
 from dyn_inspect.tui.widgets import DetailPane
 
 

@@ -21,7 +21,8 @@ from dyn_inspect.inspector.ranks import (
     rank_behaviours,
     rank_profiles,
 )
-from dyn_inspect.tui.views.base import COMMON_KEYS, Cell, Context, SearchHit, SplitView, matches
+from dyn_inspect.tui.views.base import COMMON_KEYS, Context, SearchHit, matches
+from dyn_inspect.tui.views.table import Cell, SplitView
 from dyn_inspect.tui.widgets import DetailPane
 
 OUTLIER = "bold red"

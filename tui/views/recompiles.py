@@ -21,7 +21,8 @@ from dyn_inspect.inspector.model import CompileInfo, FrameInfo
 from dyn_inspect.tui import digest
 from dyn_inspect.tui.display import display_path, duration
 from dyn_inspect.tui.source import THEME
-from dyn_inspect.tui.views.base import COMMON_KEYS, Cell, Context, SearchHit, TableView, frame_key, matches
+from dyn_inspect.tui.views.base import COMMON_KEYS, Context, SearchHit, matches
+from dyn_inspect.tui.views.table import Cell, TableView, frame_key
 from dyn_inspect.tui.widgets import DetailPane
 
 MAX_DIFF_LINES = 8

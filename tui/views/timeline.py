@@ -17,7 +17,8 @@ from dyn_inspect.inspector.analysis.timeline import SpanNode, TimelineEntry, com
 from dyn_inspect.inspector.events import Loc
 from dyn_inspect.tui import digest
 from dyn_inspect.tui.display import display_loc, duration
-from dyn_inspect.tui.views.base import COMMON_KEYS, Cell, Context, SearchHit, SplitView, matches
+from dyn_inspect.tui.views.base import COMMON_KEYS, Context, SearchHit, matches
+from dyn_inspect.tui.views.table import Cell, SplitView
 from dyn_inspect.tui.widgets import DetailPane
 
 # torch's span names, in words (the others are shown as torch names them)

@@ -1,0 +1,187 @@
+"""The incremental table most views are (``TableView``, ``SplitView``), their cells, and
+what more than one view shows (a kernel's detail, a frame's key): imported by the views
+that have a table, not by the first frame's overview."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import ClassVar, Generic, TypeVar
+
+from rich.console import JustifyMethod, RenderableType
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.containers import Horizontal
+from textual.widgets import DataTable
+
+from dyn_inspect.inspector.events import Kernel
+from dyn_inspect.inspector.model import FrameInfo, KernelInfo
+from dyn_inspect.tui.digest import Scope
+from dyn_inspect.tui.display import display_loc
+from dyn_inspect.tui.source import code_view, cut_code
+from dyn_inspect.tui.views.base import Context, View
+from dyn_inspect.tui.widgets import DetailPane
+
+T = TypeVar("T")
+
+
+class SplitView(View):
+    """A table of rows beside a detail pane, the layout of most views: subclasses name the
+    two widgets' ids, the table's (label, key) columns and what the pane says while empty."""
+
+    TABLE_ID: ClassVar[str]
+    DETAIL_ID: ClassVar[str]
+    COLUMNS: ClassVar[tuple[tuple[str, str], ...]]
+    EMPTY: ClassVar[str]
+
+    def compose(self) -> ComposeResult:
+        with Horizontal():
+            yield DataTable(id=self.TABLE_ID, cursor_type="row", zebra_stripes=True)
+            yield DetailPane(id=self.DETAIL_ID, classes="detail")
+
+    def on_mount(self) -> None:
+        table = self.query_one(DataTable)
+        for label, key in self.COLUMNS:
+            table.add_column(label, key=key)
+        self.query_one(DetailPane).show(Text(self.EMPTY, style="dim"))
+
+    def on_data_table_row_highlighted(self, event: DataTable.RowHighlighted) -> None:
+        event.stop()
+        if event.row_key is not None and event.row_key.value is not None:
+            key = str(event.row_key.value)
+            self.show_detail_soon(lambda: self._show(key))
+
+    def _show(self, key: str) -> None:
+        """Show the row ``key``'s details in the pane (each view says what they are)."""
+
+
+class TableView(View, Generic[T]):
+    """A view whose DataTable grows with the run: one row per key, added once; when a row's
+    version (its count) changes only its ``version_column`` cell is rewritten, so a table of
+    thousands of rows costs nothing per sync; a new scope (rank) starts over. Subclasses say
+    what the rows are (``rows``), their cells, and what selecting one shows (``show``)."""
+
+    version_column = "count"
+
+    def __init__(self, *, id: str | None = None) -> None:  # noqa: A002 - textual's name
+        super().__init__(id=id)
+        self._items: dict[str, T] = {}
+        self._versions: dict[str, int] = {}  # key → its version (a count)
+        self._scope: Scope | None = None
+        self._shown: str | None = None  # the key whose details are on the right
+
+    def rows(self, ctx: Context) -> Iterable[tuple[str, T, int]]:
+        """(key, item, version) of every row, in the model's order."""
+        raise NotImplementedError
+
+    def row_cells(self, ctx: Context, item: T, version: int) -> list[Cell]:
+        raise NotImplementedError
+
+    def version_cell(self, ctx: Context, item: T, version: int) -> Cell:
+        raise NotImplementedError
+
+    def show(self, key: str) -> None:
+        """Show the details of the row ``key`` (known to be in the table)."""
+
+    def sync_rows(self, ctx: Context) -> set[str]:
+        """Bring the table up to the model; the keys of the rows added or changed."""
+        table = self.query_one(DataTable)
+        if ctx.scope != self._scope:
+            table.clear()
+            self._items.clear()
+            self._versions.clear()
+            self._scope = ctx.scope
+        changed: set[str] = set()
+        for key, item, version in self.rows(ctx):
+            if key not in self._items:
+                table.add_row(*self.row_cells(ctx, item, version), key=key)
+                changed.add(key)
+            elif self._versions[key] != version:
+                table.update_cell(key, self.version_column, self.version_cell(ctx, item, version))
+                changed.add(key)
+            self._items[key] = item
+            self._versions[key] = version
+        return changed
+
+    def selected_key(self) -> str | None:
+        table = self.query_one(DataTable)
+        if not table.row_count:
+            return None
+        try:
+            row_key, _ = table.coordinate_to_cell_key(table.cursor_coordinate)
+        except Exception:  # noqa: BLE001 - an empty or shrinking table
+            return None
+        return str(row_key.value)
+
+    def _show_key(self, key: str | None) -> None:
+        if key is not None and key in self._items:
+            self._shown = key
+            self.show(key)
+
+    def on_data_table_row_highlighted(self, event: DataTable.RowHighlighted) -> None:
+        event.stop()
+        if event.row_key is not None and event.row_key.value is not None:
+            key = str(event.row_key.value)
+            self.show_detail_soon(lambda: self._show_key(key))
+
+    def reveal(self, key: str) -> None:
+        table = self.query_one(DataTable)
+        if key in self._items:
+            table.move_cursor(row=table.get_row_index(key), animate=False)
+            self._show_key(key)
+        table.focus()
+
+
+class Cell(Text):
+    """A table cell that sorts by a value rather than by its text (memray's SortableText).
+
+    Every cell is a ``Text``, never a plain ``str``: DataTable would read a ``str`` as markup,
+    and a torch message such as ``[0/1]`` must show as written."""
+
+    __slots__ = ("value",)
+
+    def __init__(self, text: str, value: object = None, style: str = "", justify: JustifyMethod | None = None) -> None:
+        super().__init__(text, style=style, justify=justify, no_wrap=True, end="")
+        self.value = text if value is None else value
+
+    def __lt__(self, other: object) -> bool:
+        if not isinstance(other, Cell):
+            return NotImplemented
+        return self.value < other.value  # type: ignore[operator]
+
+
+# Shown by more than one view (a view never imports another: tests/test_layering.py).
+
+
+def frame_key(f: FrameInfo) -> str:
+    """A compiled frame's row/node key, the same in the recompiles and compiles views."""
+    return f.key
+
+
+def kernel_source(ctx: Context, k: Kernel) -> list[RenderableType]:
+    text, more = cut_code(ctx.run.blob_text(k.source))
+    lexer = "cpp" if k.backend == "cpp" else "python"
+    view: list[RenderableType] = [code_view(text or "// kernel source missing from the run", lexer)]
+    if more:
+        view.append(Text(f"… {more} more lines", style="dim"))
+    return view
+
+
+def kernel_detail(ctx: Context, k: KernelInfo) -> list[RenderableType]:
+    e = k.event
+    parts: list[RenderableType] = [Text.assemble((e.name, "bold"), f"  {e.backend}", ("  backward" if e.backward else "", "dim"))]
+    if e.fused_ops:
+        parts.append(Text("fused: " + ", ".join(e.fused_ops)))
+    if k.lines:
+        parts.append(Text("from: " + ", ".join(display_loc(loc, ctx.cwd) for loc in k.lines), style="cyan"))
+    if e.vectorized:
+        parts.append(Text(f"vectorized: {e.vectorized}", style="dim"))
+    p = k.profile
+    if p is not None and p.steps:
+        measured = f"profiled: {p.total_us / p.steps:.1f} µs per step ({p.calls / p.steps:g} calls)"
+        if p.bandwidth_gbps:
+            measured += f", {p.bandwidth_gbps:.0f} GB/s"
+        if p.tflops:
+            measured += f", {p.tflops:.2f} TFLOP/s"
+        parts.append(Text(measured, style="green"))
+    parts.extend(kernel_source(ctx, e))
+    return parts
