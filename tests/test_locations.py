@@ -161,3 +161,35 @@ def test_the_tui_filter_matches_like_kernels_at(tree: Path, recorded: str, typed
 def test_relative_spellings_resolve_from_this_directory_too(tree: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.chdir(tree / "proj")
     assert same_file(str(tree / "proj" / "examples" / "train.py"), "./examples/train.py", "/somewhere/else")
+
+
+def test_def_line_of_plain_decorated_and_edited_functions(tmp_path: Path) -> None:
+    """co_firstlineno is the first decorator's line for a decorated function: the def line is
+    found below it (multi-line decorators too); a plain def is its own line; an edit of the
+    file is seen; a line that is neither stays as it is."""
+    import os
+
+    from dyn_inspect.inspector.locations import def_line
+
+    src = tmp_path / "m.py"
+    src.write_text(
+        "import functools\n"  # 1
+        "\n"
+        "def plain(x):\n"  # 3
+        "    return x\n"
+        "\n"
+        "@functools.lru_cache(\n"  # 6
+        "    maxsize=None,\n"
+        ")\n"
+        "@staticmethod\n"
+        "async def decorated(x):\n"  # 10
+        "    return x\n"
+        "square = lambda x: x * x\n"  # 12
+    )
+    assert def_line(str(src), 3) == 3
+    assert def_line(str(src), 6) == 10
+    assert def_line(str(src), 12) == 12
+    assert def_line(str(tmp_path / "gone.py"), 7) == 7
+    src.write_text("@functools.cache\ndef moved(x):\n    return x\n")
+    os.utime(src, ns=(1, 1))  # another version even within the clock's resolution
+    assert def_line(str(src), 1) == 2 and def_line(str(src), 3) == 3

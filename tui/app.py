@@ -276,6 +276,9 @@ class InspectorApp(App[int]):
             self.query_one(TabbedContent).loading = True
         # Read the logs once the first frame is on screen (the reading thread competes for the GIL).
         self.call_after_refresh(self.follower.start)
+        # `dyn-inspect open` and the live run start with the cyclic GC off (cli/commands):
+        # on again once the first frame is drawn.
+        self.call_after_refresh(gc.enable)
         self.set_interval(0.5, self._tick)
         self.call_after_refresh(lambda: self._focus_view(self.active_view))
 

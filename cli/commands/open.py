@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import gc
 import sys
 
 from dyn_inspect.inspector.errors import InspectorError
@@ -23,6 +24,9 @@ def run(args: argparse.Namespace) -> int:
     path = resolve_run(args.run, args.runs_dir)
     if not (sys.stdout.isatty() and sys.stdin.isatty()):
         raise InspectorError("`dyn-inspect open` needs a terminal; use `dyn-inspect summary` (or --json) in scripts")
+    # No cyclic GC until the first frame is on the screen (InspectorApp turns it back on):
+    # importing Textual and building the screen make many objects and no garbage.
+    gc.disable()
     from dyn_inspect.tui.app import run_open
 
     return run_open(path, initial_view=args.view)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import gc
 import os
 import sys
 
@@ -101,10 +102,14 @@ def run(args: argparse.Namespace) -> int:
     # A runs directory that cannot hold the run is refused before the program starts
     # (docs/security.md): one line, exit 2, nothing left behind.
     try:
+        collecting = gc.isenabled()
+        gc.disable()  # to the TUI's first frame (see `open`); the TUI turns it back on
         if _want_tui(args):
             from dyn_inspect.tui.app import run_live
 
             return run_live(spec)
+        if collecting:
+            gc.enable()
         from dyn_inspect.engine.launcher import run_foreground
 
         run_dir, exit_code = run_foreground(spec)
