@@ -161,15 +161,21 @@ def _main(argv: Sequence[str] | None, collecting: bool) -> int:
 
 def _after_index_written(run: Any, path: Any) -> None:
     # Imported when an index is written (rare), not at every command's start.
+    from dyn_inspect.inspector import index
     from dyn_inspect.lsp.precompute import after_index_written
+    from dyn_inspect.tui import first_screen
 
+    index_id = index.identity(run.path)
+    if index_id is not None:
+        first_screen.save(run, index_id)  # the TUI's overview, drawn before the run is read
     after_index_written(run, path)
 
 
 def _precompute_findings_on_index() -> None:
     """Every index this command writes (a recording's end, the live TUI's exit, the first
-    open of a finished run) starts the language server's findings precompute
-    (``lsp/precompute.py``): the inspector writes indexes and must not import the LSP."""
+    open of a finished run) saves the TUI's first screen (``tui/first_screen.py``) and
+    starts the language server's findings precompute (``lsp/precompute.py``): the inspector
+    writes indexes and must not import the faces."""
     from dyn_inspect.inspector import index
 
     if _after_index_written not in index.WRITTEN:

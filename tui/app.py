@@ -34,7 +34,7 @@ from dyn_inspect.inspector.errors import InspectorError
 from dyn_inspect.inspector.events import Loc, read_tail
 from dyn_inspect.inspector.run import Run
 from dyn_inspect.tui import digest
-from dyn_inspect.tui.display import command_text, display_loc, duration, run_cwd
+from dyn_inspect.tui.display import display_loc, duration, run_cwd
 from dyn_inspect.tui.follow import OutputBuffer, RunFollower
 from dyn_inspect.tui.messages import ChildExited, LabelChanged, LoadFailed, OutputAvailable, RunLoaded, RunUpdated
 from dyn_inspect.tui.views.base import Context, SearchHit, View
@@ -44,6 +44,7 @@ if TYPE_CHECKING:  # the launcher (and the recorder it imports) only where a run
 
     from dyn_inspect.engine.launcher import Launch, LaunchSpec
     from dyn_inspect.tui.child import ChildProcess
+    from dyn_inspect.tui.first_screen import FirstScreen
     from dyn_inspect.tui.views.output import OutputView
 
 # (tab id, title, the view's class in dyn_inspect.tui.views): a view's module is imported
@@ -155,6 +156,7 @@ class InspectorApp(App[int]):
         run_path: Path,
         *,
         run: Run | None = None,
+        first_screen: FirstScreen | None = None,
         launch: Launch | None = None,
         clock: Callable[[], float] = time.time,
         initial_view: str = "overview",
@@ -169,6 +171,8 @@ class InspectorApp(App[int]):
         self.launch = launch
         self.clock = clock
         self.initial_view = initial_view if initial_view in VIEW_IDS else "overview"
+        # The overview drawn before the run is read (``run_open``), when no ``run`` is given.
+        self.first_screen = first_screen if run is None and self.initial_view == "overview" else None
         self.poll_interval = poll_interval
         self.lock = threading.Lock()
         self.output_buffer = OutputBuffer()
@@ -272,6 +276,8 @@ class InspectorApp(App[int]):
         )
         if self._preloaded is not None:
             self._loaded(self._preloaded)
+        elif self.first_screen is not None:
+            self._show_first_screen(self.first_screen)
         else:
             self.query_one(TabbedContent).loading = True
         # Read the logs once the first frame is on screen (the reading thread competes for the GIL).
@@ -281,6 +287,21 @@ class InspectorApp(App[int]):
         self.call_after_refresh(gc.enable)
         self.set_interval(0.5, self._tick)
         self.call_after_refresh(lambda: self._focus_view(self.active_view))
+
+    def _show_first_screen(self, screen: FirstScreen) -> None:
+        """The run's saved header and overview, while the run itself is read behind them."""
+        self._show_header(screen.command, screen.state, screen.env)
+        elapsed = self._header_label("#header-elapsed")
+        if elapsed is not None and screen.elapsed is not None:
+            elapsed.update(duration(screen.elapsed))
+        if len(screen.ranks) < 2:
+            self._ranks_tab = False
+            self.query_one(TabbedContent).hide_tab("ranks")
+        from dyn_inspect.tui.views.overview import OverviewView  # (the first view: imported already)
+
+        overview = self.view("overview")
+        assert isinstance(overview, OverviewView)
+        overview.show(screen.overview, screen.cwd)
 
     def _show_stderr_tail(self) -> None:
         tail = read_tail(self.run_path)  # --no-tui keeps the stderr tail (engine/stderr_tail.py)
@@ -361,10 +382,22 @@ class InspectorApp(App[int]):
         self._sync(all_views=False)
         self.call_after_refresh(self._mount_footer)
         self.call_after_refresh(self._make_views)
+        if self.first_screen is None and run.from_index:
+            self.call_after_refresh(self._save_first_screen, run)
         with self.lock:
             problems = run.problems
         if problems:
             self.notify(f"Skipped {len(problems)} unreadable line(s) of the log — see the overview.", severity="warning", timeout=8)
+
+    def _save_first_screen(self, run: Run) -> None:
+        """Save the first screen of a finished run opened from its index without one (an
+        index written by the language server, or by an older dyn-inspect): the next open
+        draws it before reading the run."""
+        from dyn_inspect.tui import first_screen
+
+        with self.lock:
+            if first_screen.load(run.path) is None:
+                first_screen.save(run)
 
     def _make_views(self) -> None:
         """Every view, once the first frame is on the screen: their tab labels count what
@@ -440,12 +473,6 @@ class InspectorApp(App[int]):
 
     def _sync_header(self, ctx: Context) -> None:
         model = ctx.run.model
-        if model.run_start is not None:
-            command = command_text(model.run_start.command, model.run_start.cwd)
-        else:
-            start = next((p.start for p in model.processes.values() if p.start), None)
-            command = command_text(["python", *start.argv]) if start else ctx.run.path.name
-        self.query_one("#header-command", Label).update(Text(f"dyn-inspect  {command}"))
         state = digest.run_state(model, self.scope)
         if self.child is not None and self.child.exit_code is not None and state.kind in ("running", "compiling", "starting"):
             # The program ended but run_end is not read yet: say what we know.
@@ -453,9 +480,7 @@ class InspectorApp(App[int]):
             state = digest.RunState("finished" if code == 0 else "crashed", f"{'finished' if code == 0 else 'crashed'} · exit {code}", code)
         elif self.child is not None and self.child.alive and state.kind == "starting":
             state = digest.RunState("running", "running")  # a program that has not imported torch (yet)
-        self._set_state(state)
-        self.query_one("#header-env", Label).update(Text(digest.environment_text(model)))
-        self.query_one("#header-run", Label).update(Text(f"run {ctx.run.path.name}"))
+        self._show_header(digest.command_line(model, ctx.run.path.name), state, digest.environment_text(model))
         self._show_elapsed()
         ranks = model.ranks()
         if ranks != self._ranks:
@@ -472,6 +497,12 @@ class InspectorApp(App[int]):
                 select.set_options(options)
                 select.value = value
                 select.display = len(ranks) > 1
+
+    def _show_header(self, command: str, state: digest.RunState, env: str) -> None:
+        self.query_one("#header-command", Label).update(Text(f"dyn-inspect  {command}"))
+        self._set_state(state)
+        self.query_one("#header-env", Label).update(Text(env))
+        self.query_one("#header-run", Label).update(Text(f"run {self.run_path.name}"))
 
     def _rank_select(self) -> Select[int] | None:
         """The rank selector, once the run has two ranks (a Select is costly to mount)."""
@@ -801,8 +832,16 @@ def open_at_once(path: Path) -> Run | None:
 
 
 def run_open(path: Path, initial_view: str = "overview") -> int:
-    """``dyn-inspect open RUN``: browse a finished (or still running) run."""
-    app = InspectorApp(path, initial_view=initial_view, run=open_at_once(path))
+    """``dyn-inspect open RUN``: browse a finished (or still running) run. Its saved first
+    screen, when current, is drawn before the run is read; else a small indexed run is read
+    before the first frame (``open_at_once``); else behind it."""
+    from dyn_inspect.tui import first_screen
+
+    saved = None
+    if initial_view == "overview" and not os.environ.get("DYN_INSPECT_NO_INDEX"):
+        saved = first_screen.load(path)
+    run = open_at_once(path) if saved is None else None
+    app = InspectorApp(path, initial_view=initial_view, run=run, first_screen=saved)
     app.run()
     if app.load_error is not None:
         raise InspectorError(app.load_error)

@@ -10,7 +10,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from dyn_inspect.inspector.analysis.failures import CompileFailure, compile_failures
+from dyn_inspect.inspector.events import Loc
 from dyn_inspect.inspector.model import BreakGroup, CompileInfo, FrameInfo, KernelInfo, RunModel
+from dyn_inspect.tui.display import command_text, shown_loc
 
 
 @dataclass(frozen=True)
@@ -122,6 +124,15 @@ def environment_text(model: RunModel) -> str:
     return " · ".join(parts)
 
 
+def command_line(model: RunModel, fallback: str) -> str:
+    """The run's command as the header shows it (``fallback``: the run's name, for a run
+    that recorded none)."""
+    if model.run_start is not None:
+        return command_text(model.run_start.command, model.run_start.cwd)
+    start = next((p.start for p in model.processes.values() if p.start), None)
+    return command_text(["python", *start.argv]) if start else fallback
+
+
 def start_time(model: RunModel) -> float | None:
     """When the program started (for an imported trace: its first process, not the import)."""
     if model.run_start is not None and model.run_start.t and model.run_start.mode != "import":
@@ -193,8 +204,42 @@ def compiles(model: RunModel, scope: Scope = ALL) -> list[CompileInfo]:
 STAGES = ("dynamo", "aot", "inductor", "codegen")
 
 
+@dataclass(frozen=True)
+class FailureRow:
+    cid: str
+    user_loc: Loc | None
+    fail_type: str
+    headline: str
+
+
+@dataclass(frozen=True)
+class BreakRow:
+    count: int
+    loc: Loc  # where the break is attributed (``display.shown_loc``)
+    gb_type: str
+
+
+@dataclass(frozen=True)
+class RecompiledRow:
+    compiles: int
+    name: str
+    filename: str
+    firstlineno: int
+    limit_hit: bool
+
+
+@dataclass(frozen=True)
+class SlowRow:
+    seconds: float
+    cid: str
+    name: str
+
+
 @dataclass
 class Overview:
+    """What the overview shows, as plain data (no model objects): computed from the model,
+    or read back from a finished run's saved first screen (``tui/first_screen.py``)."""
+
     frames: int = 0
     compiles: int = 0
     graphs: int = 0
@@ -207,11 +252,12 @@ class Overview:
     compile_time: float = 0.0
     by_stage: dict[str, float] = field(default_factory=dict)
     cache: dict[str, int] = field(default_factory=dict)
-    top_failures: list[CompileFailure] = field(default_factory=list)
-    top_breaks: list[tuple[BreakGroup, int]] = field(default_factory=list)
-    top_recompiled: list[FrameInfo] = field(default_factory=list)
-    slowest: list[CompileInfo] = field(default_factory=list)
+    top_failures: list[FailureRow] = field(default_factory=list)
+    top_breaks: list[BreakRow] = field(default_factory=list)
+    top_recompiled: list[RecompiledRow] = field(default_factory=list)
+    slowest: list[SlowRow] = field(default_factory=list)
     spark: list[float] = field(default_factory=list)
+    span: float | None = None  # seconds the spark's x axis covers (the whole run's)
 
 
 def compile_times(c: CompileInfo) -> dict[str, float]:
@@ -279,7 +325,7 @@ def overview(model: RunModel, scope: Scope = ALL, top: int = 5) -> Overview:
     o.kernels = len(kernels(model, scope))
     failed = failures(model, scope)
     o.failures = len(failed)
-    o.top_failures = failed[:top]
+    o.top_failures = [FailureRow(f.cid, f.user_loc, f.fail_type, f.headline) for f in failed[:top]]
     for c in cs:
         for stage, seconds in compile_times(c).items():
             o.by_stage[stage] = o.by_stage.get(stage, 0.0) + seconds
@@ -293,9 +339,14 @@ def overview(model: RunModel, scope: Scope = ALL, top: int = 5) -> Overview:
                 ("aot misses", cap.aot_cache_misses),
             ):
                 o.cache[key] = o.cache.get(key, 0) + value
-    o.top_breaks = groups[:top]
+    o.top_breaks = [BreakRow(count, shown_loc(group), group.first.gb_type) for group, count in groups[:top]]
     recompiled = [f for f in fs if len(f.compiles) > 1 or f.recompile_limit is not None]
-    o.top_recompiled = sorted(recompiled, key=lambda f: -len(f.compiles))[:top]
-    o.slowest = sorted((c for c in cs if c.compile_time_s), key=lambda c: -c.compile_time_s)[:top]
+    o.top_recompiled = [
+        RecompiledRow(len(f.compiles), f.name, f.filename, f.firstlineno, f.recompile_limit is not None)
+        for f in sorted(recompiled, key=lambda f: -len(f.compiles))[:top]
+    ]
+    slowest = sorted((c for c in cs if c.compile_time_s), key=lambda c: -c.compile_time_s)[:top]
+    o.slowest = [SlowRow(c.compile_time_s, c.cid, frame_name(c)) for c in slowest]
     o.spark = compile_time_series(model, scope)
+    o.span = series_span(model)
     return o

@@ -14,7 +14,7 @@ from textual.widgets import Label, Sparkline, Static
 from dyn_inspect.inspector.locations import def_line
 from dyn_inspect.inspector.model import CompileInfo
 from dyn_inspect.tui import digest
-from dyn_inspect.tui.display import display_loc, display_path, duration, shown_loc
+from dyn_inspect.tui.display import display_loc, display_path, duration
 from dyn_inspect.tui.views.base import COMMON_KEYS, Context, SearchHit, View
 
 MAX_PROBLEMS = 8
@@ -71,18 +71,18 @@ def _offenders(o: digest.Overview, cwd: str | None) -> RenderableType:
         t.add_column("hits", justify="right")
         t.add_column("location")
         t.add_column("type")
-        for group, count in o.top_breaks:
-            t.add_row(str(count), Text(display_loc(shown_loc(group), cwd)), Text(group.first.gb_type))
+        for b in o.top_breaks:
+            t.add_row(str(b.count), Text(display_loc(b.loc, cwd)), Text(b.gb_type))
         parts.append(t)
     if o.top_recompiled:
         t = Table(title="Most recompiled", title_justify="left", title_style="bold", box=None, padding=(0, 1))
         t.add_column("compiles", justify="right")
         t.add_column("function")
         t.add_column("location")
-        for frame in o.top_recompiled:
-            where = f"{display_path(frame.filename, cwd)}:{def_line(frame.filename, frame.firstlineno)}"
-            limit = "  [limit hit]" if frame.recompile_limit is not None else ""
-            t.add_row(str(len(frame.compiles)), Text(frame.name + limit), Text(where))
+        for r in o.top_recompiled:
+            where = f"{display_path(r.filename, cwd)}:{def_line(r.filename, r.firstlineno)}"
+            limit = "  [limit hit]" if r.limit_hit else ""
+            t.add_row(str(r.compiles), Text(r.name + limit), Text(where))
         parts.append(Text(""))
         parts.append(t)
     if o.slowest:
@@ -91,7 +91,7 @@ def _offenders(o: digest.Overview, cwd: str | None) -> RenderableType:
         t.add_column("compile")
         t.add_column("function")
         for c in o.slowest:
-            t.add_row(duration(c.compile_time_s), Text(c.cid), Text(digest.frame_name(c)))
+            t.add_row(duration(c.seconds), Text(c.cid), Text(c.name))
         parts.append(Text(""))
         parts.append(t)
     if not parts:
@@ -129,18 +129,22 @@ compile time over the run (sparkline). Press **2**–**7** for the other views.
     def sync(self, ctx: Context) -> None:
         super().sync(ctx)
         o = digest.overview(ctx.run.model, ctx.scope)
-        self.query_one("#overview-counts", Static).update(_counts(o))
+        self.show(o, ctx.cwd)
         self._sync_cache(ctx, o.by_stage.get("dynamo", 0.0))
+        self.query_one("#overview-problems", Static).update(problems_text(ctx))
+
+    def show(self, o: digest.Overview, cwd: str | None) -> None:
+        """Draw ``o``: from the model (``sync``), or from a run's saved first screen before
+        the run is read."""
+        self.query_one("#overview-counts", Static).update(_counts(o))
         spark = self.query_one("#overview-spark", Sparkline)
         # Textual draws a flat series as full bars: show nothing until something compiled.
         has_data = bool(o.spark) and max(o.spark) > 0
         spark.display = has_data
         spark.data = o.spark if has_data else [0.0]
-        span = digest.series_span(ctx.run.model)
-        self.query_one("#spark-start", Label).update("start" if span else "")
-        self.query_one("#spark-end", Label).update(f"+{duration(span)}" if span else "")
-        self.query_one("#overview-offenders", Static).update(_offenders(o, ctx.cwd))
-        self.query_one("#overview-problems", Static).update(problems_text(ctx))
+        self.query_one("#spark-start", Label).update("start" if o.span else "")
+        self.query_one("#spark-end", Label).update(f"+{duration(o.span)}" if o.span else "")
+        self.query_one("#overview-offenders", Static).update(_offenders(o, cwd))
 
     def _sync_cache(self, ctx: Context, dynamo_s: float) -> None:
         """Why a warm run still compiled (``analysis.cache``): re-read only when torch

@@ -1,0 +1,144 @@
+"""A finished run's first screen — the header and the overview, as plain data — saved when
+its index is written, so that ``dyn-inspect open`` draws the overview with the run's data
+before it has read the run (0.1 s for a 100k-event run's index, seconds for a 1M-event one):
+the run is read behind it and the overview then redrawn from the model, the same.
+
+Kept in this user's cache (``index.cache_dir()/first-screen``, as the language server's
+findings), keyed by the run's path and its index's identity: an index rewritten, a log
+appended to, another dyn-inspect version, and the saved screen is not used.
+"""
+
+from __future__ import annotations
+
+import gc
+import hashlib
+import os
+import tempfile
+from pathlib import Path
+
+import msgspec
+
+from dyn_inspect.inspector import index
+from dyn_inspect.inspector.events import TOOL_VERSION
+from dyn_inspect.inspector.locations import run_cwd
+from dyn_inspect.inspector.run import Run
+from dyn_inspect.tui import digest
+
+FORMAT = 1  # bump when FirstScreen or what the overview shows changes
+MAX_ENTRIES = 64  # runs whose first screens are kept (the oldest go first)
+MAX_BYTES = 1 << 20  # a first screen is a few KB: anything bigger is not ours
+
+
+class FirstScreen(msgspec.Struct, frozen=True):
+    format: int
+    key: bytes
+    command: str
+    state: digest.RunState
+    env: str
+    elapsed: float | None
+    cwd: str | None  # what paths are shown relative to (the run's recorded directory)
+    ranks: list[int]
+    overview: digest.Overview
+
+
+def _key_of(run_path: Path, index_id: bytes) -> bytes:
+    h = hashlib.blake2b(digest_size=20)
+    for part in (FORMAT, TOOL_VERSION, os.path.realpath(run_path), index_id.hex()):
+        h.update(repr(part).encode() + b"\0")
+    return h.digest()
+
+
+def _folder() -> Path:
+    return index.cache_dir() / "first-screen"
+
+
+def build(run: Run, index_id: bytes) -> FirstScreen | None:
+    """The first screen of ``run``, whose model is exactly the index ``index_id``'s, when it
+    is finished and was read without problems (a screen that lists skipped lines is drawn
+    from the run itself)."""
+    if not run.model.finished or run.problems or run.unknown:
+        return None
+    model = run.model
+    elapsed = digest.elapsed(model, 0.0)
+    if elapsed != digest.elapsed(model, 1e18):
+        return None  # the header's clock would still be running (no recorded duration)
+    return FirstScreen(
+        format=FORMAT,
+        key=_key_of(run.path, index_id),
+        command=digest.command_line(model, run.path.name),
+        state=digest.run_state(model),
+        env=digest.environment_text(model),
+        elapsed=elapsed,
+        cwd=run_cwd(model),
+        ranks=model.ranks(),
+        overview=digest.overview(model),
+    )
+
+
+def save(run: Run, index_id: bytes | None = None) -> bool:
+    """Keep ``run``'s first screen for its next ``open`` (best effort; False when not kept).
+    ``index_id``: the identity of the index just written from ``run``'s model; without it,
+    the model must be exactly the index the run was opened from."""
+    if index_id is None:
+        if run.index_id is None or run.read_on_open:
+            return False
+        index_id = run.index_id
+    screen = build(run, index_id)
+    if screen is None:
+        return False
+    folder = _folder()
+    try:
+        folder.mkdir(parents=True, exist_ok=True, mode=0o700)
+        fd, tmp = tempfile.mkstemp(prefix=".first-screen-", suffix=".tmp", dir=folder)
+    except OSError:
+        return False
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(msgspec.msgpack.encode(screen))
+        os.replace(tmp, folder / f"{screen.key.hex()}.msgpack")
+    except OSError:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        return False
+    _prune(folder)
+    return True
+
+
+def load(run_path: Path) -> FirstScreen | None:
+    """The saved first screen of the run at ``run_path`` if it describes the run as it is
+    now (its index current and covering every log whole); else None."""
+    index_id = index.identity(run_path)
+    if index_id is None:
+        return None
+    key = _key_of(run_path, index_id)
+    path = _folder() / f"{key.hex()}.msgpack"
+    gc_was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        with open(path, "rb") as f:
+            data = f.read(MAX_BYTES + 1)
+        if len(data) > MAX_BYTES:
+            return None
+        screen = msgspec.msgpack.decode(data, type=FirstScreen)
+    except (OSError, msgspec.DecodeError, msgspec.ValidationError):
+        return None
+    finally:
+        if gc_was_enabled:
+            gc.enable()
+    if screen.format != FORMAT or screen.key != key:
+        return None
+    return screen
+
+
+def _prune(folder: Path) -> None:
+    try:
+        entries = sorted(folder.glob("*.msgpack"), key=lambda p: p.stat().st_mtime)
+    except OSError:
+        return
+    for old in entries[:-MAX_ENTRIES]:
+        try:
+            old.unlink()
+        except OSError:
+            pass
