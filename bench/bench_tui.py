@@ -222,6 +222,7 @@ def tmux_watch(command: str, done: Callable[[str], bool], first: Callable[[str],
     seen_first: float | None = None
     t0 = time.perf_counter()
     subprocess.run([*base, "new-session", "-d", "-s", "b", "-x", "140", "-y", "40", f"{command}; sleep 60"], check=True)
+    shell = subprocess.run([*base, "display-message", "-p", "-t", "b", "#{pane_pid}"], capture_output=True, text=True).stdout.strip()
     try:
         while time.perf_counter() - t0 < 30:
             screen = subprocess.run([*base, "capture-pane", "-p", "-t", "b"], capture_output=True, text=True).stdout
@@ -232,7 +233,22 @@ def tmux_watch(command: str, done: Callable[[str], bool], first: Callable[[str],
             time.sleep(0.01)
         return None
     finally:
+        children = _children(int(shell)) if shell.isdigit() else []
         subprocess.run([*base, "kill-server"], capture_output=True)
+        # Wait for the program to have exited (a TUI takes a while to shut down): the next
+        # measure would share the CPU with it otherwise.
+        for pid in children:
+            try:
+                psutil.Process(pid).wait(timeout=10)
+            except (psutil.NoSuchProcess, psutil.TimeoutExpired):
+                pass
+
+
+def _children(pid: int) -> list[int]:
+    try:
+        return [pid, *(c.pid for c in psutil.Process(pid).children(recursive=True))]
+    except psutil.NoSuchProcess:
+        return []
 
 
 def overview_shown(run_dir: Path) -> Callable[[str], bool]:

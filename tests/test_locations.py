@@ -185,10 +185,15 @@ def test_def_line_of_plain_decorated_and_edited_functions(tmp_path: Path) -> Non
         "async def decorated(x):\n"  # 10
         "    return x\n"
         "square = lambda x: x * x\n"  # 12
+        "\x0c\n"  # 13: a form feed is no line break to Python
+        "@functools.cache\n"  # 14
+        "def after_form_feed(x):\n"  # 15
+        "    return x\n"
     )
     assert def_line(str(src), 3) == 3
     assert def_line(str(src), 6) == 10
     assert def_line(str(src), 12) == 12
+    assert def_line(str(src), 14) == 15
     assert def_line(str(tmp_path / "gone.py"), 7) == 7
     src.write_text("@functools.cache\ndef moved(x):\n    return x\n")
     os.utime(src, ns=(1, 1))  # another version even within the clock's resolution
