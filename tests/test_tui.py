@@ -17,6 +17,7 @@ from pathlib import Path
 
 import pytest
 from rich.console import Console
+from rich.text import Text
 from textual.widgets import DataTable, Input, Label, OptionList, RichLog, Select, Static, TabbedContent, Tree
 
 from corpus_support import CORPUS, marker_line
@@ -124,6 +125,34 @@ async def test_overview_counts_and_top_offenders(breaks_run: Run) -> None:
         assert first_row.split()[0] == "2"  # the most hit break comes first
         assert f"corpus_helpers.py:{marker_line(HELPERS, 'BREAK:helper_print')}" in first_row
         assert "Slowest compiles" in offenders
+
+
+def test_overview_tables_are_laid_out_as_rich_would_and_wrap_when_narrow(breaks_run: Run) -> None:
+    """The overview lays its tables out itself when they fit (rich measured each cell two or
+    three times per frame): the same lines as rich's Table; too narrow, rich's Table (its
+    cells wrap) rather than cut lines."""
+    from dyn_inspect.inspector.locations import run_cwd
+    from dyn_inspect.tui import digest
+    from dyn_inspect.tui.views.overview import Columns, _counts, _offenders
+    from dyn_inspect.tui.views.overview import render as render_parts
+
+    o = digest.overview(breaks_run.model)
+    parts = [*_counts(o), *_offenders(o, run_cwd(breaks_run.model))]
+    tables = [p for p in parts if isinstance(p, Columns)]
+    assert len(tables) >= 4 and all(t.rows for t in tables)
+
+    def lines(renderable: object, width: int) -> list[str]:
+        return [line.rstrip() for line in render(renderable, width).splitlines()]
+
+    for t in tables:
+        assert lines(t.text(), 200) == lines(t.table(), 200)
+    wide = render_parts(parts, 200)
+    assert isinstance(wide, Text)
+    narrow = max(t.width() for t in tables) - 8
+    folded = render_parts(parts, narrow)
+    assert not isinstance(folded, Text)
+    assert all(len(line) <= narrow for line in lines(folded, narrow))
+    assert len(lines(folded, narrow)) > len(lines(wide, 200))  # wrapped, not cut
 
 
 # -- graph breaks ------------------------------------------------------------------------

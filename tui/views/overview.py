@@ -3,7 +3,9 @@ compile-time sparkline over the run, and what could not be read."""
 
 from __future__ import annotations
 
-from rich.console import Group, RenderableType
+from dataclasses import dataclass, field
+
+from rich.console import Group, JustifyMethod, RenderableType
 from rich.table import Table
 from rich.text import Text
 from textual import work
@@ -20,12 +22,85 @@ from dyn_inspect.tui.views.base import COMMON_KEYS, Context, SearchHit, View
 MAX_PROBLEMS = 8
 
 
-def _counts(o: digest.Overview) -> Table:
-    t = Table.grid(padding=(0, 2))
-    t.add_column(justify="right", style="bold")
-    t.add_column()
-    t.add_column(justify="right", style="bold")
-    t.add_column()
+@dataclass
+class Columns:
+    """A table of one-line cells. Laid out here as one ``Text`` when it fits the width
+    (rich's Table measured and drew each cell through the console two or three times: a
+    fifth of the first frame), else as a rich Table, which wraps cells that do not fit."""
+
+    justify: list[JustifyMethod]
+    rows: list[list[Text]] = field(default_factory=list)
+    header: list[str] | None = None
+    title: Text | None = None
+    edge: int = 0  # spaces before the first column and after the last
+    gap: int = 2  # spaces between columns
+
+    def add(self, *cells: str | Text) -> None:
+        self.rows.append([c if isinstance(c, Text) else Text(c) for c in cells])
+
+    def _all(self) -> list[list[Text]]:
+        return ([[Text(h, style="bold") for h in self.header]] if self.header else []) + self.rows
+
+    def widths(self) -> list[int]:
+        rows = self._all()
+        return [max((row[i].cell_len for row in rows), default=0) for i in range(len(self.justify))]
+
+    def width(self) -> int:
+        widths = self.widths()
+        return sum(widths) + self.gap * (len(widths) - 1) + 2 * self.edge
+
+    def text(self) -> Text:
+        widths = self.widths()
+        out = Text()
+        if self.title is not None:
+            out.append_text(self.title)
+            out.append("\n")
+        for n, row in enumerate(self._all()):
+            if n:
+                out.append("\n")
+            out.append(" " * self.edge)
+            for i, (cell, width, justify) in enumerate(zip(row, widths, self.justify, strict=True)):
+                if i:
+                    out.append(" " * self.gap)
+                pad = " " * (width - cell.cell_len)
+                if justify == "right":
+                    out.append(pad)
+                    out.append_text(cell)
+                else:
+                    out.append_text(cell)
+                    out.append(pad)
+            out.append(" " * self.edge)
+        return out
+
+    def table(self) -> Table:
+        if self.header is None:
+            t = Table.grid(padding=(0, self.gap))  # (collapsed: ``gap`` between columns)
+        else:
+            t = Table(title=self.title, title_justify="left", box=None, padding=(0, self.edge))
+        for i, justify in enumerate(self.justify):
+            t.add_column(self.header[i] if self.header else "", justify=justify)
+        for row in self.rows:
+            t.add_row(*row)
+        return t
+
+
+Part = Columns | Text
+
+
+def render(parts: list[Part], width: int) -> RenderableType:
+    """``parts`` one under the other: one Text when every table fits ``width``."""
+    if all(not isinstance(p, Columns) or p.width() <= width for p in parts):
+        out = Text()
+        for n, part in enumerate(parts):
+            if n:
+                out.append("\n")
+            out.append_text(part.text() if isinstance(part, Columns) else part)
+        return out
+    return Group(*(p.table() if isinstance(p, Columns) else p for p in parts))
+
+
+def _counts(o: digest.Overview) -> list[Part]:
+    t = Columns(["right", "left", "right", "left"])
     stage = ", ".join(f"{k} {duration(o.by_stage[k])}" for k in digest.STAGES if k in o.by_stage) or "—"
     cache = o.cache
     cache_text = (
@@ -39,64 +114,46 @@ def _counts(o: digest.Overview) -> Table:
         (str(o.limits_hit), "recompile limits hit", duration(o.compile_time), "compile time"),
     ]
     for a, la, b, lb in rows:
-        t.add_row(a, la, b, lb)
+        t.add(Text(a, style="bold"), la, Text(b, style="bold"), lb)
     # A failed compile is in no other count: red when there is one (press 7).
-    failed = "bold red" if o.failures else ""
-    t.add_row(Text(str(o.failures), style=failed), Text("compile failures", style=failed), "", "")
-    detail = Table.grid(padding=(0, 2))
-    detail.add_column(style="bold")
-    detail.add_column()
-    detail.add_row("by stage", stage)
-    detail.add_row("caches", cache_text)
-    outer = Table.grid()
-    outer.add_row(t)
-    outer.add_row(Text(""))
-    outer.add_row(detail)
-    return outer
+    failed = "bold red" if o.failures else "bold"
+    t.add(Text(str(o.failures), style=failed), Text("compile failures", style=failed if o.failures else ""), "", "")
+    detail = Columns(["left", "left"])
+    detail.add(Text("by stage", style="bold"), stage)
+    detail.add(Text("caches", style="bold"), cache_text)
+    return [t, Text(""), detail]
 
 
-def _offenders(o: digest.Overview, cwd: str | None) -> RenderableType:
-    parts: list[RenderableType] = []
+def _titled(title: str, columns: list[tuple[str, JustifyMethod]], style: str = "bold") -> Columns:
+    return Columns([j for _, j in columns], header=[h for h, _ in columns], title=Text(title, style=style), edge=1)
+
+
+def _offenders(o: digest.Overview, cwd: str | None) -> list[Part]:
+    parts: list[Part] = []
     if o.top_failures:
-        t = Table(title="Compile failures", title_justify="left", title_style="bold red", box=None, padding=(0, 1))
-        t.add_column("compile")
-        t.add_column("location")
-        t.add_column("failure")
+        t = _titled("Compile failures", [("compile", "left"), ("location", "left"), ("failure", "left")], "bold red")
         for f in o.top_failures:
-            t.add_row(Text(f.cid), Text(display_loc(f.user_loc, cwd)), Text(f"{f.fail_type}: {f.headline}"))
-        parts.append(t)
-        parts.append(Text(""))
+            t.add(f.cid, display_loc(f.user_loc, cwd), f"{f.fail_type}: {f.headline}")
+        parts += [t, Text("")]
     if o.top_breaks:
-        t = Table(title="Top graph breaks", title_justify="left", title_style="bold", box=None, padding=(0, 1), expand=False)
-        t.add_column("hits", justify="right")
-        t.add_column("location")
-        t.add_column("type")
+        t = _titled("Top graph breaks", [("hits", "right"), ("location", "left"), ("type", "left")])
         for b in o.top_breaks:
-            t.add_row(str(b.count), Text(display_loc(b.loc, cwd)), Text(b.gb_type))
+            t.add(str(b.count), display_loc(b.loc, cwd), b.gb_type)
         parts.append(t)
     if o.top_recompiled:
-        t = Table(title="Most recompiled", title_justify="left", title_style="bold", box=None, padding=(0, 1))
-        t.add_column("compiles", justify="right")
-        t.add_column("function")
-        t.add_column("location")
+        t = _titled("Most recompiled", [("compiles", "right"), ("function", "left"), ("location", "left")])
         for r in o.top_recompiled:
             where = f"{display_path(r.filename, cwd)}:{def_line(r.filename, r.firstlineno)}"
-            limit = "  [limit hit]" if r.limit_hit else ""
-            t.add_row(str(r.compiles), Text(r.name + limit), Text(where))
-        parts.append(Text(""))
-        parts.append(t)
+            t.add(str(r.compiles), r.name + ("  [limit hit]" if r.limit_hit else ""), where)
+        parts += [Text(""), t]
     if o.slowest:
-        t = Table(title="Slowest compiles", title_justify="left", title_style="bold", box=None, padding=(0, 1))
-        t.add_column("time", justify="right")
-        t.add_column("compile")
-        t.add_column("function")
+        t = _titled("Slowest compiles", [("time", "right"), ("compile", "left"), ("function", "left")])
         for c in o.slowest:
-            t.add_row(duration(c.seconds), Text(c.cid), Text(c.name))
-        parts.append(Text(""))
-        parts.append(t)
+            t.add(duration(c.seconds), c.cid, c.name)
+        parts += [Text(""), t]
     if not parts:
         parts.append(Text("Nothing compiled yet.", style="dim"))
-    return Group(*parts)
+    return parts
 
 
 class OverviewView(View):
@@ -136,7 +193,9 @@ compile time over the run (sparkline). Press **2**–**7** for the other views.
     def show(self, o: digest.Overview, cwd: str | None) -> None:
         """Draw ``o``: from the model (``sync``), or from a run's saved first screen before
         the run is read."""
-        self.query_one("#overview-counts", Static).update(_counts(o))
+        self._shown = (o, cwd)
+        width = self._width()
+        self.query_one("#overview-counts", Static).update(render(_counts(o), width))
         spark = self.query_one("#overview-spark", Sparkline)
         # Textual draws a flat series as full bars: show nothing until something compiled.
         has_data = bool(o.spark) and max(o.spark) > 0
@@ -144,7 +203,18 @@ compile time over the run (sparkline). Press **2**–**7** for the other views.
         spark.data = o.spark if has_data else [0.0]
         self.query_one("#spark-start", Label).update("start" if o.span else "")
         self.query_one("#spark-end", Label).update(f"+{duration(o.span)}" if o.span else "")
-        self.query_one("#overview-offenders", Static).update(_offenders(o, cwd))
+        self.query_one("#overview-offenders", Static).update(render(_offenders(o, cwd), width))
+        self._drawn_for = width
+
+    def _width(self) -> int:
+        """What the tables have: the screen's width less the padding and the scrollbar (the
+        view has no size of its own before its first layout)."""
+        return max(20, (self.size.width or self.app.size.width) - 4)
+
+    def on_resize(self) -> None:
+        shown = getattr(self, "_shown", None)
+        if shown is not None and self._drawn_for != self._width():
+            self.show(*shown)  # (the tables' layout depends on the width)
 
     def _sync_cache(self, ctx: Context, dynamo_s: float) -> None:
         """Why a warm run still compiled (``analysis.cache``): re-read only when torch
