@@ -23,6 +23,7 @@ the run directory, at most ``MAX_BLOB`` bytes.
 from __future__ import annotations
 
 import errno
+import functools
 import os
 import re
 import stat
@@ -37,7 +38,6 @@ from dyn_inspect.engine.eventlog import blob_path, valid_digest
 from dyn_inspect.engine.schema import SCHEMA_VERSION, AnyEvent, Blob, Chromium, Event, LogHeader, UnknownEvent
 from dyn_inspect.inspector.errors import InspectorError
 
-_typed = msgspec.json.Decoder(AnyEvent)
 _CHUNK = 4 << 20  # bytes read at a time: bounds memory while opening a large log
 # Our events are small (payloads live in blobs): a longer line is damage, skipped unread.
 MAX_LINE = 256 << 20
@@ -92,8 +92,19 @@ class LightChromium(Chromium, tag="chromium"):  # type: ignore[call-arg]
 
 
 _LIGHT_TYPES = tuple(LightChromium if t is Chromium else t for t in AnyEvent.__args__)  # type: ignore[attr-defined]
-# (Union[...] of a tuple built at run time: the `X | Y` spelling cannot be written here.)
-_typed_light = msgspec.json.Decoder(Union[_LIGHT_TYPES])  # type: ignore[valid-type]  # noqa: UP007
+
+
+@functools.cache
+def _decoder(light: bool) -> msgspec.json.Decoder[Any]:
+    """The event decoder (``light``: chromium args kept raw), made when first needed: each
+    takes 5 ms to build, which every start would pay (``dyn-inspect open`` of a run with a
+    saved first screen reads no log before its first frame)."""
+    if light:
+        # (Union[...] of a tuple built at run time: the `X | Y` spelling cannot be written here.)
+        return msgspec.json.Decoder(Union[_LIGHT_TYPES])  # type: ignore[valid-type]  # noqa: UP007
+    return msgspec.json.Decoder(AnyEvent)
+
+
 # Kinds never shown as text (timers; their args stay raw): not checked for control chars.
 _NO_TEXT = frozenset({LightChromium, Chromium})
 
@@ -215,7 +226,7 @@ class LogFile:
         except OSError as exc:
             self._reject(f"cannot be read ({exc.strerror}); ignored")
             return
-        decoder = _typed_light if light else _typed
+        decoder = _decoder(light)
         with os.fdopen(fd, "rb") as f:
             f.seek(self.offset)
             while True:
@@ -293,7 +304,9 @@ class LogFile:
             )
         self.header = event
 
-    def _decode(self, raw: bytes, decoder: msgspec.json.Decoder = _typed) -> Event | UnknownEvent | None:
+    def _decode(self, raw: bytes, decoder: msgspec.json.Decoder[Any] | None = None) -> Event | UnknownEvent | None:
+        if decoder is None:
+            decoder = _decoder(False)
         try:
             event = decoder.decode(raw)
         except msgspec.ValidationError:

@@ -7,7 +7,7 @@ Kept apart from the widgets so that it is plain, typed and testable on a recorde
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+import msgspec
 
 from dyn_inspect.inspector.analysis.failures import CompileFailure, compile_failures
 from dyn_inspect.inspector.events import Loc
@@ -15,8 +15,7 @@ from dyn_inspect.inspector.model import BreakGroup, CompileInfo, FrameInfo, Kern
 from dyn_inspect.tui.display import command_text, shown_loc
 
 
-@dataclass(frozen=True)
-class Scope:
+class Scope(msgspec.Struct, frozen=True):
     """Which processes the views show: every one (``logs is None``) or one rank's."""
 
     logs: frozenset[str] | None = None
@@ -39,8 +38,7 @@ def scope_for_rank(model: RunModel, rank: int | None) -> Scope:
 # -- state -------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class RunState:
+class RunState(msgspec.Struct, frozen=True):
     kind: str  # starting, compiling, running, finished, crashed, killed
     label: str
     exit_code: int | None = None
@@ -204,23 +202,20 @@ def compiles(model: RunModel, scope: Scope = ALL) -> list[CompileInfo]:
 STAGES = ("dynamo", "aot", "inductor", "codegen")
 
 
-@dataclass(frozen=True)
-class FailureRow:
+class FailureRow(msgspec.Struct, frozen=True):
     cid: str
     user_loc: Loc | None
     fail_type: str
     headline: str
 
 
-@dataclass(frozen=True)
-class BreakRow:
+class BreakRow(msgspec.Struct, frozen=True):
     count: int
     loc: Loc  # where the break is attributed (``display.shown_loc``)
     gb_type: str
 
 
-@dataclass(frozen=True)
-class RecompiledRow:
+class RecompiledRow(msgspec.Struct, frozen=True):
     compiles: int
     name: str
     filename: str
@@ -228,15 +223,13 @@ class RecompiledRow:
     limit_hit: bool
 
 
-@dataclass(frozen=True)
-class SlowRow:
+class SlowRow(msgspec.Struct, frozen=True):
     seconds: float
     cid: str
     name: str
 
 
-@dataclass
-class Overview:
+class Overview(msgspec.Struct):
     """What the overview shows, as plain data (no model objects): computed from the model,
     or read back from a finished run's saved first screen (``tui/first_screen.py``)."""
 
@@ -250,13 +243,13 @@ class Overview:
     failures: int = 0
     kernels: int = 0
     compile_time: float = 0.0
-    by_stage: dict[str, float] = field(default_factory=dict)
-    cache: dict[str, int] = field(default_factory=dict)
-    top_failures: list[FailureRow] = field(default_factory=list)
-    top_breaks: list[BreakRow] = field(default_factory=list)
-    top_recompiled: list[RecompiledRow] = field(default_factory=list)
-    slowest: list[SlowRow] = field(default_factory=list)
-    spark: list[float] = field(default_factory=list)
+    by_stage: dict[str, float] = msgspec.field(default_factory=dict)
+    cache: dict[str, int] = msgspec.field(default_factory=dict)
+    top_failures: list[FailureRow] = msgspec.field(default_factory=list)
+    top_breaks: list[BreakRow] = msgspec.field(default_factory=list)
+    top_recompiled: list[RecompiledRow] = msgspec.field(default_factory=list)
+    slowest: list[SlowRow] = msgspec.field(default_factory=list)
+    spark: list[float] = msgspec.field(default_factory=list)
     span: float | None = None  # seconds the spark's x axis covers (the whole run's)
 
 
