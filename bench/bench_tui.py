@@ -18,8 +18,10 @@ Measures, headless (Textual's pilot, 140×40):
 and, with tmux installed, the first paint in a real terminal: from spawning ``dyn-inspect
 open RUN`` (interpreter start and imports included, with dyn-inspect's bytecode written
 first, as an installed program has it) until the overview's counts are on the screen,
-over ``--tmux-tries`` starts, beside the same measure for a minimal Textual app (the floor
-on this machine: Python, Textual and one frame).
+over ``--tmux-tries`` starts: drawn from the run's saved first screen (what every open of a
+finished run does), and read from the index first (an index without a saved first screen),
+interleaved with the same measure for a minimal Textual app (the floor on this machine:
+Python, Textual and one frame).
 """
 
 from __future__ import annotations
@@ -49,7 +51,7 @@ from textual.widgets import DataTable  # noqa: E402
 from dyn_inspect.engine.eventlog import EventLog  # noqa: E402
 from dyn_inspect.engine.schema import GraphBreak, Loc  # noqa: E402
 from dyn_inspect.inspector.run import Run  # noqa: E402
-from dyn_inspect.tui import digest  # noqa: E402
+from dyn_inspect.tui import digest, first_screen  # noqa: E402
 from dyn_inspect.tui.app import InspectorApp  # noqa: E402
 from dyn_inspect.tui.display import duration  # noqa: E402
 
@@ -260,9 +262,13 @@ def overview_shown(run_dir: Path) -> Callable[[str], bool]:
     return lambda screen: bool(kernels.search(screen) and compile_time.search(screen))
 
 
-def tmux_first_paint(run_dir: Path, no_index: bool = False) -> tuple[float, float] | None:
+def tmux_first_paint(run_dir: Path, no_index: bool = False, no_first_screen: bool = False) -> tuple[float, float] | None:
     """(first frame, overview with data) seconds after spawning ``dyn-inspect open``;
-    ``no_index``: with DYN_INSPECT_NO_INDEX set (the logs read as on a first open)."""
+    ``no_index``: with DYN_INSPECT_NO_INDEX set (the logs read as on a first open);
+    ``no_first_screen``: without the run's saved first screen (an index written by the
+    language server or an older dyn-inspect: the run is read before the first frame)."""
+    if no_first_screen:
+        first_screen.forget(run_dir)
     dyn = Path(sys.executable).parent / "dyn-inspect"
     return tmux_watch(
         f"{'DYN_INSPECT_NO_INDEX=1 ' if no_index else ''}{dyn} open {run_dir}",
@@ -355,6 +361,9 @@ def main(argv: list[str] | None = None) -> int:
     print(
         f"index: {'read' if opened.from_index else 'NOT USED'}; open from it {ms(time.perf_counter() - t)} (the open that wrote it: {ms(written)})"
     )
+    t = time.perf_counter()
+    saved = first_screen.save(opened)  # as every dyn-inspect command that writes an index does
+    print(f"first screen: {'saved' if saved else 'NOT SAVED'} in {ms(time.perf_counter() - t)}")
     del opened
     gc.collect()
 
@@ -370,15 +379,27 @@ def main(argv: list[str] | None = None) -> int:
             print(
                 f"first paint in tmux from spawning `dyn-inspect open`, from the logs (DYN_INSPECT_NO_INDEX): first frame {ms(real[0])}, overview with data {ms(real[1])}"
             )
-        tries = [t for t in (tmux_first_paint(run_dir) for _ in range(args.tmux_tries)) if t is not None]
-        floors = [t for t in (tmux_floor() for _ in range(args.tmux_tries)) if t is not None]
-        if tries:
-            firsts, filled = sorted(t[0] for t in tries), sorted(t[1] for t in tries)
-            print(
-                f"first paint in tmux from spawning `dyn-inspect open`, from the index, {len(tries)} tries: first frame "
-                f"median {ms(statistics.median(firsts))} ({ms(firsts[0])}-{ms(firsts[-1])}), overview with data median "
-                f"{ms(statistics.median(filled))} ({ms(filled[0])}-{ms(filled[-1])})"
-            )
+        # (Interleaved, so that the machine's ups and downs fall on all three alike.)
+        tries: list[tuple[float, float]] = []
+        unsaved: list[tuple[float, float]] = []
+        floors: list[float] = []
+        for _ in range(args.tmux_tries):
+            for out, measure in (
+                (tries, lambda: tmux_first_paint(run_dir)),
+                (unsaved, lambda: tmux_first_paint(run_dir, no_first_screen=True)),
+                (floors, tmux_floor),
+            ):
+                seen = measure()
+                if seen is not None:
+                    out.append(seen)  # type: ignore[arg-type]
+        for what, seen in (("its saved first screen", tries), ("the index without a saved first screen", unsaved)):
+            if seen:
+                firsts, filled = sorted(t[0] for t in seen), sorted(t[1] for t in seen)
+                print(
+                    f"first paint in tmux from spawning `dyn-inspect open`, from {what}, {len(seen)} tries: first frame "
+                    f"median {ms(statistics.median(firsts))} ({ms(firsts[0])}-{ms(firsts[-1])}), overview with data median "
+                    f"{ms(statistics.median(filled))} ({ms(filled[0])}-{ms(filled[-1])})"
+                )
         if floors:
             floors.sort()
             print(

@@ -61,6 +61,9 @@ def test_the_saved_screen_is_the_models_and_only_for_the_run_as_it_is(breaks_run
     assert first_screen.load(run.path) is None
     entry.write_bytes(msgspec.msgpack.encode({"format": 99}))
     assert first_screen.load(run.path) is None
+    assert first_screen.save(run) and first_screen.load(run.path) is not None
+    first_screen.forget(run.path)
+    assert first_screen.load(run.path) is None
 
 
 def test_every_index_the_cli_writes_saves_the_first_screen(breaks_run: Run, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

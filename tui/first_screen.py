@@ -132,6 +132,17 @@ def load(run_path: Path) -> FirstScreen | None:
     return screen
 
 
+def forget(run_path: Path) -> None:
+    """Drop the saved first screen of the run at ``run_path`` (its next ``open`` reads the
+    run before drawing it, and saves it again)."""
+    index_id = index.identity(run_path)
+    if index_id is not None:
+        try:
+            (_folder() / f"{_key_of(run_path, index_id).hex()}.msgpack").unlink()
+        except OSError:
+            pass
+
+
 def _prune(folder: Path) -> None:
     try:
         entries = sorted(folder.glob("*.msgpack"), key=lambda p: p.stat().st_mtime)
