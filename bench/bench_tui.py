@@ -269,6 +269,10 @@ def tmux_first_paint(run_dir: Path, no_index: bool = False, no_first_screen: boo
     language server or an older dyn-inspect: the run is read before the first frame)."""
     if no_first_screen:
         first_screen.forget(run_dir)
+    elif first_screen.load(run_dir) is None:
+        # (What the index's writer saved: a measure without it, ended at its first frame,
+        # leaves none — the TUI saves it only after that frame.)
+        first_screen.save(Run(run_dir))
     dyn = Path(sys.executable).parent / "dyn-inspect"
     return tmux_watch(
         f"{'DYN_INSPECT_NO_INDEX=1 ' if no_index else ''}{dyn} open {run_dir}",
