@@ -27,13 +27,13 @@ import dataclasses
 import gc
 import hashlib
 import os
-import tempfile
 from pathlib import Path
 
 import msgspec
 
+from dyn_inspect.inspector import user_cache
 from dyn_inspect.inspector.events import TOOL_VERSION
-from dyn_inspect.inspector.index import cache_dir, identity
+from dyn_inspect.inspector.index import identity
 from dyn_inspect.inspector.locations import file_version
 from dyn_inspect.inspector.run import Run
 from dyn_inspect.lsp.findings import FileFindings, RunIndex, Workspace
@@ -133,7 +133,7 @@ def _lookup(run_path: Path, index_id: bytes, roots: list[Path]) -> _Entry | None
 
 
 def _folder() -> Path:
-    return cache_dir() / "findings"
+    return user_cache.folder("findings")
 
 
 def load(run: Run, ws: Workspace) -> RunIndex | None:
@@ -158,13 +158,14 @@ def peek(run_path: Path, roots: list[Path]) -> tuple[RunIndex, Touch] | None:
 
 
 def _read(key: bytes) -> _Entry | None:
-    path = _folder() / f"{key.hex()}.msgpack"
+    data = user_cache.read(_folder(), key)
+    if data is None:
+        return None
     gc_was_enabled = gc.isenabled()
     gc.disable()  # many small acyclic objects: the collector's passes would double the time
     try:
-        data = path.read_bytes()
         entry = msgspec.msgpack.decode(data, type=_Entry)
-    except (OSError, msgspec.DecodeError, msgspec.ValidationError):
+    except (msgspec.DecodeError, msgspec.ValidationError):
         return None
     finally:
         if gc_was_enabled:
@@ -205,32 +206,6 @@ def _write(key: bytes, ws: Workspace, index: RunIndex, touch: Touch | None, scop
     # Every workspace file the build read (def lines, line texts, the lr fix's parse)
     # besides those it describes: a change to any of them may change the findings.
     files = {p: file_version(p) for p in {*index.files, *index.baselines, *ws.inside}}
-    folder = _folder()
-    try:
-        folder.mkdir(parents=True, exist_ok=True, mode=0o700)
-        fd, tmp = tempfile.mkstemp(prefix=".findings-", suffix=".tmp", dir=folder)
-    except OSError:
-        return False
-    try:
-        findings = {p: msgspec.Raw(msgspec.msgpack.encode(ff)) for p, ff in index.files.items()}
-        entry = _Entry(FORMAT, key, files, dataclasses.replace(index, files={}), findings, touch, scope)
-        with os.fdopen(fd, "wb") as f:
-            f.write(msgspec.msgpack.encode(entry))
-        os.replace(tmp, folder / f"{key.hex()}.msgpack")
-        _prune(folder)
-    except OSError:
-        try:
-            os.unlink(tmp)  # (a full disk: no half-written file left in the cache)
-        except OSError:
-            pass
-        return False
-    return True
-
-
-def _prune(folder: Path) -> None:
-    entries = sorted(folder.glob("*.msgpack"), key=lambda p: p.stat().st_mtime)
-    for old in entries[:-MAX_ENTRIES]:
-        try:
-            old.unlink()
-        except OSError:
-            pass
+    findings = {p: msgspec.Raw(msgspec.msgpack.encode(ff)) for p, ff in index.files.items()}
+    entry = _Entry(FORMAT, key, files, dataclasses.replace(index, files={}), findings, touch, scope)
+    return user_cache.write(_folder(), key, msgspec.msgpack.encode(entry), MAX_ENTRIES)

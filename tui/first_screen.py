@@ -10,15 +10,13 @@ appended to, another dyn-inspect version, and the saved screen is not used.
 
 from __future__ import annotations
 
-import gc
 import hashlib
 import os
-import tempfile
 from pathlib import Path
 
 import msgspec
 
-from dyn_inspect.inspector import index
+from dyn_inspect.inspector import index, user_cache
 from dyn_inspect.inspector.events import TOOL_VERSION
 from dyn_inspect.inspector.locations import run_cwd
 from dyn_inspect.inspector.run import Run
@@ -49,7 +47,7 @@ def _key_of(run_path: Path, index_id: bytes) -> bytes:
 
 
 def _folder() -> Path:
-    return index.cache_dir() / "first-screen"
+    return user_cache.folder("first-screen")
 
 
 def build(run: Run, index_id: bytes) -> FirstScreen | None:
@@ -86,24 +84,7 @@ def save(run: Run, index_id: bytes | None = None) -> bool:
     screen = build(run, index_id)
     if screen is None:
         return False
-    folder = _folder()
-    try:
-        folder.mkdir(parents=True, exist_ok=True, mode=0o700)
-        fd, tmp = tempfile.mkstemp(prefix=".first-screen-", suffix=".tmp", dir=folder)
-    except OSError:
-        return False
-    try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(msgspec.msgpack.encode(screen))
-        os.replace(tmp, folder / f"{screen.key.hex()}.msgpack")
-    except OSError:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        return False
-    _prune(folder)
-    return True
+    return user_cache.write(_folder(), screen.key, msgspec.msgpack.encode(screen), MAX_ENTRIES)
 
 
 def load(run_path: Path) -> FirstScreen | None:
@@ -113,20 +94,13 @@ def load(run_path: Path) -> FirstScreen | None:
     if index_id is None:
         return None
     key = _key_of(run_path, index_id)
-    path = _folder() / f"{key.hex()}.msgpack"
-    gc_was_enabled = gc.isenabled()
-    gc.disable()
-    try:
-        with open(path, "rb") as f:
-            data = f.read(MAX_BYTES + 1)
-        if len(data) > MAX_BYTES:
-            return None
-        screen = msgspec.msgpack.decode(data, type=FirstScreen)
-    except (OSError, msgspec.DecodeError, msgspec.ValidationError):
+    data = user_cache.read(_folder(), key, MAX_BYTES)
+    if data is None:
         return None
-    finally:
-        if gc_was_enabled:
-            gc.enable()
+    try:
+        screen = msgspec.msgpack.decode(data, type=FirstScreen)
+    except (msgspec.DecodeError, msgspec.ValidationError):
+        return None
     if screen.format != FORMAT or screen.key != key:
         return None
     return screen
@@ -137,19 +111,4 @@ def forget(run_path: Path) -> None:
     run before drawing it, and saves it again)."""
     index_id = index.identity(run_path)
     if index_id is not None:
-        try:
-            (_folder() / f"{_key_of(run_path, index_id).hex()}.msgpack").unlink()
-        except OSError:
-            pass
-
-
-def _prune(folder: Path) -> None:
-    try:
-        entries = sorted(folder.glob("*.msgpack"), key=lambda p: p.stat().st_mtime)
-    except OSError:
-        return
-    for old in entries[:-MAX_ENTRIES]:
-        try:
-            old.unlink()
-        except OSError:
-            pass
+        user_cache.drop(_folder(), _key_of(run_path, index_id))
