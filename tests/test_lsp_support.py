@@ -85,14 +85,17 @@ def replace_text(client: LanguageClient, u: str, text: str, version: int) -> Non
 async def wait_for(condition: Callable[[], bool], client: LanguageClient, timeout: float = WAIT_S, what: str = "condition") -> None:
     """Wait (on the client's notifications) until ``condition()`` holds."""
     deadline = time.monotonic() + timeout
+    # The same notification future across polls, never cancelled: pytest-lsp keeps a future
+    # it handed out, and a notification arriving for one cancelled by ``asyncio.wait_for``
+    # fails the client's next request (InvalidStateError, reported as a server error).
+    pending: asyncio.Future[Any] | None = None
     while not condition():
         left = deadline - time.monotonic()
         if left <= 0:
             raise AssertionError(f"timed out after {timeout}s waiting for {what}")
-        try:
-            await asyncio.wait_for(client.wait_for_notification(types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS), timeout=min(left, 1.0))
-        except asyncio.TimeoutError:
-            pass
+        if pending is None or pending.done():
+            pending = asyncio.ensure_future(client.wait_for_notification(types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS))
+        await asyncio.wait({pending}, timeout=min(left, 1.0))
 
 
 def ours(client: LanguageClient, u: str) -> list[types.Diagnostic]:
