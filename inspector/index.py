@@ -44,6 +44,8 @@ import msgspec
 from dyn_inspect.engine.schema import EVENT_TYPES, SCHEMA_VERSION, Event, LogHeader, UnknownEvent, json_schema
 from dyn_inspect.inspector.model import RunModel, handler_for
 from dyn_inspect.inspector.reader import LogFile, Problem, Refused, list_logs, open_inside
+from dyn_inspect.inspector.user_cache import KEY_ENV as KEY_ENV  # (re-exported: where the index key lives)
+from dyn_inspect.inspector.user_cache import cache_dir as cache_dir
 
 if TYPE_CHECKING:
     from dyn_inspect.inspector.run import Run
@@ -52,7 +54,6 @@ INDEX_FILE = "index.dyn"
 INDEX_VERSION = 1
 MAGIC = b"dyn-inspect index\n"
 NO_INDEX_ENV = "DYN_INSPECT_NO_INDEX"  # set: every run is read from its logs, no index written
-KEY_ENV = "DYN_INSPECT_KEY_DIR"  # where index.key lives (tests point it at a temporary dir)
 _PROBE = 4096  # bytes hashed at each end of a log's indexed part
 _MAC = 32
 UNKNOWN = "unknown"  # the segment of lines whose kind this version does not know
@@ -105,15 +106,6 @@ _header_decoder = msgspec.msgpack.Decoder(Header)
 @functools.lru_cache(maxsize=1)
 def schema_fingerprint() -> bytes:
     return hashlib.blake2b(msgspec.json.encode(json_schema()), digest_size=16).digest()
-
-
-def cache_dir() -> Path:
-    """This user's dyn-inspect cache: the index key, the language server's findings."""
-    env = os.environ.get(KEY_ENV)
-    if env:
-        return Path(env)
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return Path(base) / "dyn-inspect"
 
 
 def _read_key(path: str) -> bytes | None:

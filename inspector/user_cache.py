@@ -1,25 +1,40 @@
-"""Files derived from runs, kept in this user's cache (``index.cache_dir()``): the language
-server's findings and the TUI's first screens. One file per key, written whole or not at
-all, the oldest dropped past a bound. Best effort throughout: a cache that cannot be
-written is no cache, never an error."""
+"""This user's dyn-inspect cache (``cache_dir()``) and the files derived from runs kept in
+it: the language server's findings, the TUI's first screens and last frames. One file per
+key, written whole or not at all, the oldest dropped past a bound. Best effort throughout: a
+cache that cannot be written is no cache, never an error.
+
+Light on purpose (the standard library only): ``tui.last_frame`` reads it before anything
+else has been imported.
+"""
 
 from __future__ import annotations
 
 import os
-import tempfile
 from pathlib import Path
 
-from dyn_inspect.inspector.index import cache_dir
+KEY_ENV = "DYN_INSPECT_KEY_DIR"  # where the cache (and index.key) lives (tests point it at a temporary dir)
+
+
+def cache_dir() -> Path:
+    """This user's dyn-inspect cache: the index key, the language server's findings, the
+    TUI's first screens."""
+    env = os.environ.get(KEY_ENV)
+    if env:
+        return Path(env)
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return Path(base) / "dyn-inspect"
 
 
 def folder(name: str) -> Path:
     return cache_dir() / name
 
 
-def write(where: Path, key: bytes, data: bytes, keep: int) -> bool:
-    """``data`` as ``where/<key>.msgpack`` (a temporary file renamed over it: a reader sees
+def write(where: Path, key: bytes, data: bytes, keep: int, suffix: str = ".msgpack") -> bool:
+    """``data`` as ``where/<key><suffix>`` (a temporary file renamed over it: a reader sees
     the old file or the new one, a full disk leaves neither half-written); then only the
     ``keep`` newest files stay. False when it could not be written."""
+    import tempfile
+
     try:
         where.mkdir(parents=True, exist_ok=True, mode=0o700)
         fd, tmp = tempfile.mkstemp(prefix=".entry-", suffix=".tmp", dir=where)
@@ -28,21 +43,21 @@ def write(where: Path, key: bytes, data: bytes, keep: int) -> bool:
     try:
         with os.fdopen(fd, "wb") as f:
             f.write(data)
-        os.replace(tmp, where / f"{key.hex()}.msgpack")
+        os.replace(tmp, where / f"{key.hex()}{suffix}")
     except OSError:
         try:
             os.unlink(tmp)
         except OSError:
             pass
         return False
-    _prune(where, keep)
+    _prune(where, keep, suffix)
     return True
 
 
-def read(where: Path, key: bytes, max_bytes: int | None = None) -> bytes | None:
+def read(where: Path, key: bytes, max_bytes: int | None = None, suffix: str = ".msgpack") -> bytes | None:
     """The file of ``key``, None when absent, unreadable or over ``max_bytes``."""
     try:
-        with open(where / f"{key.hex()}.msgpack", "rb") as f:
+        with open(where / f"{key.hex()}{suffix}", "rb") as f:
             data = f.read() if max_bytes is None else f.read(max_bytes + 1)
     except OSError:
         return None
@@ -56,14 +71,14 @@ def drop(where: Path, key: bytes) -> None:
         pass
 
 
-def _prune(where: Path, keep: int) -> None:
+def _prune(where: Path, keep: int, suffix: str) -> None:
     def age(p: Path) -> float:
         try:
             return p.stat().st_mtime
         except OSError:
             return 0.0  # (gone meanwhile: another process pruned it)
 
-    for old in sorted(where.glob("*.msgpack"), key=age)[:-keep]:
+    for old in sorted(where.glob(f"*{suffix}"), key=age)[:-keep]:
         try:
             old.unlink()
         except OSError:

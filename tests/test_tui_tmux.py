@@ -175,3 +175,55 @@ def test_live_example_shows_breaks_and_recompiles(terminal: Terminal, tmp_path: 
     terminal.wait_for("step 3 batch 16")
     terminal.keys("q")
     assert terminal.exit_code() == 0
+
+
+def _kept_frame(run_dir: Path) -> Path | None:
+    from dyn_inspect.tui import last_frame
+
+    key = os.path.realpath(run_dir).encode()
+    found = [p for p in last_frame._folder().glob("*.frame") if key in p.read_bytes()]
+    return found[0] if found else None
+
+
+def test_the_first_frame_is_kept_and_replayed_at_the_next_open(breaks_run: Run, tmp_path: Path) -> None:
+    """The first open of a run from its saved first screen keeps the frame Textual drew; the
+    next open replays it (the file is read, not written again), a key typed as it shows reaches the
+    TUI, and the shell's screen is as it was after each."""
+    from dyn_inspect.tui import first_screen
+
+    path = tmp_path / "runs" / breaks_run.path.name
+    shutil.copytree(breaks_run.path, path, ignore=shutil.ignore_patterns("index.dyn"), symlinks=True)
+    Run(path)  # writes the index
+    assert first_screen.save(Run(path))
+    command = ["sh", "-c", f"echo before; {shlex.quote(str(DYN_INSPECT))} open {shlex.quote(str(path))}; echo after-$?"]
+    branch = marker_line(BREAKS, "BREAK:branch")
+    terminals = [Terminal(tmp_path / "first"), Terminal(tmp_path / "second")]
+    try:
+        first, second = terminals
+        first.tmp.mkdir()
+        first.start(command, cwd=tmp_path)
+        first.wait_for("Graph breaks (5)", "finished · exit 0", "frames")
+        deadline = time.monotonic() + 20
+        while (kept := _kept_frame(path)) is None and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert kept is not None, "no frame kept after the first open"
+        drawn = kept.read_bytes().decode("utf-8", "replace")
+        assert "finished · exit 0" in drawn and "frames" in drawn and "Overview" in drawn
+        first.keys("q")
+        first.wait_for("after-0")
+        assert [line for line in first.screen().splitlines() if line.strip()] == ["before", "after-0"]
+
+        written = kept.stat().st_mtime_ns
+        second.tmp.mkdir()
+        second.start(command, cwd=tmp_path)
+        second.wait_for("Graph breaks (5)", "finished · exit 0", "frames")
+        second.keys("2")  # (as the replayed frame shows: mostly before Textual has started)
+        second.wait_for(f"breaks.py:{branch}", "GB0170")
+        second.keys("q")
+        second.wait_for("after-0")
+        # The shell's screen as it was; the frame replayed, not kept again.
+        assert [line for line in second.screen().splitlines() if line.strip()] == ["before", "after-0"]
+        assert kept.stat().st_mtime_ns == written
+    finally:
+        for term in terminals:
+            term.close()

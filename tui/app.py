@@ -33,18 +33,20 @@ from textual.widgets import Label, TabbedContent, TabPane
 from dyn_inspect.inspector.errors import InspectorError
 from dyn_inspect.inspector.events import Loc, read_tail
 from dyn_inspect.inspector.run import Run
-from dyn_inspect.tui import digest
+from dyn_inspect.tui import digest, last_frame
 from dyn_inspect.tui.display import display_loc, duration, run_cwd
 from dyn_inspect.tui.follow import OutputBuffer, RunFollower
 from dyn_inspect.tui.messages import ChildExited, LabelChanged, LoadFailed, OutputAvailable, RunLoaded, RunUpdated
 from dyn_inspect.tui.views.base import Context, SearchHit, View
 
 if TYPE_CHECKING:  # the launcher (and the recorder it imports) only where a run starts
+    from rich.console import RenderableType
+    from textual.screen import Screen
     from textual.widgets import Select
 
     from dyn_inspect.engine.launcher import Launch, LaunchSpec
     from dyn_inspect.tui.child import ChildProcess
-    from dyn_inspect.tui.first_screen import FirstScreen
+    from dyn_inspect.tui.first_screen import FirstScreen, Opening
     from dyn_inspect.tui.views.output import OutputView
 
 # (tab id, title, the view's class in dyn_inspect.tui.views): a view's module is imported
@@ -187,6 +189,8 @@ class InspectorApp(App[int]):
         self._exporting = False
         self._frozen_at = 0
         self.synced_events = -1  # the model's event count when the views were last synced (tests, bench)
+        self._frame_spot: last_frame.Spot | None = None
+        self.kept_frame: bool | None = None  # (tests) whether the first frame was kept, once tried
 
     # -- layout ----------------------------------------------------------------------------
 
@@ -285,6 +289,29 @@ class InspectorApp(App[int]):
         self.call_after_refresh(self._collect_again)
         self.set_interval(0.5, self._tick)
         self.call_after_refresh(lambda: self._focus_view(self.active_view))
+
+    def keep_first_frame(self, spot: last_frame.Spot) -> None:
+        """Keep what this app writes for its first frame, for the next ``dyn-inspect open``
+        of the run to replay at once (tui/last_frame.py)."""
+        self._frame_spot = spot
+
+    def _display(self, screen: Screen[object], renderable: RenderableType | None) -> None:
+        super()._display(screen, renderable)
+        spot = self._frame_spot
+        if spot is not None and renderable is not None:
+            self._frame_spot = None
+            self.call_later(self._keep_frame, spot, renderable)
+
+    def _keep_frame(self, spot: last_frame.Spot, renderable: RenderableType) -> None:
+        """The first frame, if Textual drew the whole screen at once (else nothing is kept)."""
+        from textual._compositor import LayoutUpdate
+        from textual.geometry import Region
+
+        width, height = self.size
+        if self.is_headless or not isinstance(renderable, LayoutUpdate) or renderable.region != Region(0, 0, width, height):
+            self.kept_frame = False
+            return
+        self.kept_frame = last_frame.keep(spot, width, height, renderable.render_segments(self.console))
 
     def _collect_again(self) -> None:
         """`dyn-inspect open` and the live run start with the cyclic GC off (cli/commands):
@@ -837,17 +864,21 @@ def open_at_once(path: Path) -> Run | None:
         return None  # the background loader reads it again and says why
 
 
-def run_open(path: Path, initial_view: str = "overview") -> int:
+def run_open(path: Path, initial_view: str = "overview", opening: Opening | None = None) -> int:
     """``dyn-inspect open RUN``: browse a finished (or still running) run. Its saved first
     screen, when current, is drawn before the run is read; else a small indexed run is read
-    before the first frame (``open_at_once``); else behind it."""
+    before the first frame (``open_at_once``); else behind it. ``opening``: that first
+    screen, looked up already (``first_screen.opening``)."""
     from dyn_inspect.tui import first_screen
 
-    saved = None
-    if initial_view == "overview" and not os.environ.get("DYN_INSPECT_NO_INDEX"):
-        saved = first_screen.load(path)
+    if opening is None:
+        opening = first_screen.opening(path, initial_view)
+    saved = opening.saved
     run = open_at_once(path) if saved is None else None
     app = InspectorApp(path, initial_view=initial_view, run=run, first_screen=saved)
+    if opening.keep_frame_at is not None:
+        app.keep_first_frame(opening.keep_frame_at)
+    last_frame.hand_over()
     app.run()
     if app.load_error is not None:
         raise InspectorError(app.load_error)

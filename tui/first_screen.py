@@ -13,6 +13,7 @@ from __future__ import annotations
 import hashlib
 import os
 from pathlib import Path
+from typing import NamedTuple
 
 import msgspec
 
@@ -20,11 +21,31 @@ from dyn_inspect.inspector import index, user_cache
 from dyn_inspect.inspector.events import TOOL_VERSION
 from dyn_inspect.inspector.locations import run_cwd
 from dyn_inspect.inspector.run import Run
-from dyn_inspect.tui import digest
+from dyn_inspect.tui import digest, last_frame
 
 FORMAT = 1  # bump when FirstScreen or what the overview shows changes
 MAX_ENTRIES = 64  # runs whose first screens are kept (the oldest go first)
 MAX_BYTES = 1 << 20  # a first screen is a few KB: anything bigger is not ours
+
+
+class Opening(NamedTuple):
+    """What ``dyn-inspect open`` starts from: the run's saved first screen if current, and
+    the run's files as they were before it was checked (to keep the first frame under)
+    unless a frame of it was replayed and stays on the screen."""
+
+    saved: FirstScreen | None
+    keep_frame_at: last_frame.Spot | None
+
+
+def opening(run_path: Path, initial_view: str) -> Opening:
+    """Checked before Textual is imported: a frame replayed by ``cli.main`` that is not this
+    run's first screen is wiped at once, not after that import."""
+    saved = spot = None
+    if initial_view == "overview" and not os.environ.get(index.NO_INDEX_ENV):
+        spot = last_frame.spot(run_path)  # (before the check: a log appended after it makes the frame stale)
+        saved = load(run_path)
+    replayed = last_frame.confirm(run_path, shown=saved is not None)
+    return Opening(saved, spot if saved is not None and not replayed else None)
 
 
 class FirstScreen(msgspec.Struct, frozen=True):

@@ -8,6 +8,7 @@ import sys
 
 from dyn_inspect.inspector.errors import InspectorError
 from dyn_inspect.inspector.run import resolve_run
+from dyn_inspect.tui import last_frame
 
 HELP = "open a run in the terminal UI (default: the latest run)"
 
@@ -21,12 +22,19 @@ def prepare_parser(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    path = resolve_run(args.run, args.runs_dir)
-    if not (sys.stdout.isatty() and sys.stdin.isatty()):
-        raise InspectorError("`dyn-inspect open` needs a terminal; use `dyn-inspect summary` (or --json) in scripts")
-    # No cyclic GC until the first frame is on the screen (InspectorApp turns it back on):
-    # importing Textual and building the screen make many objects and no garbage.
-    gc.disable()
-    from dyn_inspect.tui.app import run_open
+    try:
+        path = resolve_run(args.run, args.runs_dir)
+        if not (sys.stdout.isatty() and sys.stdin.isatty()):
+            raise InspectorError("`dyn-inspect open` needs a terminal; use `dyn-inspect summary` (or --json) in scripts")
+        # No cyclic GC until the first frame is on the screen (InspectorApp turns it back on):
+        # importing Textual and building the screen make many objects and no garbage.
+        gc.disable()
+        from dyn_inspect.tui import first_screen
 
-    return run_open(path, initial_view=args.view)
+        opening = first_screen.opening(path, args.view)
+        from dyn_inspect.tui.app import run_open
+
+        return run_open(path, initial_view=args.view, opening=opening)
+    finally:
+        # The terminal as it was before a replayed frame (cli.main), before an error is printed.
+        last_frame.undo()
