@@ -17,8 +17,8 @@ from dyn_inspect.inspector.locations import same_file, split_file_line
 from dyn_inspect.inspector.model import KernelInfo
 from dyn_inspect.tui import digest
 from dyn_inspect.tui.display import display_loc
-from dyn_inspect.tui.views.base import COMMON_KEYS, Context, SearchHit, View, matches
-from dyn_inspect.tui.views.table import Cell, kernel_detail
+from dyn_inspect.tui.views.base import COMMON_KEYS, Context, SearchHit, matches
+from dyn_inspect.tui.views.table import Cell, RowDetails, kernel_detail
 from dyn_inspect.tui.widgets import DetailPane
 
 
@@ -47,7 +47,7 @@ def lines_text(k: KernelInfo, cwd: str | None, limit: int = 3) -> str:
     return ", ".join(shown) + (f" +{more}" if more > 0 else "")
 
 
-class KernelsView(View):
+class KernelsView(RowDetails):
     view_id = "kernels"
     HELP = (
         """
@@ -221,12 +221,6 @@ convolutions; a percentage is of the device's peak).
 
     def set_filter(self, text: str) -> None:
         self.query_one("#kernel-filter", Input).value = text  # Input.Changed rebuilds
-
-    def on_data_table_row_highlighted(self, event: DataTable.RowHighlighted) -> None:
-        event.stop()
-        if event.row_key is not None and event.row_key.value is not None:
-            key = str(event.row_key.value)
-            self.show_detail_soon(lambda: self._show(key))
 
     def _show(self, key: str) -> None:
         k = self._kernels.get(key)

@@ -24,7 +24,21 @@ from dyn_inspect.tui.widgets import DetailPane
 T = TypeVar("T")
 
 
-class SplitView(View):
+class RowDetails(View):
+    """A view whose table's highlighted row has details, drawn by ``_show(key)`` once the
+    cursor rests (``show_detail_soon``)."""
+
+    def on_data_table_row_highlighted(self, event: DataTable.RowHighlighted) -> None:
+        event.stop()
+        if event.row_key is not None and event.row_key.value is not None:
+            key = str(event.row_key.value)
+            self.show_detail_soon(lambda: self._show(key))
+
+    def _show(self, key: str) -> None:
+        """Show the row ``key``'s details in the pane (each view says what they are)."""
+
+
+class SplitView(RowDetails):
     """A table of rows beside a detail pane, the layout of most views: subclasses name the
     two widgets' ids, the table's (label, key) columns and what the pane says while empty."""
 
@@ -44,17 +58,8 @@ class SplitView(View):
             table.add_column(label, key=key)
         self.query_one(DetailPane).show(Text(self.EMPTY, style="dim"))
 
-    def on_data_table_row_highlighted(self, event: DataTable.RowHighlighted) -> None:
-        event.stop()
-        if event.row_key is not None and event.row_key.value is not None:
-            key = str(event.row_key.value)
-            self.show_detail_soon(lambda: self._show(key))
 
-    def _show(self, key: str) -> None:
-        """Show the row ``key``'s details in the pane (each view says what they are)."""
-
-
-class TableView(View, Generic[T]):
+class TableView(RowDetails, Generic[T]):
     """A view whose DataTable grows with the run: one row per key, added once; when a row's
     version (its count) changes only its ``version_column`` cell is rewritten, so a table of
     thousands of rows costs nothing per sync; a new scope (rank) starts over. Subclasses say
@@ -117,11 +122,8 @@ class TableView(View, Generic[T]):
             self._shown = key
             self.show(key)
 
-    def on_data_table_row_highlighted(self, event: DataTable.RowHighlighted) -> None:
-        event.stop()
-        if event.row_key is not None and event.row_key.value is not None:
-            key = str(event.row_key.value)
-            self.show_detail_soon(lambda: self._show_key(key))
+    def _show(self, key: str) -> None:
+        self._show_key(key)
 
     def reveal(self, key: str) -> None:
         table = self.query_one(DataTable)
