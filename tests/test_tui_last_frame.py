@@ -94,9 +94,17 @@ def test_a_kept_frame_is_replayed_for_its_run_and_terminal_only(breaks_run: Run,
     # Given back: the cursor shown and the main screen again (Textual never took over here).
     assert written.index(b"\x1b[?25h\x1b[?1049l", start) < written.index(b"<undone>")
 
-    # `open` (the latest run) and the run's id under the runs dir are the same run.
+    # `open` (the latest run), the runs dir, the project's dir and the run's id: the same run.
     (path.parent / "latest").symlink_to(path.name)
-    assert _replay(["open"], (100, 30), tmp_path, {eventlog.RUNS_DIR_ENV: str(path.parent)})[0]["shown"] is True
+    runs = {eventlog.RUNS_DIR_ENV: str(path.parent)}
+    assert _replay(["open"], (100, 30), tmp_path, runs)[0]["shown"] is True
+    assert _replay(["open", path.name], (100, 30), tmp_path, runs)[0]["shown"] is True
+    assert _replay(["open", str(path.parent)], (100, 30), tmp_path)[0]["shown"] is True
+    project = tmp_path / "project"
+    (project / ".dyn-inspect").mkdir(parents=True)
+    (project / ".dyn-inspect" / "runs").symlink_to(path.parent)
+    assert _replay(["open", "project"], (100, 30), tmp_path)[0]["shown"] is True
+    assert _replay(["open", "elsewhere"], (100, 30), tmp_path, runs)[0]["shown"] is False
     # Not for another terminal size or colour setting, nor any other command or option.
     assert _replay(["open", str(path)], (101, 30), tmp_path)[0]["shown"] is False
     assert _replay(["open", str(path)], (100, 30), tmp_path, {"NO_COLOR": "1"})[0]["shown"] is False

@@ -151,20 +151,24 @@ def _saved(run: str, columns: int, lines: int) -> bytes | None:
 
 
 def _run_of(argv: list[str]) -> str | None:
-    """The run ``dyn-inspect open`` shows for ``argv`` in its common forms (``open DIR``,
-    ``open`` = the latest run), when opened from its index; anything else is left to the real
-    resolution (``confirm`` wipes a frame replayed for another run)."""
-    if argv[:1] != ["open"] or len(argv) > 2:
+    """The run ``dyn-inspect open`` shows for ``argv`` (``inspector.run.resolve_run``'s forms:
+    none = the latest run, a run directory, a runs directory or a project's, a run's id), when
+    it has an index; ``open`` with an option is left to the real resolution. (Where this
+    guess and that resolution differ, ``confirm`` wipes the frame.)"""
+    if argv[:1] != ["open"] or len(argv) > 2 or (len(argv) == 2 and argv[1].startswith("-")):
         return None
-    if len(argv) == 2:
-        if argv[1].startswith("-"):
-            return None
-        run = argv[1]
+    root = os.environ.get(RUNS_DIR_ENV) or os.path.join(".dyn-inspect", "runs")
+    if len(argv) == 1:
+        candidates = [os.path.join(root, "latest")]
+    elif os.path.isdir(arg := argv[1]):
+        candidates = [arg, os.path.join(arg, "latest"), os.path.join(arg, ".dyn-inspect", "runs", "latest")]
     else:
-        root = os.environ.get(RUNS_DIR_ENV) or os.path.join(".dyn-inspect", "runs")
-        run = os.path.join(root, "latest")
-    run = os.path.realpath(run)
-    return run if os.path.isfile(os.path.join(run, INDEX_FILE)) else None
+        candidates = [os.path.join(root, arg)]
+    for candidate in candidates:
+        run = os.path.realpath(candidate)
+        if os.path.isfile(os.path.join(run, INDEX_FILE)):
+            return run
+    return None
 
 
 def _write(fd: int, data: bytes) -> None:
