@@ -264,6 +264,9 @@ class InspectorApp(App[int]):
         return self.query_one(TabbedContent).active or "overview"
 
     def on_mount(self) -> None:
+        # Textual's driver has the terminal now (a frame replayed by cli.main is under ours):
+        # it leaves the alternate screen itself when the app stops.
+        last_frame.hand_over()
         self.query_one("#header-command", Label).update(Text(f"dyn-inspect  {self.run_path.name}"))
         self._set_state(digest.RunState("starting", "loading…" if self._preloaded is None else "starting"))
         if self.launch is not None:
@@ -878,7 +881,6 @@ def run_open(path: Path, initial_view: str = "overview", opening: Opening | None
     app = InspectorApp(path, initial_view=initial_view, run=run, first_screen=saved)
     if opening.keep_frame_at is not None:
         app.keep_first_frame(opening.keep_frame_at)
-    last_frame.hand_over()
     app.run()
     if app.load_error is not None:
         raise InspectorError(app.load_error)
