@@ -34,7 +34,7 @@ RUNS_DIR_ENV = "DYN_INSPECT_RUNS_DIR"  # engine.eventlog.RUNS_DIR_ENV
 # What decides how Textual draws on this terminal, beside its size (and TEXTUAL_*).
 TERMINAL_ENV = ("TERM", "COLORTERM", "NO_COLOR", "FORCE_COLOR", "TERM_PROGRAM", "LANG", "LC_ALL", "LC_CTYPE")
 ALT_SCREEN_ON, ALT_SCREEN_OFF = "\x1b[?1049h", "\x1b[?1049l"
-HIDE_CURSOR, SHOW_CURSOR, CLEAR = "\x1b[?25l", "\x1b[?25h", "\x1b[2J"
+HIDE_CURSOR, SHOW_CURSOR, CLEAR, RESTORE_CURSOR = "\x1b[?25l", "\x1b[?25h", "\x1b[2J", "\x1b8"
 
 
 # (Plain classes: dataclasses imports inspect, a tenth of the time to a replay.)
@@ -210,7 +210,12 @@ def replay(argv: list[str]) -> bool:
     _replayed = _Replayed(run, attrs)
     atexit.register(undo)
     try:
-        _write(out, (ALT_SCREEN_ON + HIDE_CURSOR).encode() + frame)
+        # The cursor back where ?1049h saved it (DECRC): where terminals keep one saved
+        # cursor for both screens (libvterm: Neovim's and Vim's terminals), Textual's own
+        # ?1049h saves it again, and its ?1049l at exit must find the shell's position there,
+        # not the frame's last cell. (Where each screen has its own, this moves the hidden
+        # cursor of the alternate one only.)
+        _write(out, (ALT_SCREEN_ON + HIDE_CURSOR).encode() + frame + RESTORE_CURSOR.encode())
     except OSError:
         undo()
         return False
