@@ -190,7 +190,6 @@ class InspectorApp(App[int]):
         self._frozen_at = 0
         self.synced_events = -1  # the model's event count when the views were last synced (tests, bench)
         self._frame_spot: last_frame.Spot | None = None
-        self.kept_frame: bool | None = None  # (tests) whether the first frame was kept, once tried
 
     # -- layout ----------------------------------------------------------------------------
 
@@ -312,9 +311,8 @@ class InspectorApp(App[int]):
 
         width, height = self.size
         if self.is_headless or not isinstance(renderable, LayoutUpdate) or renderable.region != Region(0, 0, width, height):
-            self.kept_frame = False
             return
-        self.kept_frame = last_frame.keep(spot, width, height, renderable.render_segments(self.console))
+        last_frame.keep(spot, width, height, renderable.render_segments(self.console))
 
     def _collect_again(self) -> None:
         """`dyn-inspect open` and the live run start with the cyclic GC off (cli/commands):

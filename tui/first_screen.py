@@ -42,7 +42,10 @@ def opening(run_path: Path, initial_view: str) -> Opening:
     run's first screen is wiped at once, not after that import."""
     saved = spot = None
     if initial_view == "overview" and not os.environ.get(index.NO_INDEX_ENV):
-        spot = last_frame.spot(run_path)  # (before the check: a log appended after it makes the frame stale)
+        # (Taken before the check: a log appended after it makes the frame stale. Not when
+        # this run's frame was replayed: it is current, and not kept again.)
+        if last_frame.replayed() != os.path.realpath(run_path):
+            spot = last_frame.spot(run_path)
         saved = load(run_path)
     replayed = last_frame.confirm(run_path, shown=saved is not None)
     return Opening(saved, spot if saved is not None and not replayed else None)
