@@ -306,8 +306,12 @@ class InspectorApp(App[int]):
 
     def _keep_frame(self, spot: last_frame.Spot, renderable: RenderableType) -> None:
         """The first frame, if Textual drew the whole screen at once (else nothing is kept)."""
-        from textual._compositor import LayoutUpdate
         from textual.geometry import Region
+
+        try:
+            from textual._compositor import LayoutUpdate  # (private: another Textual may move it)
+        except ImportError:
+            return
 
         width, height = self.size
         if self.is_headless or not isinstance(renderable, LayoutUpdate) or renderable.region != Region(0, 0, width, height):
