@@ -124,6 +124,8 @@ class Recorder:
         self.provenance = False
         self.errors = 0
         self.records = 0  # structured-trace records seen: the kernel profiler's "still compiling?"
+        # Notebooks (dyn_inspect.magics): between recorded cells torch's records are dropped.
+        self.paused = False
         # Normalizing and writing run on a background thread (see _Worker) unless DYN_INSPECT_ASYNC=0.
         self._worker: _Worker | None = _Worker(self) if os.environ.get(ASYNC_ENV, "1") != "0" else None
         if eager_log:
@@ -148,6 +150,8 @@ class Recorder:
         return self._log
 
     def on_record(self, record: TraceRecord) -> None:
+        if self.paused:
+            return
         self.records += 1
         on_torch_thread(record)  # thread-local torch state, before the record changes thread
         pending = None
@@ -199,6 +203,29 @@ class Recorder:
 
     def note_exception(self, exc: BaseException) -> None:
         self._exception = exc
+
+    def start_segment(self, run_dir: Path) -> None:
+        """Record from now on into ``run_dir`` (a notebook cell's run): the log there is
+        written on the first record, as at start-up."""
+        self.end_segment()
+        with self._lock:
+            self.run_dir = run_dir
+            self.started = time.time()
+            self._exception = None
+            self.paused = False
+
+    def end_segment(self, exc: BaseException | None = None) -> bool:
+        """Close the current log as a process end (``exc``: what the cell raised) and drop
+        torch's records until the next segment. True when the segment logged anything."""
+        if exc is not None:
+            self._exception = exc
+        had_log = self._log is not None
+        self.finish()
+        with self._lock:
+            self._log = None
+            self._normalizer = None
+            self.paused = True
+        return had_log
 
     def finish(self) -> None:
         self.flush()

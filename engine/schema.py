@@ -107,7 +107,7 @@ class RunStart(Event, tag="run_start"):
 
     command: list[str]
     cwd: str
-    mode: Literal["script", "module", "command", "import"]
+    mode: Literal["script", "module", "command", "import", "notebook"]
     tool_version: str
     compile_disabled: bool = False
 
@@ -266,6 +266,17 @@ class PathAlias(Event, tag="path_alias"):
     here: str
 
 
+class NotebookCell(Event, tag="notebook_cell"):
+    """A notebook cell this run executed (``%load_ext dyn_inspect``): the file name IPython
+    compiled it under (``/tmp/ipykernel_<pid>/<hash>.py``, ``<ipython-input-N-…>``), its
+    execution count, and its source (the file is not on disk). Readers show ``file`` as
+    ``cell [N]``."""
+
+    file: str
+    cell: int
+    source: str
+
+
 class Symbol(Event, tag="symbol"):
     symbol: str
     value: str | None = None
@@ -375,6 +386,7 @@ AnyEvent = (
     | Kernel
     | KernelProvenance
     | PathAlias
+    | NotebookCell
     | Symbol
     | Specialization
     | ShapeGuard

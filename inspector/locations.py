@@ -20,6 +20,7 @@ from dyn_inspect.engine.normalizers.locations import is_library_file as is_libra
 from dyn_inspect.engine.normalizers.locations import nearest_user_frame as _nearest_non_library
 from dyn_inspect.engine.normalizers.locations import package_path
 from dyn_inspect.engine.schema import Loc
+from dyn_inspect.inspector.cell_names import cell_label
 from dyn_inspect.inspector.errors import InspectorError
 
 if TYPE_CHECKING:
@@ -27,6 +28,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "def_line",
+    "file_line",
     "inside",
     "is_library",
     "nearest_user_frame",
@@ -80,7 +82,10 @@ def relative(path: str, base: str | None) -> str:
 def short_path(path: str, cwd: str | None = None) -> str:
     """``path`` as people read it: a library file from its package
     (``torch/optim/optimizer.py``), a file under ``cwd`` (default: this process's)
-    relative to it, anything else as recorded."""
+    relative to it, a notebook cell as ``cell [N]``, anything else as recorded."""
+    cell = cell_label(path)
+    if cell is not None:
+        return cell
     pkg = package_path(path)
     if pkg is not None:
         return pkg
@@ -93,10 +98,22 @@ def short_path(path: str, cwd: str | None = None) -> str:
     return path if rel.startswith("..") else rel
 
 
+def file_line(path: str, line: int | str, cwd: str | None = None) -> str:
+    """``FILE:LINE`` as ``short_loc`` writes it, from a path and a line."""
+    cell = cell_label(path)
+    if cell is not None:
+        return f"{cell}, line {line}"
+    return f"{short_path(path, cwd)}:{line}"
+
+
 def short_loc(loc: Loc | None, cwd: str | None = None) -> str:
-    """``FILE:LINE`` with ``FILE`` as ``short_path`` writes it; ``?`` for no location."""
+    """``FILE:LINE`` with ``FILE`` as ``short_path`` writes it (``cell [N], line L`` in a
+    notebook); ``?`` for no location."""
     if loc is None:
         return "?"
+    cell = cell_label(loc.file)
+    if cell is not None:
+        return f"{cell}, line {loc.line}"
     return f"{short_path(loc.file, cwd)}:{loc.line}"
 
 

@@ -36,6 +36,7 @@ from dyn_inspect.engine.schema import (
     KernelProvenance,
     Loc,
     LogHeader,
+    NotebookCell,
     OutputCode,
     PathAlias,
     ProcessEnd,
@@ -49,6 +50,7 @@ from dyn_inspect.engine.schema import (
     Specialization,
     Symbol,
 )
+from dyn_inspect.inspector import cell_names
 
 
 @dataclass
@@ -265,6 +267,7 @@ class RunModel:
         # per process log: a path a cached artifact named → this run's file (PathAlias)
         self.path_aliases: dict[str, dict[str, str]] = {}
         self.launchers: dict[str, Launcher] = {}  # launcher log → its start and end
+        self.cells: dict[str, NotebookCell] = {}  # a notebook cell's compiled file name → the cell
         self.kinds: Counter[str] = Counter()
         self.event_count = 0
         self.last_event_time = 0.0
@@ -330,6 +333,10 @@ class RunModel:
         self.kernel_profiles.append((log, event))
         for k in self._profiled_kernels(event, log):
             k.profile = event
+
+    def _notebook_cell(self, event: NotebookCell, log: str) -> None:
+        self.cells[event.file] = event
+        cell_names.register(event.file, event.cell)
 
     def _path_alias(self, event: PathAlias, log: str) -> None:
         self.path_aliases.setdefault(log, {})[event.recorded] = event.here
@@ -578,6 +585,7 @@ _HANDLERS: dict[type, Callable[[RunModel, Any, str], None] | None] = {
     ProcessEnd: RunModel._process_end,
     KernelProfile: RunModel._kernel_profile,
     PathAlias: RunModel._path_alias,
+    NotebookCell: RunModel._notebook_cell,
     CompileStart: RunModel._compile_start,
     Capture: RunModel._capture,
     BackwardCapture: _setter("backward"),

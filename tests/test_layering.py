@@ -6,6 +6,8 @@ function-level and ``TYPE_CHECKING`` imports alike, relative ones resolved):
 - lsp and tui import only inspector and themselves, plus (tui only, where it starts runs)
   ``dyn_inspect.engine.launcher``; lsp never imports tui, tui never lsp;
 - cli, the composition root, may import everything, and nothing imports cli;
+- the notebook face (``notebook/``: the ``dyn_inspect`` package's own modules, the IPython
+  extension) imports only engine and inspector, and nothing imports it;
 - a view (``tui/views/*.py``) never imports another view: shared code lives in
   ``tui/views/base.py``, ``tui/views/table.py`` or ``tui/display.py``.
 
@@ -30,7 +32,11 @@ ALLOWED: dict[str, tuple[str, ...]] = {
     "lsp": ("inspector",),
     "tui": ("inspector", "engine.launcher"),
     "cli": ("engine", "inspector", "lsp", "tui"),
+    "notebook": ("engine", "inspector"),
 }
+# The modules of notebook/ are dyn_inspect's own (dyn_inspect.magics): every other name
+# under dyn_inspect is one of the packages above.
+NOTEBOOK = "notebook"
 VIEWS = f"{TOP}.tui.views"
 VIEW_SHARED = {f"{VIEWS}.base", f"{VIEWS}.table", VIEWS}
 
@@ -81,12 +87,17 @@ def _within(name: str, prefix: str) -> bool:
     return name == prefix or name.startswith(prefix + ".")
 
 
+def _package(module: str) -> str:
+    parts = module.split(".")
+    return parts[1] if len(parts) > 1 and parts[1] in ALLOWED and parts[1] != NOTEBOOK else NOTEBOOK
+
+
 def _violation(module: str, imported: str) -> str | None:
     """Why ``module`` may not import ``imported``; None when it may."""
     if not _within(imported, TOP) or imported == TOP:
         return None
-    own = module.split(".")[1]
-    target = imported.split(".")[1]
+    own = _package(module)
+    target = _package(imported)
     if target == own:
         if module != VIEWS and _within(module, VIEWS) and _within(imported, VIEWS):
             other = ".".join(imported.split(".")[:4])

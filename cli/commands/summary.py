@@ -10,7 +10,7 @@ from typing import IO, Any
 from dyn_inspect.inspector.analysis.causes import describe_fix, recompile_causes
 from dyn_inspect.inspector.analysis.recompiles import TimelineEntry, frames_with_recompiles, recompile_timeline
 from dyn_inspect.inspector.console import make_console
-from dyn_inspect.inspector.locations import def_line, short_path
+from dyn_inspect.inspector.locations import def_line, file_line, short_path
 from dyn_inspect.inspector.outputs import to_json
 from dyn_inspect.inspector.ranks import add_rank_argument, format_ranks, select_rank
 from dyn_inspect.inspector.reports import summary, summary_dict
@@ -65,7 +65,7 @@ def print_recompiles(run: Run, data: dict[str, Any], say: Callable[[str], None],
         say(f"    … and {len(said) - TOP_RECOMPILED} more root causes — `dyn-inspect causes`")
     shown = frames if show_all else frames[:TOP_RECOMPILED]
     for frame, entries in shown:
-        where = f"{short_path(frame.filename)}:{def_line(frame.filename, frame.firstlineno)}"
+        where = file_line(frame.filename, def_line(frame.filename, frame.firstlineno))
         limit = ", recompile limit hit — runs eagerly from then on" if frame.recompile_limit is not None else ""
         first = _first_failure(entries)
         guards = {x.failures[0].text for x in entries if x.is_recompile and x.failures}
@@ -144,14 +144,14 @@ def print_summary(run: Run, as_json: bool = False, file: IO[str] | None = None, 
         user, loc = b["user_loc"], b["loc"]
         gbid = f" {b['gb_id']}" if b["gb_id"] else ""
         on = f"  ({format_ranks(b['ranks'])})" if len(data["ranks"]) > 1 else ""
-        inside = f"  (in {short_path(loc['file'])}:{loc['line']})" if (user["file"], user["line"]) != (loc["file"], loc["line"]) else ""
-        say(f"    {short_path(user['file'])}:{user['line']}  {b.get('headline') or b['type']}{gbid}  ×{b['count']}{inside}{on}")
+        inside = f"  (in {file_line(loc['file'], loc['line'])})" if (user["file"], user["line"]) != (loc["file"], loc["line"]) else ""
+        say(f"    {file_line(user['file'], user['line'])}  {b.get('headline') or b['type']}{gbid}  ×{b['count']}{inside}{on}")
     failures = data["compile_failures"]
     # A failed compile (fullgraph=True, a backend exception) is in no other count.
     say(f"  compile failures: {sum(f['count'] for f in failures)}")
     for f in failures if show_all else failures[:TOP_RECOMPILED]:
         user = f["user_loc"]
-        where = f"{short_path(user['file'])}:{user['line']}" if user else "?"
+        where = file_line(user["file"], user["line"]) if user else "?"
         times = f"  ×{f['count']}" if f["count"] > 1 else ""
         say(f"    {where}  {f['function']}: {f['type']}: {f['headline']}{times}")
         if user and user.get("code") and not f["at_def"]:

@@ -22,7 +22,19 @@ from typing import Any, Protocol
 from dyn_inspect.engine import compile_ids
 from dyn_inspect.engine.eventlog import BlobStore
 from dyn_inspect.engine.normalizers.locations import is_library_file, package_path
-from dyn_inspect.engine.schema import Event, KernelProfile, Loc, LogHeader, PathAlias, ProcessEnd, ProcessStart, Raw, RunEnd, RunStart
+from dyn_inspect.engine.schema import (
+    Event,
+    KernelProfile,
+    Loc,
+    LogHeader,
+    NotebookCell,
+    PathAlias,
+    ProcessEnd,
+    ProcessStart,
+    Raw,
+    RunEnd,
+    RunStart,
+)
 
 # Keys torch puts beside the kind in every record's metadata.
 COMMON_KEYS = frozenset({"rank", "frame_id", "frame_compile_id", "attempt", "has_payload", "compiled_autograd_id"})
@@ -266,8 +278,8 @@ class TraceOut(Protocol):
 Emitter = Callable[[Any, TraceOut], None]
 EMITTERS: dict[type[Event], Emitter] = {}
 # Kinds with no torch record: process lifetime, kernels split out of the output code,
-# recompile-limit notes derived from the metrics, profiles, our path aliases.
-NOT_EMITTED: set[type[Event]] = {LogHeader, ProcessStart, ProcessEnd, RunStart, RunEnd, PathAlias, KernelProfile}
+# recompile-limit notes derived from the metrics, profiles, our path aliases, notebook cells.
+NOT_EMITTED: set[type[Event]] = {LogHeader, ProcessStart, ProcessEnd, RunStart, RunEnd, PathAlias, KernelProfile, NotebookCell}
 
 
 def emits(*types: type[Event]) -> Callable[[Emitter], Emitter]:
