@@ -54,7 +54,7 @@ from dyn_inspect.engine.eventlog import (
     runs_root,
 )
 from dyn_inspect.engine.schema import ProcessEnd, RunEnd, RunStart
-from dyn_inspect.engine.stderr_tail import StderrTee
+from dyn_inspect.engine.stderr_tail import TAIL_ENV
 
 BOOTSTRAP_DIR = Path(__file__).resolve().parent / "bootstrap"
 
@@ -384,45 +384,132 @@ class Launch:
             pass  # no log: the child never imported torch
 
 
+# The signals python would receive that would end the launcher (or that the program may
+# handle: a checkpoint on SIGUSR1, a reload on SIGHUP) while the program runs on. Job control
+# (TSTP, TTIN, TTOU, CONT) keeps its default: the launcher and the program share one process
+# group, so Ctrl-Z, fg and bg stop and continue both. SIGPIPE is python's ignored signal
+# (and our own writes raise it); SIGCHLD is ours. docs/security.md, "Signals".
+FORWARDED_SIGNALS: tuple[signal.Signals, ...] = tuple(
+    getattr(signal, name)
+    for name in ("SIGHUP", "SIGINT", "SIGQUIT", "SIGTERM", "SIGUSR1", "SIGUSR2", "SIGALRM", "SIGVTALRM", "SIGPROF", "SIGWINCH", "SIGPWR")
+    if hasattr(signal, name)
+)
+
+
+def _descends_from(pid: int, ancestor: int) -> bool:
+    """Whether ``pid`` is ``ancestor`` or one of its descendants (``/proc``; False when unknown)."""
+    for _ in range(64):
+        if pid == ancestor:
+            return True
+        if pid <= 1:
+            return False
+        try:
+            with open(f"/proc/{pid}/stat", "rb") as f:
+                stat = f.read()
+            pid = int(stat[stat.rindex(b")") + 2 :].split()[1])
+        except (OSError, ValueError, IndexError):
+            return False
+    return False
+
+
+def should_forward(info: Any, child: int) -> bool:
+    """A signal that reached the launcher goes on to the program unless the program got it
+    already: sent by the kernel (si_code > 0: a terminal's Ctrl-C, Ctrl-\\, resize or hangup
+    reaches the whole foreground group, the program included), or sent by the program or one
+    of its processes (``os.killpg(0, ...)`` signalled the group, the program included)."""
+    if info.si_code > 0:
+        return False
+    sender = info.si_pid
+    return not (sender == os.getpid() or (sender > 0 and _descends_from(sender, child)))
+
+
 def _wait_forwarding(process: subprocess.Popen[bytes]) -> int:
-    """Wait for the child; forward SIGTERM, and SIGINT that was *sent* to us (``kill -INT``,
-    an IDE's stop button). A terminal's Ctrl-C reaches the whole foreground group, the
-    child included, so that one (sent by the kernel) is not forwarded a second time."""
-    watched = {signal.SIGINT, signal.SIGTERM, signal.SIGCHLD}
-    previous = signal.pthread_sigmask(signal.SIG_BLOCK, watched)
+    """Wait for the child, forwarding ``FORWARDED_SIGNALS`` as ``should_forward`` says. They
+    stay blocked when the child has ended, so that the launcher writes ``run_end`` whatever
+    arrives then (``end_like`` unblocks them)."""
+    watched = {*FORWARDED_SIGNALS, signal.SIGCHLD}
+    signal.pthread_sigmask(signal.SIG_BLOCK, watched)
+    while True:
+        returncode = process.poll()
+        if returncode is not None:
+            return returncode
+        info = signal.sigtimedwait(watched, 1.0)
+        if info is None or info.si_signo == signal.SIGCHLD:
+            continue
+        if should_forward(info, process.pid):
+            try:
+                process.send_signal(info.si_signo)
+            except OSError:
+                pass
+
+
+_CORE_SIGNALS = {
+    getattr(signal, n)
+    for n in ("SIGQUIT", "SIGILL", "SIGTRAP", "SIGABRT", "SIGBUS", "SIGFPE", "SIGSEGV", "SIGSYS", "SIGXCPU", "SIGXFSZ")
+    if hasattr(signal, n)
+}
+
+
+def end_like(exit_code: int, sig: int | None) -> int:
+    """End as the program ended: killed by ``sig`` (so that a shell loop stopped by Ctrl-C
+    stops, and a supervisor sees the signal), else return ``exit_code`` to exit with."""
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, set(FORWARDED_SIGNALS) | {signal.SIGCHLD})
+    if not sig:
+        return exit_code
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            if stream is not None:
+                stream.flush()
+        except (OSError, ValueError):
+            pass
     try:
-        while True:
-            returncode = process.poll()
-            if returncode is not None:
-                return returncode
-            info = signal.sigtimedwait(watched, 1.0)
-            if info is None or info.si_signo == signal.SIGCHLD:
-                continue
-            # si_code <= 0: sent by a process (SI_USER, SI_QUEUE, SI_TKILL); > 0: the kernel.
-            if info.si_signo == signal.SIGTERM or info.si_code <= 0:
-                try:
-                    process.send_signal(info.si_signo)
-                except OSError:
-                    pass
-    finally:
-        signal.pthread_sigmask(signal.SIG_SETMASK, previous)
+        if sig in _CORE_SIGNALS:
+            import resource
+
+            # The program's core (if any) is the one that matters, not the launcher's.
+            resource.setrlimit(resource.RLIMIT_CORE, (0, resource.getrlimit(resource.RLIMIT_CORE)[1]))
+        signal.signal(sig, signal.SIG_DFL)
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, {sig})
+        os.kill(os.getpid(), sig)
+    except (OSError, ValueError):
+        pass
+    return exit_code  # a signal that does not end a process (none should reach here)
 
 
-def run_foreground(spec: LaunchSpec) -> tuple[Path, int]:
-    """Run with the terminal shared (no TUI); Ctrl-C reaches the child, not us. Raises
-    ``RecordingUnavailable`` before starting anything when the run cannot be recorded."""
+def _keep_closed_std_fds_closed() -> None:
+    """A standard descriptor we were started without (``2>&-``: python's ``sys.stderr`` is
+    None) stays closed in the program, and none of our files takes its number (our log
+    opened as descriptor 2 got the program's stderr): /dev/null holds it, closed at exec."""
+    for fd, stream in enumerate((sys.__stdin__, sys.__stdout__, sys.__stderr__)):
+        if stream is not None:
+            continue
+        try:
+            os.fstat(fd)
+        except OSError:
+            null = os.open(os.devnull, os.O_RDWR)
+            if null != fd:
+                os.dup2(null, fd, inheritable=False)
+                os.close(null)
+        os.set_inheritable(fd, False)  # whatever holds it now is ours, not the program's
+
+
+def run_foreground(spec: LaunchSpec) -> tuple[Path, int, int | None]:
+    """Run with the terminal shared (no TUI): the program gets our stdin, stdout and stderr
+    themselves (the very descriptors python would give it: no relay, so the order of its
+    stdout and stderr lines, ``isatty`` and a background child's stderr stay its own), and
+    Ctrl-C reaches it, not us. Returns (run directory, exit code, killing signal or None);
+    the caller ends through ``end_like``. Raises ``RecordingUnavailable`` before starting
+    anything when the run cannot be recorded."""
+    # The uncaught exception's traceback is kept in the run by the program itself
+    # (engine/bootstrap/sitecustomize.py, engine/stderr_tail.py).
+    spec.extra_env[TAIL_ENV] = "1"
+    _keep_closed_std_fds_closed()
     launch = Launch(spec)
-    # Keep the stderr tail in the run (a compile failure's traceback): engine/stderr_tail.py.
-    tee = StderrTee.create()
     try:
-        process = launch.start(**(tee.popen_kwargs() if tee is not None else {}))
+        process = launch.start()
     except OSError as exc:
-        if tee is not None:
-            tee.abandon()
         launch.finish(127)
         raise FileNotFoundError(f"cannot start {spec.command[0]}: {exc.strerror}") from exc
-    if tee is not None:
-        tee.started()
     if hasattr(signal, "sigtimedwait"):
         returncode = _wait_forwarding(process)
     else:  # no POSIX signal waiting: the plain way (Ctrl-C reaches the child by itself)
@@ -434,9 +521,7 @@ def run_foreground(spec: LaunchSpec) -> tuple[Path, int]:
         finally:
             signal.signal(signal.SIGINT, previous)
             signal.signal(signal.SIGTERM, previous_term)
-    if tee is not None:
-        tee.finish(launch.run_dir)
     exit_code = launch.finish(returncode)
-    if launch.notice:
+    if launch.notice and sys.stderr is not None:
         print(launch.notice, file=sys.stderr, flush=True)
-    return launch.run_dir, exit_code
+    return launch.run_dir, exit_code, (-returncode if returncode < 0 else None)

@@ -87,7 +87,7 @@ STDERR_TAIL_LINES = 40
 
 
 def _stderr_tail(run: Run) -> str | None:
-    """The last lines of the program's stderr, kept by a --no-tui run (else None)."""
+    """The last lines of the uncaught exception's traceback, kept by a --no-tui run (else None)."""
     from dyn_inspect.engine.stderr_tail import read_tail
 
     text = read_tail(run.path)

@@ -56,7 +56,8 @@ def run_verify(run_path: str, timeout_s: float = 3600.0, settle_s: float | None 
     argv = [sys.executable, "-m", "dyn_inspect.cli", "verify", run_path, "--json", "--timeout", str(timeout_s)]
     if settle_s is not None:
         argv += ["--settle", str(settle_s)]
-    proc = subprocess.run(argv, capture_output=True, text=True, timeout=timeout_s + 60)
+    # stdin: the server's is the editor's protocol stream; a program calling input() would eat a request.
+    proc = subprocess.run(argv, stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=timeout_s + 60)
     if proc.returncode != 0:
         last = (proc.stderr.strip().splitlines() or [f"exit {proc.returncode}"])[-1]
         raise RuntimeError(last)

@@ -1,6 +1,7 @@
-"""A --no-tui run keeps the end of the program's stderr in the run (``stderr-tail.log``),
-so a traceback printed to the terminal is not lost: the program's stderr still gets every
-byte, its exit code is unchanged, and `summary --json` and the TUI's Output view show it."""
+"""A --no-tui run keeps the traceback of the program's uncaught exception in the run
+(``stderr-tail.log``), so a traceback printed to the terminal is not lost: the program's
+stderr is its own, its exit code is unchanged, and `summary --json` and the TUI's Output
+view show it."""
 
 from __future__ import annotations
 
@@ -22,9 +23,8 @@ import sys
 print("on stdout")
 for i in range(3):
     print(f"err line {i}", file=sys.stderr)
-sys.stderr.write("x" * 100_000 + "\\n")  # more than the tail keeps
-print("Traceback (most recent call last): the end", file=sys.stderr)
-sys.exit(3)
+sys.stderr.write("x" * 100_000 + "\\n")  # not the traceback: not kept
+raise ValueError("the end")
 """
 
 
@@ -41,16 +41,17 @@ def record(tmp_path: Path) -> tuple[subprocess.CompletedProcess[str], Path]:
 
 def test_no_tui_run_keeps_the_stderr_tail(tmp_path: Path) -> None:
     p, run_dir = record(tmp_path)
-    assert p.returncode == 3
+    assert p.returncode == 1
     assert p.stdout == "on stdout\n"
-    assert "err line 0\nerr line 1\nerr line 2\n" in p.stderr and "x" * 100_000 in p.stderr  # all passed on
+    assert "err line 0\nerr line 1\nerr line 2\n" in p.stderr and "x" * 100_000 in p.stderr  # all its own
     tail_file = run_dir / TAIL_NAME
     assert stat.S_IMODE(tail_file.stat().st_mode) == 0o600
     tail = read_tail(run_dir)
-    assert tail is not None and tail.endswith("Traceback (most recent call last): the end\n")
-    assert len(tail.encode()) <= TAIL_BYTES and "on stdout" not in tail
+    assert tail is not None and tail.startswith("Traceback (most recent call last):\n") and tail.endswith("ValueError: the end\n")
+    assert tail in p.stderr  # what python printed
+    assert len(tail.encode()) <= TAIL_BYTES and "on stdout" not in tail and "err line" not in tail
     data = json.loads(subprocess.run([str(DYN_INSPECT), "summary", str(run_dir), "--json"], capture_output=True, text=True).stdout)
-    assert data["stderr_tail"].endswith("Traceback (most recent call last): the end")
+    assert data["stderr_tail"].endswith("ValueError: the end")
 
 
 def test_tail_that_is_not_a_regular_file_is_ignored(tmp_path: Path) -> None:
@@ -69,4 +70,4 @@ async def test_output_view_shows_the_tail(tmp_path: Path) -> None:
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
         lines = app.output_view.plain_lines()
-        assert lines[-1] == "Traceback (most recent call last): the end"
+        assert lines[-1] == "ValueError: the end"

@@ -110,18 +110,22 @@ def run(args: argparse.Namespace) -> int:
             return run_live(spec)
         if collecting:
             gc.enable()
-        from dyn_inspect.engine.launcher import run_foreground
+        from dyn_inspect.engine.launcher import end_like, run_foreground
 
-        run_dir, exit_code = run_foreground(spec)
+        run_dir, exit_code, killed_by = run_foreground(spec)
     except RecordingUnavailable as exc:
         raise InspectorError(f"{exc}; nothing was run (choose another place with --runs-dir)") from None
     from dyn_inspect.cli.commands.summary import print_summary
     from dyn_inspect.inspector.run import Run
 
     if os.environ.get("DYN_INSPECT_RUN_DIR") or (os.environ.get("TORCHELASTIC_RUN_ID") and os.environ.get("RANK", "0") != "0"):
-        return exit_code  # one summary per torchrun job (rank 0's), none from a nested run
-    try:
-        print_summary(Run(run_dir), as_json=args.json, file=sys.stderr if not args.json else sys.stdout)
-    except InspectorError as exc:
-        print(f"dyn-inspect: {exc}", file=sys.stderr)
-    return exit_code
+        return end_like(exit_code, killed_by)  # one summary per torchrun job (rank 0's), none from a nested run
+    out = sys.stderr if not args.json else sys.stdout
+    if out is not None:  # (a closed stream: print(file=None) would write to stdout)
+        try:
+            print_summary(Run(run_dir), as_json=args.json, file=out)
+        except InspectorError as exc:
+            if sys.stderr is not None:
+                print(f"dyn-inspect: {exc}", file=sys.stderr)
+    # Killed by a signal: the launcher dies by it too (a Ctrl-C'd shell loop stops).
+    return end_like(exit_code, killed_by)

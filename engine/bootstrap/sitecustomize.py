@@ -47,21 +47,51 @@ class _TorchWatcher(importlib.abc.MetaPathFinder):
 
 
 def _chain_next_sitecustomize():
+    """The user's own ``sitecustomize`` (the next one on the path), with python's own
+    behaviour (``site.execsitecustomize``): none is no error; one that fails prints python's
+    two lines (the traceback with ``-v``) and start-up goes on."""
     saved = list(sys.path)
     sys.path[:] = [p for p in sys.path if os.path.abspath(p or ".") != _HERE]
     mine = sys.modules.pop("sitecustomize", None)
     try:
-        importlib.import_module("sitecustomize")
-    except ImportError:
-        sys.modules["sitecustomize"] = mine
-    except Exception as exc:  # the user's own hook failing is theirs to see
-        sys.stderr.write(f"sitecustomize: {exc!r}\n")
+        try:
+            importlib.import_module("sitecustomize")
+        except ImportError as exc:
+            if exc.name != "sitecustomize":
+                raise
+    except Exception as err:
+        if sys.flags.verbose:
+            sys.excepthook(*sys.exc_info())
+        elif sys.stderr is not None:
+            sys.stderr.write(f"Error in sitecustomize; set PYTHONVERBOSE for traceback:\n{err.__class__.__name__}: {err}\n")
     finally:
+        # The import of ours finishes by taking "sitecustomize" from sys.modules: the user's
+        # module when it ran, else ours again (a missing entry made python report a KeyError).
+        if "sitecustomize" not in sys.modules:
+            sys.modules["sitecustomize"] = mine
         # Leave sys.path as plain python would have it (without our directory).
         sys.path[:] = [p for p in saved if os.path.abspath(p or ".") != _HERE]
 
 
-if os.environ.get("DYN_INSPECT_RUN_DIR"):
+def _keep_traceback(run_dir):
+    """--no-tui: the program (the launcher's direct child) keeps its uncaught exception's
+    traceback in the run (engine/stderr_tail.py). Registered first, so it runs last."""
+    import atexit
+
+    def save():
+        try:
+            from dyn_inspect.engine.stderr_tail import save_traceback
+        except ImportError:
+            return
+        save_traceback(run_dir)
+
+    atexit.register(save)
+
+
+_run_dir = os.environ.get("DYN_INSPECT_RUN_DIR")
+if _run_dir:
+    if os.environ.get("DYN_INSPECT_STDERR_TAIL") and os.environ.get("DYN_INSPECT_LAUNCHER_PID") == str(os.getppid()):
+        _keep_traceback(_run_dir)
     if "torch" in sys.modules:
         _activate()
     else:

@@ -1,0 +1,100 @@
+"""`dyn-inspect --no-tui` under signals behaves as `python prog.py` would: a signal sent to
+the launcher reaches the program (which may handle it and run on), the launcher ends as the
+program ended (killed by the same signal), and run_end is written either way."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+DYN_INSPECT = Path(sys.executable).parent / "dyn-inspect"
+PROGRAM = """
+import os, signal, sys, time
+got = []
+if sys.argv[1] != "default":
+    signal.signal(getattr(signal, sys.argv[1]), lambda s, f: got.append(s))
+open("ready", "w").close()
+deadline = time.monotonic() + 60
+while not got and time.monotonic() < deadline:
+    time.sleep(0.01)
+open("handled", "w").write(str(got))
+sys.exit(0 if got else 7)
+"""
+
+
+def start(tmp_path: Path, handled: str) -> subprocess.Popen[bytes]:
+    (tmp_path / "prog.py").write_text(PROGRAM)
+    env = {k: v for k, v in os.environ.items() if k != "DYN_INSPECT_RUNS_DIR"}
+    return subprocess.Popen(
+        [str(DYN_INSPECT), "--no-tui", "--runs-dir", str(tmp_path / "runs"), "prog.py", handled],
+        cwd=tmp_path, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+    )
+
+
+def wait_ready(tmp_path: Path, p: subprocess.Popen[bytes]) -> None:
+    deadline = time.monotonic() + 120
+    while not (tmp_path / "ready").exists():
+        assert p.poll() is None, p.communicate()
+        assert time.monotonic() < deadline, "the program never started"
+        time.sleep(0.02)
+
+
+def run_end(tmp_path: Path) -> dict:
+    run = next(d for d in (tmp_path / "runs").iterdir() if d.is_dir() and not d.is_symlink())
+    events = [json.loads(line) for line in (run / "launcher.jsonl").read_text().splitlines()]
+    return next(e for e in events if e.get("kind") == "run_end")
+
+
+@pytest.mark.parametrize("name", ["SIGUSR1", "SIGUSR2", "SIGHUP", "SIGALRM", "SIGQUIT", "SIGWINCH"])
+def test_a_handled_signal_reaches_the_program_which_runs_on(tmp_path: Path, name: str) -> None:
+    p = start(tmp_path, name)
+    wait_ready(tmp_path, p)
+    p.send_signal(getattr(signal, name))
+    p.communicate(timeout=120)
+    assert (tmp_path / "handled").read_text() == f"[{int(getattr(signal, name))}]"
+    assert p.returncode == 0
+    assert run_end(tmp_path)["exit_code"] == 0
+
+
+@pytest.mark.parametrize("name", ["SIGHUP", "SIGUSR1", "SIGTERM", "SIGINT", "SIGALRM"])
+def test_the_launcher_dies_by_the_signal_that_killed_the_program(tmp_path: Path, name: str) -> None:
+    p = start(tmp_path, "default")
+    wait_ready(tmp_path, p)
+    sig = getattr(signal, name)
+    p.send_signal(sig)
+    p.communicate(timeout=120)
+    assert not (tmp_path / "handled").exists()  # the program ended by it, not by its loop
+    end = run_end(tmp_path)
+    if sig == signal.SIGINT:  # python's own SIGINT: KeyboardInterrupt, then it re-kills itself by SIGINT
+        assert p.returncode == -signal.SIGINT and end["exit_code"] == 130
+    else:
+        assert p.returncode == -sig
+        assert end["signal"] == sig and end["exit_code"] == 128 + sig
+
+
+def test_a_signal_the_program_sends_its_own_group_is_not_forwarded_again(tmp_path: Path) -> None:
+    """os.killpg(0, SIGUSR1): the group holds the program and the launcher; the program must
+    get it once (a second delivery would be forwarded by the launcher)."""
+    (tmp_path / "prog.py").write_text(
+        "import os, signal, time\n"
+        "got = []\n"
+        "signal.signal(signal.SIGUSR1, lambda s, f: got.append(s))\n"
+        "os.killpg(0, signal.SIGUSR1)\n"
+        "deadline = time.monotonic() + 3\n"  # (time for a wrong second delivery to arrive)
+        "while time.monotonic() < deadline: time.sleep(0.01)\n"
+        "print(len(got))\n"
+    )
+    env = {k: v for k, v in os.environ.items() if k != "DYN_INSPECT_RUNS_DIR"}
+    p = subprocess.run(
+        [str(DYN_INSPECT), "--no-tui", "--runs-dir", str(tmp_path / "runs"), "prog.py"],
+        cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120, start_new_session=True,
+    )
+    assert p.returncode == 0, p.stderr
+    assert p.stdout == "1\n"
