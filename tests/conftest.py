@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import tempfile
 from collections.abc import Callable
@@ -135,11 +136,22 @@ def gpu_trace_run(tmp_path_factory: pytest.TempPathFactory) -> Run:
     return Run(result.run_dir)
 
 
+# With DYN_INSPECT_TEST_TIMES=FILE each test phase appends {"nodeid", "when", "s"} to FILE as
+# it ends (docs/testing.md, "Where the time goes"): unlike --durations, what a session
+# stopped half-way measured is kept. Measurement only; no test reads it.
+def _log_test_time(report: pytest.TestReport) -> None:
+    path = os.environ.get("DYN_INSPECT_TEST_TIMES")
+    if path:
+        with open(path, "a") as f:
+            f.write(json.dumps({"nodeid": report.nodeid, "when": report.when, "s": round(report.duration, 2)}) + "\n")
+
+
 # -- the differential's verdict per program, printed at the end (tests/test_differential.py)
 _differential: dict[str, list[str]] = {}  # program -> quantities that did not match torch
 
 
 def pytest_runtest_logreport(report: pytest.TestReport) -> None:
+    _log_test_time(report)
     if "test_differential.py::" not in report.nodeid or "[" not in report.nodeid:
         return
     # tests/test_differential.py::test_x[program-quantity] or ::test_y[program]

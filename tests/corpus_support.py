@@ -13,6 +13,7 @@ import shutil
 import subprocess
 import sys
 import threading
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -176,16 +177,34 @@ JOBS_ENV = "DYN_INSPECT_CORPUS_JOBS"
 _SLOTS = threading.Semaphore(int(os.environ.get(JOBS_ENV, "6")))
 
 
+# With DYN_INSPECT_CORPUS_TIMES=FILE, each recording appends one JSON line to FILE: its
+# name, the seconds it waited for a job slot and the seconds it ran (docs/testing.md,
+# "Where the time goes"). Measurement only; tests never read it.
+TIMES_ENV = "DYN_INSPECT_CORPUS_TIMES"
+
+
+def _log_time(name: str, queued: float, started: float, ended: float) -> None:
+    path = os.environ.get(TIMES_ENV)
+    if not path:
+        return
+    line = {"name": name, "queued_s": round(started - queued, 1), "wall_s": round(ended - started, 1), "jobs": os.environ.get(JOBS_ENV, "6")}
+    with open(path, "a") as f:
+        f.write(json.dumps(line) + "\n")
+
+
 def _start_later(rec: Recording, popen: Callable[[], subprocess.Popen[str]], after: Recording | None = None) -> None:
     """Run ``popen()`` in a job slot (after ``after`` ended, if given) and wait for it."""
 
     def run() -> None:
+        queued = time.monotonic()
         try:
             if after is not None:
                 after.wait(timeout=None)
             with _SLOTS:
+                started = time.monotonic()
                 rec.process = popen()
                 rec.wait(timeout=None)
+                _log_time(rec.name, queued, started, time.monotonic())
         except Exception as exc:  # the test that reads this run reports it
             rec.stderr += f"\ncould not run {rec.name}: {exc!r}"
 

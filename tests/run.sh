@@ -2,6 +2,25 @@
 # The test command (README, .ci/run): installs everything into .venv and runs every suite.
 set -uo pipefail
 cd "$(dirname "$0")/.."
+# `tests/run.sh --repeat N [pytest args]`: the whole command N times in a row (a flake shows
+# as one failed pass among green ones); each pass's exit status and wall time are listed at
+# the end, and the exit status is non-zero when any pass failed.
+if [ "${1:-}" = "--repeat" ] || [[ "${1:-}" == --repeat=* ]]; then
+  if [ "$1" = "--repeat" ]; then repeat=${2:-}; shift 2 || shift; else repeat=${1#--repeat=}; shift; fi
+  [[ "$repeat" =~ ^[1-9][0-9]*$ ]] || { echo "tests/run.sh: --repeat needs a positive count, got '${repeat}'"; exit 2; }
+  results=() failed=0
+  for i in $(seq 1 "$repeat"); do
+    start=$(date +%s)
+    bash tests/run.sh "$@"
+    pass_rc=$?
+    results+=("pass $i/$repeat: exit $pass_rc, $(( $(date +%s) - start )) s")
+    [ "$pass_rc" -eq 0 ] || failed=$((failed + 1))
+  done
+  printf '%s\n' "${results[@]}"
+  echo "repeat: $((repeat - failed))/$repeat passes green"
+  [ "$failed" -eq 0 ]
+  exit $?
+fi
 # System tools some tests use: headless Chromium (report.html renders offline), Graphviz
 # (SVG graph pictures) and Neovim (the editor test of the verified state, tests/test_nvim.py).
 # Installed from Debian's packages when missing and we may.
