@@ -4,6 +4,8 @@ under dynamic=False), not "torch recompiles once and then goes dynamic"."""
 
 import torch
 
+torch.manual_seed(0)
+
 
 @torch.compile(dynamic=False)
 def f(x):
