@@ -76,18 +76,6 @@ def test_check_counts_causes(example_run: Run) -> None:
 
 
 @pytest.mark.corpus
-def test_causes_offer_the_tensor_lr_fix_that_recompiles_gives(optim_lr_run: Run) -> None:
-    """`recompiles`/`summary` advise a tensor lr; `causes` offered nothing (issue 28 #3)."""
-    found = recompile_causes(optim_lr_run.model)
-    lr = [c for c in found if "float lr" in c.title]
-    assert len(lr) == 1
-    fix = lr[0].fix
-    assert fix is not None and fix.code == "lr=torch.tensor(0.01)" and fix.replaces == "0.01"
-    program = Path(fix.file)
-    assert program.name == "optim_lr.py" and "lr=0.01" in program.read_text().splitlines()[fix.after_line - 1]
-
-
-@pytest.mark.corpus
 def test_recompile_causes_name_their_frame_with_file_and_line(optim_lr_run: Run) -> None:
     """Two functions of one name read alike without the place (issue 28 #3)."""
     import re
