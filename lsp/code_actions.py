@@ -422,12 +422,13 @@ def cause_fix(c: CauseFinding, parsed: Parsed, line1: int, diagnostic: types.Dia
         start, end = found[0].span(1)
         edit = _edit(view, [_replace(view, line1, start, line1, end, c.replacement)])
         return _fix(f"Give the optimizer a tensor lr (`{c.code}`): {c.effect}, behaviour kept", edit, diagnostic, preferred=True)
-    lo, hi = max(0, line1 - 3), min(len(view.lines), line1 + 2)
-    if any(c.code in text for text in view.lines[lo:hi]):
+    code_lines = c.code.splitlines()
+    lo, hi = max(0, line1 - 2 - len(code_lines)), min(len(view.lines), line1 + 1 + len(code_lines))
+    if any(code_lines[0] in text for text in view.lines[lo:hi]):
         return None  # already applied
     at = line1 - 1 if c.before else line1
-    edit = _edit(view, [_insert(view, at, f"{c.indent}{c.code}\n")])
-    return _fix(f"Insert `{c.code}` {c.why}: one graph for every size, behaviour kept", edit, diagnostic, preferred=True)
+    edit = _edit(view, [_insert(view, at, "".join(f"{c.indent}{line}\n" for line in code_lines))])
+    return _fix(f"Insert `{'; '.join(code_lines)}` {c.why}: one graph for every size, behaviour kept", edit, diagnostic, preferred=True)
 
 
 # -- assembling ------------------------------------------------------------------------

@@ -583,6 +583,11 @@ def _add_causes(m: RunModel, ws: Workspace, files: dict[str, FileFindings]) -> d
                 why=fix.why,
                 before=fix.why.startswith("before the call"),
                 sites=sites,
+                replaces=fix.replaces,
+                replacement=fix.replacement,
+                effect="one graph for every lr (read at run time; schedulers update it in place)"
+                if fix.replaces is not None
+                else "one graph for every size",
             )
         )
     return covered

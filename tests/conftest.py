@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import sys
 import tempfile
 from collections.abc import Callable
 from pathlib import Path
@@ -174,6 +175,12 @@ def pytest_runtest_logreport(report: pytest.TestReport) -> None:
 
 
 def pytest_terminal_summary(terminalreporter, exitstatus: int, config: pytest.Config) -> None:
+    fix_corpus = sys.modules.get("test_fix_corpus")
+    lines = fix_corpus.pytest_terminal_summary_lines() if fix_corpus is not None else []
+    if lines:
+        terminalreporter.write_sep("-", "fix corpus: each fix applied and re-run")
+        for line in lines:
+            terminalreporter.write_line(line)
     if not _differential:
         return
     matching = sorted(p for p, failed in _differential.items() if not failed)

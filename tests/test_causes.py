@@ -73,3 +73,14 @@ def test_check_counts_causes(example_run: Run) -> None:
     data = json.loads(fail.stdout)
     item = next(f for f in data["failures"] if f["check"] == "max_causes")
     assert item["actual"] == 1 and item["items"][0]["recompiles"] == 5
+
+
+@pytest.mark.corpus
+def test_recompile_causes_name_their_frame_with_file_and_line(optim_lr_run: Run) -> None:
+    """Two functions of one name read alike without the place (issue 28 #3)."""
+    import re
+
+    found = recompile_causes(optim_lr_run.model)
+    assert found
+    for c in found:
+        assert re.search(rf"{re.escape(c.frames[0].name)} \(\S+:\d+\)", c.detail), c.detail

@@ -40,7 +40,14 @@ def cause_dict(c: Cause) -> typed.Cause:
         fix=None
         if fix is None
         else typed.CauseFix(
-            code=fix.code, file=fix.file, after_line=fix.after_line, insert=fix.text, why=fix.why, keeps_behaviour=fix.keeps_behaviour
+            code=fix.code,
+            file=fix.file,
+            after_line=fix.after_line,
+            insert="" if fix.replaces is not None else fix.text,
+            why=fix.why,
+            keeps_behaviour=fix.keeps_behaviour,
+            replaces=fix.replaces,
+            replacement=fix.replacement,
         ),
     )
 
@@ -65,8 +72,13 @@ def run(args: argparse.Namespace) -> int:
         if c.kind == "recompile" and c.compile_time_s:
             console.print(f"   compile time spent on them: {c.compile_time_s:.2f}s", markup=False, highlight=False)
         if c.fix is not None:
+            what = (
+                f"at {Path(c.fix.file).name}:{c.fix.after_line}, `{c.fix.replaces}` →  {c.fix.replacement}"
+                if c.fix.replaces is not None
+                else f"insert after {Path(c.fix.file).name}:{c.fix.after_line}:  {c.fix.one_line}"
+            )
             console.print(
-                f"   fix: insert after {Path(c.fix.file).name}:{c.fix.after_line}:  {c.fix.code}",
+                f"   fix: {what}",
                 markup=False,
                 highlight=False,
                 style="green",

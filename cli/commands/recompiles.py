@@ -124,8 +124,8 @@ def run(args: argparse.Namespace) -> int:
                 say(f"{' ' * len(head)}… and {hidden} older cache entr{'y' if hidden == 1 else 'ies'} failed too (--json lists every one)")
             if e.suggestion is not None:
                 say(f"{' ' * len(head)}→ {e.suggestion.text}")
-                if e.suggestion.code:
-                    say(f"{' ' * len(head)}  {e.suggestion.code}")
+                for code in (e.suggestion.code or "").splitlines():
+                    say(f"{' ' * len(head)}  {code}")
             shapes = shapes_of(e.compile)
             if shapes.automatic_dynamic and shapes.dynamic:
                 dims = ", ".join(dict.fromkeys(f"`{s.name}`" for s in shapes.dynamic))

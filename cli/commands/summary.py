@@ -75,7 +75,7 @@ def print_recompiles(run: Run, data: dict[str, Any], say: Callable[[str], None],
                 if e.is_recompile and e.failures:
                     say(f"      [{e.cid}] {e.failures[0].text}")
                     if e.suggestion is not None and e.suggestion.code and id(frame) not in fixed_frames:
-                        say(f"        try: {e.suggestion.code}")
+                        say(f"        try: {'; '.join(e.suggestion.code.splitlines())}")
             continue
         reason = f" — {first.failures[0].text}" if first is not None else ""
         more = f" (+{len(guards) - 1} other guard{'s' if len(guards) > 2 else ''})" if len(guards) > 1 else ""
@@ -84,7 +84,7 @@ def print_recompiles(run: Run, data: dict[str, Any], say: Callable[[str], None],
         if id(frame) in fixed_frames:
             say("      (the root cause above)")
         elif first is not None and first.suggestion is not None and first.suggestion.code:
-            say(f"      try: {first.suggestion.code}")
+            say(f"      try: {'; '.join(first.suggestion.code.splitlines())}")
     hidden = frames[len(shown) :]
     if hidden:
         n = sum(len(f.compiles) - 1 for f, _ in hidden)

@@ -29,7 +29,13 @@ from typing import Literal
 from dyn_inspect.engine.normalizers.locations import is_library_file
 from dyn_inspect.engine.schema import Loc
 from dyn_inspect.inspector.analysis.messages import label
-from dyn_inspect.inspector.analysis.recompiles import GuardFailure, frames_with_recompiles, recompile_timeline
+from dyn_inspect.inspector.analysis.recompiles import (
+    GuardFailure,
+    dynamic_dims_of,
+    frames_with_recompiles,
+    mark_dynamic_code,
+    recompile_timeline,
+)
 from dyn_inspect.inspector.locations import def_line, functions_in, parsed_source, short_path
 from dyn_inspect.inspector.model import BreakGroup, CompileInfo, FrameInfo, RunModel
 
@@ -47,10 +53,20 @@ class Fix:
     indent: str
     why: str  # "where `x` is made"
     keeps_behaviour: bool = True
+    # a fix that rewrites part of a line instead of inserting one (a tensor lr): the
+    # recorded text it replaces on line ``after_line`` and what it becomes
+    replaces: str | None = None
+    replacement: str | None = None
 
     @property
     def text(self) -> str:
-        return self.indent + self.code + "\n"
+        """What is inserted: each line of ``code`` indented (several mark_dynamic lines)."""
+        return "".join(self.indent + line + "\n" for line in self.code.splitlines())
+
+    @property
+    def one_line(self) -> str:
+        """``code`` on one line (``a; b``), as the reports print it."""
+        return "; ".join(self.code.splitlines())
 
     @property
     def site_line(self) -> int:
@@ -63,7 +79,9 @@ def describe_fix(fix: Fix, gap: str = " ") -> str:
     """A fix as the reports print it: ``torch._dynamo.mark_dynamic(x, 0) after train.py:46
     (where `x` is made)``. ``gap`` goes between the code and "after" (``summary`` lines
     them up with two spaces)."""
-    return f"{fix.code}{gap}after {short_path(fix.file)}:{fix.after_line} ({fix.why})"
+    if fix.replaces is not None:
+        return f"{fix.one_line}{gap}at {short_path(fix.file)}:{fix.after_line} ({fix.why}: `{fix.replaces}` → `{fix.replacement}`)"
+    return f"{fix.one_line}{gap}after {short_path(fix.file)}:{fix.after_line} ({fix.why})"
 
 
 @dataclass
@@ -166,11 +184,17 @@ def recompile_causes(model: RunModel, logs: Collection[str] | None = None) -> li
 def _cause(group: list[_Recompile], model: RunModel) -> Cause:
     f = group[0].failure
     frames = list({id(r.frame): r.frame for r in group}.values())
-    root = next((r for r in group if not r.frame.is_resume_function and _param_index(r.frame, r.failure.source) is not None), None)
+    root = next((r for r in group if not r.frame.is_resume_function and _param_of(r.frame, r.failure.source) is not None), None)
     shown = root or group[0]
     name = shown.failure.source or "a value"
     others = len(frames) - 1
-    where = f"{frames[0].name}" + (f" and {others} more frame{'s' if others != 1 else ''}" if others else "")
+    head = frames[0]
+    # file:line of the frame: two functions of one name read alike without it
+    at = f"{short_path(head.filename)}:{def_line(head.filename, head.firstlineno)}"
+    where = f"{head.name} ({at})" + (f" and {others} more frame{'s' if others != 1 else ''}" if others else "")
+    call = _call_site(shown.compile) or _call_site(head.compiles[0])
+    if is_library_file(head.filename) and call is not None:
+        where += f", called from {short_path(call.file)}:{call.line}"
     values: list[str] = []
     for r in group:
         for v in (r.failure.expected, r.failure.actual):
@@ -190,10 +214,15 @@ def _cause(group: list[_Recompile], model: RunModel) -> Cause:
     else:
         what = f"guard `{f.text}` fails"
     fix = _mark_dynamic_fix(shown, model) if f.kind == "size" and root is not None else None
+    if fix is None and f.kind == "attribute" and _LR_SOURCE.search(f.source or ""):
+        fix = _tensor_lr_fix(group)
     detail = f"{n} recompile{plural} in {where}"
     if fix is not None:
-        detail += f"; 1 fix: `{fix.code}` at {Path(fix.file).name}:{fix.after_line} ({fix.why})"
+        detail += f"; 1 fix: `{fix.one_line}` at {Path(fix.file).name}:{fix.after_line} ({fix.why})"
     sites = [Loc(file=fr.filename, line=def_line(fr.filename, fr.firstlineno), name=fr.name) for fr in frames]
+    if call is not None and all(is_library_file(fr.filename) for fr in frames):
+        # a library's frame (a Hugging Face model's forward): the user's call is the site
+        sites = [call, *sites]
     return Cause(
         kind="recompile",
         title=f"{what} → {n} recompile{plural}",
@@ -323,38 +352,120 @@ def _now(call: Loc) -> Loc:
     return Loc(file=call.file, line=near[0], name=call.name, code=call.code)
 
 
-def _mark_dynamic_fix(r: _Recompile, model: RunModel) -> Fix | None:
-    f = r.failure
-    index = _param_index(r.frame, f.source)
-    if index is None or f.source is None or f.dim is None:
+def _param_of(frame: FrameInfo, source: str | None) -> tuple[str, int] | None:
+    """(parameter name, positional index or -1) that a guard source names in ``frame``'s
+    function: ``x`` → ("x", 0); ``kwargs['input_ids']`` of ``def f(*args, **kwargs)`` →
+    ("input_ids", -1) (passed by keyword)."""
+    index = _param_index(frame, source)
+    if index is not None and source is not None:
+        return source, index
+    m = _KWARG_SOURCE.match(source or "")
+    if m is None:
         return None
+    fn = _function_at(frame.filename, def_line(frame.filename, frame.firstlineno))
+    if fn is None or fn.args.kwarg is None or fn.args.kwarg.arg != m["base"] or not m["key"].isidentifier():
+        return None
+    return m["key"], -1
+
+
+_KWARG_SOURCE = re.compile(r"""^(?P<base>[A-Za-z_]\w*)\[\s*['"](?P<key>[^'"]+)['"]\s*\]$""")
+
+
+def _mark_dynamic_fix(r: _Recompile, model: RunModel) -> Fix | None:
+    """mark_dynamic for every input dim the recompile involves (the failed one and each
+    one torch made dynamic with it), at the user's call: all of them or none (marking
+    only `input_ids` of a Hugging Face model crashes it: its mask changes length too)."""
+    f = r.failure
+    first = _param_of(r.frame, f.source)
+    if first is None or f.source is None or f.dim is None:
+        return None
+    wanted: list[tuple[str, int, int]] = [(first[0], first[1], f.dim)]
+    for source, dim in dynamic_dims_of(r.compile):
+        p = _param_of(r.frame, source)
+        if p is None:
+            return None  # an input dim we cannot name at the call: a partial fix may crash
+        if (p[0], p[1], dim) not in wanted:
+            wanted.append((p[0], p[1], dim))
     recorded = _call_site(r.frame.compiles[0])
     fn = _function_at(r.frame.filename, def_line(r.frame.filename, r.frame.firstlineno))
     arity = len(_params(fn)) if fn is not None else 0
     call = _now(recorded) if recorded is not None else None
-    var = _argument_name(call, index, f.source, arity, r.frame.name) if call is not None else None
-    if var is None:
+    names = _argument_names(call, wanted, arity, r.frame.name) if call is not None else None
+    if names is None:
         # torch's compile stack (dynamo_start, checked on 2.13) leaves out the frame that
         # called a @torch.compile function directly — it names the frame above (`main()`
         # in <module>). The one call of the function in its own file is the call.
         call = _only_call(r.frame)
-        var = _argument_name(call, index, f.source, arity, r.frame.name) if call is not None else None
-    if var is None or call is None:
+        names = _argument_names(call, wanted, arity, r.frame.name) if call is not None else None
+    if names is None or call is None:
         return None
-    code = f"torch._dynamo.mark_dynamic({var}, {f.dim})"
-    made = _assigned_at(call.file, call.line, var)
+    code = mark_dynamic_code(names)
     lines = _lines(call.file)
+    var = names[0][0]
+    made = _assigned_at(call.file, call.line, var) if len(names) == 1 else None
     if made is not None and made.lineno <= len(lines):
         stmt_line = lines[made.lineno - 1]
         indent = stmt_line[: len(stmt_line) - len(stmt_line.lstrip())]
         if isinstance(made, (ast.For, ast.AsyncFor)):  # the loop variable: first thing in the body
             body = made.body[0]
-            first = lines[body.lineno - 1]
-            return Fix(code, call.file, body.lineno - 1, first[: len(first) - len(first.lstrip())], f"where `{var}` is made")
+            first_line = lines[body.lineno - 1]
+            return Fix(code, call.file, body.lineno - 1, first_line[: len(first_line) - len(first_line.lstrip())], f"where `{var}` is made")
         return Fix(code, call.file, made.end_lineno or made.lineno, indent, f"where `{var}` is made")
-    if call.line <= len(lines):  # a parameter or global of the caller: right before the call
+    if call.line <= len(lines):  # several inputs, or a parameter/global of the caller: right before the call
         text = lines[call.line - 1]
         return Fix(code, call.file, call.line - 1, text[: len(text) - len(text.lstrip())], f"before the call at line {call.line}")
+    return None
+
+
+def _argument_names(call: Loc, wanted: list[tuple[str, int, int]], arity: int, callee: str) -> list[tuple[str, int]] | None:
+    """The caller's variable for each (parameter, index, dim), or None unless every one is
+    a plain name at the call."""
+    out: list[tuple[str, int]] = []
+    for param, index, dim in wanted:
+        var = _argument_name(call, index, param, arity, callee)
+        if var is None:
+            return None
+        if (var, dim) not in out:
+            out.append((var, dim))
+    return out
+
+
+def _tensor_lr_fix(group: list[_Recompile]) -> Fix | None:
+    """A compiled optimizer step recompiling on its float lr: ``lr=torch.tensor(0.01)`` at
+    the one ``lr=<float>`` of a ``*.optim.*(...)`` constructor in the user files of the
+    compile's stack (a tensor lr is read at run time; torch's schedulers update it in
+    place). Not offered where the file assigns ``[...]["lr"] = ...`` itself: that would
+    put a float back."""
+    stack: list[Loc] = next((r.compile.start.stack for r in group if r.compile.start is not None and r.compile.start.stack), [])
+    candidates = list(dict.fromkeys(loc.file for loc in reversed(stack) if not is_library_file(loc.file)))
+    for path in candidates:
+        tree = _tree(path)
+        if tree is None:
+            continue
+        kws: list[ast.keyword] = []
+        for node in ast.walk(tree):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target] if isinstance(node, ast.AugAssign) else []
+            if any(isinstance(t, ast.Subscript) and isinstance(t.slice, ast.Constant) and t.slice.value == "lr" for t in targets):
+                return None
+            if isinstance(node, ast.Call) and "optim." in ast.unparse(node.func) + ".":
+                kws.extend(
+                    kw
+                    for kw in node.keywords
+                    if kw.arg == "lr" and isinstance(kw.value, ast.Constant) and isinstance(kw.value.value, float)
+                )
+        if len(kws) != 1:
+            continue
+        value = kws[0].value
+        literal = ast.get_source_segment("\n".join(_lines(path)) + "\n", value) or repr(getattr(value, "value", ""))
+        return Fix(
+            f"lr=torch.tensor({literal})",
+            path,
+            value.lineno,
+            "",
+            "in the optimizer's constructor",
+            replaces=literal,
+            replacement=f"torch.tensor({literal})",
+        )
     return None
 
 

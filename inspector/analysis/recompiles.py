@@ -350,6 +350,43 @@ class SuggestContext:
     resume_line: int | None = None  # a resume function: the line of the break it resumes after
     item_break: bool = False  # that break is a ``Tensor.item()`` break
     repeats: int = 1  # recompiles of this frame that failed on the same guard source
+    # the function the user compiled (a resume function's original), named in snippets
+    function: str | None = None
+    # the recompile that followed a size failure made no dim dynamic: automatic dynamic
+    # shapes were off (``torch.compile(dynamic=False)``), so every new size compiles again
+    static: bool = False
+    # every input dim the recompile made dynamic (automatic dynamic), torch's order:
+    # ("input_ids", 1), ("attention_mask", 1) — marking only the failed one is not enough
+    # where the program compares them (transformers checks the mask against the ids)
+    dynamic_dims: tuple[tuple[str, int], ...] = ()
+
+
+def _fn(ctx: SuggestContext | None, fallback: str = "fn") -> str:
+    """The compiled function's name for a ``torch.compile(<fn>, ...)`` snippet."""
+    return ctx.function if ctx is not None and ctx.function else fallback
+
+
+def mark_dynamic_code(dims: list[tuple[str, int]]) -> str:
+    """``torch._dynamo.mark_dynamic(a, 1)``, one line per input dim (the one builder of
+    that snippet: suggestions, root-cause fixes and quick fixes all insert this text)."""
+    return "\n".join(f"torch._dynamo.mark_dynamic({var}, {dim})" for var, dim in dims)
+
+
+def _dims_with(f: GuardFailure, var: str, ctx: SuggestContext | None) -> list[tuple[str, int]]:
+    """The failed dim first, then every other input dim the recompile made dynamic."""
+    out = [(var, f.dim if f.dim is not None else 0)]
+    for name, dim in ctx.dynamic_dims if ctx is not None else ():
+        if (name, dim) not in out and _IDENT_PATH_RE.match(name) and not name.startswith("___"):
+            out.append((name, dim))
+    return out
+
+
+_STATIC_TEXT = (
+    "torch did not make it dynamic after the recompile (automatic dynamic shapes are off: "
+    "torch.compile(dynamic=False)), so every new size compiles again until the recompile limit. "
+    "Compile with dynamic=None (the default: dynamic after one recompile) or dynamic=True, "
+    "or mark the dim dynamic before the call."
+)
 
 
 def _keyword(source: str | None, ctx: SuggestContext | None) -> str | None:
@@ -388,8 +425,8 @@ def _suggest_size(f: GuardFailure, ctx: SuggestContext | None) -> Suggestion:
         return Suggestion(
             f"dim {f.dim} of an intermediate tensor carried across a graph break (`{f.source}`) changed "
             f"from {f.expected} to {f.actual}: this resume frame was compiled for a static size. Mark the "
-            f"dim dynamic on the input it is computed from, or compile with dynamic=True.",
-            "torch.compile(model, dynamic=True)",
+            f"dim dynamic on the input it is computed from, or compile `{_fn(ctx, 'model')}` with dynamic=True.",
+            f"torch.compile({_fn(ctx, 'model')}, dynamic=True)",
         )
     keyword = _keyword(f.source, ctx)
     if ctx is not None and ctx.resume_line is not None and keyword is None:
@@ -399,23 +436,39 @@ def _suggest_size(f: GuardFailure, ctx: SuggestContext | None) -> Suggestion:
             f"dim {f.dim} of `{src}`, carried across the graph break at line {ctx.resume_line} into "
             f"this resume function, changed from {f.expected} to {f.actual}: it was compiled for a "
             f"static size. Mark the dim dynamic on the compiled function's input it is computed "
-            f"from, or compile with dynamic=True; otherwise torch recompiles once and then goes dynamic.",
-            "torch.compile(model, dynamic=True)",
+            f"from, or compile `{_fn(ctx)}` with dynamic=True"
+            + (f"; {_STATIC_TEXT}" if ctx.static else "; otherwise torch recompiles once and then goes dynamic."),
+            f"torch.compile({_fn(ctx)}, dynamic=True)",
         )
     if keyword is not None:
+        kdims = [(keyword, f.dim if f.dim is not None else 0)] + [
+            (k, d) for n, d in (ctx.dynamic_dims if ctx is not None else ()) if (k := _keyword(n, ctx) or n) != keyword and k.isidentifier()
+        ]
+        also = f" (and {', '.join(f'dim {d} of `{n}`' for n, d in kdims[1:])}, which changed with it)" if len(kdims) > 1 else ""
+        later = (
+            f"; {_STATIC_TEXT}"
+            if ctx is not None and ctx.static
+            else " so one graph serves every size; otherwise torch recompiles once and then goes dynamic."
+        )
         return Suggestion(
-            f"dim {f.dim} of the keyword argument `{keyword}` changed from {f.expected} to {f.actual}: "
-            f"torch compiled for a static size. Mark that dim dynamic on the tensor you pass as "
-            f"`{keyword}=` before the first call (or compile with dynamic=True) so one graph serves "
-            f"every size; otherwise torch recompiles once and then goes dynamic.",
-            f"torch._dynamo.mark_dynamic({keyword}, {f.dim})  # the tensor passed as {keyword}=",
+            f"dim {f.dim} of the keyword argument `{keyword}` changed from {f.expected} to {f.actual}{also}: "
+            f"torch compiled for a static size. Mark {'these dims' if len(kdims) > 1 else 'that dim'} dynamic on the tensors you pass "
+            f"before the first call (or compile with dynamic=True){later}",
+            mark_dynamic_code(kdims) + (f"  # the tensor passed as {keyword}=" if len(kdims) == 1 else ""),
         )
     var = _snippet_var(f.source)
+    dims = _dims_with(f, var, ctx) if var is not None else []
+    also = f" (and {', '.join(f'dim {d} of `{n}`' for n, d in dims[1:])}, which changed with it)" if len(dims) > 1 else ""
+    if ctx is not None and ctx.static:
+        return Suggestion(
+            f"dim {f.dim} of `{src}` changed from {f.expected} to {f.actual}: torch compiled for a static size, and {_STATIC_TEXT}",
+            f"torch.compile({_fn(ctx)}, dynamic=True)" if var is None else mark_dynamic_code(dims),
+        )
     return Suggestion(
-        f"dim {f.dim} of `{src}` changed from {f.expected} to {f.actual}: torch compiled for a "
-        f"static size. Mark the dim dynamic before the first call (or compile with dynamic=True) "
+        f"dim {f.dim} of `{src}` changed from {f.expected} to {f.actual}{also}: torch compiled for a "
+        f"static size. Mark {'these dims' if len(dims) > 1 else 'the dim'} dynamic before the first call (or compile with dynamic=True) "
         f"so one graph serves every size; otherwise torch recompiles once and then goes dynamic.",
-        f"torch._dynamo.mark_dynamic({var}, {f.dim})" if var is not None else None,
+        mark_dynamic_code(dims) if var is not None else None,
     )
 
 
@@ -507,13 +560,17 @@ def _suggest_scalar(f: GuardFailure, ctx: SuggestContext | None) -> Suggestion:
             f"a Python number on the stack (`{f.source}`, compiled for {f.expected}) changed: Dynamo "
             f"specializes Python ints/floats to constants. Pass it as a tensor, or compile with "
             f"dynamic=True so numbers become symbolic.",
-            "torch.compile(fn, dynamic=True)",
+            f"torch.compile({_fn(ctx)}, dynamic=True)",
         )
+    later = (
+        "torch did not make it dynamic after the recompile (dynamic=False): every value compiles again."
+        if ctx is not None and ctx.static
+        else "torch also makes it dynamic automatically after one recompile."
+    )
     return Suggestion(
         f"the Python number `{src}` was specialized to {f.expected} and changed: each value compiles "
-        f"a new graph. Pass it as a tensor (torch.tensor({var})), or compile with dynamic=True; torch "
-        f"also makes it dynamic automatically after one recompile.",
-        f"torch.compile(fn, dynamic=True)  # or pass torch.tensor({var})",
+        f"a new graph. Pass it as a tensor (torch.tensor({var})), or compile with dynamic=True; {later}",
+        f"torch.compile({_fn(ctx)}, dynamic=True)  # or pass torch.tensor({var})",
     )
 
 
@@ -777,7 +834,9 @@ def varkw_of(frame: FrameInfo) -> str | None:
     return None
 
 
-def suggest_context(model: RunModel, frame: FrameInfo, failure: GuardFailure | None = None) -> SuggestContext:
+def suggest_context(
+    model: RunModel, frame: FrameInfo, failure: GuardFailure | None = None, compile: CompileInfo | None = None
+) -> SuggestContext:
     """What ``suggest`` may rely on for a failure of ``frame``."""
     resume_line, item_break = None, False
     m = _RESUME_RE.match(frame.name)
@@ -792,7 +851,42 @@ def suggest_context(model: RunModel, frame: FrameInfo, failure: GuardFailure | N
             for r in reasons_of(c)[:1]
             if (p := parse_reason(r)).kind == failure.kind and p.source == failure.source
         )
-    return SuggestContext(varkw=varkw_of(frame), resume_line=resume_line, item_break=item_break, repeats=repeats)
+    function = m["fn"] if m is not None else frame.name
+    static = False
+    dims: tuple[tuple[str, int], ...] = ()
+    if failure is not None and compile is not None:
+        dims = dynamic_dims_of(compile)
+        # A size/scalar guard that failed again on a later recompile of this frame, whose
+        # recompile created no symbol: torch stayed static (automatic dynamic goes
+        # dynamic on the first recompile, so the same dim never fails twice there).
+        static = failure.kind in ("size", "scalar") and repeats >= 2 and not compile.symbols and not _is_stack_value(failure.source)
+    return SuggestContext(
+        varkw=varkw_of(frame),
+        resume_line=resume_line,
+        item_break=item_break,
+        repeats=repeats,
+        function=function if function.isidentifier() and not function.startswith("<") else None,
+        static=static,
+        dynamic_dims=dims,
+    )
+
+
+def dynamic_dims_of(c: CompileInfo) -> tuple[tuple[str, int], ...]:
+    """The input dims compile ``c`` made dynamic (its symbols' size sources), as the user
+    names them: (("input_ids", 1), ("attention_mask", 1))."""
+    out: list[tuple[str, int]] = []
+    for sym in c.symbols:
+        m = _SYMBOL_SOURCE_RE.match(sym.source or "")
+        if m is None:
+            continue
+        name = m["name"] + (f"[{m['key']!r}]" if m["key"] else "")
+        if (name, int(m["dim"])) not in out:
+            out.append((name, int(m["dim"])))
+    return tuple(out)
+
+
+# L['x'].size()[0], and L['kwargs']['input_ids'].size()[1] for a ``**kwargs`` entry
+_SYMBOL_SOURCE_RE = re.compile(r"""^L\[['"](?P<name>[^'"\]]+)['"]\](?:\[['"](?P<key>[^'"\]]+)['"]\])?\.size\(\)\[(?P<dim>\d+)\]$""")
 
 
 def _item_break_sites(model: RunModel) -> set[tuple[str, int]]:
@@ -839,7 +933,7 @@ def _timeline(model: RunModel, frame: FrameInfo) -> list[TimelineEntry]:
             entry.limit_reached = True
             entry.suggestion = limit_suggestion(limit)
         elif failures:
-            entry.suggestion = suggest(failures[0], suggest_context(model, frame, failures[0]))
+            entry.suggestion = suggest(failures[0], suggest_context(model, frame, failures[0], c))
         out.append(entry)
     return out
 

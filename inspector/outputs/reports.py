@@ -141,6 +141,9 @@ class CauseFix(Output):
     insert: str  # the text to insert (indented), after ``after_line``
     why: str
     keeps_behaviour: bool
+    # a fix that rewrites part of line ``after_line`` instead (a tensor lr): nothing is inserted
+    replaces: str | None = None
+    replacement: str | None = None
 
 
 class Cause(Output):

@@ -181,7 +181,7 @@ one fix, at the line that makes the variable.
             table.clear()
             self._causes = dict(zip(keys, ranked, strict=True))
             for n, (key, c) in enumerate(self._causes.items(), start=1):
-                fix = f"{c.fix.code}  ({display_loc(fix_loc(c), ctx.cwd)})" if c.fix is not None else "—"
+                fix = f"{c.fix.one_line}  ({display_loc(fix_loc(c), ctx.cwd)})" if c.fix is not None else "—"
                 table.add_row(
                     Cell(str(n), n, justify="right"),
                     Cell(cost_text(c), c.cost),
@@ -210,7 +210,13 @@ one fix, at the line that makes the variable.
         parts: list[RenderableType] = [Group(*head)]
         where = fix_loc(c)
         if c.fix is not None and where is not None:
-            parts.append(Text.assemble(("Fix: ", "bold green"), (c.fix.code, "bold"), f"  {c.fix.why}, after line {c.fix.after_line}"))
+            parts.append(
+                Text.assemble(
+                    ("Fix: ", "bold green"),
+                    (c.fix.one_line, "bold"),
+                    f"  {c.fix.why}, {'at' if c.fix.replaces is not None else 'after'} line {c.fix.after_line}",
+                )
+            )
             parts.append(snippet(where, display_loc(where, cwd), context=3))
         elif where is not None:
             parts.append(snippet(where, display_loc(where, cwd), context=3))

@@ -1,0 +1,152 @@
+"""Every fix kind we offer, applied and re-run (issue 28): ``fixes: N/N verified``.
+
+Each entry of ``FIXES`` is a realistic program under ``tests/corpus/fixes/`` where the fix
+applies. The program is recorded under dyn-inspect (CPU Inductor); the quick fix the
+language server offers on the marked line (``code_actions()`` on the recording's real
+findings, the function ``textDocument/codeAction`` calls) is applied to a copy exactly as
+the editor would (its TextEdit); the copy is then run
+
+- plainly, with ``TORCH_LOGS=recompiles``: torch's own log has no "Recompiling function"
+  line, the exit code is the original's and stdout is the original's (the same losses);
+- under dyn-inspect: the recording has no recompile and the same exit code.
+
+The suggestion text of each (``recompiles``) names the same snippet the fix inserts.
+Recordings are kept in ``DYN_INSPECT_CORPUS_CACHE`` when it is set.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pytest
+from test_lsp_quick_fixes import Recorded, apply, record
+
+from corpus_support import CORPUS
+from dyn_inspect.inspector.analysis.causes import recompile_causes
+from dyn_inspect.inspector.analysis.recompiles import frames_with_recompiles, recompile_timeline
+
+pytestmark = pytest.mark.corpus
+
+FIX_CORPUS = CORPUS / "fixes"
+HF_ENV = {"HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1"}
+
+
+@dataclass(frozen=True)
+class FixCase:
+    program: str
+    marker: str  # the line whose quick fix is applied ("FIX:x")
+    pick: str  # a part of the fix's title that picks it
+    snippet: str  # what the fix inserts (and the suggestion names)
+    env: dict[str, str] = field(default_factory=dict)
+
+
+# fix kind → the program that verifies it
+FIXES: dict[str, FixCase] = {
+    # a Hugging Face model: the recompiling frame is transformers' `wrapped_func`; the fix
+    # goes on the user's call and marks every input the recompile made dynamic (the mask
+    # too: marking input_ids alone crashes with ConstraintViolationError)
+    "mark_dynamic_several_inputs": FixCase(
+        "hf_llama_mask.py",
+        "FIX:hf_call",
+        "Insert `torch._dynamo.mark_dynamic(input_ids, 1); torch._dynamo.mark_dynamic(attention_mask, 1)` before the call",
+        "torch._dynamo.mark_dynamic(input_ids, 1)\ntorch._dynamo.mark_dynamic(attention_mask, 1)",
+        HF_ENV,
+    ),
+    # @torch.compile(dynamic=False): every length recompiles; mark_dynamic is honoured there
+    "mark_dynamic_under_dynamic_false": FixCase(
+        "static_sizes.py", "FIX:static_x", "Insert `torch._dynamo.mark_dynamic(x, 0)` where `x` is made", "torch._dynamo.mark_dynamic(x, 0)"
+    ),
+}
+
+_verified: dict[str, bool] = {}
+
+
+def plain(folder: Path, name: str, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+    """The program run plainly (no dyn-inspect) with torch's recompile log on."""
+    run_env = {k: v for k, v in os.environ.items() if not k.startswith(("DYN_INSPECT", "TORCH_TRACE"))}
+    run_env.update(env, TORCH_LOGS="recompiles", TORCHINDUCTOR_CACHE_DIR=str(folder / "inductor-plain"))
+    return subprocess.run([sys.executable, name], cwd=folder, env=run_env, capture_output=True, text=True, timeout=900)
+
+
+def recompile_lines(stderr: str) -> list[str]:
+    return [line for line in stderr.splitlines() if "Recompiling function" in line]
+
+
+@pytest.mark.parametrize("kind", sorted(FIXES))
+def test_fix_is_applied_and_verified(kind: str, tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> None:
+    case = FIXES[kind]
+    _verified[kind] = False
+    for k, v in case.env.items():
+        monkeypatch.setenv(k, v)
+    base = tmp_path_factory.mktemp(kind)
+    original = record((FIX_CORPUS / case.program).read_text(), base, case.program)
+    assert original.recompiles() > 0, "the program must recompile before the fix"
+    # the advice (recompiles/summary) names the same snippet the fix inserts
+    codes = [
+        e.suggestion.code
+        for fr in frames_with_recompiles(original.run.model)
+        for e in recompile_timeline(original.run.model, fr)
+        if e.suggestion is not None and e.suggestion.code
+    ]
+    assert any(case.snippet in c for c in codes), codes
+    # the root cause's fix is in the user's file, even where the frame is a library's
+    fixes = [c.fix for c in recompile_causes(original.run.model) if c.fix is not None]
+    assert any(Path(f.file).name == case.program and f.code == case.snippet for f in fixes), fixes
+    fixed_text = apply(original, original.path.read_text(), case.marker, case.pick)
+    assert case.snippet.splitlines()[0] in fixed_text
+
+    folder = base / "fixed"
+    folder.mkdir()
+    (folder / case.program).write_text(fixed_text)
+    proc = plain(folder, case.program, case.env)
+    assert proc.returncode == 0, proc.stderr[-3000:]  # the original's exit code (record asserts 0)
+    assert recompile_lines(proc.stderr) == [], proc.stderr[-3000:]
+    assert "Traceback" not in proc.stderr, proc.stderr[-3000:]
+    assert proc.stdout == original.stdout  # the same losses / results
+
+    again: Recorded = record(fixed_text, base, case.program)
+    assert again.recompiles() == 0
+    assert again.run.model.exit_code in (0, None) and again.stdout == original.stdout
+    _verified[kind] = True
+
+
+def pytest_terminal_summary_lines() -> list[str]:
+    """What conftest's terminal summary prints for this module."""
+    if not _verified:
+        return []
+    lines = [f"  {kind}: not verified ({FIXES[kind].program})" for kind, ok in sorted(_verified.items()) if not ok]
+    return [*lines, f"fixes: {sum(_verified.values())}/{len(_verified)} verified"]
+
+
+def _suggestions(rec: Recorded) -> list[tuple[str, str, str | None]]:
+    """(frame, text, code) of each recompile's suggestion."""
+    m = rec.run.model
+    return [
+        (fr.name, e.suggestion.text, e.suggestion.code)
+        for fr in frames_with_recompiles(m)
+        for e in recompile_timeline(m, fr)
+        if e.suggestion is not None
+    ]
+
+
+def test_dynamic_false_advice_does_not_promise_automatic_dynamic(tmp_path_factory: pytest.TempPathFactory) -> None:
+    """Under @torch.compile(dynamic=False) torch never goes dynamic (4 recompiles here)."""
+    rec = record((FIX_CORPUS / "static_sizes.py").read_text(), tmp_path_factory.mktemp("static"), "static_sizes.py")
+    said = _suggestions(rec)
+    assert len(said) == 4
+    for _frame, text, code in said:
+        assert "recompiles once and then goes dynamic" not in text and "dynamic=False" in text, text
+        assert code == "torch._dynamo.mark_dynamic(x, 0)"
+
+
+def test_a_resume_function_is_told_to_compile_its_own_function(tmp_path_factory: pytest.TempPathFactory) -> None:
+    """A resume function of `gn` was told `torch.compile(model, dynamic=True)`."""
+    rec = record((FIX_CORPUS / "resume_gn.py").read_text(), tmp_path_factory.mktemp("resume"), "resume_gn.py")
+    resumed = [(text, code) for frame, text, code in _suggestions(rec) if frame.startswith("torch_dynamo_resume_in_gn_at_")]
+    assert resumed, _suggestions(rec)
+    for text, code in resumed:
+        assert code == "torch.compile(gn, dynamic=True)" and "`gn`" in text, (text, code)
