@@ -10,7 +10,6 @@ A record nobody handles becomes a ``Raw`` event: nothing torch emits is dropped.
 from __future__ import annotations
 
 import json
-import linecache
 import os
 import re
 import sys
@@ -23,6 +22,7 @@ from dyn_inspect.engine import compile_ids
 from dyn_inspect.engine.eventlog import BlobStore
 from dyn_inspect.engine.normalizers.locations import is_library_file, package_path
 from dyn_inspect.engine.schema import Event, KernelProfile, Loc, LogHeader, PathAlias, ProcessEnd, ProcessStart, Raw, RunEnd, RunStart
+from dyn_inspect.engine.source_files import source_line
 
 # Keys torch puts beside the kind in every record's metadata.
 COMMON_KEYS = frozenset({"rank", "frame_id", "frame_compile_id", "attempt", "has_payload", "compiled_autograd_id"})
@@ -194,7 +194,7 @@ def _same_text(path: str, loc: Loc) -> bool:
     """Does ``path`` hold ``loc``'s recorded line text (or is there nothing to compare)?"""
     if not loc.code:
         return True
-    text = linecache.getline(path, loc.line)
+    text = source_line(path, loc.line)
     return not text or text.strip() == loc.code.strip()
 
 
