@@ -22,6 +22,7 @@ from dyn_inspect.engine.normalizers.locations import package_path
 from dyn_inspect.engine.schema import Loc
 from dyn_inspect.inspector.cell_names import cell_label
 from dyn_inspect.inspector.errors import InspectorError
+from dyn_inspect.inspector.source_files import read_source, source_lines, source_version
 
 if TYPE_CHECKING:
     from dyn_inspect.inspector.model import RunModel
@@ -169,20 +170,19 @@ def same_file(recorded: str, wanted: str, cwd: str | None = None) -> bool:
 
 @functools.lru_cache(maxsize=64)
 def _parsed(path: str, mtime_ns: int, size: int) -> ast.Module | None:
+    text = read_source(path)
+    if text is None:
+        return None
     try:
-        return ast.parse(Path(path).read_text(encoding="utf-8"))
-    except (OSError, SyntaxError, UnicodeDecodeError, ValueError, RecursionError):
+        return ast.parse(text)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
         return None
 
 
 def file_version(path: str) -> tuple[int, int] | None:
-    """(mtime_ns, size) of a file, None when it cannot be read: what caches of a file's
-    contents are keyed by."""
-    try:
-        st = os.stat(path)
-    except OSError:
-        return None
-    return st.st_mtime_ns, st.st_size
+    """(mtime_ns, size) of a source file, None when it cannot be read (or may not be: the
+    one reader's rules, ``inspector/source_files.py``): what caches of its contents are keyed by."""
+    return source_version(path)
 
 
 def parsed_source(path: str) -> ast.Module | None:
@@ -223,13 +223,8 @@ def _def_lines(path: str, mtime_ns: int, size: int) -> dict[int, int]:
     return out
 
 
-@functools.lru_cache(maxsize=64)
 def _lines(path: str, mtime_ns: int, size: int) -> tuple[str, ...]:
-    try:
-        # (Python numbers lines at newlines only: str.splitlines would also split at a form feed.)
-        return tuple(Path(path).read_text(encoding="utf-8").split("\n"))
-    except (OSError, UnicodeDecodeError, ValueError):
-        return ()
+    return source_lines(path)
 
 
 def def_line(path: str, co_firstlineno: int) -> int:

@@ -18,6 +18,7 @@ from dyn_inspect.inspector import index
 from dyn_inspect.inspector.errors import InspectorError
 from dyn_inspect.inspector.model import RunModel, handler_for
 from dyn_inspect.inspector.reader import LogFile, Problem, blob_readable, list_logs, read_blob, safe_text
+from dyn_inspect.inspector.source_files import allow_model_roots
 
 
 def is_run_dir(path: Path) -> bool:
@@ -138,6 +139,7 @@ class Run:
         finally:
             if gc_was_enabled:
                 gc.enable()
+        allow_model_roots(self.model)  # its recorded directory: where its source files are
         return new
 
     def events(self, log_name: str | None = None) -> Iterator[tuple[str, Event | UnknownEvent]]:

@@ -4,7 +4,6 @@ position encoding (UTF-16 unless negotiated otherwise)."""
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import unquote
@@ -13,6 +12,7 @@ from lsprotocol import types
 from pygls.uris import from_fs_path, to_fs_path
 from pygls.workspace import PositionCodec, Workspace
 
+from dyn_inspect.inspector.source_files import read_source, source_version
 from dyn_inspect.lsp.source_lines import Span
 
 PYTHON_SUFFIXES = (".py", ".pyi", ".pyw")
@@ -68,22 +68,20 @@ class DiskCache:
         self._cache: dict[str, tuple[float, int, list[str]]] = {}
 
     def lines(self, path: str) -> list[str] | None:
-        try:
-            st = os.stat(path)
-        except OSError:
+        version = source_version(path)  # the one reader's rules: a FIFO, /dev/stdin or /proc never
+        if version is None:
             self._cache.pop(path, None)
             return None
         cached = self._cache.get(path)
-        if cached is not None and cached[0] == st.st_mtime and cached[1] == st.st_size:
+        if cached is not None and (cached[0], cached[1]) == version:
             return cached[2]
-        if st.st_size > MAX_DISK_BYTES:
+        if version[1] > MAX_DISK_BYTES:
             return None
-        try:
-            text = Path(path).read_text(encoding="utf-8", errors="replace")
-        except OSError:
+        text = read_source(path)
+        if text is None:
             return None
         lines = text.splitlines()
-        self._cache[path] = (st.st_mtime, st.st_size, lines)
+        self._cache[path] = (*version, lines)
         return lines
 
 

@@ -17,6 +17,7 @@ from collections.abc import Sequence
 
 from lsprotocol import types
 
+from dyn_inspect.inspector.source_files import read_source
 from dyn_inspect.lsp.findings import BreakFinding, CauseFinding, FailureFinding, FunctionFindings
 from dyn_inspect.lsp.placement import Placed
 
@@ -31,10 +32,10 @@ def snapshot(path: str, since: float | None) -> list[str] | None:
     try:
         if os.stat(path).st_mtime > since:
             return None
-        with open(path, encoding="utf-8", errors="replace") as f:
-            return f.read().splitlines()
     except OSError:
         return None
+    text = read_source(path)
+    return None if text is None else text.splitlines()
 
 
 def recorded_line(p: Placed) -> int:

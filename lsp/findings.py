@@ -36,6 +36,7 @@ from dyn_inspect.inspector.events import GraphBreak, Loc, degraded_notes
 from dyn_inspect.inspector.locations import def_line, inside, is_library, run_cwd
 from dyn_inspect.inspector.model import CompileInfo, FrameInfo, RunModel
 from dyn_inspect.inspector.run import Run
+from dyn_inspect.inspector.source_files import allow_root, read_source, source_lines
 
 try:  # the analysis module explains guard failures; without it reasons are shown raw
     from dyn_inspect.inspector.analysis import recompiles as _analysis
@@ -257,6 +258,9 @@ class Workspace:
         self.inside: set[str] = set()
         self.outside: set[str] = set()
         self.remapped = False
+        # The files the findings name are read under these roots (the one reader's rule).
+        for root in (*self.roots, self.local_cwd):
+            allow_root(root)
 
     @classmethod
     def for_run(cls, roots: list[Path], run: Run | None) -> Workspace:
@@ -365,14 +369,8 @@ def _wanted(files: dict[str, FileFindings], path: str) -> bool:
 
 
 def _line_text(path: str, line: int) -> str | None:
-    try:
-        with open(path, encoding="utf-8", errors="replace") as f:
-            for number, text in enumerate(f, start=1):
-                if number == line:
-                    return text.strip()
-    except OSError:
-        return None
-    return None
+    lines = source_lines(path)
+    return lines[line - 1].strip() if 1 <= line <= len(lines) else None
 
 
 def build_index(run: Run | None, workspace: Workspace, only: Collection[str] | None = None) -> RunIndex:
@@ -613,9 +611,12 @@ def _tensor_lr_cause(c: _causes.Cause, ws: Workspace) -> CauseFinding | None:
         if local is not None and local not in candidates:
             candidates.append(local)
     for path in candidates:
+        source = read_source(path)
+        if source is None:
+            continue
         try:
-            tree = ast.parse(Path(path).read_text(encoding="utf-8"))
-        except (OSError, SyntaxError, ValueError, UnicodeDecodeError):
+            tree = ast.parse(source)
+        except (SyntaxError, ValueError, RecursionError, MemoryError):
             continue
         kws: list[ast.keyword] = []
         for node in ast.walk(tree):
@@ -633,7 +634,7 @@ def _tensor_lr_cause(c: _causes.Cause, ws: Workspace) -> CauseFinding | None:
         value = kws[0].value
         assert isinstance(value, ast.Constant)
         text = _line_text(path, value.lineno) or ""
-        literal = ast.get_source_segment(Path(path).read_text(encoding="utf-8"), value) or repr(value.value)
+        literal = ast.get_source_segment(source, value) or repr(value.value)
         return CauseFinding(
             loc=Loc(file=path, line=value.lineno, code=text),
             title=c.title,

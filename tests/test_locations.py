@@ -170,7 +170,9 @@ def test_def_line_of_plain_decorated_and_edited_functions(tmp_path: Path) -> Non
     import os
 
     from dyn_inspect.inspector.locations import def_line
+    from dyn_inspect.inspector.source_files import allow_root
 
+    allow_root(tmp_path)  # source is read only under a root (a run's cwd opens one; here none is open)
     src = tmp_path / "m.py"
     src.write_text(
         "import functools\n"  # 1

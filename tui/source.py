@@ -11,32 +11,29 @@ import functools
 import os
 import shlex
 from collections.abc import Mapping
-from pathlib import Path
 
 from rich.console import Group, RenderableType
 from rich.syntax import Syntax
 from rich.text import Text
 
 from dyn_inspect.inspector.events import Loc
+from dyn_inspect.inspector.source_files import read_source as read_file
+from dyn_inspect.inspector.source_files import source_version
 
 THEME = "monokai"
 LEXER_LEAD = 30  # lines lexed above a snippet for context
 
 
 @functools.lru_cache(maxsize=64)
-def _read(path: str, mtime: float) -> str | None:
-    try:
-        return Path(path).read_text(encoding="utf-8", errors="replace")
-    except OSError:
-        return None
+def _read(path: str, mtime_ns: int, size: int) -> str | None:
+    return read_file(path)
 
 
 def read_source(path: str) -> str | None:
-    try:
-        mtime = os.stat(path).st_mtime
-    except OSError:
-        return None
-    return _read(path, mtime)
+    """The file's text through the one reader (``inspector/source_files.py``: regular Python
+    files under the run's roots, bounded), cached per version."""
+    version = source_version(path)
+    return None if version is None else _read(path, *version)
 
 
 def stale(loc: Loc, text: str) -> bool:

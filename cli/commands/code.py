@@ -19,6 +19,7 @@ from dyn_inspect.inspector.outputs import reports as typed
 from dyn_inspect.inspector.outputs import source_loc, to_json
 from dyn_inspect.inspector.ranks import add_rank_argument
 from dyn_inspect.inspector.reports import open_cli_run, print_read_warnings
+from dyn_inspect.inspector.source_files import source_line
 
 HELP = "Dynamo's code for one compile: original vs transformed bytecode by source line, resume functions, guards"
 
@@ -90,10 +91,8 @@ def run(args: argparse.Namespace) -> int:
         table.add_column("line", justify="right", no_wrap=True)
         table.add_column("original bytecode", no_wrap=True)
         table.add_column("transformed by Dynamo", no_wrap=True)
-        import linecache
-
         for b in cc.blocks:
-            text = linecache.getline(source, b.line).strip() if source and b.line else ""
+            text = source_line(source, b.line).strip() if source and b.line else ""
             table.add_row(str(b.line or "-"), text, "", style="bold")
             for o, m in itertools.zip_longest(b.original, b.modified):
                 table.add_row("", o.text() if o else "", m.text() if m else "")

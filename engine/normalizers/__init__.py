@@ -10,7 +10,6 @@ A record nobody handles becomes a ``Raw`` event: nothing torch emits is dropped.
 from __future__ import annotations
 
 import json
-import linecache
 import os
 import re
 import sys
@@ -35,6 +34,7 @@ from dyn_inspect.engine.schema import (
     RunEnd,
     RunStart,
 )
+from dyn_inspect.engine.source_files import source_line
 
 # Keys torch puts beside the kind in every record's metadata.
 COMMON_KEYS = frozenset({"rank", "frame_id", "frame_compile_id", "attempt", "has_payload", "compiled_autograd_id"})
@@ -206,7 +206,7 @@ def _same_text(path: str, loc: Loc) -> bool:
     """Does ``path`` hold ``loc``'s recorded line text (or is there nothing to compare)?"""
     if not loc.code:
         return True
-    text = linecache.getline(path, loc.line)
+    text = source_line(path, loc.line)
     return not text or text.strip() == loc.code.strip()
 
 

@@ -8,11 +8,11 @@
 
 from __future__ import annotations
 
-import linecache
 import re
 from typing import Any
 
 from dyn_inspect.engine.schema import Loc
+from dyn_inspect.engine.source_files import source_line
 
 _FRAME_RE = re.compile(r'^\s*File "(?P<file>[^"]+)", line (?P<line>\d+), in (?P<name>.+)$')
 
@@ -23,7 +23,7 @@ def loc_from_interned(frame: dict[str, Any], filename: str) -> Loc:
 
 
 def _indent_of(file: str, line: int) -> int | None:
-    text = linecache.getline(file, line)
+    text = source_line(file, line)
     if not text:
         return None
     return len(text) - len(text.lstrip())

@@ -12,7 +12,6 @@ lines (see docs/tui.md, "Code").
 
 from __future__ import annotations
 
-import linecache
 import re
 from collections import defaultdict
 from dataclasses import dataclass, field
@@ -21,6 +20,7 @@ from dyn_inspect.engine.schema import Loc
 from dyn_inspect.inspector.analysis.guards import GuardLine, guard_lines
 from dyn_inspect.inspector.model import CompileInfo, RunModel
 from dyn_inspect.inspector.run import Run
+from dyn_inspect.inspector.source_files import source_line
 
 RESUME_RE = re.compile(r"^torch_dynamo_resume_in_(?P<fn>.+)_at_(?P<line>\d+)$")
 # "  27           0 RESUME    0" / "         >>   48 CALL    1 (arg)" (3.11+ dis text)
@@ -132,7 +132,7 @@ def resume_functions(model: RunModel) -> list[ResumeFunction]:
         loc = Loc(file=frame.filename, line=line, name=m["fn"]) if frame.filename else None
         code = break_code.get((frame.filename, line))
         if loc is not None and not code:
-            code = linecache.getline(loc.file, line).strip() or None  # a break inside an inlined call: the call's line
+            code = source_line(loc.file, line).strip() or None  # a break inside an inlined call: the call's line
         if loc is not None and code:
             loc = Loc(file=loc.file, line=line, name=m["fn"], code=code)
         key = (frame.log, frame.name + "|" + frame.filename)

@@ -38,6 +38,7 @@ from dyn_inspect.inspector.analysis.recompiles import (
 )
 from dyn_inspect.inspector.locations import def_line, functions_in, parsed_source, short_path
 from dyn_inspect.inspector.model import BreakGroup, CompileInfo, FrameInfo, RunModel
+from dyn_inspect.inspector.source_files import read_source
 
 _LR_SOURCE = re.compile(r"""param_groups\[\d+\]\[\s*['"]lr['"]\s*\]$""")
 
@@ -480,10 +481,8 @@ def _only_call(frame: FrameInfo) -> Loc | None:
 
 
 def _lines(path: str) -> list[str]:
-    try:
-        return Path(path).read_text(encoding="utf-8").splitlines()
-    except (OSError, UnicodeDecodeError):
-        return []
+    text = read_source(path)
+    return [] if text is None else text.splitlines()
 
 
 # -- graph breaks --------------------------------------------------------------------------------

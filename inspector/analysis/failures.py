@@ -14,13 +14,13 @@ and torch's first message line, most hit first).
 
 from __future__ import annotations
 
-import linecache
 import os
 from dataclasses import dataclass, field
 
 from dyn_inspect.engine.schema import Loc
 from dyn_inspect.inspector.locations import def_line, is_library, nearest_user_frame
 from dyn_inspect.inspector.model import CompileInfo, RunModel
+from dyn_inspect.inspector.source_files import source_line
 
 
 @dataclass
@@ -77,7 +77,7 @@ def line_text(loc: Loc | None) -> str | None:
         return None
     if loc.code:
         return loc.code.strip()
-    text = linecache.getline(loc.file, loc.line) if os.path.isfile(loc.file) else ""
+    text = source_line(loc.file, loc.line)
     return text.strip() or None
 
 

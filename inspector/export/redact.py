@@ -37,11 +37,11 @@ import json
 import re
 import socket
 from collections.abc import Iterable
-from pathlib import Path
 from typing import Any, Literal
 
 from dyn_inspect.engine.schema import Artifact, Bytecode, CacheEvent, Event, Graph, Kernel, OutputCode
 from dyn_inspect.inspector.locations import is_library
+from dyn_inspect.inspector.source_files import read_source
 
 REDACTED = "<redacted>"
 
@@ -172,12 +172,8 @@ class Redactor:
         for name in sorted(set(files)):
             if is_library(name):
                 continue
-            path = Path(name)
-            try:
-                if not path.is_file() or path.stat().st_size > 4_000_000:
-                    continue
-                text = path.read_text(encoding="utf-8", errors="replace")
-            except OSError:
+            text = read_source(name)
+            if text is None:
                 continue
             lines.update(text.splitlines())
             found, used = _string_constants(text)

@@ -8,12 +8,12 @@ import functools
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
 
 from dyn_inspect.engine.schema import Loc
 from dyn_inspect.inspector.errors import InspectorError
 from dyn_inspect.inspector.locations import is_library, parse_file_line, same_file
 from dyn_inspect.inspector.model import CompileInfo, RunModel
+from dyn_inspect.inspector.source_files import read_source
 
 _FX_FILE_RE = re.compile(r"# File: (?P<file>.+?):(?P<line>\d+) in ")
 
@@ -38,9 +38,12 @@ class Selection:
 def _function_span(path: str, first_line: int) -> tuple[int, int] | None:
     """Lines of the function whose code object starts at ``first_line`` (decorators
     included), read from the source when it is still there."""
+    text = read_source(path)
+    if text is None:
+        return None
     try:
-        tree = ast.parse(Path(path).read_text(encoding="utf-8"))
-    except (OSError, SyntaxError, UnicodeDecodeError, ValueError):
+        tree = ast.parse(text)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
         return None
     for node in ast.walk(tree):
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):

@@ -6,7 +6,6 @@ grouped by what they guard (``inspector.analysis.bytecode``)."""
 from __future__ import annotations
 
 import itertools
-import linecache
 
 from rich.console import RenderableType
 from rich.table import Table
@@ -16,6 +15,7 @@ from textual.widgets import DataTable
 from dyn_inspect.inspector.analysis.bytecode import RESUME_RE, CompileCode, compile_code
 from dyn_inspect.inspector.events import Loc
 from dyn_inspect.inspector.model import CompileInfo
+from dyn_inspect.inspector.source_files import source_line
 from dyn_inspect.tui import digest
 from dyn_inspect.tui.display import display_loc
 from dyn_inspect.tui.views.base import COMMON_KEYS, Context, SearchHit, matches
@@ -51,7 +51,7 @@ def code_parts(cc: CompileCode, cwd: str | None) -> list[RenderableType]:
         t.add_column("original", no_wrap=True)
         t.add_column("transformed by Dynamo", no_wrap=True)
         for b in cc.blocks:
-            text = linecache.getline(source, b.line).strip() if source and b.line else ""
+            text = source_line(source, b.line).strip() if source and b.line else ""
             t.add_row(str(b.line or "-"), Text(text, style="bold"), "")
             for o, m in itertools.zip_longest(b.original, b.modified):
                 t.add_row("", o.text() if o else "", m.text() if m else "")
