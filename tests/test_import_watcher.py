@@ -60,3 +60,20 @@ def test_compiles_recorded_however_torch_is_imported(tmp_path: Path, name: str) 
     assert data["compiles"] == truth["ok"], (data, done.stderr)
     assert data["frames"] == truth["ok"]
     assert "recording stopped" not in done.stderr
+
+
+def test_torch_imported_without_recorder_says_so(tmp_path: Path) -> None:
+    """A process that imported torch while no recorder started must not read as "0 compiles"."""
+    program = tmp_path / "unwatched.py"
+    program.write_text(
+        "import sys\nsys.meta_path[:] = [f for f in sys.meta_path if type(f).__name__ != '_TorchWatcher']\nimport torch  # noqa: F401\n"
+    )
+    env = {**__import__("os").environ, "DYN_INSPECT_RUNS_DIR": str(tmp_path / "runs")}
+    done = subprocess.run([_dyn_inspect(), "--no-tui", str(program)], env=env, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    assert "recording stopped:" in done.stderr and "recorder never started" in done.stderr, done.stderr
+    summary = subprocess.run(
+        [_dyn_inspect(), "summary", "--json", "--runs-dir", str(tmp_path / "runs")], env=env, capture_output=True, text=True, timeout=120
+    )
+    data = msgspec.json.decode(summary.stdout)
+    assert any("recorder never started" in note for note in data["degraded"]), data
