@@ -88,12 +88,17 @@ def tell_recording_stopped(exc: OSError) -> None:
         if _noticed_pid == os.getpid():
             return
         _noticed_pid = os.getpid()
+    tell_launcher(describe_error(exc))
+
+
+def tell_launcher(reason: str) -> None:
+    """Hand ``reason`` to the launcher's pipe (it prints ``dyn-inspect: recording stopped:
+    <reason>`` once, after the program), else print that line here. Never raises."""
     spec = os.environ.get(NOTICE_FD_ENV, "")
     try:
         fd, dev, ino = (int(x) for x in spec.split(":"))
     except ValueError:
         fd = -1
-    reason = describe_error(exc)
     if fd >= 0 and _notice_pipe_ok(fd, dev, ino):
         line = reason.replace("\n", " ").encode("utf-8", "replace")[:500] + b"\n"  # < PIPE_BUF: atomic
         try:

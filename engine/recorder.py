@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from dyn_inspect.engine import environment, torch_compat
-from dyn_inspect.engine.eventlog import EventLog, process_log_name
+from dyn_inspect.engine.eventlog import EventLog, process_log_name, tell_launcher
 from dyn_inspect.engine.normalizers import Normalizer, PendingBreak, TraceRecord, on_torch_thread
 from dyn_inspect.engine.schema import Event, ExceptionInfo, Loc, ProcessEnd, ProcessStart
 
@@ -126,6 +126,8 @@ class Recorder:
         self.records = 0  # structured-trace records seen: the kernel profiler's "still compiling?"
         # Notebooks (dyn_inspect.magics): between recorded cells torch's records are dropped.
         self.paused = False
+        # What torch had compiled, and we had recorded, when this recorder (or segment) started.
+        self._records_before, self._frames_before = 0, _frames_ok()
         # Normalizing and writing run on a background thread (see _Worker) unless DYN_INSPECT_ASYNC=0.
         self._worker: _Worker | None = _Worker(self) if os.environ.get(ASYNC_ENV, "1") != "0" else None
         if eager_log:
@@ -213,6 +215,7 @@ class Recorder:
             self.started = time.time()
             self._exception = None
             self.paused = False
+            self._records_before, self._frames_before = self.records, _frames_ok()
 
     def end_segment(self, exc: BaseException | None = None) -> bool:
         """Close the current log as a process end (``exc``: what the cell raised) and drop
@@ -227,11 +230,19 @@ class Recorder:
             self.paused = True
         return had_log
 
+    def _unrecorded_frames(self) -> int:
+        """Frames torch's own counters say Dynamo compiled while no record reached us (since
+        this recorder, or this notebook segment, started: a kernel may have compiled before)."""
+        if self.records > self._records_before:
+            return 0
+        return max(0, _frames_ok() - self._frames_before)
+
     def finish(self) -> None:
         self.flush()
         with self._lock:
-            if self._log is None:
+            if self._log is None and not self._unrecorded_frames():
                 return
+            log = self._open()  # torch compiled frames we never saw: the end below says so
             exc_info = None
             exc = self._exception
             if exc is not None and not isinstance(exc, (SystemExit, KeyboardInterrupt)):
@@ -246,17 +257,32 @@ class Recorder:
             elif isinstance(exc, KeyboardInterrupt):
                 exc_info = ExceptionInfo(type="KeyboardInterrupt", message="", traceback="")
             devices, driver = environment.cuda_devices()
-            self._log.write(
+            hooks = torch_compat.HOOKS.report()  # a hook may have turned off since the start
+            lost = self._unrecorded_frames()
+            if lost:
+                why = f"torch compiled {lost} frame{'s' if lost != 1 else ''} in process {os.getpid()} but none was recorded"
+                hooks["recording"] = f"degraded: {why}"
+                tell_launcher(why)
+            log.write(
                 ProcessEnd(
                     duration_s=time.time() - self.started,
                     exit_code=1 if exc_info else None,
                     exception=exc_info,
                     devices=devices,
                     cuda_driver=driver,
-                    hooks=torch_compat.HOOKS.report(),  # a hook may have turned off since the start
+                    hooks=hooks,
                 )
             )
-            self._log.close()
+            log.close()
+
+
+def _frames_ok() -> int:
+    """torch's own count of the frames Dynamo compiled in this process (0 before torch)."""
+    utils = sys.modules.get("torch._dynamo.utils")
+    try:
+        return int(utils.counters["frames"]["ok"]) if utils is not None else 0  # type: ignore[attr-defined]
+    except Exception:  # noqa: BLE001 - torch's counters are not ours to rely on
+        return 0
 
 
 def _hook_graph_breaks(recorder: Recorder) -> None:
@@ -341,6 +367,23 @@ def _start_kernel_profiler(recorder: Recorder) -> None:
 
 def current() -> Recorder | None:
     return _recorder
+
+
+def tell_not_recording(why: str) -> None:
+    """The startup hook's last word when torch was imported but no recorder started: a
+    process log whose end says so (the summary's "degraded:" line) and the launcher's line."""
+    tell_launcher(why)
+    target = os.environ.get(RUN_DIR_ENV)
+    if not target:
+        return
+    try:
+        log = EventLog(Path(target), process_log_name(os.getpid()))
+        info = environment.static_info()
+        log.write(ProcessStart(t=time.time(), hooks={"recording": f"degraded: {why}"}, **info))
+        log.write(ProcessEnd(duration_s=0.0, hooks={"recording": f"degraded: {why}"}))
+        log.close()
+    except Exception:  # noqa: BLE001 - the line above already told the user
+        pass
 
 
 def _after_fork_in_child(recorder: Recorder) -> None:

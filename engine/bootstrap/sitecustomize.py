@@ -28,22 +28,71 @@ def _activate():
 
 
 class _TorchWatcher(importlib.abc.MetaPathFinder):
+    """Wraps the loader of every spec found for ``torch`` until one of them has run.
+
+    It stays on ``sys.meta_path`` until torch is really imported: an availability check
+    (``importlib.util.find_spec("torch")``, as transformers, diffusers and accelerate do)
+    gets a spec of its own whose loader the later ``import torch`` never uses, so removing
+    ourselves at the first ``find_spec`` recorded nothing. A torch that another finder
+    imported behind our back is caught at the next import once its module is complete.
+    """
+
+    def __init__(self):
+        self._busy = False  # our own find_spec and activation import modules too
+        self.done = False
+
     def find_spec(self, name, path=None, target=None):
-        if name != "torch":
+        if self.done or self._busy:
             return None
-        sys.meta_path.remove(self)
-        spec = importlib.util.find_spec("torch")
+        if name != "torch":
+            torch = sys.modules.get("torch")
+            if torch is not None and not getattr(getattr(torch, "__spec__", None), "_initializing", False):
+                self._activate()  # torch came in through another finder: start now
+            return None
+        self._busy = True
+        try:
+            spec = importlib.util.find_spec("torch") if "torch" not in sys.modules else None
+        finally:
+            self._busy = False
         if spec is None or spec.loader is None:
             return spec
         loader = spec.loader
         original = loader.exec_module
+        watcher = self
 
         def exec_module(module):
             original(module)
-            _activate()
+            try:
+                del loader.exec_module  # the loader is as torch's own import left it
+            except AttributeError:
+                pass
+            watcher._activate()
 
         loader.exec_module = exec_module
         return spec
+
+    def _activate(self):
+        if self.done:
+            return
+        self.done = True
+        self._busy = True
+        try:
+            _activate()
+        finally:
+            self._busy = False
+
+
+def _check_recorded():
+    """At exit: torch was imported but no recorder started; say so (once per run, through
+    the launcher), never a silent "0 compiles"."""
+    if "torch" not in sys.modules:
+        return
+    try:
+        from dyn_inspect.engine import recorder
+    except ImportError:
+        return  # already said at start-up
+    if recorder.current() is None:
+        recorder.tell_not_recording(f"process {os.getpid()} imported torch but its recorder never started: nothing recorded from it")
 
 
 def _chain_next_sitecustomize():
@@ -96,4 +145,7 @@ if _run_dir:
         _activate()
     else:
         sys.meta_path.insert(0, _TorchWatcher())
+    import atexit
+
+    atexit.register(_check_recorded)
 _chain_next_sitecustomize()
