@@ -42,6 +42,7 @@ RUN_FIXTURES = {
     "optim_lr_run": "optim_lr",
     "reset_run": "reset",
     "fullgraph_fail_run": "fullgraph_fail",
+    "train_step_fail_run": "train_step_fail",
     "exit3_run": "exit3",
     "first_forward_fail_run": "first_forward_fail",
     "warm_cache_run": "warm_cache",
@@ -130,6 +131,7 @@ hf_bert_run = _run_fixture("hf_bert", "tests/corpus/hf_bert.py: tiny random BERT
 optim_lr_run = _run_fixture("optim_lr", "tests/corpus/optim_lr.py: compiled optimizer step, float lr, new kwarg.")
 reset_run = _run_fixture("reset", "tests/corpus/reset.py: dynamo reset, recompile limit 3, two breaks on a line.")
 fullgraph_fail_run = _run_fixture("fullgraph_fail", "tests/corpus/fullgraph_fail.py: uncaught fullgraph=True error.")
+train_step_fail_run = _run_fixture("train_step_fail", "tests/corpus/train_step_fail.py: fullgraph train step, zero_grad 'marked as skipped'.")
 exit3_run = _run_fixture("exit3", "tests/corpus/exit3.py: compiles, then sys.exit(3).")
 first_forward_fail_run = _run_fixture("first_forward_fail", "tests/corpus/first_forward_fail.py: fails before backward.")
 shapes_run = _run_fixture("shapes", "tests/corpus/shapes.py: dynamic=True, a dim specialized by an `if`, automatic dynamic.")

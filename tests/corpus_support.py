@@ -51,6 +51,8 @@ PROGRAMS: dict[str, tuple[Path, list[str]]] = {
     "fullgraph_fail": (CORPUS, ["fullgraph_fail.py"]),
     "exit3": (CORPUS, ["exit3.py"]),
     "first_forward_fail": (CORPUS, ["first_forward_fail.py"]),
+    # issue 28 #1: a fullgraph train step whose failure message says "marked as skipped"
+    "train_step_fail": (CORPUS, ["train_step_fail.py"]),
     "warm_cache": (CORPUS / "warm", ["train.py"]),
     "loop_break": (CORPUS, ["loop_break.py"]),
     # issue 15: dynamic shapes (symbols, a specialization, shape guards, automatic dynamic)
@@ -70,6 +72,7 @@ DIFFERENTIAL: list[str] = [
     "fullgraph_fail",
     "exit3",
     "first_forward_fail",
+    "train_step_fail",
     "warm_cache",
     "loop_break",
     "breaks",
@@ -89,7 +92,7 @@ PROGRAM_ENV: dict[str, dict[str, str]] = {
 WARM_FROM_COPY: set[str] = {"warm_cache", "cache_warm"}
 
 # The exit status each program is meant to end with (anything else: the recording broke).
-EXPECTED_EXIT: dict[str, int] = {"fullgraph_fail": 1, "exit3": 3, "first_forward_fail": 1, "raises": 1}
+EXPECTED_EXIT: dict[str, int] = {"fullgraph_fail": 1, "exit3": 3, "first_forward_fail": 1, "raises": 1, "train_step_fail": 1}
 
 GROUND_TRUTH = ROOT / "tests" / "differential" / "ground_truth.py"
 

@@ -177,3 +177,20 @@ def test_backend_exception_is_a_compile_failure(tmp_path: Path, capsys) -> None:
     assert f["user_loc"]["line"] == 10755 and f["function"] == "fn"
     code, text = run_cli(capsys, "check", str(result.run_dir))
     assert code == 1 and "BackendCompilerFailed: backend='broken_backend' raised: RuntimeError: broken backend" in text
+
+
+# issue 28 #1: torch's "Attempted to inline function marked as skipped" is a failure that
+# killed the program, not a frame torch chose to skip.
+def test_a_fullgraph_train_step_failure_that_says_skipped_is_a_failure(train_step_fail_run: Run, capsys) -> None:
+    program = CORPUS / "train_step_fail.py"
+    line = marker_line(program, "FAIL:zero_grad")
+    code, out = run_cli(capsys, "summary", str(train_step_fail_run.path), "--json")
+    data = json.loads(out)
+    (f,) = data["compile_failures"]
+    assert (f["type"], f["function"], f["count"]) == ("Unsupported", "train_step", 1)
+    assert (f["user_loc"]["file"], f["user_loc"]["line"]) == (str(program), line)
+    assert "marked as skipped" in f["reason"]
+    code, text = run_cli(capsys, "summary", str(train_step_fail_run.path))
+    assert "compile failures: 1" in text
+    code, _ = run_cli(capsys, "check", str(train_step_fail_run.path))
+    assert code != 0

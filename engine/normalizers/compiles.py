@@ -84,9 +84,12 @@ def _outcome(m: dict[str, Any], breaks: int) -> str:
     fail_type, fail_reason = m.get("fail_type"), m.get("fail_reason")
     if _is_recompile_limit(fail_type, fail_reason):
         return "recompile_limit"
+    # A fail_type means an exception left Dynamo's compile (torch 2.13 catches its own
+    # SkipFrame inside the compile and leaves fail_type unset): that is a failure, whatever
+    # words its message or the user's code happen to contain ("marked as skipped",
+    # ``allow_is_causal_skip``). A frame torch chose to skip has no fail_type and no code.
     if fail_type:
-        skipped = "skip" in str(fail_type).lower() or "skip" in str(fail_reason or "").lower()
-        return "skipped" if skipped else "failed"
+        return "failed"
     if m.get("has_guarded_code") is False:
         return "skipped"
     # num_graph_breaks in the metrics is not per compile on every version: count our own.
