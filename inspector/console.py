@@ -43,8 +43,12 @@ class SafeConsole(Console):
 def make_console(file: IO[str] | None = None) -> Console:
     out = file or sys.stdout
     is_tty = hasattr(out, "isatty") and out.isatty()
+    # markup=False: strings from a run (a break type, a path, a kernel name) are printed as
+    # they are; with Rich's default a ``[/]`` in one raised MarkupError inside a table cell.
+    # Styled text is built with rich.text.Text, never with markup in an f-string.
     return SafeConsole(
         file=out,
+        markup=False,
         no_color=bool(os.environ.get("NO_COLOR")) or not is_tty,
         highlight=is_tty,
         width=None if is_tty else 200,

@@ -159,6 +159,9 @@ def open_cli_run(arg: str | None, runs_dir: str | None, rank: int | None = None)
     return select_rank(run, rank)
 
 
+UNKNOWN_KINDS_NAMED = 5  # the unknown event kinds a warning names (then "and N more")
+
+
 def read_warnings(run: Run) -> list[str]:
     """What could not be read, as at most two one-line notes (corrupted/truncated lines;
     events of kinds this version does not know)."""
@@ -170,10 +173,10 @@ def read_warnings(run: Run) -> list[str]:
         out.append(f"{run.path.name}: {what} ({where}); the rest was read")
     if run.unknown:
         kinds = sorted({u.kind for u in run.unknown})
-        out.append(
-            f"{run.path.name}: ignored {len(run.unknown)} event(s) of unknown kind {', '.join(repr(k) for k in kinds)} "
-            f"(written by a newer dyn-inspect?)"
-        )
+        # Bounded: a crafted log with 200k distinct kinds made this one line 10 MB.
+        named = ", ".join(repr(k[:60] + "…" if len(k) > 60 else k) for k in kinds[:UNKNOWN_KINDS_NAMED])
+        more = f" and {len(kinds) - UNKNOWN_KINDS_NAMED} more" if len(kinds) > UNKNOWN_KINDS_NAMED else ""
+        out.append(f"{run.path.name}: ignored {len(run.unknown)} event(s) of unknown kind {named}{more} (written by a newer dyn-inspect?)")
     return out
 
 

@@ -77,16 +77,20 @@ def serve(args: argparse.Namespace) -> int:
     if args.client_process_id is not None:
         _exit_with(args.client_process_id)
     from dyn_inspect.lsp.server import create_server
+    from dyn_inspect.lsp.wire import BoundedInput
 
     server = create_server()
     if address is not None:
         server.start_tcp(*address)
-    elif connection is not None:
+        return 0
+    if connection is not None:
         with connection:
-            server.start_io(connection.makefile("rb"), connection.makefile("wb"))
+            reader = BoundedInput(connection.makefile("rb"))
+            server.start_io(reader, connection.makefile("wb"))  # type: ignore[arg-type]
     else:
-        server.start_io()
-    return 0
+        reader = BoundedInput(sys.stdin.buffer)
+        server.start_io(reader)  # type: ignore[arg-type]
+    return 1 if reader.refused is not None else 0
 
 
 def _connect(args: argparse.Namespace) -> socket.socket | None:

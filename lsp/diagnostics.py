@@ -21,6 +21,7 @@ from lsprotocol import types
 
 from dyn_inspect.inspector.analysis.messages import headline
 from dyn_inspect.inspector.events import Loc
+from dyn_inspect.inspector.links import link_url
 from dyn_inspect.inspector.locations import package_path
 from dyn_inspect.lsp.documents import TextView, path_uri
 from dyn_inspect.lsp.findings import BreakFinding, CauseFinding, FailureFinding, FunctionFindings, original_function
@@ -176,7 +177,7 @@ def to_diagnostic(p: Placed, view: TextView, settings: Settings) -> types.Diagno
             message=break_message(b),
             severity=settings.graph_break_severity,
             code=e.gb_id or e.gb_type,
-            code_description=types.CodeDescription(href=e.url) if e.url else None,
+            code_description=types.CodeDescription(href=href) if (href := link_url(e.url)) else None,
             source=SOURCE,
             related_information=_stack_info(e.user_stack) or None,
             data={"kind": "break", "key": b.key},

@@ -9,6 +9,7 @@ from pathlib import Path
 
 from lsprotocol import types
 
+from dyn_inspect.inspector.links import link_url, md_text
 from dyn_inspect.lsp.diagnostics import collapse_stack, short_location
 from dyn_inspect.lsp.documents import TextView
 from dyn_inspect.lsp.findings import BreakFinding, CauseFinding, FailureFinding, FileFindings, FunctionFindings, KernelRef
@@ -26,9 +27,10 @@ def _code(text: str) -> str:
 
 def _break_md(b: BreakFinding) -> list[str]:
     e = b.event
-    title = f"### Graph break: {e.gb_type}"
+    title = f"### Graph break: {md_text(e.gb_type)}"
     if e.gb_id:
-        title += f" ({f'[{e.gb_id}]({e.url})' if e.url else e.gb_id})"
+        link = link_url(e.url)
+        title += f" ({f'[{md_text(e.gb_id)}]({link})' if link else md_text(e.gb_id)})"
     out = [title, ""]
     if b.origin is not None:
         out += [f"Inside {_code(short_location(b.origin))} — this line leads into it.", ""]
@@ -48,8 +50,10 @@ def _break_md(b: BreakFinding) -> list[str]:
             where = _code(f"{Path(f.file).name}:{f.line}")
             said = entry.text if entry.collapsed else f"`{f.name or '?'}`" + (f": {_code(f.code)}" if f.code else "")
             out.append(f"- {entry.depth}. {where} {said}")
-    if e.url:
+    if link_url(e.url):
         out += ["", f"[What this graph break means]({e.url})"]
+    elif e.url:  # not an https url: shown, never a link
+        out += ["", f"What this graph break means: {_code(e.url)}"]
     return out
 
 

@@ -50,6 +50,7 @@ from dyn_inspect.lsp.findings import RunIndex, Workspace, build_index, norm_path
 from dyn_inspect.lsp.placement import Placed, place, place_function
 from dyn_inspect.lsp.run_source import POLL_S, ListingCache, PollResult, RunSource, touch_of
 from dyn_inspect.lsp.settings import SECTION, Settings, apply_settings, has_settings
+from dyn_inspect.lsp.wire import AnsweringProtocol
 
 log = logging.getLogger(__name__)
 
@@ -73,7 +74,8 @@ _converter = get_converter()
 
 class DynInspectServer(LanguageServer):
     def __init__(self) -> None:
-        super().__init__("dyn-inspect", TOOL_VERSION)
+        # AnsweringProtocol: a request with wrongly typed params gets an error response.
+        super().__init__("dyn-inspect", TOOL_VERSION, protocol_cls=AnsweringProtocol)
         self.settings = Settings()
         self.roots: list[Path] = [Path.cwd()]
         self.ws = Workspace(self.roots)

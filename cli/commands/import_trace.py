@@ -12,6 +12,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from rich.text import Text
+
 from dyn_inspect.engine.importer import FileImport, ImportResult, PathMap, TraceImportError, import_trace
 from dyn_inspect.engine.tracefile import MAX_LINE_MB, MAX_TOTAL_MB
 from dyn_inspect.inspector.console import make_console
@@ -120,8 +122,10 @@ def print_import(result: ImportResult, run: Run, file: Any = None) -> None:
     console = make_console(out)
     n = len(result.files)
     console.print(
-        f"[bold]dyn-inspect[/]: imported {n} TORCH_TRACE file{'s' if n != 1 else ''} into {short_path(str(result.run_dir))} "
-        f"({result.duration_s:.2f}s)"
+        Text.assemble(
+            ("dyn-inspect", "bold"),
+            f": imported {n} TORCH_TRACE file{'s' if n != 1 else ''} into {short_path(str(result.run_dir))} ({result.duration_s:.2f}s)",
+        )
     )
     for f in result.files:
         console.print(_file_line(f), markup=False, highlight=False)

@@ -7,6 +7,8 @@ import sys
 from collections.abc import Callable
 from typing import IO, Any
 
+from rich.text import Text
+
 from dyn_inspect.inspector.analysis.causes import describe_fix, recompile_causes
 from dyn_inspect.inspector.analysis.recompiles import TimelineEntry, frames_with_recompiles, recompile_timeline
 from dyn_inspect.inspector.console import make_console
@@ -128,7 +130,7 @@ def print_summary(run: Run, as_json: bool = False, file: IO[str] | None = None, 
     exit_text = f"exit {data['exit_code']}" if data["exit_code"] is not None else "no exit status"
     # sys.exit(3) is the program's own answer, not a crash: "exited with 3".
     outcome = f"exited with {data['exit_code']}" if data["status"] == "exited" else f"{data['status']} ({exit_text})"
-    console.print(f"[bold]dyn-inspect[/]: {outcome} — log: {short_path(data['run'])}")
+    console.print(Text.assemble(("dyn-inspect", "bold"), f": {outcome} — log: {short_path(data['run'])}"))
     if data["compile_disabled"]:
         console.print("  compile disabled (--disable-compile): the program ran eagerly")
     for note in data.get("degraded", []):

@@ -22,6 +22,7 @@ import jinja2
 from dyn_inspect.engine.schema import Loc
 from dyn_inspect.inspector.analysis.messages import headline
 from dyn_inspect.inspector.export.redact import REDACTED
+from dyn_inspect.inspector.links import link_url
 from dyn_inspect.inspector.locations import def_line, short_path
 from dyn_inspect.inspector.model import RunModel
 
@@ -271,7 +272,7 @@ def build(
                 code,
                 b.gb_type,
                 b.gb_id,
-                b.url,
+                link_url(b.url),  # only an https url becomes a link in the report (inspector/links.py)
                 site.count,
                 b.reason,
                 b.explanation,

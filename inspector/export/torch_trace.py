@@ -51,9 +51,16 @@ def cid_fields(cid: str | None) -> dict[str, int]:
     return out
 
 
+# The latest time a glog prefix can name (9999-12-31): a crafted ``t`` (1e300, Infinity,
+# NaN, negative) overflowed time.gmtime; it is written as the epoch, like a missing time.
+_LAST_TIME = 253402300799.0
+
+
 def _glog_prefix(t: float, pid: int) -> str:
-    tm = time.gmtime(t if t > 0 else 0)
-    micros = int(round((t - int(t)) * 1e6)) % 1_000_000 if t > 0 else 0
+    if not 0 < t <= _LAST_TIME:  # False for NaN too
+        t = 0.0
+    tm = time.gmtime(t)
+    micros = int(round((t - int(t)) * 1e6)) % 1_000_000
     return f"V{tm.tm_mon:02d}{tm.tm_mday:02d} {tm.tm_hour:02d}:{tm.tm_min:02d}:{tm.tm_sec:02d}.{micros:06d} {pid} {_SOURCE}] "
 
 

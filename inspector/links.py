@@ -1,0 +1,32 @@
+"""Which urls from a run become links (issue 29): only plain ``https://`` ones.
+
+A ``url`` in an event (torch's graph-break explanation link, ``gbNNNN``) comes from the
+log, which anyone may have written: ``javascript:alert(1)`` or ``https://x) [y](javascript:``
+put in an href (report.html), a Markdown link (hover, summary.md) or a diagnostic's
+codeDescription would run or mislead. ``link_url`` returns the url only when it is an
+``https://`` url made of the characters RFC 3986 allows, without the ones that close a
+Markdown link or an HTML attribute (``()[]<>"'`` and spaces); faces show any other url
+as plain text (``md_text``), never as a link.
+"""
+
+from __future__ import annotations
+
+import re
+
+__all__ = ["link_url", "md_text"]
+
+_SAFE = re.compile(r"https://[A-Za-z0-9.-]+(?::[0-9]{1,5})?(?:/[A-Za-z0-9\-._~:/?#@!$&*+,;=%]*)?")
+_MAX = 2048
+_MD_SPECIAL = re.compile(r"([\\`*_{}\[\]()<>#+\-.!|~])")
+
+
+def link_url(url: str | None) -> str | None:
+    """The url if it may become a link, else None."""
+    if url is None or len(url) > _MAX or _SAFE.fullmatch(url) is None:
+        return None
+    return url
+
+
+def md_text(text: str) -> str:
+    """Text for Markdown that renders as itself: no link, emphasis or HTML is made from it."""
+    return _MD_SPECIAL.sub(r"\\\1", text.replace("\n", " "))

@@ -1,0 +1,94 @@
+"""What the language server reads off the wire, bounded and answered (issue 29, item 8).
+
+pygls reads a ``Content-Length: N`` header and then ``stdin.read(N)``: a header of
+99999999999 raised MemoryError out of the server's loop (a traceback, the stream gone).
+``BoundedInput`` wraps the client's stream: a message longer than ``MAX_MESSAGE`` ends the
+session with one line on stderr (the body cannot be skipped without reading it, and a
+client that sends such a header is not speaking LSP), and a header line is read at most
+``MAX_HEADER`` bytes at a time, so a newline-less stream never grows one line without end.
+
+pygls turns a request whose params do not match their LSP type into an exception inside
+``json.loads``, before the request is dispatched: the client never got an answer and
+stderr got a traceback. ``AnsweringProtocol`` answers such a request with a JSON-RPC
+Invalid Params error (and drops such a notification) with one log line.
+"""
+
+from __future__ import annotations
+
+import logging
+import sys
+from typing import Any, BinaryIO
+
+from lsprotocol import types
+from pygls.exceptions import JsonRpcInvalidParams
+from pygls.protocol import LanguageServerProtocol
+from pygls.protocol.json_rpc import JsonRPCNotification, JsonRPCRequestMessage
+
+logger = logging.getLogger(__name__)
+
+MAX_MESSAGE = 64 << 20  # far above any real message (a whole file's didOpen)
+MAX_HEADER = 64 << 10
+IGNORED = "$/dyn-inspect/invalidMessage"  # a "$/" notification: dispatched to nothing
+
+
+class BoundedInput:
+    """The client's byte stream with bounded reads (the ``readline``/``read`` pygls uses)."""
+
+    def __init__(self, stream: BinaryIO) -> None:
+        self.stream = stream
+        self.refused: int | None = None  # the Content-Length refused, if one was
+
+    def readline(self) -> bytes:
+        return self.stream.readline(MAX_HEADER)
+
+    def read(self, n: int) -> bytes:
+        if n > MAX_MESSAGE:
+            self.refused = n
+            print(
+                f"dyn-inspect lsp: a message of {n} bytes (Content-Length) is over the {MAX_MESSAGE >> 20} MiB bound; "
+                "the stream cannot be resynchronized, exiting",
+                file=sys.stderr,
+                flush=True,
+            )
+            return b""  # pygls' loop ends at an empty read, and the server shuts down
+        return self.stream.read(n)
+
+
+def _brief(exc: BaseException) -> str:
+    """One line for a structuring error (cattrs nests the fields that failed)."""
+    notes = [str(n) for n in getattr(exc, "__notes__", [])]
+    inner = getattr(exc, "exceptions", None)
+    if inner:
+        notes += [_brief(e) for e in inner]
+    text = "; ".join(n for n in notes if n) or f"{type(exc).__name__}: {exc}"
+    return text[:300]
+
+
+class AnsweringProtocol(LanguageServerProtocol):
+    """The LSP protocol, answering a request whose params have the wrong type."""
+
+    def handle_message(self, message: Any) -> None:
+        if getattr(message, "method", None) == IGNORED:  # already answered (or dropped) with its line
+            return
+        super().handle_message(message)
+
+    def structure_message(self, data: dict[str, Any]) -> Any:
+        if "jsonrpc" not in data or "error" in data or "method" not in data:
+            return super().structure_message(data)
+        method = data["method"]
+        is_request = "id" in data
+        try:
+            kind = (self.get_message_type(method) if isinstance(method, str) else None) or (
+                JsonRPCRequestMessage if is_request else JsonRPCNotification
+            )
+            return self._converter.structure(data, kind)
+        except Exception as exc:
+            logger.warning("invalid params for %.80r: %s", method, _brief(exc))
+            if is_request and isinstance(data["id"], int | str):
+                self._send_response(
+                    data["id"],
+                    error=types.ResponseError(
+                        code=JsonRpcInvalidParams.CODE, message=f"Invalid params for {str(method)[:80]}: {_brief(exc)}"
+                    ),
+                )
+            return JsonRPCNotification(method=IGNORED, jsonrpc="2.0", params=None)

@@ -1,0 +1,192 @@
+"""Crafted values in a run and on the language server's wire (issue 29, item 8).
+
+The values a run carries are data, never markup, links or control: a ``[/]`` in a break
+type, a path or a kernel name (Rich markup), ``t`` = 1e300 or Infinity (time conversion),
+a ``javascript:`` url (an href, a Markdown link), 20k unknown event kinds (one warning
+line). ``tests/hostile/make_corpus.py`` writes a mutated copy of a recorded run per
+scenario, and every CLI read command runs on each, in a subprocess: it exits 0, 1 (check's
+verdict) or 2 with a one-line message, and never prints a traceback. The language server
+gets a huge ``Content-Length`` and a request with wrongly typed params over real pipes.
+See also tests/test_hostile.py (the run directory's files: FIFOs, symlinks, digests).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import zipfile
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).parent / "hostile"))
+from make_corpus import MARKUP, OWNED_ELSEWHERE, SCENARIOS, make_corpus  # noqa: E402
+
+from dyn_inspect.inspector.links import link_url  # noqa: E402
+from dyn_inspect.inspector.run import Run  # noqa: E402
+
+CLI = [sys.executable, "-m", "dyn_inspect.cli"]
+COMMANDS = [
+    ["summary"], ["summary", "--json"], ["breaks"], ["breaks", "--json"], ["recompiles"], ["recompiles", "--json"],
+    ["causes"], ["causes", "--json"], ["kernels"], ["kernels", "--json"], ["cache"], ["cache", "--json"],
+    ["shapes"], ["shapes", "--json"], ["check"], ["check", "--json"], ["export"], ["export", "--json"],
+]
+
+
+def cli(*args: str, timeout: float = 120) -> subprocess.CompletedProcess[str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("DYN_INSPECT_") or k == "DYN_INSPECT_KEY_DIR"}
+    env["NO_COLOR"] = "1"
+    return subprocess.run([*CLI, *args], capture_output=True, text=True, timeout=timeout, env=env, stdin=subprocess.DEVNULL)
+
+
+def answered_cleanly(done: subprocess.CompletedProcess[str], what: object) -> None:
+    out = done.stdout + done.stderr
+    assert "Traceback" not in out, (what, done.stderr[-3000:])
+    if done.returncode == 2:  # a refusal is one line
+        assert len([line for line in done.stderr.splitlines() if line.strip()]) == 1, (what, done.stderr[-2000:])
+    else:
+        assert done.returncode in (0, 1), (what, done.returncode, done.stderr[-2000:])  # 1: check's verdict
+
+
+@pytest.fixture(scope="module")
+def hostile_corpus(breaks_run: Run, tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    return make_corpus(breaks_run.path, tmp_path_factory.mktemp("hostile"))
+
+
+@pytest.mark.parametrize(
+    "scenario",
+    [pytest.param(n, marks=pytest.mark.xfail(reason=f"owned by {OWNED_ELSEWHERE[n]}", strict=False)) if n in OWNED_ELSEWHERE else n
+     for n in SCENARIOS],
+)
+def test_every_read_command_answers_a_hostile_run(scenario: str, hostile_corpus: dict[str, Path], tmp_path: Path) -> None:
+    run_dir = hostile_corpus[scenario]
+    for command in COMMANDS:
+        extra = ["-o", str(tmp_path / f"{command[-1]}.zip")] if command[0] == "export" else []
+        done = cli(command[0], str(run_dir), *command[1:], *extra, timeout=120)
+        answered_cleanly(done, (scenario, command))
+
+
+def test_markup_in_names_is_printed_as_text(hostile_corpus: dict[str, Path]) -> None:
+    """Rich parsed table cells as markup: ``[/]`` in a break type raised MarkupError."""
+    run_dir = hostile_corpus["markup_names"]
+    for command in ("breaks", "kernels", "summary"):
+        done = cli(command, str(run_dir))
+        answered_cleanly(done, command)
+        assert done.returncode == 0 and MARKUP in done.stdout, (command, done.stdout[-2000:])
+
+
+def test_times_of_1e300_and_infinity_export(hostile_corpus: dict[str, Path], tmp_path: Path) -> None:
+    """time.gmtime(1e300) raised OverflowError writing the bundle's TORCH_TRACE log."""
+    for scenario in ("numbers_1e300", "numbers_infinity"):
+        out = tmp_path / f"{scenario}.zip"
+        done = cli("export", str(hostile_corpus[scenario]), "-o", str(out))
+        answered_cleanly(done, scenario)
+        assert done.returncode == 0 and zipfile.is_zipfile(out), done.stderr[-2000:]
+
+
+def test_only_https_urls_become_links(hostile_corpus: dict[str, Path], tmp_path: Path) -> None:
+    run_dir = hostile_corpus["javascript_url"]
+    out = tmp_path / "b.zip"
+    done = cli("export", str(run_dir), "-o", str(out))
+    assert done.returncode == 0, done.stderr[-2000:]
+    with zipfile.ZipFile(out) as z:
+        html = z.read("report.html").decode()
+        md = z.read("summary.md").decode()
+    assert "javascript:" not in html.lower() and "](javascript" not in md
+    assert "GB0" in html  # the break ids are still there, as text
+    assert link_url("https://meta-pytorch.github.io/compile-graph-break-site/gb/gb0025.html")
+    for url in ("javascript:alert(1)", "http://x.org/", "https://x.org/a) [b](javascript:alert(1)", 'https://x.org/"onmouseover=', "data:text/html,x"):
+        assert link_url(url) is None, url
+
+
+def test_the_unknown_kinds_warning_is_bounded(hostile_corpus: dict[str, Path]) -> None:
+    done = cli("breaks", str(hostile_corpus["unknown_kinds"]))  # summary prints no read warnings
+    answered_cleanly(done, "breaks")
+    warning = [line for line in done.stderr.splitlines() if "unknown kind" in line]
+    assert len(warning) == 1 and len(warning[0]) < 1000, [len(w) for w in warning]
+    assert "and 19995 more" in warning[0]
+
+
+def test_hover_and_diagnostic_make_no_javascript_link(hostile_corpus: dict[str, Path]) -> None:
+    from dyn_inspect.lsp import diagnostics, hover
+
+    run = Run(hostile_corpus["javascript_url"])
+    b = next(g.first for g in run.model.break_groups() if g.first.url)
+    assert b.url.startswith("javascript:")
+
+    class Finding:
+        event = b
+        origin = helper = None
+        count = 1
+        compile_ids = ["0/0"]
+
+    md = "\n".join(hover._break_md(Finding()))  # type: ignore[arg-type]
+    assert "](javascript" not in md and "javascript:" in md  # shown as text
+    assert diagnostics.link_url(b.url) is None
+
+
+# -- the language server's wire ------------------------------------------------------------
+
+
+def _message(payload: dict) -> bytes:
+    body = json.dumps(payload).encode()
+    return f"Content-Length: {len(body)}\r\n\r\n".encode() + body
+
+
+def _serve(data: bytes, cwd: Path) -> tuple[int, bytes, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("DYN_INSPECT_")}
+    proc = subprocess.Popen([*CLI, "lsp"], stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=cwd, env=env)
+    try:
+        out, err = proc.communicate(data, timeout=120)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    return proc.returncode, out, err.decode()
+
+
+def _responses(out: bytes) -> dict[object, dict]:
+    found = {}
+    for chunk in out.split(b"Content-Length: ")[1:]:
+        body = chunk.split(b"\r\n\r\n", 1)[1]
+        message = json.loads(body)
+        if "id" in message:
+            found[message["id"]] = message
+    return found
+
+
+INIT = [
+    {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"processId": None, "rootUri": None, "capabilities": {}}},
+    {"jsonrpc": "2.0", "method": "initialized", "params": {}},
+]
+SHUTDOWN = [{"jsonrpc": "2.0", "id": 99, "method": "shutdown", "params": None}, {"jsonrpc": "2.0", "method": "exit", "params": None}]
+
+
+def test_lsp_wrongly_typed_request_gets_an_error_response(tmp_path: Path) -> None:
+    """pygls raised inside json.loads: no answer for id 7, a traceback on stderr."""
+    bad = {"jsonrpc": "2.0", "id": 7, "method": "textDocument/hover", "params": {"textDocument": 5, "position": "x"}}
+    bad_note = {"jsonrpc": "2.0", "method": "textDocument/didOpen", "params": {"textDocument": []}}
+    data = b"".join(_message(m) for m in [*INIT, bad, bad_note, *SHUTDOWN])
+    code, out, err = _serve(data, tmp_path)
+    answers = _responses(out)
+    assert answers[7]["error"]["code"] == -32602, answers.get(7)
+    assert 99 in answers and "error" not in answers[99]  # the next request is answered
+    assert code == 0 and "Traceback" not in err, err[-3000:]
+
+
+def test_lsp_huge_content_length_exits_with_one_line(tmp_path: Path) -> None:
+    """stdin.read(99999999999) raised MemoryError out of the server's loop (a traceback)."""
+    data = b"".join(_message(m) for m in INIT) + b"Content-Length: 99999999999\r\n\r\n{}" + b"".join(_message(m) for m in SHUTDOWN)
+    code, out, err = _serve(data, tmp_path)
+    assert 1 in _responses(out)
+    assert "Traceback" not in err and "MemoryError" not in err, err[-3000:]
+    lines = [line for line in err.splitlines() if "Content-Length" in line]
+    assert len(lines) == 1 and "99999999999 bytes" in lines[0], err[-2000:]
+    assert code == 1
+
+
+def test_lsp_malformed_header_does_not_wedge_the_stream(tmp_path: Path) -> None:
+    data = b"".join(_message(m) for m in INIT) + b"Content-Length: nope\r\n\r\n" + b"".join(_message(m) for m in SHUTDOWN)
+    code, out, err = _serve(data, tmp_path)
+    assert 99 in _responses(out) and code == 0 and "Traceback" not in err, err[-2000:]
