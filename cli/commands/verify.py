@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import shlex
 import signal
 import subprocess
 import sys
@@ -42,6 +43,11 @@ def prepare_parser(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--runs-dir", metavar="DIR")
     parser.add_argument("--json", action="store_true", help="machine-readable output")
     parser.add_argument("--settle", type=float, metavar="S", help="stop the program after S seconds without a new compile")
+    parser.add_argument(
+        "--yes",
+        action="store_true",
+        help="re-run a run recorded as a command (`dyn-inspect run -- CMD`): verify shows it first and runs it only with this",
+    )
     parser.add_argument("--timeout", type=float, default=3600.0, metavar="S", help="give up after S seconds (default 3600)")
 
 
@@ -75,11 +81,19 @@ def _cause_key(c: Cause) -> tuple[object, ...]:
     return ("recompile", f.name if f else "", c.title.split(" → ")[0])
 
 
-def relaunch_argv(run: Run) -> tuple[list[str], str]:
-    """``dyn-inspect run`` arguments that start the recorded program again, and its cwd."""
+def relaunch_argv(run: Run, allow_command: bool = False) -> tuple[list[str], str]:
+    """``dyn-inspect run`` arguments that start the recorded program again, and its cwd.
+
+    A script or a module is re-run with this interpreter. Any other recorded command
+    (``dyn-inspect run -- CMD``) is whatever the run's ``launcher.jsonl`` says, and a run
+    directory can come from anywhere (a repository, a bug report): it is re-run only when
+    the user saw it and said so (``allow_command``: ``--yes``; the language server never
+    passes it). docs/security.md, "What verify may run"."""
     start = run.model.run_start
     if start is None or start.mode == "import":
         raise InspectorError(f"{run.path.name} has no recorded command (an imported log or a torchrun worker's run): nothing to re-run")
+    if start.mode == "notebook":
+        raise InspectorError(f"{run.path.name} is a notebook cell's run: re-run the cell in its notebook (%%dyn_inspect)")
     cmd = list(start.command)
     base = [sys.executable, "-m", "dyn_inspect.cli", "run", "--no-tui", "--runs-dir", str(run.path.parent)]
     if start.compile_disabled:
@@ -88,6 +102,11 @@ def relaunch_argv(run: Run) -> tuple[list[str], str]:
         return base + cmd[1:], start.cwd
     if start.mode == "module" and len(cmd) >= 3:
         return base + ["-m", *cmd[2:]], start.cwd
+    if not allow_command:
+        raise InspectorError(
+            f"{run.path.name} was recorded as a command, which verify runs only when you confirm it: "
+            f"`{shlex.join(cmd)}` in {start.cwd} — check it, then `dyn-inspect verify --yes {run.path.name}`"
+        )
     return base + ["--", *cmd], start.cwd
 
 
@@ -104,9 +123,9 @@ def _settled(run_dir: Path, quiet_s: float) -> bool:
     return time.time() - max(starts) >= quiet_s
 
 
-def rerun(run: Run, settle: float | None, timeout: float) -> tuple[Path, int, bool]:
+def rerun(run: Run, settle: float | None, timeout: float, allow_command: bool = False) -> tuple[Path, int, bool]:
     """Starts the program again; returns (new run dir, exit code, stopped by --settle)."""
-    argv, cwd = relaunch_argv(run)
+    argv, cwd = relaunch_argv(run, allow_command)
     if not os.path.isdir(cwd):
         raise InspectorError(f"the run was recorded in {cwd}, which does not exist here")
     before = set(list_runs(run.path.parent))
@@ -159,11 +178,11 @@ def verdict(before: Run, after: Run, exit_code: int, stopped: bool) -> typed.Ver
 def run(args: argparse.Namespace) -> int:
     before = open_cli_run(args.run, args.runs_dir)
     console = make_console()
-    _, cwd = relaunch_argv(before)
+    _, cwd = relaunch_argv(before, args.yes)
     if not args.json:
         shown = " ".join(before.model.run_start.command if before.model.run_start else [])
         console.print(f"verify: re-running {shown} in {cwd}", markup=False, highlight=False)
-    new_dir, code, stopped = rerun(before, args.settle, args.timeout)
+    new_dir, code, stopped = rerun(before, args.settle, args.timeout, args.yes)
     after = Run(new_dir)
     report = verdict(before, after, code, stopped)
     fd = os.open(new_dir / VERIFY_FILE, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)

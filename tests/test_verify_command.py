@@ -1,0 +1,54 @@
+"""``verify`` never runs a command a run directory names unless the user saw it and said so
+(issue 29, severe 1): a run can come from a repository or a bug report, and its
+``launcher.jsonl`` may say ``mode: command`` with any ``sh -c``. The CLI shows the command
+and wants ``--yes``; the language server's verify (which never passes it) refuses; a
+notebook cell's run is never re-run from outside its notebook."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from dyn_inspect.engine.eventlog import EventLog
+from dyn_inspect.engine.schema import RunEnd, RunStart
+from dyn_inspect.lsp.verify import run_verify
+
+def _crafted_run(tmp: Path, mode: str, command: list[str]) -> Path:
+    """A run directory whose launcher log names ``command`` (what verify reads first)."""
+    run = tmp / "runs" / "20261202-000000-abcdef"
+    run.mkdir(parents=True)
+    log = EventLog(run, "launcher.jsonl")
+    log.write(RunStart(t=time.time(), command=command, cwd=str(tmp), mode=mode, tool_version="0.1.0"))  # type: ignore[arg-type]
+    log.write(RunEnd(exit_code=0, duration_s=1.0))
+    log.close()
+    return run
+
+
+def test_cli_verify_shows_a_recorded_command_and_runs_it_only_with_yes(tmp_path: Path) -> None:
+    marker = tmp_path / "PWNED"
+    run = _crafted_run(tmp_path, "command", ["sh", "-c", f"touch {marker}"])
+    p = subprocess.run(
+        [sys.executable, "-m", "dyn_inspect.cli", "verify", str(run)], capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL
+    )
+    assert p.returncode != 0
+    assert not marker.exists()
+    assert f"touch {marker}" in p.stderr and "--yes" in p.stderr  # the exact command, shown
+    assert "Traceback" not in p.stderr and len(p.stderr.strip().splitlines()) == 1
+
+
+def test_lsp_verify_refuses_a_recorded_command(tmp_path: Path) -> None:
+    marker = tmp_path / "PWNED"
+    run = _crafted_run(tmp_path, "command", ["sh", "-c", f"touch {marker}"])
+    with pytest.raises(RuntimeError, match="recorded as a command"):
+        run_verify(str(run), timeout_s=60)
+    assert not marker.exists()
+
+
+def test_a_notebook_cells_run_is_not_re_run_from_outside(tmp_path: Path) -> None:
+    run = _crafted_run(tmp_path, "notebook", ["/work/nb.ipynb", "cell [3]"])
+    p = subprocess.run([sys.executable, "-m", "dyn_inspect.cli", "verify", str(run)], capture_output=True, text=True, timeout=120)
+    assert p.returncode != 0 and "re-run the cell in its notebook" in p.stderr
