@@ -16,11 +16,13 @@ error is logged once (``window/logMessage``) and answered with an empty result.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import functools
 import json
 import logging
 import os
 import shlex
+import stat
 import tempfile
 import time
 from collections.abc import Callable
@@ -456,18 +458,41 @@ def command_result(value: msgspec.Struct) -> dict[str, Any]:
     return data
 
 
+def _private_folder(path: Path) -> bool:
+    """Create ``path`` (0700) if missing; True when it is a real directory of ours that
+    nobody else can write (a planted symlink or another user's folder is refused)."""
+    try:
+        os.mkdir(path, 0o700)
+    except FileExistsError:
+        pass
+    except OSError:
+        return False
+    try:
+        st = os.lstat(path)
+    except OSError:
+        return False
+    own = not hasattr(os, "getuid") or st.st_uid == os.getuid()
+    return stat.S_ISDIR(st.st_mode) and own and not st.st_mode & 0o077
+
+
 def write_details_document(details: dict[str, Any]) -> Path | None:
-    """The details as ``<tmp>/dyn-inspect-<uid>/details/<function>-<line>.md`` (private,
-    read-only: it is generated, edits would be lost). None when it cannot be written."""
-    folder = Path(tempfile.gettempdir()) / f"dyn-inspect-{os.getuid() if hasattr(os, 'getuid') else 'user'}" / "details"
+    """The details as ``<tmp>/dyn-inspect-<uid>/details/<function>-<line>.md`` (read-only:
+    it is generated, edits would be lost). ``/tmp`` is shared: each folder must be ours and
+    private, and the file is created anew without following links (a planted symlink is
+    never written through). None when it cannot be written safely."""
+    base = Path(tempfile.gettempdir()) / f"dyn-inspect-{os.getuid() if hasattr(os, 'getuid') else 'user'}"
+    folder = base / "details"
+    if not (_private_folder(base) and _private_folder(folder)):
+        return None
     name = "".join(c if c.isalnum() or c in "-_" else "_" for c in str(details.get("function", "function")))[:80]
     path = folder / f"{name}-{details.get('line', 0)}.md"
     try:
-        folder.mkdir(parents=True, exist_ok=True, mode=0o700)
-        if path.exists():
-            path.chmod(0o600)
-        path.write_text(lens_mod.details_markdown(details), encoding="utf-8")
-        path.chmod(0o400)
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(path)  # our own folder: only we could have put it there
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0), 0o600)
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            f.write(lens_mod.details_markdown(details))
+            os.fchmod(f.fileno(), 0o400)
     except OSError:
         return None
     return path
