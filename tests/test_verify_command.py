@@ -17,6 +17,7 @@ from dyn_inspect.engine.eventlog import EventLog
 from dyn_inspect.engine.schema import RunEnd, RunStart
 from dyn_inspect.lsp.verify import run_verify
 
+
 def _crafted_run(tmp: Path, mode: str, command: list[str]) -> Path:
     """A run directory whose launcher log names ``command`` (what verify reads first)."""
     run = tmp / "runs" / "20261202-000000-abcdef"
