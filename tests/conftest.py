@@ -82,24 +82,14 @@ def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config
             _needed_plain.append(program)
 
 
-# The corpus programs that take longest (measured, docs/testing.md), longest first.
-LONGEST = ("hf_gpt2", "hf_bert", "limit", "reset", "recompiles", "faces_long")
-
-
-def _longest_first(names: list[str]) -> list[str]:
-    return sorted(names, key=lambda n: LONGEST.index(n) if n in LONGEST else len(LONGEST))
-
-
 @pytest.fixture(scope="session")
 @records
 def corpus(tmp_path_factory: pytest.TempPathFactory) -> Corpus:
     c = Corpus(tmp_path_factory.mktemp("corpus-runs"))
     # Recordings first: the differential's plain runs are started behind them, so the
-    # programs other tests wait on get the cores first. The longest programs start first
-    # (hf_gpt2 was 37 % of the corpus's time and, queued behind the rest, ended last:
-    # docs/testing.md, "Where the time goes").
-    c.prestart(_longest_first([*_needed, *(p for p in _needed_plain if p not in _needed)]))
-    c.prestart_plain(_longest_first(_needed_plain))
+    # programs other tests wait on get the cores first.
+    c.prestart([*_needed, *(p for p in _needed_plain if p not in _needed)])
+    c.prestart_plain(_needed_plain)
     return c
 
 
