@@ -87,9 +87,11 @@ def _outcome(m: dict[str, Any], breaks: int) -> str:
     # A fail_type means an exception left Dynamo's compile (torch 2.13 catches its own
     # SkipFrame inside the compile and leaves fail_type unset): that is a failure, whatever
     # words its message or the user's code happen to contain ("marked as skipped",
-    # ``allow_is_causal_skip``). A frame torch chose to skip has no fail_type and no code.
+    # ``allow_is_causal_skip``) — unless torch logged it as a graph break of this compile
+    # (a break in a loop: torch gives up on the frame, it runs eagerly, nothing is raised),
+    # which is how torch's own logs tell the two apart (tests/differential/truth.py).
     if fail_type:
-        return "failed"
+        return "skipped" if breaks else "failed"
     if m.get("has_guarded_code") is False:
         return "skipped"
     # num_graph_breaks in the metrics is not per compile on every version: count our own.
