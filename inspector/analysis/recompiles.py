@@ -362,8 +362,11 @@ class SuggestContext:
 
 
 def _fn(ctx: SuggestContext | None, fallback: str = "fn") -> str:
-    """The compiled function's name for a ``torch.compile(<fn>, ...)`` snippet."""
-    return ctx.function if ctx is not None and ctx.function else fallback
+    """The compiled function's name for a ``torch.compile(<fn>, ...)`` snippet. A module's
+    ``forward`` is compiled as the module (``torch.compile(model)``), not by its method's name."""
+    if ctx is None or not ctx.function or ctx.function == "forward":
+        return "model" if ctx is not None and ctx.function == "forward" else fallback
+    return ctx.function
 
 
 def mark_dynamic_code(dims: list[tuple[str, int]]) -> str:
