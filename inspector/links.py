@@ -17,7 +17,10 @@ __all__ = ["link_url", "md_text"]
 
 _SAFE = re.compile(r"https://[A-Za-z0-9.-]+(?::[0-9]{1,5})?(?:/[A-Za-z0-9\-._~:/?#@!$&*+,;=%]*)?")
 _MAX = 2048
-_MD_SPECIAL = re.compile(r"([\\`*_{}\[\]()<>#+\-.!|~])")
+# ``-``, ``+``, ``.`` and ``#`` make lists or headings only at a line's start, and this text never
+# starts one (newlines are folded): escaping them only shows backslashes where Markdown is
+# not rendered ("Data\-dependent").
+_MD_SPECIAL = re.compile(r"([\\`*_{}\[\]()<>!|~])")
 
 
 def link_url(url: str | None) -> str | None:
