@@ -36,7 +36,7 @@ from dyn_inspect.inspector.events import GraphBreak, Loc, degraded_notes
 from dyn_inspect.inspector.locations import def_line, inside, is_library, run_cwd
 from dyn_inspect.inspector.model import CompileInfo, FrameInfo, RunModel
 from dyn_inspect.inspector.run import Run
-from dyn_inspect.inspector.source_files import allow_root, read_source, source_lines
+from dyn_inspect.inspector.source_files import allow_root, source_lines
 
 try:  # the analysis module explains guard failures; without it reasons are shown raw
     from dyn_inspect.inspector.analysis import recompiles as _analysis
@@ -554,11 +554,6 @@ def _add_causes(m: RunModel, ws: Workspace, files: dict[str, FileFindings]) -> d
     for c in found:
         fix = c.fix
         if fix is None:
-            lr = _tensor_lr_cause(c, ws)
-            if lr is not None:
-                if _wanted(files, norm_path(lr.loc.file)):
-                    files[norm_path(lr.loc.file)].causes.append(lr)
-                covered.update(((r.log, r.cid), c.title) for r in c.recompiles)
             continue
         local = ws.local(fix.file)
         if local is None:
@@ -589,67 +584,6 @@ def _add_causes(m: RunModel, ws: Workspace, files: dict[str, FileFindings]) -> d
             )
         )
     return covered
-
-
-_LR_GUARD = re.compile(r"""param_groups\[\d+\]\[\s*['"]lr['"]\s*\]\s*==\s*[-+0-9.eE]+""")
-
-
-def _tensor_lr_cause(c: _causes.Cause, ws: Workspace) -> CauseFinding | None:
-    """A compiled optimizer step recompiling on its float lr (``param_groups[0]['lr'] ==
-    0.01``; the frame is torch's own ``step``, so no workspace function shows it): the
-    cause, at the one ``lr=<float>`` of a ``*.optim.*(...)`` constructor in the workspace
-    files of the compile's stack, fixed by a tensor lr (its value is read at run time, and
-    torch's LR schedulers update a tensor lr in place). Not offered where the file assigns
-    ``[...]["lr"] = ...`` itself: that would put a float back."""
-    reasons = [r for comp in c.recompiles if comp.recompile is not None for r in comp.recompile.reasons]
-    if not reasons or not any(_LR_GUARD.search(r) for r in reasons):
-        return None
-    stack: list[Loc] = next((comp.start.stack for comp in c.recompiles if comp.start is not None and comp.start.stack), [])
-    candidates: list[str] = []
-    for loc in reversed(stack):
-        local = ws.local(loc.file)
-        if local is not None and local not in candidates:
-            candidates.append(local)
-    for path in candidates:
-        source = read_source(path)
-        if source is None:
-            continue
-        try:
-            tree = ast.parse(source)
-        except (SyntaxError, ValueError, RecursionError, MemoryError):
-            continue
-        kws: list[ast.keyword] = []
-        for node in ast.walk(tree):
-            targets = node.targets if isinstance(node, ast.Assign) else [node.target] if isinstance(node, ast.AugAssign) else []
-            if any(isinstance(t, ast.Subscript) and isinstance(t.slice, ast.Constant) and t.slice.value == "lr" for t in targets):
-                return None
-            if isinstance(node, ast.Call) and "optim." in ast.unparse(node.func) + ".":
-                kws.extend(
-                    kw
-                    for kw in node.keywords
-                    if kw.arg == "lr" and isinstance(kw.value, ast.Constant) and isinstance(kw.value.value, float)
-                )
-        if len(kws) != 1:
-            continue
-        value = kws[0].value
-        assert isinstance(value, ast.Constant)
-        text = _line_text(path, value.lineno) or ""
-        literal = ast.get_source_segment(source, value) or repr(value.value)
-        return CauseFinding(
-            loc=Loc(file=path, line=value.lineno, code=text),
-            title=c.title,
-            detail=c.detail,
-            recompiles=c.recompile_count,
-            code=f"lr=torch.tensor({literal})",
-            indent="",
-            why="in the optimizer's constructor",
-            before=False,
-            sites=[loc for loc in (ws.local_loc(s) for s in c.sites) if loc is not None],
-            replaces=literal,
-            replacement=f"torch.tensor({literal})",
-            effect="one graph for every lr (read at run time; schedulers update it in place)",
-        )
-    return None
 
 
 def _add_functions(m: RunModel, ws: Workspace, files: dict[str, FileFindings], covered: dict[tuple[str, str], str] | None = None) -> None:

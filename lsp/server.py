@@ -472,7 +472,16 @@ def _private_folder(path: Path) -> bool:
     except OSError:
         return False
     own = not hasattr(os, "getuid") or st.st_uid == os.getuid()
-    return stat.S_ISDIR(st.st_mode) and own and not st.st_mode & 0o077
+    if not (stat.S_ISDIR(st.st_mode) and own) or st.st_mode & 0o022:
+        return False
+    if st.st_mode & 0o077:
+        # ours and nobody else could write in it (an earlier version made it 0755): only
+        # readable by others, so nothing can have been planted; close it and use it
+        try:
+            os.chmod(path, 0o700, follow_symlinks=False)
+        except (OSError, NotImplementedError):
+            return False
+    return True
 
 
 def write_details_document(details: dict[str, Any]) -> Path | None:

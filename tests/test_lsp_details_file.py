@@ -53,3 +53,13 @@ def test_a_planted_folder_symlink_or_an_open_folder_is_refused(tmpdir_here: Path
     tmpdir_here.mkdir()
     tmpdir_here.chmod(0o777)  # anyone could plant files in it
     assert server.write_details_document(DETAILS) is None
+
+
+def test_our_own_folder_left_readable_by_an_older_version_is_closed_and_used(tmpdir_here: Path) -> None:
+    # dyn-inspect before 0.1's safety pass made it with mkdir(parents=True): 0755. Nobody
+    # else could write in it, so it is ours to close; refusing it hid every details document.
+    tmpdir_here.mkdir(mode=0o755)
+    tmpdir_here.chmod(0o755)
+    path = server.write_details_document(DETAILS)
+    assert path is not None and path.parent == tmpdir_here / "details"
+    assert stat.S_IMODE(os.stat(tmpdir_here).st_mode) == 0o700

@@ -92,7 +92,12 @@ def record(text: str, base: Path, name: str = NAME) -> Recorded:
         env = {k: v for k, v in os.environ.items() if k not in ("DYN_INSPECT_RUNS_DIR", "TORCH_LOGS", "TORCH_TRACE")}
         env.update(DYN_INSPECT_NO_TUI="1", TORCHINDUCTOR_CACHE_DIR=str(folder / "inductor"))
         proc = subprocess.run(
-            [str(DYN_INSPECT), "--no-tui", "--runs-dir", str(folder / "runs"), name], cwd=folder, env=env, capture_output=True, text=True, timeout=900
+            [str(DYN_INSPECT), "--no-tui", "--runs-dir", str(folder / "runs"), name],
+            cwd=folder,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=900,
         )
         assert proc.returncode == 0, proc.stderr[-3000:]
         done.write_text(json.dumps({"stdout": proc.stdout}))
@@ -111,7 +116,9 @@ def fixes_on(rec: Recorded, text: str, line1: int) -> list[types.CodeAction]:
     diags = diag_mod.build(placed, view, Settings())
     rng = types.Range(types.Position(line1 - 1, 0), types.Position(line1 - 1, len(lines[line1 - 1])))
     params = types.CodeActionParams(
-        types.TextDocumentIdentifier(view.uri), rng, types.CodeActionContext(diagnostics=[d for d in diags if d.range.start.line == line1 - 1])
+        types.TextDocumentIdentifier(view.uri),
+        rng,
+        types.CodeActionContext(diagnostics=[d for d in diags if d.range.start.line == line1 - 1]),
     )
 
     def view_of(path: str) -> TextView | None:
@@ -205,7 +212,8 @@ def test_each_finding_gets_honest_fixes_with_the_expected_edits(original: Record
         "@torch.compile\ndef scaled(", "@torch.compile(dynamic=True)\ndef scaled("
     )
     assert edited("FIX:rows", "mark_dynamic") == text.replace(
-        "        rows = torch.rand(n, 4)  # FIX:rows\n", "        rows = torch.rand(n, 4)  # FIX:rows\n        torch._dynamo.mark_dynamic(rows, 0)\n"
+        "        rows = torch.rand(n, 4)  # FIX:rows\n",
+        "        rows = torch.rand(n, 4)  # FIX:rows\n        torch._dynamo.mark_dynamic(rows, 0)\n",
     )
     assert edited("BREAK:print", "reorder") == text.replace(
         "import torch\n", "import torch\ntorch._dynamo.config.reorderable_logging_functions.add(print)\n", 1
@@ -279,9 +287,9 @@ def test_tensor_lr_fix_removes_the_lr_recompiles_and_keeps_stdout(tmp_path_facto
     (act,) = fixes_on(before, text, marker_line(OPTIM, "FIX:lr"))
     honest(act)
     assert act.is_preferred and act.title.startswith("Give the optimizer a tensor lr (`lr=torch.tensor(0.01)`)")
-    # the note it fixes: torch's own step frame recompiled, shown where the lr is set
+    # the note it fixes: the compiled step (torch's SGD.step inlined in `opt_step`) recompiled, shown where the lr is set
     assert act.diagnostics and act.diagnostics[0].message.startswith(
-        "Recompiled 2× from one cause: the optimizer's float lr changes (compiled for 0.01) → 2 recompiles\nFix: `lr=torch.tensor(0.01)` in the optimizer's constructor"
+        "Recompiled 2× in 1 frame from one cause: the optimizer's float lr changes (compiled for 0.01) → 2 recompiles\nFix: `lr=torch.tensor(0.01)` in the optimizer's constructor"
     )
     assert act.edit is not None
     fixed_text = apply_edit(text, act.edit, path_uri(str(before.path)))

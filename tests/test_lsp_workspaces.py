@@ -161,7 +161,10 @@ async def test_details_open_as_a_document_in_neovim(client: LanguageClient, repo
     assert lens.command is not None
     result = await command(client, lens.command.command, *lens.command.arguments)
     assert result["found"] is True and result["function"] == "step"
-    await asyncio.sleep(0.2)
+    for _ in range(100):  # window/showDocument is a request of its own: wait for it
+        if client.shown_documents:
+            break
+        await asyncio.sleep(0.1)
     (shown,) = client.shown_documents
     assert shown.take_focus is True
     doc = Path(shown.uri.removeprefix("file://"))

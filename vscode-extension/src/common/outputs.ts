@@ -142,6 +142,8 @@ export interface CauseFix {
     insert: string;
     why: string;
     keeps_behaviour: boolean;
+    replaces?: string | null;
+    replacement?: string | null;
 }
 
 export interface CauseSite {
