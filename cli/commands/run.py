@@ -121,7 +121,7 @@ def run(args: argparse.Namespace) -> int:
     if os.environ.get("DYN_INSPECT_RUN_DIR") or (os.environ.get("TORCHELASTIC_RUN_ID") and os.environ.get("RANK", "0") != "0"):
         return exit_code  # one summary per torchrun job (rank 0's), none from a nested run
     try:
-        print_summary(Run(run_dir), as_json=args.json, file=sys.stderr if not args.json else sys.stdout)
+        print_summary(Run(run_dir, recorder=True), as_json=args.json, file=sys.stderr if not args.json else sys.stdout)
     except InspectorError as exc:
         print(f"dyn-inspect: {exc}", file=sys.stderr)
     return exit_code
