@@ -69,6 +69,8 @@ def describe_error(exc: OSError) -> str:
     detail = (exc.strerror or str(exc)) + (f": {name}" if name else "")
     if exc.errno in _NO_SPACE:
         return f"disk full ({detail})"
+    if exc.errno == errno.ENOENT:
+        return f"the run directory was deleted ({detail})"
     return f"cannot write the run ({detail})"
 
 
@@ -223,7 +225,7 @@ class BlobStore:
             tmp = path.with_name(f".{digest}.{os.getpid()}.{threading.get_ident()}")
             try:
                 if not path.exists():
-                    _mkdir_private(path.parent)
+                    _mkdir_fanout(path.parent)
                     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC, 0o600)
                     try:
                         _write_all(fd, raw)
@@ -240,6 +242,20 @@ class BlobStore:
                     raise
                 self._on_error(exc)
         return Blob(digest=digest, size=len(raw))
+
+
+def _mkdir_fanout(path: Path) -> None:
+    """Create ``blobs/<ab>`` with a plain ``mkdir`` (the parents are made only at the run's
+    start): a run deleted while it records (``rm -rf .dyn-inspect``) is never re-created —
+    ``mkdir -p`` made ``rm`` fail "Directory not empty" — the ENOENT stops recording."""
+    try:
+        path.mkdir(mode=0o700)
+    except FileExistsError:
+        return  # (another process of the run made it)
+    try:
+        os.chmod(path, 0o700)  # whatever the umask
+    except OSError:
+        pass
 
 
 def valid_digest(digest: object) -> bool:
@@ -314,7 +330,13 @@ class EventLog:
         try:
             st = os.fstat(self._fd)
             if (st.st_dev, st.st_ino) == self._ident:
+                if st.st_nlink == 0:
+                    # Removed (``rm -rf`` of the run): writing on would fill a file nobody
+                    # can read, and say nothing. Stop, and say why.
+                    raise FileNotFoundError(errno.ENOENT, os.strerror(errno.ENOENT), str(self.path))
                 return self._fd, st.st_size
+        except FileNotFoundError:
+            raise
         except OSError:
             pass
         fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CLOEXEC)  # no O_CREAT: gone means stop

@@ -3,11 +3,10 @@ of the time it takes to read its logs.
 
 Opening a run decodes every line of every log and applies the events to the model. Most
 lines (``chromium`` timers, ``raw`` tensor descriptions: ~60 % of events and most bytes)
-only count; the rest are kept. The index (``index.dyn`` in the run directory) holds those
-kept events as msgpack, one segment per kind, the order they were applied in, the counts,
-and where each log's reader stood. ``Run`` replays the index through the same
-``RunModel.apply`` and then reads the logs from where the index stopped, so a model from
-the index is the model from the logs — only the reading is skipped. A face that needs
+only count; the rest are kept. The index holds those kept events as msgpack, one segment
+per kind, the order they were applied in, the counts, and where each log's reader stood.
+``Run`` replays the index through the same ``RunModel.apply`` and then reads the logs from
+where the index stopped, so a model from the index is the model from the logs — only the reading is skipped. A face that needs
 only some kinds (the LSP never reads FX graphs or artifacts) decodes only their segments.
 
 The logs stay the record: the index is a cache. It is used only while every log it names
@@ -15,6 +14,14 @@ still starts and ends (at the stored offset) with the bytes it saw — logs are 
 so a grown log is read on from there; a shorter or rewritten one, a newer index format, a
 changed event schema or any damage makes it ignored and rebuilt. ``Run`` writes it when a
 finished run was opened without it (atomically: a temporary file renamed over the old).
+
+Where: the recorder (the process that recorded the run: ``Run(..., recorder=True)``) writes
+``index.dyn`` into the run directory at the run's end. Every other reader — ``summary``,
+the TUI's ``open``, the language server, the findings precompute — never writes inside a
+run it did not record: the index it builds goes to this user's cache
+(``user_cache.index_path``, keyed by the run's real path). A reader writing into a run raced
+``rm -rf`` of that run ("Directory not empty") and re-created files in a run being deleted.
+Opening tries the run's own index, then the cache's.
 
 A run directory is untrusted (docs/security.md) and the index holds decoded text that the
 reader already made safe: a crafted index could carry terminal escapes past that check.
@@ -42,6 +49,7 @@ from typing import TYPE_CHECKING, Any
 import msgspec
 
 from dyn_inspect.engine.schema import EVENT_TYPES, SCHEMA_VERSION, Event, LogHeader, UnknownEvent, json_schema
+from dyn_inspect.inspector import user_cache
 from dyn_inspect.inspector.model import RunModel, handler_for
 from dyn_inspect.inspector.reader import LogFile, Problem, Refused, list_logs, open_inside
 from dyn_inspect.inspector.user_cache import KEY_ENV as KEY_ENV  # (re-exported: where the index key lives)
@@ -56,6 +64,7 @@ MAGIC = b"dyn-inspect index\n"
 NO_INDEX_ENV = "DYN_INSPECT_NO_INDEX"  # set: every run is read from its logs, no index written
 _PROBE = 4096  # bytes hashed at each end of a log's indexed part
 _MAC = 32
+CACHE_KEEP = 64  # readers' indexes kept in the user cache (the oldest dropped)
 UNKNOWN = "unknown"  # the segment of lines whose kind this version does not know
 
 # Kinds the LSP's findings never read: skipped when it opens a run from the index.
@@ -199,8 +208,9 @@ class Kept:
 
 
 def write(run: Run) -> Path | None:
-    """Write ``run``'s index; None when it cannot be (no key, a read-only directory, a
-    model built from part of an index). Never raises for I/O: the index is a cache."""
+    """Write ``run``'s index — into the run when ``run.recorder``, else into the user
+    cache — and return where; None when it cannot be (no key, nowhere writable, a model
+    built from part of an index). Never raises for I/O: the index is a cache."""
     kept = run.kept
     key = _key()
     if key is None or not kept.complete:
@@ -272,18 +282,35 @@ def write(run: Run) -> Path | None:
             last_event_time=m.last_event_time,
         )
     )
-    target = run.path / INDEX_FILE
+    parts = [MAGIC, len(header).to_bytes(8, "little"), header, _mac(key, header), *blobs]
+    if run.recorder:
+        target = _write_into_run(run.path, parts)
+    else:  # a reader: never inside the run (see the module's docstring)
+        target = user_cache.index_path(run.path)
+        data = b"".join(parts)
+        del parts
+        if not user_cache.write(target.parent, user_cache.run_key(run.path), data, CACHE_KEEP, suffix=user_cache.INDEX_SUFFIX):
+            target = None
+    if target is None:
+        return None
+    for listener in list(WRITTEN):
+        try:
+            listener(run, target)
+        except Exception:  # noqa: BLE001 - a listener's failure must not fail the write
+            pass
+    return target
+
+
+def _write_into_run(run_dir: Path, parts: list[bytes]) -> Path | None:
+    """The recorder's index, in the run it recorded (a temporary file renamed over it)."""
+    target = run_dir / INDEX_FILE
     try:
-        fd, tmp = tempfile.mkstemp(prefix=".index-", suffix=".tmp", dir=run.path)
+        fd, tmp = tempfile.mkstemp(prefix=".index-", suffix=".tmp", dir=run_dir)
     except OSError:
-        return None  # a read-only run (someone else's, a mounted bundle): open from logs
+        return None  # (deleted meanwhile, or read-only: opened from the logs next time)
     try:
         with os.fdopen(fd, "wb") as f:
-            f.write(MAGIC)
-            f.write(len(header).to_bytes(8, "little"))
-            f.write(header)
-            f.write(_mac(key, header))
-            for data in blobs:
+            for data in parts:
                 f.write(data)
         os.replace(tmp, target)
     except OSError:
@@ -292,12 +319,29 @@ def write(run: Run) -> Path | None:
         except OSError:
             pass
         return None
-    for listener in list(WRITTEN):
-        try:
-            listener(run, target)
-        except Exception:  # noqa: BLE001 - a listener's failure must not fail the write
-            pass
     return target
+
+
+def _open_index(run_dir: Path, path: Path) -> int:
+    """A descriptor of the index at ``path``: inside the run only a regular file of the run
+    (``open_inside``); the cache's is this user's own. Raises OSError or Refused."""
+    if path.parent == run_dir:
+        return open_inside(run_dir, path)
+    return os.open(path, os.O_RDONLY | os.O_CLOEXEC | getattr(os, "O_NOFOLLOW", 0))
+
+
+def locations(run_dir: Path) -> list[Path]:
+    """Where ``run_dir``'s index may be, in the order opening tries them: the recorder's
+    (in the run), then the one a reader built (in the user cache)."""
+    return [run_dir / INDEX_FILE, user_cache.index_path(run_dir)]
+
+
+def current_file(run_dir: Path) -> Path | None:
+    """The index file that opening ``run_dir`` now would read whole (see ``identity``)."""
+    for path in locations(run_dir):
+        if _identity_at(run_dir, path) is not None:
+            return path
+    return None
 
 
 class _Stale(Exception):
@@ -311,8 +355,12 @@ def load(run: Run, skip: Collection[str] = ()) -> bool:
     key = _key()
     if key is None:
         return False
+    return any(_load_at(run, path, key, skip) for path in locations(run.path))
+
+
+def _load_at(run: Run, path: Path, key: bytes, skip: Collection[str]) -> bool:
     try:
-        fd = open_inside(run.path, run.path / INDEX_FILE)
+        fd = _open_index(run.path, path)
     except (OSError, Refused):
         return False
     try:
@@ -374,11 +422,19 @@ def identity(run_dir: Path) -> bytes | None:
     read exactly that index — ours, current, every log fully covered and no other log —
     without reading the model; else None. Lets the language server show a run's saved
     findings before it has read the run."""
+    for path in locations(run_dir):
+        mac = _identity_at(run_dir, path)
+        if mac is not None:
+            return mac
+    return None
+
+
+def _identity_at(run_dir: Path, path: Path) -> bytes | None:
     key = _key()
     if key is None:
         return None
     try:
-        fd = open_inside(run_dir, run_dir / INDEX_FILE)
+        fd = _open_index(run_dir, path)
     except (OSError, Refused):
         return None
     try:

@@ -76,12 +76,18 @@ class Run:
     ``skip``: event kinds the caller never reads (``index.NOT_FOR_FINDINGS`` for the LSP):
     when the run opens from its index they are not decoded. ``use_index=False`` reads the
     logs only (and writes no index); its default is on unless ``DYN_INSPECT_NO_INDEX`` is set.
+    ``recorder``: this process recorded the run (the launcher's end-of-run summary, the live
+    TUI): its index goes into the run; any other reader's goes to the user cache, never
+    into a run it did not record (``inspector/index.py``).
     """
 
-    def __init__(self, path: str | os.PathLike[str], skip: Collection[str] = (), use_index: bool | None = None) -> None:
+    def __init__(
+        self, path: str | os.PathLike[str], skip: Collection[str] = (), use_index: bool | None = None, recorder: bool = False
+    ) -> None:
         if use_index is None:
             use_index = not os.environ.get(index.NO_INDEX_ENV)
         self.path = Path(path)
+        self.recorder = recorder
         self.logs: dict[str, LogFile] = {}
         self.model = RunModel()
         self.unknown: list[UnknownEvent] = []

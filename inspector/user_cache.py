@@ -29,6 +29,24 @@ def folder(name: str) -> Path:
     return cache_dir() / name
 
 
+INDEXES = "indexes"  # the run indexes that readers built (``inspector.index``)
+INDEX_SUFFIX = ".dyn"
+
+
+def run_key(run_dir: str | os.PathLike[str]) -> bytes:
+    """The key of a run's entries: its real path (a run deleted and recorded again at the
+    same path finds the old entry, which then no longer matches the logs and is not used)."""
+    import hashlib
+
+    return hashlib.blake2b(os.fsencode(os.path.realpath(run_dir)), digest_size=16).digest()
+
+
+def index_path(run_dir: str | os.PathLike[str]) -> Path:
+    """Where a reader keeps the index it built of ``run_dir``: never inside the run, which
+    is the recorder's (a reader writing there races ``rm -rf`` of the run)."""
+    return folder(INDEXES) / f"{run_key(run_dir).hex()}{INDEX_SUFFIX}"
+
+
 def write(where: Path, key: bytes, data: bytes, keep: int, suffix: str = ".msgpack") -> bool:
     """``data`` as ``where/<key><suffix>`` (a temporary file renamed over it: a reader sees
     the old file or the new one, a full disk leaves neither half-written); then only the

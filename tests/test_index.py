@@ -80,6 +80,11 @@ def _copy(run: Run, tmp_path: Path) -> Path:
     return dest
 
 
+def _built(path: Path) -> Path:
+    """Where a reader's index of ``path`` is: the user cache, never the run."""
+    return index.locations(path)[1]
+
+
 def _first_process_log(path: Path) -> Path:
     return next(p for p in sorted(path.glob("p*.jsonl")) if p.stat().st_size > 1000)
 
@@ -92,15 +97,25 @@ def test_a_run_opened_from_its_index_is_the_run_read_from_its_logs(fixture: str,
     recorded: Run = request.getfixturevalue(fixture)
     path = _copy(recorded, tmp_path)
     from_logs = Run(path, use_index=False)
-    assert not (path / index.INDEX_FILE).exists()  # use_index=False writes none either
+    assert not _built(path).exists()  # use_index=False writes none either
     first = Run(path)  # reads the logs, and writes the index (the run is over)
-    assert not first.from_index and (path / index.INDEX_FILE).is_file()
+    assert not first.from_index and _built(path).is_file()
+    assert not (path / index.INDEX_FILE).exists()  # a reader writes nothing inside the run
     again = Run(path)
     assert again.from_index
     assert model_digest(again) == model_digest(from_logs) == model_digest(first)
     assert json.dumps(summary_dict(again), sort_keys=True, default=str) == json.dumps(summary_dict(from_logs), sort_keys=True, default=str)
     # Following on from the index reads nothing more when nothing was appended.
     assert again.refresh() == 0
+
+
+def test_the_recorder_writes_its_index_into_the_run_and_readers_use_it(example_run: Run, tmp_path: Path) -> None:
+    path = _copy(example_run, tmp_path)
+    recorded = Run(path, recorder=True)  # the launcher's end-of-run summary
+    assert not recorded.from_index and (path / index.INDEX_FILE).is_file() and not _built(path).exists()
+    reader = Run(path)
+    assert reader.from_index and not _built(path).exists()  # nothing to build: it read the run's
+    assert index.current_file(path) == path / index.INDEX_FILE
 
 
 @pytest.mark.parametrize("fixture", ["faces_recompiles_run", "breaks_run", "shapes_run", "recompiles_run"])
@@ -120,9 +135,9 @@ def test_the_lsp_gets_the_same_findings_from_the_kinds_it_reads(fixture: str, re
     assert {p: signature(ff) for p, ff in a.files.items()} == {p: signature(ff) for p, ff in b.files.items()}
     assert (a.status, a.unique_breaks, a.recompiles, a.event_count) == (b.status, b.unique_breaks, b.recompiles, b.event_count)
     # A model built from part of the index is never saved as the index.
-    before = (path / index.INDEX_FILE).read_bytes()
+    before = _built(path).read_bytes()
     assert partial.write_index() is None
-    assert (path / index.INDEX_FILE).read_bytes() == before
+    assert _built(path).read_bytes() == before
 
 
 def test_a_grown_log_is_read_on_from_where_the_index_stopped(recompiles_run: Run, tmp_path: Path) -> None:
@@ -177,7 +192,7 @@ def test_a_damaged_index_is_ignored_and_rebuilt(where: str, example_run: Run, tm
     path = _copy(example_run, tmp_path)
     expected = model_digest(Run(path, use_index=False))
     Run(path)
-    target = path / index.INDEX_FILE
+    target = _built(path)
     data = bytearray(target.read_bytes())
     if where == "header":
         data[len(index.MAGIC) + 8 + 20] ^= 0x01
@@ -207,7 +222,7 @@ def test_an_index_symlinked_out_of_the_run_is_not_read(example_run: Run, tmp_pat
     path = _copy(example_run, tmp_path)
     Run(path)
     outside = tmp_path / "elsewhere.dyn"
-    (path / index.INDEX_FILE).rename(outside)
+    _built(path).rename(outside)  # (made by this user: trusted but for the symlink)
     (path / index.INDEX_FILE).symlink_to(outside)
     assert not Run(path).from_index
 
@@ -224,10 +239,14 @@ def test_a_running_run_writes_no_index_and_no_index_env_reads_logs(example_run: 
     path = _copy(example_run, tmp_path)
     # Without its ends (launcher and process) the run is still running: no index yet.
     for log in path.glob("*.jsonl"):
-        kept = [line for line in log.read_bytes().splitlines(keepends=True) if b'"kind":"run_end"' not in line and b'"kind":"process_end"' not in line]
+        kept = [
+            line
+            for line in log.read_bytes().splitlines(keepends=True)
+            if b'"kind":"run_end"' not in line and b'"kind":"process_end"' not in line
+        ]
         log.write_bytes(b"".join(kept))
     live = Run(path)
-    assert live.model.status == "running" and not (path / index.INDEX_FILE).exists()
+    assert live.model.status == "running" and not _built(path).exists() and not (path / index.INDEX_FILE).exists()
     # DYN_INSPECT_NO_INDEX: the CLI reads the logs and writes nothing.
     env = {**os.environ, index.NO_INDEX_ENV: "1"}
     done = subprocess.run([*DYN, "summary", str(example_run.path), "--json"], capture_output=True, text=True, env=env, timeout=120)

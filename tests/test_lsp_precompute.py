@@ -88,7 +88,7 @@ async def test_a_fresh_server_shows_the_findings_the_cli_precomputed(client: Lan
     cwd = Path(run_cwd(Run(recorded).model) or "")
     program = cwd / "faces_recompiles.py"
     assert program.is_file(), "recorded from the corpus folder"
-    os.remove(recorded / index.INDEX_FILE)  # (opening it above wrote one)
+    os.remove(index.locations(recorded)[1])  # (opening it above built one, in the user cache)
     env = {**os.environ, precompute.MIN_EVENTS_ENV: "0"}
     env.pop(precompute.OFF_ENV, None)
     # The first open of the finished run writes its index; that starts the precompute.

@@ -809,7 +809,7 @@ def run_live(spec: LaunchSpec) -> int:
     from dyn_inspect.engine.launcher import Launch
 
     launch = Launch(spec)
-    run = Run(launch.run_dir)
+    run = Run(launch.run_dir, recorder=True)  # (its index goes into the run it records)
     app = InspectorApp(launch.run_dir, run=run, launch=launch)
 
     def stop(signum: int, _frame: object) -> None:
@@ -857,11 +857,12 @@ def open_at_once(path: Path) -> Run | None:
     data. Otherwise None: the app opens the run in the background behind a first frame."""
     from dyn_inspect.inspector import index
 
-    try:
-        small = (path / index.INDEX_FILE).stat().st_size <= OPEN_AT_ONCE_INDEX_BYTES
-    except OSError:
+    if os.environ.get("DYN_INSPECT_NO_INDEX") or (current := index.current_file(path)) is None:
         return None
-    if not small or os.environ.get("DYN_INSPECT_NO_INDEX") or index.identity(path) is None:
+    try:
+        if current.stat().st_size > OPEN_AT_ONCE_INDEX_BYTES:
+            return None
+    except OSError:
         return None
     try:
         return Run(path)

@@ -166,7 +166,8 @@ def _run_of(argv: list[str]) -> str | None:
         candidates = [os.path.join(root, arg)]
     for candidate in candidates:
         run = os.path.realpath(candidate)
-        if os.path.isfile(os.path.join(run, INDEX_FILE)):
+        # (The recorder's index in the run, or the one a reader built in the user cache.)
+        if os.path.isfile(os.path.join(run, INDEX_FILE)) or user_cache.index_path(run).is_file():
             return run
     return None
 

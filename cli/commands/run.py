@@ -123,7 +123,7 @@ def run(args: argparse.Namespace) -> int:
     out = sys.stderr if not args.json else sys.stdout
     if out is not None:  # (a closed stream: print(file=None) would write to stdout)
         try:
-            print_summary(Run(run_dir), as_json=args.json, file=out)
+            print_summary(Run(run_dir, recorder=True), as_json=args.json, file=out)
         except InspectorError as exc:
             if sys.stderr is not None:
                 print(f"dyn-inspect: {exc}", file=sys.stderr)
