@@ -264,24 +264,29 @@ def write(run: Run) -> Path | None:
 
     order = segment(bytes(kept.order))
     order_logs = segment(kept.order_logs.tobytes())
-    for kind, events in kept.by_kind.items():
-        segments[kind] = segment(msgspec.msgpack.encode(events))
     m = run.model
-    header = msgspec.msgpack.encode(
-        Header(
-            version=INDEX_VERSION,
-            schema=SCHEMA_VERSION,
-            fingerprint=schema_fingerprint(),
-            logs=logs,
-            tags=list(kept.tags),
-            order=order,
-            order_logs=order_logs,
-            segments=segments,
-            kinds=dict(m.kinds),
-            event_count=m.event_count,
-            last_event_time=m.last_event_time,
+    try:
+        for kind, events in kept.by_kind.items():
+            segments[kind] = segment(msgspec.msgpack.encode(events))
+        header = msgspec.msgpack.encode(
+            Header(
+                version=INDEX_VERSION,
+                schema=SCHEMA_VERSION,
+                fingerprint=schema_fingerprint(),
+                logs=logs,
+                tags=list(kept.tags),
+                order=order,
+                order_logs=order_logs,
+                segments=segments,
+                kinds=dict(m.kinds),
+                event_count=m.event_count,
+                last_event_time=m.last_event_time,
+            )
         )
-    )
+    except (OverflowError, ValueError, TypeError, msgspec.EncodeError):
+        # JSON holds what MessagePack cannot (an integer >= 2**64, a file name that is not
+        # UTF-8): the log was read; this run just has no index, and is read again next time
+        return None
     parts = [MAGIC, len(header).to_bytes(8, "little"), header, _mac(key, header), *blobs]
     if run.recorder:
         target = _write_into_run(run.path, parts)

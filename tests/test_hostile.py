@@ -401,3 +401,23 @@ def test_language_server_reads_a_run_with_a_fifo_and_exits_on_request(breaks_run
     assert proc.returncode == 0, err.decode()[-2000:]
     assert b"Traceback" not in err
     assert b'"id": 2' in out or b'"id":2' in out  # shutdown was answered
+
+
+def test_fifos_in_a_run_hang_neither_prune_nor_the_follower(tmp_path: Path) -> None:
+    """`runs prune` reads each log's header for its writer's pid, and the TUI tails
+    output.log: both opened the file plainly, and a FIFO there blocked them for good."""
+    import threading
+
+    from dyn_inspect.cli.commands.runs import _header_pids
+    from dyn_inspect.tui.follow import OUTPUT_LOG, OutputBuffer, RunFollower
+
+    run_dir = tmp_path / "run"
+    run_dir.mkdir()
+    (run_dir / "p01.jsonl").write_text(json.dumps({"kind": "log_header", "pid": 4242}) + "\n")
+    os.mkfifo(run_dir / "p03.jsonl")
+    os.mkfifo(run_dir / OUTPUT_LOG)
+    assert _header_pids(run_dir) == [4242]  # the FIFO is passed over, the real header read
+    output = OutputBuffer()
+    follower = RunFollower(None, run_dir, threading.Lock(), output=output)  # type: ignore[arg-type]
+    follower._tail_output()  # returns: nothing is read from a FIFO
+    assert output.drain() == b""

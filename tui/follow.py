@@ -17,6 +17,7 @@ from pathlib import Path
 from textual.message_pump import MessagePump
 
 from dyn_inspect.inspector.errors import InspectorError
+from dyn_inspect.inspector.reader import Refused, open_inside
 from dyn_inspect.inspector.run import Run
 from dyn_inspect.tui.messages import LoadFailed, OutputAvailable, RunLoaded, RunUpdated
 
@@ -137,11 +138,11 @@ class RunFollower(threading.Thread):
 
     def _tail_output(self) -> None:
         assert self.output is not None
-        try:
-            with open(self.path / OUTPUT_LOG, "rb") as f:
+        try:  # (never a plain open: a FIFO named output.log would hang the follower)
+            with os.fdopen(open_inside(self.path, self.path / OUTPUT_LOG), "rb") as f:
                 f.seek(self._output_offset)
                 data = f.read(OUTPUT_TAIL_BYTES)
-        except OSError:
+        except (OSError, Refused):
             return
         if data:
             self._output_offset += len(data)

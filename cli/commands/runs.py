@@ -24,6 +24,7 @@ from dyn_inspect.inspector.console import make_console
 from dyn_inspect.inspector.errors import InspectorError
 from dyn_inspect.inspector.outputs import Counts, to_json
 from dyn_inspect.inspector.outputs import reports as typed
+from dyn_inspect.inspector.reader import Refused, open_inside
 from dyn_inspect.inspector.run import Run, latest_run, list_runs
 
 HELP = "list recorded runs: when, command, outcome, breaks/recompiles/kernels (--prune deletes old ones)"
@@ -65,10 +66,10 @@ def _header_pids(path: Path) -> list[int]:
     """The writers' pids from each log's first line (``log_header``)."""
     pids = []
     for log in path.glob("*.jsonl"):
-        try:
-            with open(log, "rb") as f:
+        try:  # (never a plain open: a FIFO named *.jsonl would hang `runs` for good)
+            with os.fdopen(open_inside(path, log), "rb") as f:
                 head = json.loads(f.readline(4096) or b"{}")
-        except (OSError, ValueError):
+        except (OSError, ValueError, Refused):
             continue
         if isinstance(head, dict) and head.get("kind") == "log_header" and isinstance(head.get("pid"), int):
             pids.append(head["pid"])
