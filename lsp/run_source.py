@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, TypeVar
 from dyn_inspect.inspector.errors import InspectorError
 from dyn_inspect.inspector.events import runs_root
 from dyn_inspect.inspector.index import NOT_FOR_FINDINGS
-from dyn_inspect.inspector.run import Run, is_run_dir, list_runs, resolve_run
+from dyn_inspect.inspector.run import Run, is_run_dir, resolve_run
 
 if TYPE_CHECKING:
     from dyn_inspect.lsp.findings import Workspace
@@ -146,6 +146,9 @@ class RunSource:
         self._touch: dict[str, tuple[tuple[tuple[str, int], ...], float, Touch]] = {}
         self._current_touch: tuple[tuple[int, int], Touch] | None = None
         self._spare: tuple[Path, Run] | None = None  # the run ``_touched`` opened last, this poll
+        self._rescan_s = RESCAN_S
+        # root -> (its directory's (inode, mtime), runs in it, folders in it not yet a run)
+        self._listed: dict[str, tuple[tuple[int, int], list[Path], list[Path]]] = {}
 
     # -- configuration ---------------------------------------------------------------
 
@@ -157,9 +160,11 @@ class RunSource:
         """Where runs are looked for: the setting (or $DYN_INSPECT_RUNS_DIR) first, then
         every ``.dyn-inspect/runs`` under the workspace folders (rescanned now and then)."""
         now = time.monotonic()
-        if now - self._scanned >= RESCAN_S:
+        if now - self._scanned >= self._rescan_s:
             self._found = find_runs_roots(self.roots)
-            self._scanned = now
+            self._scanned = time.monotonic()
+            # A walk of a huge workspace costs: at most ~2 % of the time goes to it.
+            self._rescan_s = max(RESCAN_S, 50 * (self._scanned - now))
         out: list[Path] = []
         seen: set[str] = set()
         for root in [self.root, *self._found]:
@@ -174,11 +179,36 @@ class RunSource:
         runs: list[Path] = []
         for root in self.runs_roots():
             try:
-                runs.extend(list_runs(root))
+                runs.extend(self._runs_in(root))
             except OSError:
                 continue
         runs.sort(key=lambda p: (p.name, str(p)), reverse=True)
         return runs
+
+    def _runs_in(self, root: Path) -> list[Path]:
+        """``list_runs(root)``, listed again only when the root's directory changed (a run
+        created or deleted changes its mtime): polling 2,000 runs every POLL_S looked into
+        each of them, 59 % of a core while idle. A folder that was not yet a run (the
+        recorder makes the folder, then its first log) is looked into at every poll."""
+        st = os.stat(root)
+        sig = (st.st_ino, st.st_mtime_ns)
+        key = str(root)
+        cached = self._listed.get(key)
+        # (an mtime within the last second may not show a change made in the same tick)
+        if cached is not None and cached[0] == sig and time.time() - st.st_mtime > 1.0:
+            _, runs, pending = cached
+            became = [p for p in pending if is_run_dir(p)]
+            if became:
+                runs = sorted([*runs, *became])
+                pending = [p for p in pending if p not in became]
+                self._listed[key] = (sig, runs, pending)
+            return list(runs)
+        runs, pending = [], []
+        for p in sorted(root.iterdir()):
+            if p.is_dir() and not p.is_symlink():
+                (runs if is_run_dir(p) else pending).append(p)
+        self._listed[key] = (sig, runs, pending)
+        return list(runs)
 
     def _touched(self, path: Path) -> Touch | None:
         """What the run at ``path`` compiled (cached; a growing run is read again at most
@@ -190,10 +220,13 @@ class RunSource:
                 self._current_touch = (stamp, touch_of(self.run, self.roots))
             return self._current_touch[1]
         key = str(path)
-        sig = ListingCache._signature(path)
         cached = self._touch.get(key)
         now = time.monotonic()
-        if cached is not None and (cached[0] == sig or now - cached[1] < RECHECK_S):
+        if cached is not None and now - cached[1] < RECHECK_S:
+            return cached[2]
+        sig = ListingCache._signature(path)
+        if cached is not None and cached[0] == sig:
+            self._touch[key] = (sig, now, cached[2])  # unchanged: looked at again in RECHECK_S
             return cached[2]
         try:
             opened = Run(path, skip=NOT_FOR_FINDINGS)

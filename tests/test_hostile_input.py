@@ -190,3 +190,21 @@ def test_lsp_malformed_header_does_not_wedge_the_stream(tmp_path: Path) -> None:
     data = b"".join(_message(m) for m in INIT) + b"Content-Length: nope\r\n\r\n" + b"".join(_message(m) for m in SHUTDOWN)
     code, out, err = _serve(data, tmp_path)
     assert 99 in _responses(out) and code == 0 and "Traceback" not in err, err[-2000:]
+
+
+def test_runs_lists_every_run_beside_hostile_ones(hostile_corpus: dict[str, Path], tmp_path: Path) -> None:
+    """One crafted run (a start time of 1e300, an integer >= 2**64) made `runs` traceback
+    for the whole directory: each bad run is one row, the others are listed as usual."""
+    import shutil
+
+    root = tmp_path / "runs"
+    root.mkdir()
+    for i, (name, run_dir) in enumerate(sorted(hostile_corpus.items())):
+        shutil.copytree(run_dir, root / f"20260101-0000{i:02d}-{name.encode().hex()[:6]}", symlinks=True)
+    for extra in ([], ["--json"]):
+        done = cli("runs", "--runs-dir", str(root), *extra)
+        answered_cleanly(done, ("runs", extra))
+        assert done.returncode == 0, done.stderr[-2000:]
+    listed = json.loads(done.stdout)["runs"]
+    assert len(listed) == len(hostile_corpus)
+    assert sum(r["status"] == "finished" for r in listed) >= 5  # the runs left readable read as before

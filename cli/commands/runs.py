@@ -162,7 +162,7 @@ def run(args: argparse.Namespace) -> int:
         if row["status"] == "unreadable":
             table.add_row(rid, "-", "-", f"unreadable: {row['error']}", "-", "-", "-", "-")
             continue
-        when = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(row["started"])) if row["started"] else "-"
+        when = _when(row["started"])
         outcome = row["status"] + (f" (exit {row['exit_code']})" if row["exit_code"] not in (None, 0) else "")
         gb = row["graph_breaks"]
         table.add_row(
@@ -177,6 +177,17 @@ def run(args: argparse.Namespace) -> int:
         )
     console.print(table)
     return 0
+
+
+def _when(t: float | None) -> str:
+    """A start time as local date and time; "-" for none, or for one no calendar holds
+    (a crafted 1e300 or NaN: localtime raises, and one bad run must not hide the others)."""
+    if not t:
+        return "-"
+    try:
+        return time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(t))
+    except (OverflowError, ValueError, OSError):
+        return "-"
 
 
 def _run_prune(args: argparse.Namespace, root: Path) -> int:
