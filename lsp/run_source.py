@@ -143,7 +143,7 @@ class RunSource:
         self.why = ""  # why the run shown was chosen (said with "showing run")
         self._found: list[Path] = []
         self._scanned = float("-inf")
-        self._touch: dict[str, tuple[tuple[tuple[str, int], ...], float, Touch]] = {}
+        self._touch: dict[str, tuple[tuple[tuple[str, int], ...], float, Touch | None]] = {}
         self._current_touch: tuple[tuple[int, int], Touch] | None = None
         self._spare: tuple[Path, Run] | None = None  # the run ``_touched`` opened last, this poll
         self._rescan_s = RESCAN_S
@@ -232,6 +232,7 @@ class RunSource:
             opened = Run(path, skip=NOT_FOR_FINDINGS)
             touch = touch_of(opened, self.roots)
         except (InspectorError, OSError, ValueError, UnicodeDecodeError):
+            self._touch[key] = (sig, now, None)  # not read again every poll until it changes
             return None
         # The run chosen is usually the last one looked at: opened once, not twice (a
         # million-event run twice in memory was 270 MB at the first diagnostics).
