@@ -13,6 +13,7 @@ from textual.containers import Horizontal, Vertical
 from textual.widgets import DataTable, Label, OptionList
 from textual.widgets.option_list import Option
 
+from dyn_inspect.inspector.analysis.messages import headline
 from dyn_inspect.inspector.events import Loc
 from dyn_inspect.inspector.locations import is_library
 from dyn_inspect.inspector.model import BreakGroup
@@ -75,7 +76,7 @@ Each row is one break site (type + line), with how many times it was hit.
             Cell(display_loc(loc, ctx.cwd), (loc.file, loc.line)),
             self.version_cell(ctx, group, version),
             Cell(b.gb_id or ""),
-            Cell(b.gb_type),
+            Cell(headline(b)),
         ]
 
     def version_cell(self, ctx: Context, group: BreakGroup, version: int) -> Cell:
@@ -129,10 +130,12 @@ Each row is one break site (type + line), with how many times it was hit.
         b = group.first
         count = self._versions.get(self._shown, group.count)
         parts: list[RenderableType] = []
-        title = Text.assemble((b.gb_type, "bold red"))
+        title = Text.assemble((headline(b), "bold red"))
         if b.gb_id:
             title.append(f"  {b.gb_id}", style="bold")
         parts.append(title)
+        if b.gb_type and b.gb_type != headline(b):
+            parts.append(Text(f"torch: {b.gb_type}", style="dim"))
         cids = sorted({e.cid or "?" for _, e in group.hits})
         parts.append(Text(f"hit {count}× · compiles {', '.join(cids)}", style="dim"))
         if b.loc != self._frame:
@@ -170,7 +173,7 @@ Each row is one break site (type + line), with how many times it was hit.
             b = group.first
             where = display_loc(shown_loc(group), ctx.cwd)
             if matches(query, where, b.gb_type, b.gb_id, b.reason, b.explanation, *b.hints):
-                hits.append(SearchHit(self.view_id, group.key, f"break   {where}  {b.gb_type} ×{count}"))
+                hits.append(SearchHit(self.view_id, group.key, f"break   {where}  {headline(b)} ×{count}"))
         return hits
 
     def selected_location(self) -> Loc | None:

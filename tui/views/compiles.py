@@ -20,6 +20,7 @@ from textual.containers import Horizontal
 from textual.widgets import Tree
 from textual.widgets.tree import TreeNode
 
+from dyn_inspect.inspector.analysis.messages import label
 from dyn_inspect.inspector.events import Graph, Loc, OutputCode
 from dyn_inspect.inspector.locations import def_line
 from dyn_inspect.inspector.model import CompileInfo, FrameInfo, KernelInfo
@@ -125,7 +126,7 @@ def compile_detail(ctx: Context, c: CompileInfo) -> list[RenderableType]:
         for reason in c.recompile.reasons:
             parts.append(Text(f"recompiled because: {reason}", style="magenta"))
     for b in c.breaks:
-        parts.append(Text(f"graph break at {display_loc(b.loc, ctx.cwd)}: {b.gb_type}", style="red"))
+        parts.append(Text(f"graph break at {display_loc(b.loc, ctx.cwd)}: {label(b)}", style="red"))
     if c.kernels:
         parts.append(Text(f"{len(c.kernels)} kernels: " + ", ".join(k.name for k in c.kernels), style="dim"))
     return parts

@@ -138,7 +138,7 @@ def _offenders(o: digest.Overview, cwd: str | None) -> list[Part]:
     if o.top_breaks:
         t = _titled("Top graph breaks", [("hits", "right"), ("location", "left"), ("type", "left")])
         for b in o.top_breaks:
-            t.add(str(b.count), display_loc(b.loc, cwd), b.gb_type)
+            t.add(str(b.count), display_loc(b.loc, cwd), b.headline)
         parts.append(t)
     if o.top_recompiled:
         t = _titled("Most recompiled", [("compiles", "right"), ("function", "left"), ("location", "left")])

@@ -1,0 +1,98 @@
+"""Every face renders one answer (issue 30): for each graph break of a real recording, the
+CLI (``breaks --json``), the TUI (Pilot: the Graph breaks table and the overview), the
+language server's diagnostics and report.html show the same headline, location and hit
+count. The TUI said torch's "Failed to trace builtin operator" where every other face said
+"`print(...)` can't be traced".
+
+The CLI's JSON is the reference here, and it is checked against the corpus program's own
+markers first, so an answer all faces got wrong together still fails."""
+
+from __future__ import annotations
+
+import contextlib
+import html
+import io
+import json
+import zipfile
+from pathlib import Path
+
+import pytest
+from rich.console import Console
+from textual.widgets import DataTable, Static
+
+from corpus_support import CORPUS, marker_line
+from dyn_inspect.cli import main
+from dyn_inspect.inspector.export import export_run
+from dyn_inspect.inspector.run import Run
+from dyn_inspect.lsp.diagnostics import break_message
+from dyn_inspect.lsp.findings import Workspace, build_index
+from dyn_inspect.tui.app import InspectorApp
+
+BREAKS = CORPUS / "breaks.py"
+pytestmark = pytest.mark.corpus
+
+
+def _where(file: str, line: int) -> tuple[str, int]:
+    return Path(file).name, line
+
+
+@pytest.fixture(scope="module")
+def cli_sites(breaks_run: Run) -> dict[tuple[str, int], dict]:
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        assert main(["breaks", str(breaks_run.path), "--json"]) == 0
+    sites = json.loads(out.getvalue())["breaks"]
+    return {_where(s["loc"]["file"], s["loc"]["line"]): s for s in sites}
+
+
+def test_the_reference_is_the_program(cli_sites: dict[tuple[str, int], dict]) -> None:
+    # breaks.py marks one break of each kind; the CLI's words for two of them, checked by eye
+    # against torch's gb_type (GB0059 is print's, GB0170 a data-dependent branch).
+    printed = cli_sites[("breaks.py", marker_line(BREAKS, "BREAK:print"))]
+    assert printed["gb_id"] == "GB0059" and printed["headline"] == "`print(...)` can't be traced"
+    branch = cli_sites[("breaks.py", marker_line(BREAKS, "BREAK:branch"))]
+    assert branch["headline"] == "`if`/`while` on a tensor's value (data-dependent branch)"
+    assert printed["type"] != printed["headline"]  # torch's own words differ: the case that drifted
+
+
+async def test_tui_shows_the_clis_headlines_and_counts(breaks_run: Run, cli_sites: dict[tuple[str, int], dict]) -> None:
+    app = InspectorApp(breaks_run.path, run=breaks_run, clock=lambda: 0.0)
+    async with app.run_test(size=(160, 45)) as pilot:
+        await pilot.press("2")
+        await pilot.pause(0.2)
+        table = app.query_one("#breaks-table", DataTable)
+        shown = {}
+        for i in range(table.row_count):
+            loc, count, gb_id, kind = (str(c) for c in table.get_row_at(i))
+            file, line = loc.rsplit(":", 1)
+            shown[_where(file, int(line))] = (count.strip(), gb_id, kind)
+        assert shown == {k: (str(s["count"]), s["gb_id"] or "", s["headline"]) for k, s in cli_sites.items()}
+        await pilot.press("1")
+        await pilot.pause(0.2)
+        console = Console(file=io.StringIO(), width=300, color_system=None)
+        for widget in app.query(Static):
+            console.print(widget.content)
+        overview = console.file.getvalue()  # type: ignore[attr-defined]
+        assert "Failed to trace builtin operator" not in overview
+        assert "`print(...)` can't be traced (GB0059)" in overview
+
+
+def test_lsp_diagnostics_say_the_clis_headlines(breaks_run: Run, cli_sites: dict[tuple[str, int], dict]) -> None:
+    index = build_index(breaks_run, Workspace.for_run([CORPUS], breaks_run))
+    said = {}
+    for ff in index.files.values():
+        for b in ff.breaks:
+            said[_where(b.loc.file, b.loc.line)] = (b.count, break_message(b))
+    assert set(said) == set(cli_sites)
+    for where, s in cli_sites.items():
+        count, message = said[where]
+        assert count == s["count"], where
+        assert f": {s['headline']}" in message, (where, message)
+
+
+def test_report_html_says_the_clis_headlines(breaks_run: Run, cli_sites: dict[tuple[str, int], dict], tmp_path: Path) -> None:
+    export_run(breaks_run, tmp_path / "b.zip")
+    with zipfile.ZipFile(tmp_path / "b.zip") as z:
+        page = html.unescape(z.read("report.html").decode())
+    for where, s in cli_sites.items():
+        assert s["headline"] in page, where
