@@ -85,6 +85,8 @@ def test_fix_is_applied_and_verified(kind: str, tmp_path_factory: pytest.TempPat
     base = tmp_path_factory.mktemp(kind)
     original = record((FIX_CORPUS / case.program).read_text(), base, case.program)
     assert original.recompiles() > 0, "the program must recompile before the fix"
+    if case.program == "hf_llama_mask.py":
+        _shape_guards_are_the_installed_ones(original)
     # the advice (recompiles/summary) names the same snippet the fix inserts
     codes = [
         e.suggestion.code
@@ -112,6 +114,19 @@ def test_fix_is_applied_and_verified(kind: str, tmp_path_factory: pytest.TempPat
     assert again.recompiles() == 0
     assert again.run.model.exit_code in (0, None) and again.stdout == original.stdout
     _verified[kind] = True
+
+
+def _shape_guards_are_the_installed_ones(rec: Recorded) -> None:
+    """Issue 28 item 4, on the same recording: lengths 8, 12, 16 recompile once (16 reuses
+    the dynamic graph), so the ``input_ids.shape[1] == 12`` torch logged while compiling
+    the backward was never a guard; ``shapes`` says so and keeps the installed ones."""
+    from dyn_inspect.inspector.analysis.shapes import compile_shapes
+
+    assert rec.recompiles() == 1
+    (cs,) = [cs for cs in compile_shapes(rec.run.model, rec.run) if cs.guards]
+    assert cs.not_installed and all("==" in g.readable for g in cs.not_installed), [g.readable for g in cs.guards]
+    assert "kwargs['input_ids'].shape[1] == 12" in [g.readable for g in cs.not_installed]
+    assert cs.installed_guards and not any("== 12" in g.readable for g in cs.installed_guards)
 
 
 def pytest_terminal_summary_lines() -> list[str]:

@@ -60,14 +60,14 @@ def shapes_dict(cs: CompileShapes) -> typed.CompileShapes:
             )
             for s in cs.specializations
         ],
-        guards=[typed.ShapeGuard(expr=g.expr, readable=g.readable, loc=source_loc(g.loc)) for g in cs.guards],
+        guards=[typed.ShapeGuard(expr=g.expr, readable=g.readable, loc=source_loc(g.loc), installed=g.installed) for g in cs.guards],
     )
 
 
 def run(args: argparse.Namespace) -> int:
     r = open_cli_run(args.run, args.runs_dir, args.rank)
     print_read_warnings(r)
-    found = compile_shapes(r.model)
+    found = compile_shapes(r.model, r)
     if args.json:
         sys.stdout.write(to_json(typed.ShapesReport(run=str(r.path), compiles=[shapes_dict(cs) for cs in found])) + "\n")
         return 0
@@ -88,9 +88,13 @@ def run(args: argparse.Namespace) -> int:
             say(f"  {s.symbol:<6} {s.name:<24} example {s.value or '?':<6} {state:<22} created at {_where(s.loc)}")
         for spec in cs.specializations:
             say(f"  specialized: {spec.describe(_where(spec.loc) if spec.loc else None)}")
-        if cs.guards:
-            say("  shape guards:")
-            for g in cs.guards:
+        for title, guards in (
+            ("shape guards:", cs.installed_guards),
+            ("logged while compiling, not in the guard tree (never checked when the code runs):", cs.not_installed),
+        ):
+            if guards:
+                say(f"  {title}")
+            for g in guards:
                 origin = _where(g.loc) if g.loc else "(added by the compiler)"
                 say(f"    {g.readable:<32} {origin}")
     return 0

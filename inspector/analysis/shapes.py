@@ -1,6 +1,7 @@
 """Dynamic shapes per compile: the symbols torch created (with the input dim they stand
 for and the user line that created them), the ones it specialized back to a constant (and
-the user line whose branch or comparison did it), and the shape guards it installed.
+the user line whose branch or comparison did it), and the shape guards it logged — each
+marked installed or not by the compile's guard tree (``installed_guards``).
 
 Torch's records name inputs by their guard source (``L['x'].size()[0]``); every face shows
 them as the user wrote them (``x.shape[0]``) and keeps torch's spelling beside it. Guard
@@ -12,10 +13,13 @@ hover (``specializations_at``); ``compile_shapes`` is what report.html can call.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from dyn_inspect.engine.schema import Loc, ShapeGuard, Specialization, Symbol
+from dyn_inspect.inspector.analysis.guards import guard_lines
+from dyn_inspect.inspector.analysis.installed_guards import installed
 from dyn_inspect.inspector.model import CompileInfo, RunModel
+from dyn_inspect.inspector.run import Run
 
 # torch's guard sources, innermost first: L['x'] / G['w'] and the accessors on them.
 _LOCAL_RE = re.compile(r"\b[LG]\['([^'\]]+)'\]")
@@ -102,6 +106,9 @@ class ShapeGuardInfo:
     expr: str  # torch's, in symbols: "s17 > 8"
     readable: str  # with the dims put back: "y.shape[0] > 8"
     loc: Loc | None  # None: added by the compiler (Inductor's size bounds), not a user line
+    # in the guard tree torch checks when the compiled code is called; False: logged while
+    # compiling but not installed (a backward's equalities); None: no tree to compare with
+    installed: bool | None = None
 
 
 @dataclass
@@ -112,6 +119,17 @@ class CompileShapes:
     symbols: list[SymbolInfo] = field(default_factory=list)
     specializations: list[SpecializationInfo] = field(default_factory=list)
     guards: list[ShapeGuardInfo] = field(default_factory=list)
+
+    @property
+    def installed_guards(self) -> list[ShapeGuardInfo]:
+        """The shape guards torch checks before running this compile's code (every logged
+        one when the guard tree was not recorded)."""
+        return [g for g in self.guards if g.installed is not False]
+
+    @property
+    def not_installed(self) -> list[ShapeGuardInfo]:
+        """Logged while compiling, absent from the guard tree: never checked at call time."""
+        return [g for g in self.guards if g.installed is False]
 
     @property
     def function(self) -> str:
@@ -142,7 +160,9 @@ def readable_expr(expr: str, names: dict[str, str]) -> str:
     return out
 
 
-def shapes_of(c: CompileInfo) -> CompileShapes:
+def shapes_of(c: CompileInfo, run: Run | None = None) -> CompileShapes:
+    """One compile's shapes; with ``run`` (to read the guard tree) each logged shape guard
+    says whether torch installed it."""
     specs = [_spec(s, c) for s in c.specializations]
     by_symbol = {s.symbol: s for s in specs}
     # torch logs a symbol again when a second input dim is unified with it: one row each.
@@ -155,6 +175,10 @@ def shapes_of(c: CompileInfo) -> CompileShapes:
     symbols = [_symbol(s, by_symbol.get(s.symbol)) for s in unique]
     names = {s.symbol: s.name for s in symbols}
     guards = [_guard(g, names) for g in c.shape_guards]
+    if run is not None and guards:
+        tree = guard_lines(run, c)
+        found = installed(tree, c.symbols, [g.expr for g in guards])
+        guards = [replace(g, installed=i) for g, i in zip(guards, found, strict=True)]
     return CompileShapes(c, symbols, specs, guards)
 
 
@@ -170,13 +194,13 @@ def _guard(g: ShapeGuard, names: dict[str, str]) -> ShapeGuardInfo:
     return ShapeGuardInfo(g.expr, readable_expr(g.expr, names), g.loc)
 
 
-def compile_shapes(model: RunModel) -> list[CompileShapes]:
+def compile_shapes(model: RunModel, run: Run | None = None) -> list[CompileShapes]:
     """Every compile that created a symbol, specialized one or added a shape guard, in
-    compile order."""
+    compile order (``run``: see ``shapes_of``)."""
     out = []
     for c in model.compiles_in_order():
         if c.symbols or c.specializations or c.shape_guards:
-            out.append(shapes_of(c))
+            out.append(shapes_of(c, run))
     return out
 
 

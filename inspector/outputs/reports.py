@@ -619,6 +619,9 @@ class ShapeGuard(Output):
     expr: str
     readable: str
     loc: SourceLoc | None
+    # in the guard tree torch checks at call time; false: logged while compiling only (a
+    # backward's equalities); null: no guard tree recorded to compare with
+    installed: bool | None = None
 
 
 class CompileShapes(Output):

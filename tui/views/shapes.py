@@ -64,8 +64,10 @@ compile's specializations with the line that caused each, and its shape guards.
         self._label_seen: tuple[int, digest.Scope] | None = None
         self._label = "Shapes (0)"
 
-    def _found(self, ctx: Context) -> list[CompileShapes]:
-        return [cs for cs in compile_shapes(ctx.run.model) if ctx.scope.has(cs.compile.log)]
+    def _found(self, ctx: Context, tree: bool = False) -> list[CompileShapes]:
+        """``tree``: mark which shape guards torch installed (reads each guard tree: only
+        when the rows are rebuilt, not at every live update)."""
+        return [cs for cs in compile_shapes(ctx.run.model, ctx.run if tree else None) if ctx.scope.has(cs.compile.log)]
 
     def tab_label(self, ctx: Context) -> str:
         # Every tab's label is refreshed on each live update: count only when the run grew.
@@ -83,6 +85,7 @@ compile's specializations with the line that caused each, and its shape guards.
         if ctx.scope == self._scope and signature == self._signature:
             return
         self._scope, self._signature = ctx.scope, signature
+        found = self._found(ctx, tree=True)
         table = self.query_one(DataTable)
         table.clear()
         self._rows.clear()
@@ -98,7 +101,7 @@ compile's specializations with the line that caused each, and its shape guards.
                         Cell("-"),
                         Cell("-"),
                         Cell("-"),
-                        Cell(f"{len(cs.guards)} guards"),
+                        Cell(f"{len(cs.installed_guards)} guards"),
                         Cell("-"),
                         key=key,
                     )
@@ -148,11 +151,16 @@ compile's specializations with the line that caused each, and its shape guards.
             parts.append(Text("Specialized: " + spec.describe(where), style="yellow"))
             if spec.loc is not None and (s is None or s.symbol == spec.symbol):
                 parts.append(snippet(spec.loc, where or "", context=3))
-        if cs.guards:
+        for title, guards in (
+            ("Shape guards", cs.installed_guards),
+            ("Logged while compiling, not in the guard tree (never checked when the code runs)", cs.not_installed),
+        ):
+            if not guards:
+                continue
             parts.append(Text(""))
-            parts.append(Text("Shape guards", style="bold"))
+            parts.append(Text(title, style="bold" if guards is cs.installed_guards else "bold dim"))
             rows = []
-            for g in cs.guards:
+            for g in guards:
                 origin = display_loc(g.loc, cwd) if g.loc else "added by the compiler"
                 rows.append(Text.assemble(("  " + g.readable, ""), ("   " + origin, "dim"), ("   " + g.expr, "dim italic")))
             parts.append(Group(*rows))

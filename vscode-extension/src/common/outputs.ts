@@ -945,6 +945,7 @@ export interface ShapeGuard {
     expr: string;
     readable: string;
     loc: SourceLoc | null;
+    installed?: boolean | null;
 }
 
 export interface ShapeSpecialization {
