@@ -166,3 +166,35 @@ def test_the_lsp_marks_nothing_fixed_for_a_report_that_is_not_verified(tmp_path:
     diag = types.Diagnostic(range=types.Range(types.Position(0, 0), types.Position(0, 1)), message="Recompiled", source="dyn-inspect")
     (shown,) = annotate([diag], verdict, str(tmp_path / "r2"))
     assert "did not verify the fix: the re-run exited 1" in shown.message and "still there after the fix" not in shown.message
+
+
+def test_where_verify_re_runs(tmp_path: Path) -> None:
+    """Here when the program is here (an absolute script path is moved along), else the
+    recorded directory, saying why; a recorded command never moves."""
+    import time
+
+    from dyn_inspect.engine.schema import RunStart
+    from dyn_inspect.inspector.analysis.verify import plan_rerun
+
+    recorded, here, elsewhere = tmp_path / "orig", tmp_path / "copy", tmp_path / "other"
+    for d in (recorded, here, elsewhere):
+        (d / "pkg").mkdir(parents=True)
+    for d in (recorded, here):
+        (d / "prog.py").write_text("")
+        (d / "pkg" / "train.py").write_text("")
+
+    def start(mode: str, command: list[str]) -> RunStart:
+        return RunStart(t=time.time(), command=command, cwd=str(recorded), mode=mode, tool_version="0")  # type: ignore[arg-type]
+
+    same = plan_rerun(start("script", ["python", "prog.py"]), str(recorded))
+    assert (same.cwd, same.note) == (str(recorded), None)
+    moved = plan_rerun(start("script", ["python", str(recorded / "prog.py"), "--x"]), str(here))
+    assert (
+        moved.cwd == str(here) and moved.command == ["python", str(here / "prog.py"), "--x"] and "prog.py is here too" in (moved.note or "")
+    )
+    module = plan_rerun(start("module", ["python", "-m", "pkg.train"]), str(here))
+    assert module.cwd == str(here)
+    missing = plan_rerun(start("script", ["python", "prog.py"]), str(elsewhere))
+    assert missing.cwd == str(recorded) and f"prog.py is not in {elsewhere}" in (missing.note or "")
+    command = plan_rerun(start("command", ["sh", "-c", "python prog.py"]), str(here))
+    assert command.cwd == str(recorded) and "recorded command" in (command.note or "")

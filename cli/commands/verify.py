@@ -2,14 +2,14 @@
 recorder and show what changed — breaks, recompiles, compile failures, causes, compile
 time — before → after, and whether the re-run verifies the fix.
 
-The command and how it was started come from the run's ``launcher.jsonl``; it is re-run in
-the current directory (``--in DIR``) when the program's file is there, else in the
-recorded one, as inspector/analysis/verify.py decides (and judges the re-run); the new run
-lands beside the old one. A re-run that does not verify the fix exits 1. ``--settle S`` stops the
-program (SIGINT) once it went S seconds without compiling anything new, for training
-loops that would otherwise run for hours: compilation is what verify is about. The
-verdict is kept in the new run as ``verify.json`` (editors read it to mark a diagnostic
-"fixed ✓ (verified run …)").
+The command and how it was started come from the run's ``launcher.jsonl``; where it re-runs
+(the current directory or ``--in DIR`` when the program's file is there, else the recorded
+one) and the verdict are inspector/analysis/verify.py's; the new run lands beside the old
+one. A re-run that does not verify the fix exits 1. ``--settle S`` stops the program
+(SIGINT) once it went S seconds without compiling anything new, for training loops that
+would otherwise run for hours (such a re-run is shown, not verified). The verdict is kept
+in the new run as ``verify.json`` (editors read it to mark a diagnostic "fixed ✓ (verified
+run …)" when its state is verified).
 """
 
 from __future__ import annotations
