@@ -12,6 +12,7 @@ so a server that starts later (or another editor) shows the same marks for that 
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from dataclasses import dataclass, field
@@ -33,6 +34,8 @@ class Verdict:
 
     data: dict[str, Any]
     fixed_sites: dict[str, list[tuple[int, str]]] = field(default_factory=dict)  # file → [(line, title)]
+    # not verified: where the re-run crashed or newly failed to compile, file → [(line, what)]
+    unverified_sites: dict[str, list[tuple[int, str]]] = field(default_factory=dict)
 
     @property
     def after_run(self) -> str:
@@ -86,6 +89,7 @@ def load(data: dict[str, Any]) -> Verdict:
 
     verdict = Verdict(data)
     if not verdict.verified:
+        _unverified_sites(verdict)
         return verdict  # nothing is marked fixed by a re-run that did not verify the fix
     fixed = {c["title"] for c in data.get("fixed", [])}
     try:
@@ -102,6 +106,28 @@ def load(data: dict[str, Any]) -> Verdict:
     return verdict
 
 
+def _unverified_sites(verdict: Verdict) -> None:
+    """The re-run's uncaught exception and its new compile failures, at their lines (the
+    report names them relative to the directory it re-ran in)."""
+    base = str(verdict.data.get("rerun_cwd") or "")
+
+    def add(file: object, line: object, what: str) -> None:
+        if isinstance(file, str) and file and isinstance(line, int) and line > 0:
+            full = file if os.path.isabs(file) or not base else os.path.join(base, file)
+            verdict.unverified_sites.setdefault(norm_path(full), []).append((line, what))
+
+    exc = verdict.data.get("exception")
+    if isinstance(exc, dict) and verdict.data.get("exit_code"):
+        add(
+            exc.get("file"),
+            exc.get("line"),
+            f"the re-run exited {verdict.data.get('exit_code')} here: {exc.get('type')}: {exc.get('message')}",
+        )
+    for f in verdict.data.get("failures_new", []):
+        if isinstance(f, dict):
+            add(f.get("file"), f.get("line"), f"a compile failure the recorded run did not have: {f.get('fail_type')}: {f.get('headline')}")
+
+
 def from_run(run_path: str | None) -> Verdict | None:
     """The verdict saved in a run by an earlier verify (``verify.json``), if any."""
     if not run_path:
@@ -116,24 +142,38 @@ def from_run(run_path: str | None) -> Verdict | None:
 
 
 def verified_hints(verdict: Verdict | None, path: str, view: TextView | None) -> list[types.Diagnostic]:
-    """A Hint on each line where a fixed cause showed: "fixed ✓ (verified run <id>)"."""
-    if verdict is None or view is None or not verdict.verified:
+    """A Hint on each line where a fixed cause showed: "fixed ✓ (verified run <id>)"; for a
+    report that is not verified, a Warning where the re-run crashed or newly failed to
+    compile instead ("not verified (re-run <id>): …")."""
+    if verdict is None or view is None:
         return []
+    if not verdict.verified:
+        return [
+            _line_diagnostic(
+                view, line, f"not verified (re-run {verdict.run_id}): {what}", types.DiagnosticSeverity.Warning, "not-verified"
+            )
+            for line, what in verdict.unverified_sites.get(norm_path(path), [])
+            if 1 <= line <= len(view.lines)
+        ]
     out = []
     for line, title in verdict.fixed_sites.get(norm_path(path), []):
         if 1 <= line <= len(view.lines):
-            text = view.lines[line - 1]
-            start = len(text) - len(text.lstrip())
             out.append(
-                types.Diagnostic(
-                    range=types.Range(types.Position(line - 1, start), types.Position(line - 1, len(text.rstrip()))),
-                    message=f"fixed ✓ (verified run {verdict.run_id}): {title}",
-                    severity=types.DiagnosticSeverity.Hint,
-                    source=SOURCE,
-                    code="verified",
-                )
+                _line_diagnostic(view, line, f"fixed ✓ (verified run {verdict.run_id}): {title}", types.DiagnosticSeverity.Hint, "verified")
             )
     return out
+
+
+def _line_diagnostic(view: TextView, line: int, message: str, severity: types.DiagnosticSeverity, code: str) -> types.Diagnostic:
+    text = view.lines[line - 1]
+    start = len(text) - len(text.lstrip())
+    return types.Diagnostic(
+        range=types.Range(types.Position(line - 1, start), types.Position(line - 1, len(text.rstrip()))),
+        message=message,
+        severity=severity,
+        source=SOURCE,
+        code=code,
+    )
 
 
 def annotate(diagnostics: list[types.Diagnostic], verdict: Verdict | None, run_path: str | None) -> list[types.Diagnostic]:
@@ -146,6 +186,6 @@ def annotate(diagnostics: list[types.Diagnostic], verdict: Verdict | None, run_p
         else f"in re-run {verdict.run_id}, which did not verify the fix: {verdict.data.get('reason') or 'no verdict'}"
     )
     for d in diagnostics:
-        if d.source == SOURCE and d.code != "verified" and note not in d.message:
+        if d.source == SOURCE and d.code not in ("verified", "not-verified") and note not in d.message:
             d.message += f"\n({note})"
     return diagnostics

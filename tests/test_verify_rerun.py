@@ -147,25 +147,37 @@ def test_a_fullgraph_failure_moved_to_another_line_is_not_fixed(tmp_path: Path) 
 
 def test_the_lsp_marks_nothing_fixed_for_a_report_that_is_not_verified(tmp_path: Path) -> None:
     from lsprotocol import types
+    from pygls.workspace import PositionCodec
 
-    from dyn_inspect.lsp.verify import annotate, load
+    from dyn_inspect.lsp.documents import TextView
+    from dyn_inspect.lsp.verify import annotate, load, verified_hints
 
     data = {
         "before_run": str(tmp_path / "gone"),
         "after_run": str(tmp_path / "r2"),
         "state": "not_verified",
-        "reason": "the re-run exited 1 at prog.py:10 (RuntimeError: boom)",
+        "reason": "the re-run exited 1 at prog.py:2 (RuntimeError: boom)",
+        "rerun_cwd": str(tmp_path),
+        "exit_code": 1,
+        "before_exit_code": 0,
+        "exception": {"type": "RuntimeError", "message": "boom", "file": "prog.py", "line": 2},
         "before": {"recompiles": 1, "breaks_unique": 0, "failures": 0},
         "after": {"recompiles": 0, "breaks_unique": 0, "failures": 0},
         "fixed": [{"title": "`x.shape[0]` takes 4, 8 → 1 recompile", "kind": "recompile", "recompiles": 1}],
     }
     verdict = load(data)
     assert not verdict.verified and not verdict.fixed_sites
-    assert verdict.message().startswith("dyn-inspect: not verified — the re-run exited 1 at prog.py:10 (RuntimeError: boom)")
+    assert verdict.message().startswith("dyn-inspect: not verified — the re-run exited 1 at prog.py:2 (RuntimeError: boom)")
     assert "fixed ✓" not in verdict.message()
     diag = types.Diagnostic(range=types.Range(types.Position(0, 0), types.Position(0, 1)), message="Recompiled", source="dyn-inspect")
     (shown,) = annotate([diag], verdict, str(tmp_path / "r2"))
     assert "did not verify the fix: the re-run exited 1" in shown.message and "still there after the fix" not in shown.message
+    # where the re-run crashed: a Warning, no "fixed ✓" Hint
+    prog = str(tmp_path / "prog.py")
+    view = TextView(prog, prog, ["f(x)", "raise RuntimeError('boom')"], PositionCodec())
+    (hint,) = verified_hints(verdict, prog, view)
+    assert hint.code == "not-verified" and hint.severity == types.DiagnosticSeverity.Warning and hint.range.start.line == 1
+    assert hint.message == "not verified (re-run r2): the re-run exited 1 here: RuntimeError: boom"
 
 
 def test_where_verify_re_runs(tmp_path: Path) -> None:
