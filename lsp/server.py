@@ -37,6 +37,7 @@ from lsprotocol.converters import get_converter
 from pygls.lsp.server import LanguageServer
 
 from dyn_inspect.inspector.events import TOOL_VERSION
+from dyn_inspect.inspector.locations import inside
 from dyn_inspect.inspector.outputs.lsp import LspFunctionDetails, LspRunInfo, LspSummary, LspVerifyError
 from dyn_inspect.inspector.outputs.reports import VerifyReport
 from dyn_inspect.inspector.run import Run
@@ -323,6 +324,20 @@ class DynInspectServer(LanguageServer):
             self.window_log_message(types.LogMessageParams(kind, message))
         except Exception:  # no client connected: the log above keeps it
             pass
+
+    def rerun_dir(self, run_path: str) -> str:
+        """Where verify re-runs ``run_path``'s program: the workspace folder its paths map to
+        (a run recorded in another checkout re-runs the edits made here), else its own
+        recorded directory when that is in the workspace."""
+        shown = self.source.run
+        try:
+            run = shown if shown is not None and Path(shown.path).resolve() == Path(run_path).resolve() else Run(run_path)
+            ws = Workspace.for_run(self.roots, run)
+        except Exception:  # noqa: BLE001 - an unreadable run: the CLI says why
+            return str(self.roots[0])
+        if ws.recorded_cwd and any(inside(ws.recorded_cwd, r) for r in self.roots):
+            return ws.recorded_cwd
+        return str(ws.local_cwd or self.roots[0])
 
     def current_verdict(self) -> verify_mod.Verdict | None:
         """The verify verdict about the run shown: this session's, else the one an earlier
@@ -694,14 +709,14 @@ def create_server() -> DynInspectServer:
             return {}
         ls.say(f"verifying — re-running the program of {Path(run_path).name}…")
         try:
-            verdict = await asyncio.to_thread(verify_mod.run_verify, run_path)
+            verdict = await asyncio.to_thread(verify_mod.run_verify, run_path, cwd=ls.rerun_dir(run_path))
         except Exception as exc:  # noqa: BLE001 - the re-run failed: say why, change nothing
             ls.show_verdict(f"dyn-inspect: verify failed: {exc}", types.MessageType.Error)
             return command_result(LspVerifyError(error=str(exc)))
         ls.verdict = verdict
         await ls.refresh()
         ls.publish_all()
-        ls.show_verdict(verdict.message())
+        ls.show_verdict(verdict.message(), types.MessageType.Info if verdict.verified else types.MessageType.Warning)
         try:
             return command_result(msgspec.convert(verdict.data, VerifyReport))
         except msgspec.ValidationError:  # written by an older dyn-inspect: passed on as it is

@@ -12,6 +12,7 @@ so a server that starts later (or another editor) shows the same marks for that 
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from dataclasses import dataclass, field
@@ -33,6 +34,8 @@ class Verdict:
 
     data: dict[str, Any]
     fixed_sites: dict[str, list[tuple[int, str]]] = field(default_factory=dict)  # file → [(line, title)]
+    # not verified: where the re-run crashed or newly failed to compile, file → [(line, what)]
+    unverified_sites: dict[str, list[tuple[int, str]]] = field(default_factory=dict)
 
     @property
     def after_run(self) -> str:
@@ -42,23 +45,37 @@ class Verdict:
     def run_id(self) -> str:
         return Path(self.after_run).name
 
+    @property
+    def verified(self) -> bool:
+        """The report's own state (a verify.json of an older dyn-inspect, which had none, is not)."""
+        return self.data.get("state") == "verified"
+
     def message(self) -> str:
         b, a = self.data.get("before", {}), self.data.get("after", {})
-        fixed = len(self.data.get("fixed", []))
-        return (
-            f"dyn-inspect verified run {self.run_id}: recompiles {b.get('recompiles')} → {a.get('recompiles')}, "
-            f"graph breaks {b.get('breaks_unique')} → {a.get('breaks_unique')}, {fixed} cause(s) fixed ✓"
+        counts = (
+            f"recompiles {b.get('recompiles')} → {a.get('recompiles')}, graph breaks {b.get('breaks_unique')} → {a.get('breaks_unique')}, "
+            f"compile failures {b.get('failures', '?')} → {a.get('failures', '?')}"
         )
+        where = f" (re-ran in {self.data['rerun_cwd']})" if self.data.get("rerun_cwd_note") else ""
+        if not self.verified:
+            why = self.data.get("reason") or "the report has no verdict (written by an older dyn-inspect)"
+            return f"dyn-inspect: not verified — {why}. Re-run {self.run_id}{where}: {counts}"
+        fixed = len(self.data.get("fixed", []))
+        return f"dyn-inspect verified run {self.run_id}{where}: {counts}, {fixed} cause(s) fixed ✓"
 
 
-def run_verify(run_path: str, timeout_s: float = 3600.0, settle_s: float | None = None) -> Verdict:
-    """``dyn-inspect verify --json`` for ``run_path`` (blocking: call it in a thread)."""
+def run_verify(run_path: str, timeout_s: float = 3600.0, settle_s: float | None = None, cwd: str | None = None) -> Verdict:
+    """``dyn-inspect verify --json`` for ``run_path``, re-run in ``cwd`` when the program is
+    there (blocking: call it in a thread)."""
     argv = [sys.executable, "-m", "dyn_inspect.cli", "verify", run_path, "--json", "--timeout", str(timeout_s)]
     if settle_s is not None:
         argv += ["--settle", str(settle_s)]
+    if cwd is not None:
+        argv += ["--in", cwd]
     # stdin: the server's is the editor's protocol stream; a program calling input() would eat a request.
     proc = subprocess.run(argv, stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=timeout_s + 60)
-    if proc.returncode != 0:
+    # 1 with a report: the re-run did not verify the fix (the report says why); else an error line
+    if proc.returncode not in (0, 1) or not proc.stdout.strip():
         last = (proc.stderr.strip().splitlines() or [f"exit {proc.returncode}"])[-1]
         raise RuntimeError(last)
     return load(json.loads(proc.stdout))
@@ -71,6 +88,9 @@ def load(data: dict[str, Any]) -> Verdict:
     from dyn_inspect.inspector.run import Run
 
     verdict = Verdict(data)
+    if not verdict.verified:
+        _unverified_sites(verdict)
+        return verdict  # nothing is marked fixed by a re-run that did not verify the fix
     fixed = {c["title"] for c in data.get("fixed", [])}
     try:
         before = Run(data["before_run"])
@@ -84,6 +104,28 @@ def load(data: dict[str, Any]) -> Verdict:
             for site in c.sites:
                 verdict.fixed_sites.setdefault(norm_path(site.file), []).append((site.line, c.title))
     return verdict
+
+
+def _unverified_sites(verdict: Verdict) -> None:
+    """The re-run's uncaught exception and its new compile failures, at their lines (the
+    report names them relative to the directory it re-ran in)."""
+    base = str(verdict.data.get("rerun_cwd") or "")
+
+    def add(file: object, line: object, what: str) -> None:
+        if isinstance(file, str) and file and isinstance(line, int) and line > 0:
+            full = file if os.path.isabs(file) or not base else os.path.join(base, file)
+            verdict.unverified_sites.setdefault(norm_path(full), []).append((line, what))
+
+    exc = verdict.data.get("exception")
+    if isinstance(exc, dict) and verdict.data.get("exit_code"):
+        add(
+            exc.get("file"),
+            exc.get("line"),
+            f"the re-run exited {verdict.data.get('exit_code')} here: {exc.get('type')}: {exc.get('message')}",
+        )
+    for f in verdict.data.get("failures_new", []):
+        if isinstance(f, dict):
+            add(f.get("file"), f.get("line"), f"a compile failure the recorded run did not have: {f.get('fail_type')}: {f.get('headline')}")
 
 
 def from_run(run_path: str | None) -> Verdict | None:
@@ -100,31 +142,50 @@ def from_run(run_path: str | None) -> Verdict | None:
 
 
 def verified_hints(verdict: Verdict | None, path: str, view: TextView | None) -> list[types.Diagnostic]:
-    """A Hint on each line where a fixed cause showed: "fixed ✓ (verified run <id>)"."""
+    """A Hint on each line where a fixed cause showed: "fixed ✓ (verified run <id>)"; for a
+    report that is not verified, a Warning where the re-run crashed or newly failed to
+    compile instead ("not verified (re-run <id>): …")."""
     if verdict is None or view is None:
         return []
+    if not verdict.verified:
+        return [
+            _line_diagnostic(
+                view, line, f"not verified (re-run {verdict.run_id}): {what}", types.DiagnosticSeverity.Warning, "not-verified"
+            )
+            for line, what in verdict.unverified_sites.get(norm_path(path), [])
+            if 1 <= line <= len(view.lines)
+        ]
     out = []
     for line, title in verdict.fixed_sites.get(norm_path(path), []):
         if 1 <= line <= len(view.lines):
-            text = view.lines[line - 1]
-            start = len(text) - len(text.lstrip())
             out.append(
-                types.Diagnostic(
-                    range=types.Range(types.Position(line - 1, start), types.Position(line - 1, len(text.rstrip()))),
-                    message=f"fixed ✓ (verified run {verdict.run_id}): {title}",
-                    severity=types.DiagnosticSeverity.Hint,
-                    source=SOURCE,
-                    code="verified",
-                )
+                _line_diagnostic(view, line, f"fixed ✓ (verified run {verdict.run_id}): {title}", types.DiagnosticSeverity.Hint, "verified")
             )
     return out
+
+
+def _line_diagnostic(view: TextView, line: int, message: str, severity: types.DiagnosticSeverity, code: str) -> types.Diagnostic:
+    text = view.lines[line - 1]
+    start = len(text) - len(text.lstrip())
+    return types.Diagnostic(
+        range=types.Range(types.Position(line - 1, start), types.Position(line - 1, len(text.rstrip()))),
+        message=message,
+        severity=severity,
+        source=SOURCE,
+        code=code,
+    )
 
 
 def annotate(diagnostics: list[types.Diagnostic], verdict: Verdict | None, run_path: str | None) -> list[types.Diagnostic]:
     """Diagnostics of the verified run itself: say the fix did not remove them."""
     if verdict is None or not run_path or Path(run_path).resolve() != Path(verdict.after_run).resolve():
         return diagnostics
+    note = (
+        f"still there after the fix — verified run {verdict.run_id}"
+        if verdict.verified
+        else f"in re-run {verdict.run_id}, which did not verify the fix: {verdict.data.get('reason') or 'no verdict'}"
+    )
     for d in diagnostics:
-        if d.source == SOURCE and d.code != "verified" and "still there after the fix" not in d.message:
-            d.message += f"\n(still there after the fix — verified run {verdict.run_id})"
+        if d.source == SOURCE and d.code not in ("verified", "not-verified") and note not in d.message:
+            d.message += f"\n({note})"
     return diagnostics

@@ -1,12 +1,15 @@
 """``dyn-inspect verify [RUN]``: re-run the recorded command (after a fix) under the
-recorder and show what changed — breaks, recompiles, causes, compile time — before → after.
+recorder and show what changed — breaks, recompiles, compile failures, causes, compile
+time — before → after, and whether the re-run verifies the fix.
 
-The command, its working directory and how it was started come from the run's
-``launcher.jsonl``; the new run lands beside the old one. ``--settle S`` stops the
-program (SIGINT) once it went S seconds without compiling anything new, for training
-loops that would otherwise run for hours: compilation is what verify is about. The
-verdict is kept in the new run as ``verify.json`` (editors read it to mark a diagnostic
-"fixed ✓ (verified run …)").
+The command and how it was started come from the run's ``launcher.jsonl``; where it re-runs
+(the current directory or ``--in DIR`` when the program's file is there, else the recorded
+one) and the verdict are inspector/analysis/verify.py's; the new run lands beside the old
+one. A re-run that does not verify the fix exits 1. ``--settle S`` stops the program
+(SIGINT) once it went S seconds without compiling anything new, for training loops that
+would otherwise run for hours (such a re-run is shown, not verified). The verdict is kept
+in the new run as ``verify.json`` (editors read it to mark a diagnostic "fixed ✓ (verified
+run …)" when its state is verified).
 """
 
 from __future__ import annotations
@@ -18,17 +21,13 @@ import signal
 import subprocess
 import sys
 import time
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
-import msgspec
+from rich.console import Console
 
-from dyn_inspect.inspector.analysis.causes import Cause, causes
-from dyn_inspect.inspector.analysis.diff import diff_runs
+from dyn_inspect.inspector.analysis.verify import RerunPlan, plan_rerun, verify_report
 from dyn_inspect.inspector.console import make_console
 from dyn_inspect.inspector.errors import InspectorError
-from dyn_inspect.inspector.model import RunModel
 from dyn_inspect.inspector.outputs import reports as typed
 from dyn_inspect.inspector.outputs import to_json
 from dyn_inspect.inspector.reports import open_cli_run
@@ -48,41 +47,18 @@ def prepare_parser(parser: argparse.ArgumentParser) -> None:
         action="store_true",
         help="re-run a run recorded as a command (`dyn-inspect run -- CMD`): verify shows it first and runs it only with this",
     )
+    parser.add_argument(
+        "--in",
+        dest="in_dir",
+        metavar="DIR",
+        help="re-run in DIR when the recorded program's file is there (default: the current directory), else where it was recorded",
+    )
     parser.add_argument("--timeout", type=float, default=3600.0, metavar="S", help="give up after S seconds (default 3600)")
 
 
-@dataclass
-class Counts:
-    breaks_unique: int
-    breaks_total: int
-    recompiles: int
-    limit_hits: int
-    causes: int
-    compile_time_s: float
-
-    @classmethod
-    def of(cls, m: RunModel, found: list[Cause]) -> Counts:
-        return cls(
-            len(m.breaks), m.total_break_hits(), len(m.recompiles), len(m.recompile_limits), len(found), round(m.total_compile_time(), 3)
-        )
-
-    def output(self) -> typed.VerifyCounts:
-        return typed.VerifyCounts(**self.__dict__, recompile_limit_hits=self.limit_hits)
-
-
-def _cause_key(c: Cause) -> tuple[object, ...]:
-    """A cause's identity across an edit (lines move): kind + frames + what changed, or
-    the break's type and the line's text."""
-    if c.break_group is not None:
-        e = c.break_group.first
-        site = c.sites[0] if c.sites else e.loc
-        return ("graph_break", e.gb_type, Path(site.file).name, (site.code or e.loc.code or "").strip())
-    f = c.frames[0] if c.frames else None
-    return ("recompile", f.name if f else "", c.title.split(" → ")[0])
-
-
-def relaunch_argv(run: Run, allow_command: bool = False) -> tuple[list[str], str]:
-    """``dyn-inspect run`` arguments that start the recorded program again, and its cwd.
+def relaunch_argv(run: Run, allow_command: bool = False, here: str | None = None) -> tuple[list[str], RerunPlan]:
+    """``dyn-inspect run`` arguments that start the recorded program again, and where
+    (``plan_rerun`` from ``here``, default the current directory).
 
     A script or a module is re-run with this interpreter. Any other recorded command
     (``dyn-inspect run -- CMD``) is whatever the run's ``launcher.jsonl`` says, and a run
@@ -94,20 +70,21 @@ def relaunch_argv(run: Run, allow_command: bool = False) -> tuple[list[str], str
         raise InspectorError(f"{run.path.name} has no recorded command (an imported log or a torchrun worker's run): nothing to re-run")
     if start.mode == "notebook":
         raise InspectorError(f"{run.path.name} is a notebook cell's run: re-run the cell in its notebook (%%dyn_inspect)")
-    cmd = list(start.command)
+    plan = plan_rerun(start, here or os.getcwd())
+    cmd = plan.command
     base = [sys.executable, "-m", "dyn_inspect.cli", "run", "--no-tui", "--runs-dir", str(run.path.parent)]
     if start.compile_disabled:
         base.append("--disable-compile")
     if start.mode == "script" and len(cmd) >= 2:
-        return base + cmd[1:], start.cwd
+        return base + cmd[1:], plan
     if start.mode == "module" and len(cmd) >= 3:
-        return base + ["-m", *cmd[2:]], start.cwd
+        return base + ["-m", *cmd[2:]], plan
     if not allow_command:
         raise InspectorError(
             f"{run.path.name} was recorded as a command, which verify runs only when you confirm it: "
             f"`{shlex.join(cmd)}` in {start.cwd} — check it, then `dyn-inspect verify --yes {run.path.name}`"
         )
-    return base + ["--", *cmd], start.cwd
+    return base + ["--", *cmd], plan
 
 
 def _settled(run_dir: Path, quiet_s: float) -> bool:
@@ -123,9 +100,12 @@ def _settled(run_dir: Path, quiet_s: float) -> bool:
     return time.time() - max(starts) >= quiet_s
 
 
-def rerun(run: Run, settle: float | None, timeout: float, allow_command: bool = False) -> tuple[Path, int, bool]:
-    """Starts the program again; returns (new run dir, exit code, stopped by --settle)."""
-    argv, cwd = relaunch_argv(run, allow_command)
+def rerun(
+    run: Run, settle: float | None, timeout: float, allow_command: bool = False, here: str | None = None
+) -> tuple[Path, int, bool, RerunPlan]:
+    """Starts the program again; returns (new run dir, exit code, stopped by --settle, where)."""
+    argv, plan = relaunch_argv(run, allow_command, here)
+    cwd = plan.cwd
     if not os.path.isdir(cwd):
         raise InspectorError(f"the run was recorded in {cwd}, which does not exist here")
     before = set(list_runs(run.path.parent))
@@ -152,65 +132,65 @@ def rerun(run: Run, settle: float | None, timeout: float, allow_command: bool = 
     fresh = set(list_runs(run.path.parent)) - before
     if not fresh:
         raise InspectorError(f"the re-run (exit {code}) recorded no run — nothing compiled, or the program did not start")
-    return max(fresh, key=lambda p: p.name), code, stopped
-
-
-def verdict(before: Run, after: Run, exit_code: int, stopped: bool) -> typed.VerifyReport:
-    cb, ca = causes(before.model), causes(after.model)
-    keys_after = {_cause_key(c) for c in ca}
-    keys_before = {_cause_key(c) for c in cb}
-    d = diff_runs(before.model, after.model)
-    return typed.VerifyReport(
-        before_run=str(before.path),
-        after_run=str(after.path),
-        before=Counts.of(before.model, cb).output(),
-        after=Counts.of(after.model, ca).output(),
-        fixed=[typed.FixedCause(title=c.title, kind=c.kind, recompiles=c.recompile_count) for c in cb if _cause_key(c) not in keys_after],
-        remaining=[typed.CauseTitle(title=c.title, kind=c.kind) for c in cb if _cause_key(c) in keys_after],
-        new=[typed.CauseTitle(title=c.title, kind=c.kind) for c in ca if _cause_key(c) not in keys_before],
-        breaks_removed=len(d.breaks.removed),
-        breaks_added=len(d.breaks.added),
-        exit_code=exit_code,
-        stopped_when_settled=stopped,
-    )
+    return max(fresh, key=lambda p: p.name), code, stopped, plan
 
 
 def run(args: argparse.Namespace) -> int:
     before = open_cli_run(args.run, args.runs_dir)
+    here = args.in_dir or os.getcwd()
+    if not os.path.isdir(here):
+        raise InspectorError(f"--in {here}: no such directory")
     console = make_console()
-    _, cwd = relaunch_argv(before, args.yes)
+    _, plan = relaunch_argv(before, args.yes, here)
     if not args.json:
-        shown = " ".join(before.model.run_start.command if before.model.run_start else [])
-        console.print(f"verify: re-running {shown} in {cwd}", markup=False, highlight=False)
-    new_dir, code, stopped = rerun(before, args.settle, args.timeout, args.yes)
-    after = Run(new_dir)
-    report = verdict(before, after, code, stopped)
+        console.print(f"verify: re-running {shlex.join(plan.command)} in {plan.cwd}", markup=False, highlight=False)
+        if plan.note:
+            console.print(f"  ({plan.note})", markup=False, highlight=False)
+    new_dir, code, stopped, plan = rerun(before, args.settle, args.timeout, args.yes, here)
+    report = verify_report(before, Run(new_dir), plan, code, stopped)
     fd = os.open(new_dir / VERIFY_FILE, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
     with os.fdopen(fd, "w") as f:
         f.write(to_json(report))
+    verified = report.state == "verified"
     if args.json:
         sys.stdout.write(to_json(report) + "\n")
-        return 0
-    data: dict[str, Any] = msgspec.to_builtins(report)
-    b, a = data["before"], data["after"]
-    console.print(
-        f"verify: {Path(data['before_run']).name} → {new_dir.name}"
-        + (" (stopped once compilation settled)" if stopped else f" (exit {code})"),
-        markup=False,
-        highlight=False,
-    )
-    for label, key in (
-        ("graph breaks", "breaks_unique"),
-        ("break hits", "breaks_total"),
-        ("recompiles", "recompiles"),
-        ("causes", "causes"),
-    ):
-        console.print(f"  {label:<13} {b[key]:>4} → {a[key]:<4}", markup=False, highlight=False)
-    console.print(f"  {'compile time':<13} {b['compile_time_s']:>6.2f}s → {a['compile_time_s']:.2f}s", markup=False, highlight=False)
-    for c in data["fixed"]:
-        console.print(f"  fixed ✓  {c['title']}", markup=False, highlight=False, style="green")
-    for c in data["remaining"]:
-        console.print(f"  still there: {c['title']}", markup=False, highlight=False, style="yellow")
-    for c in data["new"]:
-        console.print(f"  new: {c['title']}", markup=False, highlight=False, style="red")
-    return 0
+        return 0 if verified else 1
+    print_report(console, report, new_dir.name)
+    return 0 if verified else 1
+
+
+def print_report(console: Console, r: typed.VerifyReport, new_id: str) -> None:
+    def out(text: str, style: str | None = None) -> None:
+        console.print(text, markup=False, highlight=False, style=style)
+
+    b, a = r.before, r.after
+    ended = " (stopped once compilation settled)" if r.stopped_when_settled else f" (exit {r.exit_code})"
+    out(f"verify: {Path(r.before_run).name} → {new_id}{ended}")
+    rows: list[tuple[str, float, float]] = [
+        ("graph breaks", b.breaks_unique, a.breaks_unique),
+        ("break hits", b.breaks_total, a.breaks_total),
+        ("recompiles", b.recompiles, a.recompiles),
+        ("failed compiles", b.failures, a.failures),
+        ("causes", b.causes, a.causes),
+    ]
+    for label, x, y in rows:
+        out(f"  {label:<16} {x:>4g} → {y:g}")
+    out(f"  {'compile time':<16} {b.compile_time_s:>6.2f}s → {a.compile_time_s:.2f}s")
+    for f in r.failures_gone:
+        out(f"  failure gone: {f.file}:{f.line} {f.fail_type}: {f.headline}", "green")
+    for f in r.failures_remaining:
+        out(f"  failure still there: {f.file}:{f.line} {f.fail_type}: {f.headline}", "yellow")
+    for f in r.failures_new:
+        out(f"  new failure: {f.file}:{f.line} {f.fail_type}: {f.headline}", "red")
+    verified = r.state == "verified"
+    for c in r.fixed:
+        # not verified: the cause is gone from a re-run that did not run like the recorded one
+        out(f"  fixed ✓  {c.title}" if verified else f"  gone from the re-run: {c.title}", "green" if verified else None)
+    for t in r.remaining:
+        out(f"  still there: {t.title}", "yellow")
+    for t in r.new:
+        out(f"  new: {t.title}", "red")
+    if verified:
+        out(f"verified ✓ — the re-run exited {r.exit_code} as the recorded run did, with no new compile failure", "green")
+    else:
+        out(f"not verified — {r.reason}", "bold red")

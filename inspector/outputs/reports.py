@@ -3,6 +3,8 @@ is the key order printed; docs/cli.md says what each key means."""
 
 from __future__ import annotations
 
+from typing import Literal
+
 import msgspec
 from msgspec import UNSET, UnsetType
 
@@ -806,6 +808,7 @@ class VerifyCounts(Output):
     limit_hits: int
     recompile_limit_hits: int  # the same: the name `runs --json` uses
     causes: int
+    failures: int  # failed compiles
     compile_time_s: float
 
 
@@ -820,11 +823,42 @@ class CauseTitle(Output):
     kind: str
 
 
+class VerifyFailure(Output):
+    """A compile failure at one place, as verify compares them (``file`` as the run's
+    cwd shows it)."""
+
+    fail_type: str
+    headline: str
+    file: str
+    line: int
+    count: int
+
+
+class VerifyException(Output):
+    """The uncaught exception a run ended with, at its innermost user frame."""
+
+    type: str
+    message: str  # its first line
+    file: str | None
+    line: int | None
+
+
 class VerifyReport(Output):
-    """``dyn-inspect verify --json`` (the same as the new run's ``verify.json``)."""
+    """``dyn-inspect verify --json`` (the same as the new run's ``verify.json``).
+
+    ``state`` is ``verified`` only when the re-run ended like the recorded run (exit 0, or
+    the recorded run's exit code with the same uncaught exception), ran to its end (not
+    stopped, killed or timed out) and had no compile failure the recorded run did not
+    have; ``reason`` says why not. ``fixed`` lists the causes gone from the re-run: a face
+    marks them "fixed ✓" only in a verified report."""
 
     before_run: str
     after_run: str
+    state: Literal["verified", "not_verified"]
+    reason: str | None
+    rerun_cwd: str  # the directory the program was re-run in
+    rerun_command: list[str]  # the program's command, as recorded (its script mapped into rerun_cwd)
+    rerun_cwd_note: str | None  # why that directory, when it is not the recorded run's
     before: VerifyCounts
     after: VerifyCounts
     fixed: list[FixedCause]
@@ -832,5 +866,10 @@ class VerifyReport(Output):
     new: list[CauseTitle]
     breaks_removed: int
     breaks_added: int
+    failures_gone: list[VerifyFailure]
+    failures_remaining: list[VerifyFailure]  # where the re-run had them
+    failures_new: list[VerifyFailure]
     exit_code: int
+    before_exit_code: int | None
+    exception: VerifyException | None  # the re-run's uncaught exception
     stopped_when_settled: bool

@@ -9,12 +9,12 @@ that line's source and every frame the cause made recompile.
 
 from __future__ import annotations
 
-import json
 import subprocess
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import msgspec
 from rich.console import Group, RenderableType
 from rich.text import Text
 from textual import work
@@ -24,6 +24,7 @@ from textual.widgets import DataTable
 from dyn_inspect.inspector.analysis.causes import Cause, causes
 from dyn_inspect.inspector.events import Loc
 from dyn_inspect.inspector.model import RunModel
+from dyn_inspect.inspector.outputs.reports import VerifyReport
 from dyn_inspect.tui import digest
 from dyn_inspect.tui.display import display_loc
 from dyn_inspect.tui.messages import LabelChanged
@@ -56,40 +57,53 @@ def fix_loc(c: Cause) -> Loc | None:
 
 @dataclass
 class Verdict:
-    """What ``dyn-inspect verify --json`` said of a re-run (cli/commands/verify.py)."""
+    """What ``dyn-inspect verify --json`` said of a re-run (its typed VerifyReport, made by
+    inspector/analysis/verify.py): a cause is marked fixed only when the report is verified."""
 
-    run_id: str
-    before: dict[str, float]
-    after: dict[str, float]
-    fixed: set[str] = field(default_factory=set)  # cause titles
+    report: VerifyReport
+    fixed: set[str] = field(default_factory=set)  # cause titles gone from the re-run
     remaining: set[str] = field(default_factory=set)
 
+    @property
+    def run_id(self) -> str:
+        return Path(self.report.after_run).name
+
+    @property
+    def verified(self) -> bool:
+        return self.report.state == "verified"
+
+    @property
+    def before(self) -> dict[str, float]:
+        return msgspec.to_builtins(self.report.before)  # type: ignore[no-any-return]
+
+    @property
+    def after(self) -> dict[str, float]:
+        return msgspec.to_builtins(self.report.after)  # type: ignore[no-any-return]
+
     def summary(self) -> str:
-        parts = [f"{k} {self.before.get(k, 0):g} → {self.after.get(k, 0):g}" for k in ("recompiles", "breaks") if k in self.before]
-        return f"verified run {self.run_id}: " + ", ".join(parts) + f" · {len(self.fixed)} fixed, {len(self.remaining)} still there"
+        b, a = self.report.before, self.report.after
+        counts = f"recompiles {b.recompiles} → {a.recompiles}, breaks {b.breaks_unique} → {a.breaks_unique}, failures {b.failures} → {a.failures}"
+        if not self.verified:
+            return f"not verified — {self.report.reason} · re-run {self.run_id}: {counts}"
+        return f"verified run {self.run_id}: {counts} · {len(self.fixed)} fixed, {len(self.remaining)} still there"
 
 
 def run_verify(run_dir: Path, timeout_s: float = 1800.0) -> Verdict | str:
-    """Re-runs the recorded program through the CLI (as the editor does): a Verdict, or the
-    one line saying why not. A subprocess: the re-run must not share the TUI's process."""
+    """Re-runs the recorded program through the CLI (as the editor does), from the TUI's
+    own directory: a Verdict, or the one line saying why not. A subprocess: the re-run
+    must not share the TUI's process."""
     argv = [sys.executable, "-m", "dyn_inspect.cli", "verify", str(run_dir), "--json", "--runs-dir", str(run_dir.parent)]
     try:
         out = subprocess.run(argv, capture_output=True, text=True, timeout=timeout_s + 60)
     except (OSError, subprocess.TimeoutExpired) as exc:
         return f"verify failed: {exc}"
-    if out.returncode not in (0, 1):  # 1: the program itself failed, the verdict still came
+    if out.returncode not in (0, 1):  # 1: the re-run did not verify the fix, the report says why
         return (out.stderr.strip().splitlines() or [f"verify exited with {out.returncode}"])[-1]
     try:
-        data = json.loads(out.stdout)
-    except ValueError:
+        report = msgspec.json.decode(out.stdout, type=VerifyReport)
+    except msgspec.DecodeError:
         return (out.stderr.strip().splitlines() or ["verify printed no verdict"])[-1]
-    return Verdict(
-        run_id=Path(str(data.get("after_run", ""))).name,
-        before=data.get("before", {}),
-        after=data.get("after", {}),
-        fixed={c["title"] for c in data.get("fixed", [])},
-        remaining={c["title"] for c in data.get("remaining", [])},
-    )
+    return Verdict(report, fixed={c.title for c in report.fixed}, remaining={c.title for c in report.remaining})
 
 
 def cost_text(c: Cause) -> str:
@@ -203,7 +217,9 @@ one fix, at the line that makes the variable.
         c = self._causes[key]
         cwd = self.ctx.cwd if self.ctx else None
         head: list[RenderableType] = [Text(c.title, style="bold"), Text(c.detail, style="dim")]
-        if self.verdict is not None and c.title in self.verdict.fixed:
+        if self.verdict is not None and not self.verdict.verified:
+            head.append(Text(f"not verified (re-run {self.verdict.run_id}): {self.verdict.report.reason}", style="bold red"))
+        elif self.verdict is not None and c.title in self.verdict.fixed:
             head.append(Text(f"fixed ✓ (verified run {self.verdict.run_id})", style="bold green"))
         elif self.verdict is not None and c.title in self.verdict.remaining:
             head.append(Text(f"still there after the fix (verified run {self.verdict.run_id})", style="bold yellow"))
@@ -272,5 +288,5 @@ one fix, at the line that makes the variable.
             self.app.notify(result, severity="error", timeout=10)
             return
         self.verdict = result
-        self.app.notify(result.summary(), timeout=15)
+        self.app.notify(result.summary(), severity="information" if result.verified else "error", timeout=15)
         self._show(self._shown)

@@ -1108,15 +1108,49 @@ export interface VerifyCounts {
     limit_hits: number;
     recompile_limit_hits: number;
     causes: number;
+    failures: number;
     compile_time_s: number;
 }
 
 /**
+ * The uncaught exception a run ended with, at its innermost user frame.
+ */
+export interface VerifyException {
+    type: string;
+    message: string;
+    file: string | null;
+    line: number | null;
+}
+
+/**
+ * A compile failure at one place, as verify compares them (`file` as the run's
+ * cwd shows it).
+ */
+export interface VerifyFailure {
+    fail_type: string;
+    headline: string;
+    file: string;
+    line: number;
+    count: number;
+}
+
+/**
  * `dyn-inspect verify --json` (the same as the new run's `verify.json`).
+ *
+ * `state` is `verified` only when the re-run ended like the recorded run (exit 0, or
+ * the recorded run's exit code with the same uncaught exception), ran to its end (not
+ * stopped, killed or timed out) and had no compile failure the recorded run did not
+ * have; `reason` says why not. `fixed` lists the causes gone from the re-run: a face
+ * marks them "fixed ✓" only in a verified report.
  */
 export interface VerifyReport {
     before_run: string;
     after_run: string;
+    state: "not_verified" | "verified";
+    reason: string | null;
+    rerun_cwd: string;
+    rerun_command: string[];
+    rerun_cwd_note: string | null;
     before: VerifyCounts;
     after: VerifyCounts;
     fixed: FixedCause[];
@@ -1124,6 +1158,11 @@ export interface VerifyReport {
     new: CauseTitle[];
     breaks_removed: number;
     breaks_added: number;
+    failures_gone: VerifyFailure[];
+    failures_remaining: VerifyFailure[];
+    failures_new: VerifyFailure[];
     exit_code: number;
+    before_exit_code: number | null;
+    exception: VerifyException | null;
     stopped_when_settled: boolean;
 }

@@ -20,23 +20,35 @@ import {
 } from 'vscode';
 import { DIAGNOSTIC_SOURCE } from './constants';
 
-export type FindingKind = 'breaks' | 'recompiles' | 'failures' | 'verified';
+export type FindingKind = 'breaks' | 'recompiles' | 'failures' | 'verified' | 'unverified';
 
 export const KIND_LABELS: Record<FindingKind, string> = {
     breaks: 'Graph breaks',
     recompiles: 'Recompiles',
     failures: 'Compile failures',
     verified: 'Verified fixed ✓',
+    unverified: 'Not verified',
 };
-const KIND_ICONS: Record<FindingKind, string> = { breaks: 'debug-breakpoint-unsupported', recompiles: 'sync', failures: 'error', verified: 'pass' };
-const ORDER: FindingKind[] = ['breaks', 'recompiles', 'failures', 'verified'];
+const KIND_ICONS: Record<FindingKind, string> = {
+    breaks: 'debug-breakpoint-unsupported',
+    recompiles: 'sync',
+    failures: 'error',
+    verified: 'pass',
+    unverified: 'warning',
+};
+// a verify that did not verify the fix comes first: it is what the user just asked about
+const ORDER: FindingKind[] = ['unverified', 'breaks', 'recompiles', 'failures', 'verified'];
 
 /** Which kind a diagnostic of ours is (the server's codes: `GBxxxx`, `recompile`, `recompile-limit`,
- * `recompile-cause`, an error, and `verified`: the Hint a verify leaves where a fixed cause showed). */
+ * `recompile-cause`, an error, `verified`: the Hint a verify leaves where a fixed cause showed, and
+ * `not-verified`: the Warning where a re-run that did not verify the fix crashed or newly failed). */
 export function kindOf(diagnostic: Pick<Diagnostic, 'code' | 'severity'>): FindingKind {
     const code = typeof diagnostic.code === 'object' && diagnostic.code !== null ? diagnostic.code.value : diagnostic.code;
     if (code === 'verified') {
         return 'verified';
+    }
+    if (code === 'not-verified') {
+        return 'unverified';
     }
     if (typeof code === 'string' && code.startsWith('recompile')) {
         return 'recompiles';

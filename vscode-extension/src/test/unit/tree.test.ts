@@ -21,6 +21,17 @@ suite('findings tree', () => {
         assert.strictEqual(kindOf({ code: 'recompile-cause', severity: 2 }), 'recompiles');
         // a verify's "fixed ✓" Hint is not a graph break
         assert.strictEqual(kindOf({ code: 'verified', severity: 3 }), 'verified');
+        // nor is the Warning of a verify that did not verify the fix
+        assert.strictEqual(kindOf({ code: 'not-verified', severity: 2 }), 'unverified');
+    });
+
+    test('a verify that did not verify the fix: its crash site first, nothing marked fixed', () => {
+        const train = Uri.file('/w/train.py');
+        mock.diagnostics = [
+            [train, [diag(9, 'not verified (re-run r2): the re-run exited 1 here: RuntimeError: boom', 'not-verified'), diag(26, 'Graph break: branch', 'GB0170')]],
+        ] as never;
+        const tree = new FindingsTree();
+        assert.deepStrictEqual(tree.getChildren().map((k) => tree.getTreeItem(k).label), ['Not verified (1)', 'Graph breaks (1)']);
     });
 
     test('after a verify: the fixed marks in their own group, after what is still there', () => {
