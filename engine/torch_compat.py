@@ -265,9 +265,9 @@ def install_graph_breaks(on_exc: Callable[[Any], None], on_done: Callable[[], No
 
 # --- provenance: torch._inductor.config.trace.provenance_tracking* ------------------------
 
-# What enable_provenance changed: (trace config key, the user's value), until
-# keep_cache_key has made the cache key blind to it.
-_provenance_changed: tuple[str, Any] | None = None
+# What enable_provenance changed: (trace config key, the user's value, ours), until
+# keep_cache_key has made the cache keys blind to it.
+_provenance_changed: tuple[str, Any, Any] | None = None
 
 
 def enable_provenance() -> bool:
@@ -289,7 +289,7 @@ def enable_provenance() -> bool:
         before = getattr(trace, name)
         if not before:  # the user's own setting (INDUCTOR_PROVENANCE=2, ...) is kept
             setattr(trace, name, value)
-            _provenance_changed = (name, before)
+            _provenance_changed = (name, before, value)
     except Exception as exc:  # noqa: BLE001 - a renamed or read-only config key
         HOOKS.degrade("provenance", f"could not set it: {exc!r}")
         return False
@@ -301,20 +301,23 @@ def keep_cache_key() -> bool:
     """Keep the FX graph and AOTAutograd cache keys the user's own (issue 28 item 9).
 
     torch 2.13 puts ``trace.provenance_tracking_level`` into ``FxGraphHashDetails`` (and
-    so into ``AOTAutogradCacheDetails``, its subclass) although ``trace.*`` is left out of
-    the config part of the key: with our setting every key changed, a warm cache was cold
-    under dyn-inspect and what we compiled was invisible to a plain run. The details are
-    given the user's value back once torch has read them. What a hit then loads carries
-    the provenance of the run that compiled it (none from a plain run: the kernels' lines
-    come from the graphs' comments instead). Where torch's details cannot be read as we
-    expect, provenance goes back off: the key is the user's either way. Call once, before
-    the first compile (it imports Inductor's codecache). Returns whether provenance is on."""
+    so into ``AOTAutogradCacheDetails``, its subclass; 2.14 its
+    ``effective_provenance_tracking_level()``) although ``trace.*`` is left out of the
+    config part of the key: with our setting every key changed, a warm cache was cold
+    under dyn-inspect and what we compiled was invisible to a plain run. So while torch
+    gathers a key's details the setting reads as the user's again (whatever torch derives
+    from it then is what it would have been without us). A hit then loads the provenance
+    of the run that compiled the entry (none from a plain run: the kernels' lines come
+    from the graphs' comments or the call site). Where the details class is not found,
+    provenance goes back off: the key is the user's either way. Call once, before the
+    first compile (it imports Inductor's codecache). Returns whether provenance is on."""
     global _provenance_changed
     changed, _provenance_changed = _provenance_changed, None
     if changed is None:
         return HOOKS.is_active("provenance")
-    name, before = changed
+    name, before, ours = changed
     try:
+        import torch._inductor.config as inductor_config
         from torch._inductor import codecache
 
         cls = getattr(codecache, "FxGraphHashDetails", None)
@@ -323,19 +326,22 @@ def keep_cache_key() -> bool:
             return _provenance_back_off(name, before, "codecache.FxGraphHashDetails.__init__ not found")
         if getattr(original, "_dyn_inspect", False):
             return True
-        try:
-            source = inspect.getsource(original)
-        except (OSError, TypeError):
-            source = ""  # no source to read: the attribute is reset when torch has it
-        if "provenance" in source and f"self.{name} =" not in source:
-            return _provenance_back_off(name, before, f"FxGraphHashDetails keys provenance other than as self.{name}")
+        trace = inductor_config.trace
     except Exception as exc:  # noqa: BLE001 - never break the user's compile
         return _provenance_back_off(name, before, f"cache key not kept: {exc!r}")
 
     def __init__(self: Any, *args: Any, **kwargs: Any) -> None:  # noqa: N807 - patching
-        original(self, *args, **kwargs)
-        if name in vars(self):
-            setattr(self, name, before)  # as torch would have read it without us
+        try:
+            swap = getattr(trace, name) == ours  # not when the program set it itself since
+            if swap:
+                setattr(trace, name, before)
+        except Exception:  # noqa: BLE001 - the key stays torch's to make
+            swap = False
+        try:
+            original(self, *args, **kwargs)
+        finally:
+            if swap:
+                setattr(trace, name, ours)
 
     __init__._dyn_inspect = True  # type: ignore[attr-defined]
     __init__.__wrapped__ = original  # type: ignore[attr-defined]
