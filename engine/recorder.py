@@ -8,7 +8,9 @@ event log. Fallback (``DYN_INSPECT_TRACE_HOOK=0``): a handler first on ``torch._
 first, because torch's lazy TORCH_TRACE handler removes itself during dispatch and a
 handler after it would miss that record. It never changes the user's backend; it only
 turns on Inductor provenance tracking (kernel → source line), which
-``DYN_INSPECT_PROVENANCE=0`` turns off. Every touch of torch's private API goes through
+``DYN_INSPECT_PROVENANCE=0`` turns off, keeping the FX graph / AOTAutograd cache keys the
+program's own (a warm cache stays warm under us). At the first record it notes what
+Inductor's cache directory holds (``process_start.inductor_cache``). Every touch of torch's private API goes through
 ``torch_compat`` (probed, fenced; which hooks are active is written into process_start
 and process_end as ``hooks``).
 """
@@ -27,10 +29,10 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from dyn_inspect.engine import environment, torch_compat
+from dyn_inspect.engine import cache_dir, environment, torch_compat
 from dyn_inspect.engine.eventlog import EventLog, process_log_name, tell_launcher
 from dyn_inspect.engine.normalizers import Normalizer, PendingBreak, TraceRecord, on_torch_thread
-from dyn_inspect.engine.schema import Event, ExceptionInfo, Loc, ProcessEnd, ProcessStart
+from dyn_inspect.engine.schema import Event, ExceptionInfo, InductorCacheDir, Loc, ProcessEnd, ProcessStart
 
 RUN_DIR_ENV = "DYN_INSPECT_RUN_DIR"
 LAUNCHER_PID_ENV = "DYN_INSPECT_LAUNCHER_PID"
@@ -122,6 +124,8 @@ class Recorder:
         self._exception: BaseException | None = None
         self.compile_disabled = os.environ.get(DISABLE_ENV) == "1"
         self.provenance = False
+        self.inductor_cache: InductorCacheDir | None = None
+        self._compiling = False  # the first record came: torch is compiling
         self.errors = 0
         self.records = 0  # structured-trace records seen: the kernel profiler's "still compiling?"
         # Notebooks (dyn_inspect.magics): between recorded cells torch's records are dropped.
@@ -133,8 +137,21 @@ class Recorder:
         if eager_log:
             self._open()
 
+    def _before_first_compile(self) -> None:
+        """On torch's thread, at the first record (``dynamo_start``: before any cache lookup)."""
+        if self._compiling:
+            return
+        self._compiling = True
+        if self.provenance:
+            self.provenance = torch_compat.keep_cache_key()
+        try:
+            self.inductor_cache = cache_dir.snapshot()
+        except Exception:  # noqa: BLE001 - recording must never break the user's program
+            self.errors += 1
+
     def _open(self) -> EventLog:
         if self._log is None:
+            self._before_first_compile()
             self._log = EventLog(self.run_dir, process_log_name(os.getpid()))
             self._normalizer = Normalizer(self._log.blobs, live=True)
             info = environment.static_info()
@@ -145,6 +162,7 @@ class Recorder:
                     t=self.started,
                     compile_disabled=self.compile_disabled,
                     provenance=self.provenance,
+                    inductor_cache=self.inductor_cache,
                     hooks=torch_compat.HOOKS.report(),
                     **info,
                 )
@@ -152,6 +170,8 @@ class Recorder:
         return self._log
 
     def on_record(self, record: TraceRecord) -> None:
+        if not self._compiling:
+            self._before_first_compile()
         if self.paused:
             return
         self.records += 1

@@ -54,6 +54,15 @@ class LogHeader(Event, tag="log_header"):
     origin: str | None = None  # for imports: the TORCH_TRACE file
 
 
+class InductorCacheDir(msgspec.Struct, omit_defaults=True):
+    """Inductor's cache directory when the process's first compile started (engine/cache_dir.py)."""
+
+    path: str
+    exists: bool = True
+    fx_graph_entries: int = 0  # counted up to cache_dir.CAP
+    aotautograd_entries: int = 0
+
+
 class ProcessStart(Event, tag="process_start"):
     argv: list[str]
     cwd: str
@@ -81,6 +90,7 @@ class ProcessStart(Event, tag="process_start"):
     clock_offset_s: float | None = None
     compile_disabled: bool = False
     provenance: bool = False
+    inductor_cache: InductorCacheDir | None = None  # as the first compile found it
     config: dict[str, Any] = {}
     hooks: dict[str, str] = {}  # torch_compat: hook → "active" | "off" | "degraded: what is lost (why)"
 

@@ -9,7 +9,8 @@ user's program. So each touchpoint is a named hook with a state in ``HOOKS``:
   logging handler on ``torch.__trace`` records instead (same data, slower);
 - ``graph_breaks``: the wrapper on Dynamo's ``log_graph_break`` that hands us the
   ``Unsupported`` exception (graph-break type, stack with columns);
-- ``provenance``: Inductor's provenance tracking (kernel → source line), a config flag;
+- ``provenance``: Inductor's provenance tracking (kernel → source line), a config flag,
+  and the wrapper on ``FxGraphHashDetails`` that keeps it out of the cache keys;
 - ``profiler``: ``--profile-kernels``' patches (compiled-call hook, C++ kernel ranges,
   Triton byte estimates);
 - ``environment``: torch/triton/CUDA/config probes written into ``process_start``.
@@ -264,26 +265,99 @@ def install_graph_breaks(on_exc: Callable[[Any], None], on_done: Callable[[], No
 
 # --- provenance: torch._inductor.config.trace.provenance_tracking* ------------------------
 
+# What enable_provenance changed: (trace config key, the user's value, ours), until
+# keep_cache_key has made the cache keys blind to it.
+_provenance_changed: tuple[str, Any, Any] | None = None
+
 
 def enable_provenance() -> bool:
-    """Turn on Inductor's provenance tracking (kernel → source line); False if we cannot."""
+    """Turn on Inductor's provenance tracking (kernel → source line); False if we cannot.
+    ``keep_cache_key()`` must run before the first compile."""
+    global _provenance_changed
     try:
         import torch._inductor.config as inductor_config
 
         trace = inductor_config.trace
         if hasattr(trace, "provenance_tracking_level"):  # 2.11+
-            if not trace.provenance_tracking_level:
-                trace.provenance_tracking_level = 1
+            name = "provenance_tracking_level"
+            value: object = 1
         elif hasattr(trace, "provenance_tracking"):  # 2.9
-            trace.provenance_tracking = True
+            name, value = "provenance_tracking", True
         else:
             HOOKS.degrade("provenance", "inductor config has no trace.provenance_tracking[_level]")
             return False
+        before = getattr(trace, name)
+        if not before:  # the user's own setting (INDUCTOR_PROVENANCE=2, ...) is kept
+            setattr(trace, name, value)
+            _provenance_changed = (name, before, value)
     except Exception as exc:  # noqa: BLE001 - a renamed or read-only config key
         HOOKS.degrade("provenance", f"could not set it: {exc!r}")
         return False
     HOOKS.active("provenance")
     return True
+
+
+def keep_cache_key() -> bool:
+    """Keep the FX graph and AOTAutograd cache keys the user's own (issue 28 item 9).
+
+    torch 2.13 puts ``trace.provenance_tracking_level`` into ``FxGraphHashDetails`` (and
+    so into ``AOTAutogradCacheDetails``, its subclass; 2.14 its
+    ``effective_provenance_tracking_level()``) although ``trace.*`` is left out of the
+    config part of the key: with our setting every key changed, a warm cache was cold
+    under dyn-inspect and what we compiled was invisible to a plain run. So while torch
+    gathers a key's details the setting reads as the user's again (whatever torch derives
+    from it then is what it would have been without us). A hit then loads the provenance
+    of the run that compiled the entry (none from a plain run: the kernels' lines come
+    from the graphs' comments or the call site). Where the details class is not found,
+    provenance goes back off: the key is the user's either way. Call once, before the
+    first compile (it imports Inductor's codecache). Returns whether provenance is on."""
+    global _provenance_changed
+    changed, _provenance_changed = _provenance_changed, None
+    if changed is None:
+        return HOOKS.is_active("provenance")
+    name, before, ours = changed
+    try:
+        import torch._inductor.config as inductor_config
+        from torch._inductor import codecache
+
+        cls = getattr(codecache, "FxGraphHashDetails", None)
+        original = cls.__dict__.get("__init__") if isinstance(cls, type) else None
+        if original is None:
+            return _provenance_back_off(name, before, "codecache.FxGraphHashDetails.__init__ not found")
+        if getattr(original, "_dyn_inspect", False):
+            return True
+        trace = inductor_config.trace
+    except Exception as exc:  # noqa: BLE001 - never break the user's compile
+        return _provenance_back_off(name, before, f"cache key not kept: {exc!r}")
+
+    def __init__(self: Any, *args: Any, **kwargs: Any) -> None:  # noqa: N807 - patching
+        try:
+            swap = getattr(trace, name) == ours  # not when the program set it itself since
+            if swap:
+                setattr(trace, name, before)
+        except Exception:  # noqa: BLE001 - the key stays torch's to make
+            swap = False
+        try:
+            original(self, *args, **kwargs)
+        finally:
+            if swap:
+                setattr(trace, name, ours)
+
+    __init__._dyn_inspect = True  # type: ignore[attr-defined]
+    __init__.__wrapped__ = original  # type: ignore[attr-defined]
+    cls.__init__ = __init__  # type: ignore[misc]
+    return True
+
+
+def _provenance_back_off(name: str, before: Any, reason: str) -> bool:
+    try:
+        import torch._inductor.config as inductor_config
+
+        setattr(inductor_config.trace, name, before)
+    except Exception:  # noqa: BLE001
+        pass
+    HOOKS.degrade("provenance", f"{reason}; left off to keep the cache key")
+    return False
 
 
 # --- profiler: OptimizeContext.enter_exit_hooks, cpp.enable_kernel_profile, TritonKernel --

@@ -32,6 +32,7 @@ CASES: dict[str, str | None] = {
     "graph_breaks_signature": "graph_breaks",
     "graph_breaks_ours_raises": "graph_breaks",
     "provenance_refused": "provenance",
+    "cache_key_unknown": "provenance",
     "profiler_ours_raises": "profiler",
     "environment_raises": "environment",
     "newer_torch": None,
@@ -83,8 +84,8 @@ def results(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Result]:
                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
 
     out: dict[str, Result] = {}
-    # The plain run and the fault-free recording first (they fill both FX-cache keys:
-    # provenance tracking keys the cache apart), then the faults, two at a time
+    # The plain run and the fault-free recording first (one FX-cache key each graph:
+    # provenance tracking keeps the program's keys, test_cache_keys.py), then the faults, two at a time
     # (DYN_INSPECT_TEST_JOBS sets how many).
     order = [("plain", False), ("none", True)] + [(f, True) for f in CASES if f != "none"]
     jobs = max(1, int(os.environ.get("DYN_INSPECT_TEST_JOBS", "2") or 2))  # more on a big machine

@@ -69,6 +69,7 @@ def run(args: argparse.Namespace) -> int:
             warm=report.warm,
             time_saved_s=report.time_saved_s,
             story=report.story(dynamo_s),
+            cold=report.cold(),
             compiles=[compile_dict(r, cc) for cc in report.compiles],
         )
         sys.stdout.write(to_json(data) + "\n")
@@ -80,9 +81,8 @@ def run(args: argparse.Namespace) -> int:
 
     with_lookups = [cc for cc in report.compiles if cc.lookups]
     say(f"compile caches: {len(with_lookups)} compiles looked the caches up — {short_path(str(r.path))}")
-    for line in report.story(dynamo_s) or [
-        "cold cache: nothing came from the cache (the first run with this cache directory, or caches off)"
-    ]:
+    cold = report.cold()
+    for line in report.story(dynamo_s) or ([cold] if cold else []):
         say(f"  {line}")
     if with_lookups:
         table = Table(box=None, pad_edge=False, show_edge=False, header_style="bold cyan")

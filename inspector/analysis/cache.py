@@ -9,6 +9,11 @@ per input of the hash, ``[hash] name: value``). torch says nothing about *why* a
 new; ``miss_diff`` answers that as tlparse does: the components that differ from the
 closest graph looked up in the same run.
 
+A run that got nothing from the cache is called cold from a fact: what Inductor's cache
+directory held when the run's first compile started (``process_start.inductor_cache``),
+never from the misses alone: a directory with entries whose keys this run did not have
+is not a "first run".
+
 Read by ``dyn-inspect cache``, the TUI overview (``warm_run_story``) and the timeline
 view; ``cache_report`` is what report.html can call.
 """
@@ -21,7 +26,8 @@ from typing import Literal
 
 import msgspec
 
-from dyn_inspect.engine.schema import CacheEvent
+from dyn_inspect.engine.cache_dir import CAP
+from dyn_inspect.engine.schema import CacheEvent, InductorCacheDir
 from dyn_inspect.inspector.model import CompileInfo
 from dyn_inspect.inspector.run import Run
 
@@ -123,6 +129,9 @@ class CompileCache:
 @dataclass
 class CacheReport:
     compiles: list[CompileCache]
+    # Inductor's cache directory when the run's first compile started (None: not recorded,
+    # a run of an older dyn-inspect or an imported TORCH_TRACE).
+    before: InductorCacheDir | None = None
 
     def count(self, cache: str, state: State) -> int:
         return sum(1 for cc in self.compiles for lk in cc.lookups if lk.cache == cache and lk.state == state)
@@ -156,6 +165,36 @@ class CacheReport:
             if why is not None:
                 out.append(f"compiled anyway: {cc.function} ({cc.compile.cid}) — {why}")
         return out
+
+    def cold(self) -> str | None:
+        """Why nothing came from the cache, in one line; None when something did."""
+        if self.warm:
+            return None
+        if not any(cc.lookups for cc in self.compiles):
+            return "no cache lookups: nothing was compiled, or the FX graph and AOTAutograd caches are off"
+        b = self.before
+        if b is None:
+            return "cold cache: nothing came from the cache (what the cache directory held before this run was not recorded)"
+        if not b.fx_graph_entries and not b.aotautograd_entries:
+            return f"cold cache: nothing came from the cache — {b.path} held no entries when the run started (its first run with this cache directory)"
+        held = f"{b.path} held {_entries(b.fx_graph_entries, 'FX graph')} and {_entries(b.aotautograd_entries, 'AOTAutograd')} when the run started"
+        if not self.count("fx_graph", "miss") and not self.count("aotautograd", "miss"):
+            return f"nothing came from the cache: every lookup bypassed it ({held})"
+        # The keys are torch's: our recorder keeps them the user's (engine/torch_compat.py,
+        # keep_cache_key), so a miss here is the program's, its inputs', settings' or torch's.
+        return f"nothing came from the cache although {held}: none had this run's keys (other code, inputs, settings or torch)"
+
+
+def _entries(n: int, cache: str) -> str:
+    count = f"at least {n}" if n >= CAP else str(n)
+    return f"{count} {cache} {'entry' if n == 1 else 'entries'}"
+
+
+def _before(run: Run) -> InductorCacheDir | None:
+    """The cache directory as the run's first process to compile found it."""
+    starts = [p.start for p in run.model.processes.values() if p.start is not None and p.start.inductor_cache is not None]
+    first = min(starts, key=lambda s: s.t, default=None)
+    return first.inductor_cache if first is not None else None
 
 
 def _one_line(text: str) -> str:
@@ -216,7 +255,7 @@ def cache_report(
         if memo is not None:
             memo[key] = (len(c.caches), cc)
         out.append(cc)
-    return CacheReport(out)
+    return CacheReport(out, before=_before(run))
 
 
 def _components(run: Run, e: CacheEvent) -> dict[str, str]:

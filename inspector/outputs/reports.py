@@ -591,6 +591,7 @@ class CacheReport(Output):
     warm: bool
     time_saved_s: float
     story: list[str]
+    cold: str | None  # why nothing came from the cache (None when something did)
     compiles: list[CompileCache]
 
 

@@ -98,6 +98,16 @@ def provenance_refused() -> None:
     ConfigModule.__setattr__ = setattr_  # type: ignore[method-assign]
 
 
+def cache_key_unknown() -> None:
+    """Inductor's cache-key details class is not the one we wrap (a newer Inductor built it
+    another way): provenance must go back off, the cache key staying the program's."""
+    from torch._inductor import codecache
+
+    original = codecache.FxGraphHashDetails
+    # Same name and module, so torch's own pickling of the details (the key) is unchanged.
+    codecache.FxGraphHashDetails = type(original.__name__, (original,), {"__module__": original.__module__})
+
+
 def profiler_ours_raises() -> None:
     """--profile-kernels: our per-call hook raises inside every compiled call."""
     from dyn_inspect.engine.profiler import StepProfiler
@@ -132,6 +142,7 @@ FAULTS: dict[str, Callable[[], None]] = {
     "graph_breaks_signature": graph_breaks_signature,
     "graph_breaks_ours_raises": graph_breaks_ours_raises,
     "provenance_refused": provenance_refused,
+    "cache_key_unknown": cache_key_unknown,
     "profiler_ours_raises": profiler_ours_raises,
     "environment_raises": environment_raises,
     "newer_torch": newer_torch,

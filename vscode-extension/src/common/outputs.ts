@@ -118,6 +118,7 @@ export interface CacheReport {
     warm: boolean;
     time_saved_s: number;
     story: string[];
+    cold: string | null;
     compiles: CompileCache[];
 }
 
