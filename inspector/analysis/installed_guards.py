@@ -107,7 +107,9 @@ def _relation(sympy: Any, names: dict[str, Any], left: str, op: str, right: str)
 
 def _split_args(text: str) -> list[str]:
     """``a, f(b, c)`` → ["a", "f(b, c)"]: commas at the top level only."""
-    out, depth, cur = [], 0, []
+    out: list[str] = []
+    cur: list[str] = []
+    depth = 0
     for ch in text:
         if ch == "," and depth == 0:
             out.append("".join(cur))
