@@ -323,17 +323,18 @@ def unparsed_dot(title: str, why: str) -> str:
     return f"digraph {_dot_quote(title)} {{\n  note [shape=note, label={_dot_quote(why)}];\n}}\n"
 
 
-def render_svg(dot: str, node_count: int) -> tuple[str | None, str | None]:
-    """(svg, None), or (None, why not): Graphviz missing, too many nodes, too slow, failed."""
+def render_svg(dot: str, node_count: int, timeout_s: float = SVG_TIMEOUT_S) -> tuple[str | None, str | None]:
+    """(svg, None), or (None, why not): Graphviz missing, too many nodes, too slow, failed.
+    ``dot`` is killed after ``timeout_s`` (the export passes what is left of its budget)."""
     exe = graphviz()
     if exe is None:
         return None, "Graphviz `dot` is not installed"
     if node_count > SVG_MAX_NODES:
         return None, f"{node_count} nodes (SVG only up to {SVG_MAX_NODES}; the DOT file is there)"
     try:
-        done = subprocess.run([exe, "-Tsvg"], input=dot, capture_output=True, text=True, timeout=SVG_TIMEOUT_S, check=False)
+        done = subprocess.run([exe, "-Tsvg"], input=dot, capture_output=True, text=True, timeout=max(timeout_s, 0.0), check=False)
     except subprocess.TimeoutExpired:
-        return None, f"Graphviz took longer than {SVG_TIMEOUT_S:.0f}s"
+        return None, f"Graphviz took longer than {timeout_s:.3g}s"
     except OSError as exc:
         return None, f"Graphviz failed: {exc}"
     if done.returncode != 0 or "<svg" not in done.stdout:
