@@ -13,7 +13,8 @@ The text is parsed, never executed. Only the top-level ``forward`` is read (nest
 submodules of higher-order ops appear as ``call_module``/``get_attr`` nodes).
 
 The one home of FX graphs: ``graph``/``graph --svg`` and the export's pictures use this
-parser, this DOT writer and this SVG runner (one node cap, one timeout).
+parser, this DOT writer and this SVG runner (the export adds a lower node cap and one
+budget for all its pictures: ``inspector/export/pictures.py``).
 
 Public API: ``parse_fx(code) -> nx.DiGraph``, ``compile_graph(run, compile, stage)``,
 ``op_histogram(graph)``, ``graph_diff(run, compile_a, compile_b, stage) -> GraphDiff``,
