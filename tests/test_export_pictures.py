@@ -100,3 +100,30 @@ def test_graphs_above_the_node_limit_are_not_laid_out(example_run: Run, drawn: z
         else:
             assert z.read(svg) == drawn.read(svg) and dot not in why
     assert any(n > limit for n in sizes.values())
+
+
+@pytest.mark.skipif(graphviz() is None, reason="Graphviz is not installed")
+def test_draw_all_answers_every_job_in_any_order_of_size() -> None:
+    from dyn_inspect.inspector.export.pictures import Job, draw_all
+
+    def chain(n: int) -> str:
+        return "digraph g {\n" + "".join(f"  n{i} -> n{i + 1};\n" for i in range(n - 1)) + "}\n"
+
+    jobs = [Job("big.dot", chain(30), 30), Job("a.dot", chain(3), 3), Job("b.dot", chain(5), 5)]
+    drawn = draw_all(jobs, PictureOptions(budget_s=600, max_nodes=10))
+    assert set(drawn) == {"big.dot", "a.dot", "b.dot"}
+    assert drawn["big.dot"].svg is None and drawn["big.dot"].why == "not drawn: 30 nodes (pictures up to 10); open big.dot"
+    for key, n in (("a.dot", 3), ("b.dot", 5)):
+        svg = drawn[key].svg
+        assert svg is not None and "<svg" in svg and svg.count('class="node"') == n
+    # No budget (zero, or not a number): nothing is drawn, each says so; nothing raises.
+    for budget in (0.0, float("nan"), -1.0):
+        none = draw_all(jobs[1:], PictureOptions(budget_s=budget))
+        assert all(d.svg is None and d.why and "picture budget (0s" in d.why for d in none.values())
+
+
+def test_a_bad_picture_budget_is_one_line(tmp_path: Path) -> None:
+    for value in ("-1", "nan"):
+        p = subprocess.run([*DYN, "export", str(tmp_path), "--picture-budget", value], capture_output=True, text=True, cwd=tmp_path)
+        assert p.returncode == 2 and p.stderr.count("\n") == 1 and "--picture-budget" in p.stderr
+        assert list(tmp_path.iterdir()) == []

@@ -5,6 +5,7 @@
 from __future__ import annotations
 
 import argparse
+import math
 import sys
 import time
 
@@ -58,8 +59,8 @@ def _size(n: int) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
-    if args.picture_budget < 0:
-        print("dyn-inspect: --picture-budget must be 0 or more seconds", file=sys.stderr)
+    if not math.isfinite(args.picture_budget) or args.picture_budget < 0:
+        print("dyn-inspect: --picture-budget must be a number of seconds, 0 or more", file=sys.stderr)
         return 2
     started = time.perf_counter()
     the_run = open_run(args.run, args.runs_dir)

@@ -65,8 +65,10 @@ def draw_all(jobs: list[Job], options: PictureOptions) -> dict[str, Drawn]:
             todo.append(job)
     if not todo:
         return out
-    deadline = time.monotonic() + max(options.budget_s, 0.0)
-    spent = f"not drawn: the picture budget ({options.budget_s:g}s for all graphs) was spent; open {{}}"
+    # NaN or a negative budget draws nothing; an infinite one waits at most an hour.
+    budget = min(options.budget_s, 3600.0) if options.budget_s > 0 else 0.0
+    deadline = time.monotonic() + budget
+    spent = f"not drawn: the picture budget ({budget:g}s for all graphs) was spent; open {{}}"
 
     def draw(job: Job) -> Drawn:
         left = deadline - time.monotonic()
