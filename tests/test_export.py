@@ -23,7 +23,7 @@ from dyn_inspect.engine.eventlog import blob_path
 from dyn_inspect.engine.schema import AnyEvent, Blob, UnknownEvent
 from dyn_inspect.inspector.analysis.graphs import compile_graph, graphviz, to_dot
 from dyn_inspect.inspector.errors import InspectorError
-from dyn_inspect.inspector.export import ExportResult, export_run
+from dyn_inspect.inspector.export import ExportResult, PictureOptions, export_run
 from dyn_inspect.inspector.reports import summary_dict
 from dyn_inspect.inspector.run import Run
 
@@ -39,7 +39,9 @@ def _bundle(run: Run, path: Path, **kw) -> tuple[ExportResult, zipfile.ZipFile]:
 
 @pytest.fixture(scope="module")
 def example_bundle(example_run: Run, tmp_path_factory: pytest.TempPathFactory) -> tuple[ExportResult, zipfile.ZipFile]:
-    return _bundle(example_run, tmp_path_factory.mktemp("bundle") / "example.zip")
+    # Every picture is checked below: a budget no loaded machine runs out of (the default
+    # budget's skips are tests/test_export_pictures.py's).
+    return _bundle(example_run, tmp_path_factory.mktemp("bundle") / "example.zip", pictures=PictureOptions(budget_s=600))
 
 
 def _manifest(z: zipfile.ZipFile) -> dict:
@@ -130,7 +132,7 @@ def test_graph_pictures_follow_the_graph(example_bundle, example_run: Run) -> No
     # Every op node of the graph text is a node; `linear` feeds `h = torch.relu(linear)`.
     for line in code.splitlines():
         s = line.strip()
-        if ": \"" in s and " = " in s and not s.startswith("#"):
+        if ': "' in s and " = " in s and not s.startswith("#"):
             assert f'"{s.split(":")[0]}" [label=' in dot, s
     assert '"linear" -> "h";' in dot
     assert '"output"' in dot
@@ -298,7 +300,9 @@ def test_cli_default_name_size_estimate_and_source_notice(recompiles_run: Run, t
     assert f"wrote {out}" in p.stdout
     p2 = subprocess.run(
         [*DYN, "export", str(recompiles_run.path), "-o", str(tmp_path / "r.zip"), "--redact-source", "--json"],
-        capture_output=True, text=True, cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
     )
     assert p2.returncode == 0, p2.stderr
     assert "source code" not in p2.stderr

@@ -10,6 +10,7 @@
 # The machine has no network: the wheels of our own dependencies that the image lacks
 # travel in .whl/ (see docs/performance.md for how they are fetched).
 set -uo pipefail
+[ $# -ge 1 ] || { echo "usage: bash bench/gpu/run_all.sh record|diagnose|stats|bench-<workload>"; exit 2; }
 ROOT=$(pwd)
 OUT=${OUT:-/tmp/dyn-inspect-out}
 mkdir -p "$OUT"
@@ -19,10 +20,16 @@ exec > >(tee -a "$LOG") 2>&1
 if [ -d .whl ]; then
   python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl || exit 1
 fi
-# dyn_inspect.* maps onto the repo's folders, as the editable install's finder does.
-mkdir -p /tmp/dsite/dyn_inspect
-for d in engine inspector lsp tui; do ln -sfn "$ROOT/$d" "/tmp/dsite/dyn_inspect/$d"; done
-export PYTHONPATH=/tmp/dsite:/tmp/site
+# dyn_inspect.* maps onto the repo's folders, as the editable install's finder does (and
+# tests/typecheck.sh's tree): every package, and notebook/*.py as dyn_inspect itself.
+DSITE=${DSITE:-/tmp/dsite}
+rm -rf "$DSITE/dyn_inspect"
+mkdir -p "$DSITE/dyn_inspect"
+for d in engine inspector lsp tui cli; do ln -sfn "$ROOT/$d" "$DSITE/dyn_inspect/$d"; done
+for f in "$ROOT"/notebook/*.py; do ln -sfn "$f" "$DSITE/dyn_inspect/$(basename "$f")"; done
+export PYTHONPATH=$DSITE:/tmp/site
+# Fail here, in one line, rather than at the first recording.
+python3 -c "import dyn_inspect, dyn_inspect.cli, dyn_inspect.engine" || { echo "dyn_inspect.cli does not import from $DSITE"; exit 1; }
 export HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 DYN_INSPECT_NO_TUI=1
 DI=(python3 -m dyn_inspect.cli)
 SCRATCH=$(mktemp -d)

@@ -1,12 +1,16 @@
 """``dyn-inspect export [RUN] [-o FILE.zip] [--compile-id ID ...] [--at FILE:LINE]
-[--redact-source] [--force]``: one bug-report zip (see docs/export.md)."""
+[--redact-source] [--no-pictures] [--picture-budget S] [-v] [--force]``: one bug-report zip
+(see docs/export.md)."""
 
 from __future__ import annotations
 
 import argparse
+import math
 import sys
+import time
 
-from dyn_inspect.inspector.export import ExportPlan, export_run
+from dyn_inspect.inspector.export import ExportPlan, PictureOptions, export_run
+from dyn_inspect.inspector.export.pictures import BUDGET_S, MAX_NODES
 from dyn_inspect.inspector.outputs import to_json
 from dyn_inspect.inspector.run import open_run
 
@@ -29,6 +33,18 @@ def prepare_parser(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--redact-source", action="store_true", help="leave out the model's source text and stack lines (keeps graphs, kernels, metrics)"
     )
+    parser.add_argument(
+        "--no-pictures", action="store_true", help="draw no SVG of the graphs (their DOT files are in the bundle either way)"
+    )
+    parser.add_argument(
+        "--picture-budget",
+        metavar="SECONDS",
+        type=float,
+        default=BUDGET_S,
+        help=f"wall-clock seconds for all graph pictures together, drawn in parallel; graphs above {MAX_NODES} nodes "
+        f"are not drawn (default {BUDGET_S:g})",
+    )
+    parser.add_argument("-v", "--verbose", action="store_true", help="print the time each part of the export took")
     parser.add_argument("--force", action="store_true", help="overwrite the output file if it exists")
     parser.add_argument("--json", action="store_true", help="print the result as JSON (for editors)")
 
@@ -43,11 +59,19 @@ def _size(n: int) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
+    if not math.isfinite(args.picture_budget) or args.picture_budget < 0:
+        print("dyn-inspect: --picture-budget must be a number of seconds, 0 or more", file=sys.stderr)
+        return 2
+    started = time.perf_counter()
     the_run = open_run(args.run, args.runs_dir)
     # Progress goes to stderr so that --json leaves stdout to the result.
     err = sys.stderr
 
+    planned = started
+
     def announce(plan: ExportPlan) -> None:
+        nonlocal planned
+        planned = time.perf_counter()
         what = "the whole run" if plan.selection.whole_run else f"{plan.compile_count} compile(s)"
         print(
             f"dyn-inspect: exporting {what} of {the_run.path.name} to {plan.out}: "
@@ -71,7 +95,13 @@ def run(args: argparse.Namespace) -> int:
         force=args.force,
         on_plan=announce,
         command=["dyn-inspect", *sys.argv[1:]],
+        pictures=PictureOptions(draw=not args.no_pictures, budget_s=args.picture_budget),
     )
+    if args.verbose:
+        parts = {"reading the run": planned - started, **result.timings}
+        for part, seconds in parts.items():
+            print(f"dyn-inspect: {seconds:7.2f}s  {part}", file=err)
+        print(f"dyn-inspect: {time.perf_counter() - started:7.2f}s  in all", file=err)
     if args.json:
         print(to_json(result.output()))
     else:

@@ -13,7 +13,8 @@ The text is parsed, never executed. Only the top-level ``forward`` is read (nest
 submodules of higher-order ops appear as ``call_module``/``get_attr`` nodes).
 
 The one home of FX graphs: ``graph``/``graph --svg`` and the export's pictures use this
-parser, this DOT writer and this SVG runner (one node cap, one timeout).
+parser, this DOT writer and this SVG runner (the export adds a lower node cap and one
+budget for all its pictures: ``inspector/export/pictures.py``).
 
 Public API: ``parse_fx(code) -> nx.DiGraph``, ``compile_graph(run, compile, stage)``,
 ``op_histogram(graph)``, ``graph_diff(run, compile_a, compile_b, stage) -> GraphDiff``,
@@ -323,17 +324,18 @@ def unparsed_dot(title: str, why: str) -> str:
     return f"digraph {_dot_quote(title)} {{\n  note [shape=note, label={_dot_quote(why)}];\n}}\n"
 
 
-def render_svg(dot: str, node_count: int) -> tuple[str | None, str | None]:
-    """(svg, None), or (None, why not): Graphviz missing, too many nodes, too slow, failed."""
+def render_svg(dot: str, node_count: int, timeout_s: float = SVG_TIMEOUT_S) -> tuple[str | None, str | None]:
+    """(svg, None), or (None, why not): Graphviz missing, too many nodes, too slow, failed.
+    ``dot`` is killed after ``timeout_s`` (the export passes what is left of its budget)."""
     exe = graphviz()
     if exe is None:
         return None, "Graphviz `dot` is not installed"
     if node_count > SVG_MAX_NODES:
         return None, f"{node_count} nodes (SVG only up to {SVG_MAX_NODES}; the DOT file is there)"
     try:
-        done = subprocess.run([exe, "-Tsvg"], input=dot, capture_output=True, text=True, timeout=SVG_TIMEOUT_S, check=False)
+        done = subprocess.run([exe, "-Tsvg"], input=dot, capture_output=True, text=True, timeout=max(timeout_s, 0.0), check=False)
     except subprocess.TimeoutExpired:
-        return None, f"Graphviz took longer than {SVG_TIMEOUT_S:.0f}s"
+        return None, f"Graphviz took longer than {timeout_s:.3g}s"
     except OSError as exc:
         return None, f"Graphviz failed: {exc}"
     if done.returncode != 0 or "<svg" not in done.stdout:

@@ -13,5 +13,6 @@ from dyn_inspect.inspector.export.bundle import (
     plan_export,
     write_bundle,
 )
+from dyn_inspect.inspector.export.pictures import PictureOptions
 
-__all__ = ["ExportPlan", "ExportResult", "Skipped", "export_run", "plan_export", "write_bundle"]
+__all__ = ["ExportPlan", "ExportResult", "PictureOptions", "Skipped", "export_run", "plan_export", "write_bundle"]

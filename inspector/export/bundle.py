@@ -62,8 +62,9 @@ from dyn_inspect.inspector import outputs
 from dyn_inspect.inspector.analysis import graphs as fx_graphs
 from dyn_inspect.inspector.console import safe_text
 from dyn_inspect.inspector.errors import InspectorError
-from dyn_inspect.inspector.export import report
+from dyn_inspect.inspector.export import pictures, report
 from dyn_inspect.inspector.export.environment import ConfigSet, config_sets, environment, first_start
+from dyn_inspect.inspector.export.pictures import PictureOptions
 from dyn_inspect.inspector.export.redact import Redactor, mode_for
 from dyn_inspect.inspector.export.selection import Selection, select
 from dyn_inspect.inspector.export.torch_trace import TraceWriter
@@ -150,6 +151,7 @@ class ExportPlan:
     problems: list[str]  # lines of the log that could not be read
     incomplete: list[str]  # what the run never finished (killed process, unfinished compile)
     command: list[str]
+    pictures: PictureOptions = field(default_factory=PictureOptions)
 
     @property
     def redacted(self) -> bool:
@@ -171,6 +173,8 @@ class ExportResult:
     redacted: bool
     skipped: list[Skipped] = field(default_factory=list)
     incomplete: list[str] = field(default_factory=list)
+    # Seconds each part of the export took, in order (``export -v`` prints them).
+    timings: dict[str, float] = field(default_factory=dict)
 
     @property
     def contains_source(self) -> bool:
@@ -309,6 +313,7 @@ def plan_export(
     redact_source: bool = False,
     force: bool = False,
     command: Sequence[str] | None = None,
+    pictures: PictureOptions | None = None,
 ) -> ExportPlan:
     path = resolve_output(run, out, force)
     run.refresh()
@@ -368,6 +373,7 @@ def plan_export(
         problems=problems,
         incomplete=incomplete,
         command=list(command) if command is not None else ["export_run"],
+        pictures=pictures if pictures is not None else PictureOptions(),
     )
 
 
@@ -404,8 +410,20 @@ class _Writer:
         self._cache: dict[tuple[str, str], str] = {}
         self._cache_bytes = 0
         self.svg_note: str | None = None
+        self._picture_jobs: list[tuple[pictures.Job, str, str, str]] = []  # job, stem, stage, code path
+        self.svg_of: dict[str, str] = {}  # a graph's DOT path → its SVG's
+        self.timings: dict[str, float] = {}
         self.kernel_paths: dict[tuple[str, str, str, bool], str] = {}
         self.repro_paths: dict[tuple[str, str], list[str]] = {}
+
+    @contextlib.contextmanager
+    def timed(self, part: str) -> Iterator[None]:
+        """Adds the time the block takes to ``timings[part]``."""
+        start = time.perf_counter()
+        try:
+            yield
+        finally:
+            self.timings[part] = self.timings.get(part, 0.0) + time.perf_counter() - start
 
     # payloads
 
@@ -529,16 +547,19 @@ class _Writer:
                 items.append(CompileFile(role=role, path=stored))
             return stored, new
 
-        for i, g in enumerate(c.graphs, start=1):
-            stage = safe_name(g.stage)
-            path, new = add(f"graph:{g.stage}", g.code, f"{base}/graphs/{i:02d}-{stage}.py", "code", f"{g.stage} FX graph")
-            if path is None:
-                continue
-            stored = self.blob_of[g.code.digest].digest
-            if new:
-                self.pictures[stored] = self._pictures(path, self.payload(g.code, "code") or "", g.stage, label)
-            for pic in self.pictures.get(stored, []):
-                items.append(CompileFile(role=f"picture:{g.stage}", path=pic))
+        with self.timed("graphs"):
+            for i, g in enumerate(c.graphs, start=1):
+                stage = safe_name(g.stage)
+                path, new = add(f"graph:{g.stage}", g.code, f"{base}/graphs/{i:02d}-{stage}.py", "code", f"{g.stage} FX graph")
+                if path is None:
+                    continue
+                stored = self.blob_of[g.code.digest].digest
+                if new:
+                    self.pictures[stored] = self._pictures(path, self.payload(g.code, "code") or "", g.stage, label)
+                # The SVGs are drawn once every graph is known (``draw_pictures``): the DOT
+                # is listed now, its SVG after it then (``with_svgs``).
+                for pic in self.pictures.get(stored, []):
+                    items.append(CompileFile(role=f"picture:{g.stage}", path=pic))
         runnable = [a for a in c.artifacts if a.name == "fx_graph_runnable"]
         for a in runnable:
             text = self.payload(a.payload, "repro") or ""
@@ -552,22 +573,23 @@ class _Writer:
             )
         if c.guards is not None:
             add("guards", c.guards.text, f"{base}/guards.txt", "text", "guards")
-        for oc in c.output_codes:
-            which = "backward" if oc.backward else "forward"
-            add(f"output_code:{which}", oc.code, f"{base}/output_code/{which}.py", "code", f"Inductor output module ({which})")
-        for k in c.kernels:
-            ev = k.event
-            which = "backward" if ev.backward else "forward"
-            ext = _KERNEL_EXT.get(ev.backend, ".txt")
-            path, _ = add(
-                f"kernel:{ev.name}",
-                ev.source,
-                f"{base}/kernels/{which}/{safe_name(ev.name)}{ext}",
-                "code",
-                f"{ev.backend} kernel {ev.name}",
-            )
-            if path:
-                self.kernel_paths[(c.log, c.cid, ev.name, ev.backward)] = path
+        with self.timed("kernels"):
+            for oc in c.output_codes:
+                which = "backward" if oc.backward else "forward"
+                add(f"output_code:{which}", oc.code, f"{base}/output_code/{which}.py", "code", f"Inductor output module ({which})")
+            for k in c.kernels:
+                ev = k.event
+                which = "backward" if ev.backward else "forward"
+                ext = _KERNEL_EXT.get(ev.backend, ".txt")
+                path, _ = add(
+                    f"kernel:{ev.name}",
+                    ev.source,
+                    f"{base}/kernels/{which}/{safe_name(ev.name)}{ext}",
+                    "code",
+                    f"{ev.backend} kernel {ev.name}",
+                )
+                if path:
+                    self.kernel_paths[(c.log, c.cid, ev.name, ev.backward)] = path
         for n, b in enumerate(c.breaks, start=1):
             add("graph_break", b.text, f"{base}/graph_breaks/{n}.txt", "text", f"graph break at line {b.loc.line}")
         if c.recompile is not None:
@@ -600,14 +622,39 @@ class _Writer:
             self.skipped.append(Skipped(f"picture of {code_path}", unreadable))
             return [self.write_text(f"{stem}.dot", fx_graphs.unparsed_dot(title, unreadable), f"{stage} graph (no picture)")]
         dot = fx_graphs.to_dot(g, title)
-        out = [self.write_text(f"{stem}.dot", dot, f"{stage} graph picture (Graphviz DOT)")]
-        svg, why = fx_graphs.render_svg(dot, g.number_of_nodes())
-        if svg is not None:
-            out.append(self.write_text(f"{stem}.svg", svg, f"{stage} graph picture (SVG)"))
-        elif why and fx_graphs.graphviz() is None:
-            self.svg_note = why
-        elif why:
-            self.skipped.append(Skipped(f"SVG of {code_path}", why))
+        dot_path = self.write_text(f"{stem}.dot", dot, f"{stage} graph picture (Graphviz DOT)")
+        self._picture_jobs.append((pictures.Job(dot_path, dot, g.number_of_nodes()), stem, stage, code_path))
+        return [dot_path]
+
+    def draw_pictures(self) -> None:
+        """The SVGs of every graph ``_pictures`` queued, drawn together under the plan's
+        budget; what was not drawn is listed in ``skipped`` (the DOT is there)."""
+        jobs, self._picture_jobs = self._picture_jobs, []
+        if not jobs:
+            return
+        options = self.plan.pictures
+        if not options.draw:
+            self.svg_note = "not drawn (--no-pictures); each graph's DOT file is in the bundle"
+            return
+        if fx_graphs.graphviz() is None:
+            self.svg_note = "Graphviz `dot` is not installed"
+            return
+        drawn = pictures.draw_all([job for job, *_ in jobs], options)
+        for job, stem, stage, code_path in jobs:
+            d = drawn[job.key]
+            if d.svg is not None:
+                self.svg_of[job.key] = self.write_text(f"{stem}.svg", d.svg, f"{stage} graph picture (SVG)")
+            elif d.why:
+                self.skipped.append(Skipped(f"SVG of {code_path}", d.why))
+
+    def with_svgs(self, items: list[CompileFile]) -> list[CompileFile]:
+        """``items`` with each drawn graph's SVG listed after its DOT."""
+        out: list[CompileFile] = []
+        for item in items:
+            out.append(item)
+            svg = self.svg_of.get(item.path) if item.role.startswith("picture:") else None
+            if svg is not None:
+                out.append(CompileFile(role=item.role, path=svg))
         return out
 
 
@@ -634,6 +681,7 @@ def write_bundle(plan: ExportPlan) -> ExportResult:
         with zipfile.ZipFile(tmp, "w", compression=zipfile.ZIP_DEFLATED, compresslevel=6) as zf:
             w = _Writer(zf, plan)
             _write_contents(w, plan)
+            zip_start = time.perf_counter()
         if plan.force:
             os.replace(tmp, out)
         else:
@@ -648,6 +696,9 @@ def write_bundle(plan: ExportPlan) -> ExportResult:
             os.chmod(out, 0o600)  # the bundle holds model code and paths, like the run
         except OSError:
             pass
+        # Compression happens as each file is written (inside the parts above); this is the
+        # zip's directory and moving it into place.
+        w.timings["zip"] = time.perf_counter() - zip_start
     finally:
         tmp.unlink(missing_ok=True)
     return ExportResult(
@@ -660,6 +711,7 @@ def write_bundle(plan: ExportPlan) -> ExportResult:
         redacted=plan.redacted,
         skipped=group_missing(w.skipped) + [Skipped("event log line", p) for p in plan.problems],
         incomplete=plan.incomplete,
+        timings=dict(w.timings),
     )
 
 
@@ -668,17 +720,21 @@ def _write_contents(w: _Writer, plan: ExportPlan) -> None:
     payloads their readable homes), then the rest of the payloads, the event log and the
     TORCH_TRACE that point at them, the pages, and last the manifest and index that list
     everything."""
-    model = _bundle_model(plan)
-    compile_dirs, compile_index = _write_compiles(w, model)
-    configs = _write_configs(w, model)
-    _write_loose_payloads(w, plan)
-    _write_events(w, plan)
-    _write_torch_trace(w, plan, model)
-    _write_timeline(w, plan)
+    with w.timed("model"):
+        model = _bundle_model(plan)
+    compile_dirs, compile_index = _write_compiles(w, model)  # times graphs, kernels, pictures
+    with w.timed("events, TORCH_TRACE, timeline"):
+        configs = _write_configs(w, model)
+        _write_loose_payloads(w, plan)
+        _write_events(w, plan)
+        _write_torch_trace(w, plan, model)
+        _write_timeline(w, plan)
     missing = w.missing_payloads()
-    env = _write_pages(w, plan, model, compile_dirs)
-    manifest = _manifest(w, plan, model, env, configs, compile_index, missing)
-    _write_manifest_and_index(w, plan, manifest)
+    with w.timed("report.html, summary.md"):
+        env = _write_pages(w, plan, model, compile_dirs)
+    with w.timed("manifest, index"):
+        manifest = _manifest(w, plan, model, env, configs, compile_index, missing)
+        _write_manifest_and_index(w, plan, manifest)
 
 
 def _bundle_model(plan: ExportPlan) -> RunModel:
@@ -697,9 +753,15 @@ def _write_compiles(w: _Writer, model: RunModel) -> tuple[dict[tuple[str, str], 
     manifest's compile index."""
     compile_dirs: dict[tuple[str, str], str] = {}
     compile_index: list[typed.ManifestCompile] = []
+    written: list[tuple[tuple[str, str], str, BundleCompile]] = []
     for key, c in model.compiles.items():
         base = f"compiles/{log_stem(c.log)}/{cid_dir(c.cid)}"
-        info = w.compile_files(model, c, base)
+        written.append((key, base, w.compile_files(model, c, base)))
+    # All graphs at once: one budget, drawn in parallel, before compile.json lists them.
+    with w.timed("pictures"):
+        w.draw_pictures()
+    for key, base, info in written:
+        info.files = w.with_svgs(info.files)
         w.write_text(f"{base}/compile.json", to_json(info) + "\n", f"compile {c.cid}: summary and where its files are")
         compile_dirs[key] = base
         compile_index.append(
@@ -945,14 +1007,19 @@ def export_run(
     force: bool = False,
     on_plan: Callable[[ExportPlan], None] | None = None,
     command: Sequence[str] | None = None,
+    pictures: PictureOptions | None = None,
 ) -> ExportResult:
     """Write ``run`` (or the selected compiles) as one bug-report zip at ``out``.
 
     ``out`` defaults to ``./dyn-inspect-<run-id>.zip``; an existing file is refused unless
     ``force``. ``on_plan`` sees the plan (size estimate, whether source is included) before
-    anything is written. Raises ``InspectorError`` for bad input.
+    anything is written. ``pictures`` sets how the graphs' SVGs are drawn (default: in
+    parallel, ``pictures.BUDGET_S`` seconds in all, graphs up to ``pictures.MAX_NODES``
+    nodes). Raises ``InspectorError`` for bad input.
     """
-    plan = plan_export(run, out, compile_ids=compile_ids, at=at, redact_source=redact_source, force=force, command=command)
+    plan = plan_export(
+        run, out, compile_ids=compile_ids, at=at, redact_source=redact_source, force=force, command=command, pictures=pictures
+    )
     if on_plan is not None:
         on_plan(plan)
     return write_bundle(plan)
