@@ -284,7 +284,7 @@ def test_dyn_inspect_lsp_serves_stdio_and_rejects_a_bad_address(tmp_path: Path) 
             _frame({"jsonrpc": "2.0", "method": "exit"}),
         ]
     )
-    done = subprocess.run([str(DYN_INSPECT), "lsp"], input=requests, capture_output=True, timeout=60, cwd=tmp_path)
+    done = subprocess.run([str(DYN_INSPECT), "lsp"], input=requests, capture_output=True, timeout=180, cwd=tmp_path)
     assert done.returncode == 0, done.stderr.decode()[-2000:]
     out = done.stdout.decode()
     assert '"id": 1' in out and '"capabilities"' in out and '"hoverProvider": true' in out

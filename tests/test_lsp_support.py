@@ -24,7 +24,7 @@ from corpus_support import CACHE_ENV, DYN_INSPECT, records
 from dyn_inspect.inspector.run import Run
 
 SERVER = [sys.executable, "-m", "dyn_inspect.lsp"]
-WAIT_S = 30.0
+WAIT_S = 90.0  # a limit, not a pause: under a loaded CI a cold server took over 30 s
 
 
 def uri(path: Path | str) -> str:
