@@ -36,6 +36,7 @@ def break_site(site: BreakSite, on_ranks: list[int]) -> typed.SummaryBreak:
         loc=source_loc(b.loc),
         reason=b.reason,
         explanation=b.explanation,
+        context=site.context,
         hints=list(b.hints),
         compile_ids=sorted({e.cid or "" for _, e in group.hits}),
         user_stack=[source_loc(f) for f in b.user_stack],

@@ -33,6 +33,7 @@ class SummaryBreak(Output):
     loc: SourceLoc | None
     reason: str
     explanation: str
+    context: str  # torch's developer debug context: what it hit (GB0112: the exception text)
     hints: list[str]
     compile_ids: list[str]
     user_stack: list[SourceLoc | None]
@@ -110,6 +111,7 @@ class BreakSite(Output):
     user_frames: list[SourceLoc | None]
     reason: str
     explanation: str
+    context: str  # torch's developer debug context: what it hit (GB0112: the exception text)
     hints: list[str]
     compile_ids: list[str]
     stack: list[SourceLoc | None]

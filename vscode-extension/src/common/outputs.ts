@@ -53,6 +53,7 @@ export interface BreakSite {
     user_frames: (SourceLoc | null)[];
     reason: string;
     explanation: string;
+    context: string;
     hints: string[];
     compile_ids: string[];
     stack: (SourceLoc | null)[];
@@ -1068,6 +1069,7 @@ export interface SummaryBreak {
     loc: SourceLoc | null;
     reason: string;
     explanation: string;
+    context: string;
     hints: string[];
     compile_ids: string[];
     user_stack: (SourceLoc | null)[];
