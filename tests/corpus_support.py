@@ -82,6 +82,7 @@ DIFFERENTIAL: list[str] = [
     "breaks",
     "recompiles",
     "limit",
+    "no_graph",  # torch too counts 0 graphs (the no-graph headline rests on that)
 ]
 
 # Extra environment per program. Hugging Face must never reach for the hub: the models

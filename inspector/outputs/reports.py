@@ -68,6 +68,9 @@ class Summary(Output):
     run: str
     status: str
     exit_code: int | None
+    # Set when the run's compiles captured no graph at all (every frame skipped or fell
+    # back to eager): said before any count, with torch's reasons; else null.
+    no_graph: str | None
     command: list[str]
     duration_s: float | None
     environment: Environment

@@ -1026,6 +1026,7 @@ export interface Summary {
     run: string;
     status: string;
     exit_code: number | null;
+    no_graph: string | null;
     command: string[];
     duration_s: number | null;
     environment: Environment;
