@@ -15,6 +15,7 @@ import re
 from dataclasses import dataclass, field
 
 from dyn_inspect.engine.schema import Loc, ShapeGuard, Specialization, Symbol
+from dyn_inspect.inspector.locations import not_ours
 from dyn_inspect.inspector.model import CompileInfo, RunModel
 
 # torch's guard sources, innermost first: L['x'] / G['w'] and the accessors on them.
@@ -159,15 +160,15 @@ def shapes_of(c: CompileInfo) -> CompileShapes:
 
 
 def _symbol(s: Symbol, spec: SpecializationInfo | None) -> SymbolInfo:
-    return SymbolInfo(s.symbol, s.source, s.value, s.range, s.loc, spec)
+    return SymbolInfo(s.symbol, s.source, s.value, s.range, not_ours(s.loc), spec)
 
 
 def _spec(s: Specialization, c: CompileInfo) -> SpecializationInfo:
-    return SpecializationInfo(s.symbol, s.source, s.value, s.reason, s.loc, c.cid, c.log)
+    return SpecializationInfo(s.symbol, s.source, s.value, s.reason, not_ours(s.loc), c.cid, c.log)
 
 
 def _guard(g: ShapeGuard, names: dict[str, str]) -> ShapeGuardInfo:
-    return ShapeGuardInfo(g.expr, readable_expr(g.expr, names), g.loc)
+    return ShapeGuardInfo(g.expr, readable_expr(g.expr, names), not_ours(g.loc))
 
 
 def compile_shapes(model: RunModel) -> list[CompileShapes]:
