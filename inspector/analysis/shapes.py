@@ -115,6 +115,12 @@ class CompileShapes:
     guards: list[ShapeGuardInfo] = field(default_factory=list)
 
     @property
+    def rows(self) -> list[SymbolInfo | None]:
+        """What a table of this compile lists, and so what a count of it says: one row per
+        symbol, or one (None) for a compile with shape guards only."""
+        return list(self.symbols) or [None]
+
+    @property
     def function(self) -> str:
         cap = self.compile.capture
         return cap.co_name if cap and cap.co_name else "?"
