@@ -33,7 +33,8 @@ class NoGraph:
     @property
     def headline(self) -> str:
         what = f"{_n(self.compiles, 'compile')} of {_n(self.frames, 'frame')}"
-        text = f"no graph was compiled: {what}, every one fell back to eager"
+        # "captured nothing", not "ran eagerly": a failure may instead have reached the program
+        text = f"no graph was compiled: {what} captured nothing"
         if self.reasons:
             named = "; ".join(self.reasons[:REASONS_NAMED])
             more = f"; and {len(self.reasons) - REASONS_NAMED} more" if len(self.reasons) > REASONS_NAMED else ""
