@@ -192,6 +192,7 @@ class GraphBreak(Event, tag="graph_break"):
     url: str | None = None
     reason: str = ""
     explanation: str = ""
+    context: str = ""  # torch's "Developer debug context": what it hit (GB0112: the exception)
     hints: list[str] = []
     user_stack: list[Loc] = []  # outermost first, through inlined calls
     text: Blob | None = None

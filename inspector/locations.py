@@ -17,8 +17,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from dyn_inspect.engine.normalizers.locations import is_library_file as is_library
+from dyn_inspect.engine.normalizers.locations import is_ours, package_path
 from dyn_inspect.engine.normalizers.locations import nearest_user_frame as _nearest_non_library
-from dyn_inspect.engine.normalizers.locations import package_path
 from dyn_inspect.engine.schema import Loc
 from dyn_inspect.inspector.cell_names import cell_label
 from dyn_inspect.inspector.errors import InspectorError
@@ -32,6 +32,8 @@ __all__ = [
     "file_line",
     "inside",
     "is_library",
+    "is_ours",
+    "not_ours",
     "nearest_user_frame",
     "package_path",
     "parse_file_line",
@@ -49,6 +51,13 @@ def inside(path: str, root: str | os.PathLike[str]) -> bool:
         return Path(path).resolve().is_relative_to(Path(root).resolve())
     except (OSError, ValueError):
         return False
+
+
+def not_ours(loc: Loc | None) -> Loc | None:
+    """``loc`` unless it is a file of dyn-inspect itself: a run recorded before the engine
+    skipped its own frames holds "created at …/engine/tracehook.py:164"; no line is better
+    than that one."""
+    return None if loc is None or is_ours(loc.file) else loc
 
 
 def nearest_user_frame(stack: list[Loc], root: str | os.PathLike[str] | None = None) -> Loc | None:

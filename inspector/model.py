@@ -152,6 +152,24 @@ class CompileInfo:
                 return g
         return None
 
+    @property
+    def guard_count(self) -> int | None:
+        """The compile's guards, one figure for every face: torch's own ``guard_count``
+        (compilation metrics), else the leaf guards we counted in its guard tree. The
+        compiles tree said "guards (282)" where the pane said torch's 412: the tree's text
+        does not print every guard torch counts."""
+        if self.capture is not None and self.capture.guard_count is not None:
+            return self.capture.guard_count
+        return self.guards.count if self.guards is not None else None
+
+    def node_count(self, g: Graph) -> int:
+        """One of its graphs' nodes, one figure for every face: for Dynamo's graph torch's
+        own ``graph_node_count`` (every FX node, the output one included), else the nodes
+        counted in the graph's code. The tree said "77 nodes" where the pane said torch's 78."""
+        if g.stage == "dynamo" and self.capture is not None and self.capture.graph_node_count is not None:
+            return self.capture.graph_node_count
+        return g.node_count
+
 
 @dataclass
 class FrameInfo:

@@ -13,6 +13,7 @@ from dyn_inspect.inspector import ranks
 from dyn_inspect.inspector.analysis.breaks import BreakSite, break_sites
 from dyn_inspect.inspector.analysis.failures import FailureSite, failure_sites, line_text
 from dyn_inspect.inspector.analysis.messages import headline
+from dyn_inspect.inspector.analysis.no_graph import no_graph
 from dyn_inspect.inspector.model import RecompileInfo
 from dyn_inspect.inspector.outputs import Counts, Divergence, NodeStatus, RankGroup, environment, source_loc
 from dyn_inspect.inspector.outputs import reports as typed
@@ -36,6 +37,7 @@ def break_site(site: BreakSite, on_ranks: list[int]) -> typed.SummaryBreak:
         loc=source_loc(b.loc),
         reason=b.reason,
         explanation=b.explanation,
+        context=site.context,
         hints=list(b.hints),
         compile_ids=sorted({e.cid or "" for _, e in group.hits}),
         user_stack=[source_loc(f) for f in b.user_stack],
@@ -105,6 +107,7 @@ def summary(run: Run) -> typed.Summary:
         run=str(run.path),
         status=m.status,
         exit_code=m.exit_code,
+        no_graph=nothing.headline if (nothing := no_graph(m)) is not None else None,
         command=list(m.run_start.command if m.run_start else (start.argv if start else [])),
         duration_s=m.run_end.duration_s if m.run_end else None,
         environment=environment(start, next((p.end for p in procs if p.end and p.end.devices), None)),

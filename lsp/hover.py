@@ -40,6 +40,9 @@ def _break_md(b: BreakFinding) -> list[str]:
         out += [f"**Reason:** {e.reason}", ""]
     if e.explanation:
         out += [f"**Explanation:** {e.explanation}", ""]
+    if e.context:
+        # torch's own words, verbatim (a repr like <built-in method sin ...> is not HTML)
+        out += ["**torch's debug context:**", "", "```text", e.context, "```", ""]
     if e.hints:
         out += ["**Hints:**"] + [f"- {h}" for h in e.hints] + [""]
     out += [f"Hit {b.count}× (compile {', '.join(b.compile_ids)})."]

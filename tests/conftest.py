@@ -48,6 +48,8 @@ RUN_FIXTURES = {
     "warm_cache_run": "warm_cache",
     "shapes_run": "shapes",
     "cache_warm_run": "cache_warm",
+    "error_break_run": "error_break",
+    "no_graph_run": "no_graph",
 }
 _needed: list[str] = []
 _needed_plain: list[str] = []  # programs whose plain (torch-only) run the selection needs
@@ -126,6 +128,8 @@ exit3_run = _run_fixture("exit3", "tests/corpus/exit3.py: compiles, then sys.exi
 first_forward_fail_run = _run_fixture("first_forward_fail", "tests/corpus/first_forward_fail.py: fails before backward.")
 shapes_run = _run_fixture("shapes", "tests/corpus/shapes.py: dynamic=True, a dim specialized by an `if`, automatic dynamic.")
 cache_warm_run = _run_fixture("cache_warm", "tests/corpus/cache/train.py, warmed from a copy: a hit, a bypass, a miss.")
+error_break_run = _run_fixture("error_break", "tests/corpus/error_break.py: torch.sin(y, 1) breaks with GB0112.")
+no_graph_run = _run_fixture("no_graph", "tests/corpus/no_graph.py: a compiled function that only prints: no graph.")
 warm_cache_run = _run_fixture("warm_cache", "tests/corpus/warm/train.py, its Inductor cache warmed from another copy.")
 
 

@@ -59,6 +59,10 @@ PROGRAMS: dict[str, tuple[Path, list[str]]] = {
     "shapes": (CORPUS, ["shapes.py"]),
     # issue 15: a warm run with an FX/AOT cache hit, an AOTAutograd bypass and a miss
     "cache_warm": (CORPUS / "cache", ["train.py"]),
+    # issue 28 #7: a break whose actual error (a TypeError) is only in torch's debug context
+    "error_break": (CORPUS, ["error_break.py"]),
+    # issue 28 #12: frames compiled, no graph captured
+    "no_graph": (CORPUS, ["no_graph.py"]),
 }
 
 # The programs the differential harness compares with torch (tests/test_differential.py).
@@ -78,6 +82,7 @@ DIFFERENTIAL: list[str] = [
     "breaks",
     "recompiles",
     "limit",
+    "no_graph",  # torch too counts 0 graphs (the no-graph headline rests on that)
 ]
 
 # Extra environment per program. Hugging Face must never reach for the hub: the models

@@ -2,10 +2,17 @@
 
 from __future__ import annotations
 
+import json
+import subprocess
+import sys
+
 import pytest
 
 from corpus_support import CORPUS, EXAMPLES, marker_line, records
+from dyn_inspect.engine.normalizers.graph_breaks import parse_break_text
 from dyn_inspect.inspector.analysis.breaks import break_sites
+from dyn_inspect.inspector.analysis.messages import headline
+from dyn_inspect.inspector.reports import summary
 from dyn_inspect.inspector.run import Run
 from inspector_program import Recorded, record_once
 
@@ -51,3 +58,66 @@ def test_helper_in_workspace_is_its_own_user_frame(example_run: Run) -> None:
     # Two batch sizes compile the resume frame that calls log_stats twice; each time the
     # break is hit inlined there and again when log_stats runs as its own frame.
     assert helper.count == 4 and len(helper.compile_ids) == 4
+
+
+# -- torch's debug context: what the break actually hit (issue 28 #7) -----------------------
+
+ERROR_BREAK = CORPUS / "error_break.py"
+SIN_ERROR = "sin() takes 1 positional argument but 2 were given"
+
+
+def test_debug_context_is_parsed_from_torchs_message() -> None:
+    # torch 2.13's text for GB0112 (exc.format_graph_break_message): the explanation is
+    # empty and the exception is only in the debug context, its continuation lines indented.
+    text = (
+        "Graph break in user code at /w/p.py:7\n"
+        "Graph Break Reason: Encountered graph break when attempting to trace CALL: a function call, e.g. f(x, y):\n\n"
+        "TypeError when making fake tensor call\n"
+        "  Explanation: \n"
+        "  Hint: Your code may result in an error when running in eager.\n\n"
+        f"  Developer debug context: TypeError <built-in method sin of type object at 0x7f00>: {SIN_ERROR}\n"
+        "    second line\n\n"
+        " For more details about this graph break, please visit: https://meta-pytorch.github.io/compile-graph-break-site/gb/gb0112.html\n"
+    )
+    parsed = parse_break_text(text)
+    assert parsed["gb_type"] == "TypeError when making fake tensor call" and parsed["gb_id"] == "GB0112"
+    assert parsed["context"] == f"TypeError <built-in method sin of type object at 0x7f00>: {SIN_ERROR}\nsecond line"
+    assert parsed["explanation"] == "" and parsed["hints"] == ["Your code may result in an error when running in eager."]
+
+
+@pytest.mark.corpus
+def test_type_error_break_shows_the_calls_own_error(error_break_run: Run) -> None:
+    [site] = break_sites(error_break_run.model)
+    assert (site.loc.file, site.loc.line) == (str(ERROR_BREAK), marker_line(ERROR_BREAK, "BREAK:type_error"))
+    assert site.first.gb_id == "GB0112" and SIN_ERROR in site.context
+    # Said first, where torch's type only says where the error surfaced.
+    assert headline(site.first) == f"TypeError: {SIN_ERROR}"
+    [summary_break] = summary(error_break_run).breaks
+    assert SIN_ERROR in summary_break.context and summary_break.headline == f"TypeError: {SIN_ERROR}"
+
+
+@pytest.mark.corpus
+def test_cli_breaks_prints_the_debug_context(error_break_run: Run) -> None:
+    base = [sys.executable, "-m", "dyn_inspect.cli", "breaks", str(error_break_run.path)]
+    listed = subprocess.run(base, capture_output=True, text=True, timeout=120)
+    assert listed.returncode == 0 and SIN_ERROR in listed.stdout  # the headline, in the table
+    stacks = subprocess.run([*base, "--stacks"], capture_output=True, text=True, timeout=120)
+    assert stacks.returncode == 0 and "torch's debug context: TypeError <built-in method sin" in stacks.stdout
+    data = json.loads(subprocess.run([*base, "--json"], capture_output=True, text=True, timeout=120, check=True).stdout)
+    assert SIN_ERROR in data["breaks"][0]["context"]
+
+
+@pytest.mark.corpus
+def test_faces_render_the_debug_context(error_break_run: Run) -> None:
+    from dyn_inspect.inspector.export.report import build, report_html, summary_markdown
+    from dyn_inspect.lsp.findings import BreakFinding
+    from dyn_inspect.lsp.hover import _break_md
+
+    [site] = break_sites(error_break_run.model)
+    hover = "\n".join(_break_md(BreakFinding(site.group.key, site.loc, site.first, site.count, site.compile_ids)))
+    assert "**torch's debug context:**" in hover and SIN_ERROR in hover
+    data = build(
+        error_break_run.model, run_id="r", cwd=None, environment={}, redacted=False, selection="all",
+        compile_dirs={}, kernel_paths={}, repro_paths={}, skipped=[], scrub=lambda s: s,
+    )  # fmt: skip
+    assert SIN_ERROR in report_html(data) and "torch's debug context: TypeError" in summary_markdown(data)

@@ -130,3 +130,17 @@ def test_every_stage_parses_every_declared_value(example_run: Run) -> None:
             assert declared <= set(g.nodes), (graph.stage, sorted(declared - set(g.nodes))[:5])
             stages.add(graph.stage)
     assert {"dynamo", "aot_joint", "post_grad"} <= stages
+
+
+@pytest.mark.corpus
+def test_one_node_and_guard_count_per_compile(error_break_run: Run) -> None:
+    # The compiles tree and its pane showed two figures for one thing (issue 28 #10): the
+    # graph's nodes we counted in its code (no output node) beside torch's graph_node_count,
+    # our guard-tree leaves beside torch's guard_count. The model gives torch's figure.
+    [c] = error_break_run.model.compiles_in_order()
+    cap, g = c.capture, c.graph("dynamo")
+    assert cap is not None and g is not None and c.guards is not None
+    assert c.node_count(g) == cap.graph_node_count == g.node_count + 1  # x, mul, output
+    assert c.guard_count == cap.guard_count
+    aot = next(x for x in c.graphs if x.stage != "dynamo")
+    assert c.node_count(aot) == aot.node_count  # torch counts only Dynamo's graph

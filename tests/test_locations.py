@@ -200,3 +200,27 @@ def test_def_line_of_plain_decorated_and_edited_functions(tmp_path: Path) -> Non
     src.write_text("@functools.cache\ndef moved(x):\n    return x\n")
     os.utime(src, ns=(1, 1))  # another version even within the clock's resolution
     assert def_line(str(src), 1) == 2 and def_line(str(src), 3) == 3
+
+
+# -- the recorder's own frames are never the user's (issue 28 #5) ---------------------------
+
+
+def test_our_own_files_are_never_user_locations() -> None:
+    import dyn_inspect.engine.tracehook as tracehook
+    import dyn_inspect.inspector.reports as reports
+    from dyn_inspect.engine.schema import Symbol
+    from dyn_inspect.inspector.analysis.shapes import shapes_of
+    from dyn_inspect.inspector.locations import is_ours, not_ours
+
+    hook = Loc(file=str(Path(tracehook.__file__).resolve()), line=164, name="wrapper")
+    user = Loc(file=str(Path(__file__).parent / "corpus" / "shapes.py"), line=12, name="f")
+    torch_frame = Loc(file=f"{SITE}/torch/_higher_order_ops/map.py", line=80)
+    assert is_ours(hook.file) and is_ours(reports.__file__) and is_library(hook.file)
+    # The checkout beside our packages (tests/, examples/) is user code.
+    assert not is_ours(user.file) and not is_ours(str(Path(__file__).parent.parent / "examples" / "train.py"))
+    assert nearest_user_frame([user, torch_frame, hook]) == user
+    assert not_ours(hook) is None and not_ours(user) == user
+    # A run recorded before the engine skipped our frames: its "created at" is dropped.
+    c = CompileInfo(log="p1.jsonl", cid="0/0", symbols=[Symbol(symbol="u0", source="xs.size()[0]", loc=hook)])
+    [sym] = shapes_of(c).symbols
+    assert sym.loc is None

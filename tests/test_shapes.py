@@ -11,6 +11,7 @@ import json
 import pytest
 from lsprotocol import types
 from pytest_lsp import LanguageClient
+from textual.widgets import TabbedContent
 
 from corpus_support import CORPUS, marker_line
 from dyn_inspect.cli import main
@@ -89,6 +90,8 @@ async def test_tui_shapes_view_names_the_specializing_line(shapes_run: Run) -> N
         await settle(pilot)
         table = app.query_one("#shapes-table")
         got = rows(table)  # type: ignore[arg-type]
+        # The tab counts the rows it lists (it said "Shapes (0)" over 8 rows: issue 28 #10).
+        assert str(app.query_one(TabbedContent).get_tab("shapes").label) == f"Shapes ({len(got)})"
         static = [r for r in got if r[2] == "x.shape[1]"]
         assert len(static) == 1 and static[0][5] == "static = 3" and static[0][6].endswith(f"shapes.py:{line}")
         assert [r[5] for r in got if r[2] == "x.shape[0]"] == ["dynamic", "dynamic"]  # dyn, then auto's recompile

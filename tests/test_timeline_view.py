@@ -12,6 +12,7 @@ from dyn_inspect.inspector.analysis.timeline import compile_breakdowns, timeline
 from dyn_inspect.inspector.export import export_run
 from dyn_inspect.inspector.run import Run
 from dyn_inspect.tui.app import InspectorApp
+from dyn_inspect.tui.display import duration
 from test_tui import SIZE, cursor_row, flat, rows, settle, static_text
 
 
@@ -74,6 +75,9 @@ async def test_tui_timeline_view(shapes_run: Run) -> None:
         assert "failed guard: tensor 'x' size mismatch at index 0. expected 4, actual 7" in detail
         assert "automatic dynamic: x.shape[0] (s" in detail and ") now dynamic" in detail  # why it will not recompile again
         assert "where the time went" in detail and "backend (AOTAutograd + Inductor)" in detail and "Inductor" in detail
+        # One figure (issue 28 #10): the pane's compile time is the row's, Recompiles' and the summary's.
+        c = next(c for c in shapes_run.model.compiles_in_order() if c.cid == "1/1")
+        assert f"compile time {duration(c.compile_time_s)}" in detail and cursor_row(table)[-1] == duration(c.compile_time_s)  # type: ignore[arg-type]
         loc = app.view("timeline").selected_location()
         assert loc is not None and loc.name == "auto" and loc.file.endswith("shapes.py")
 

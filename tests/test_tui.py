@@ -279,6 +279,19 @@ async def test_compiles_tree_frame_compile_graphs_kernels(breaks_run: Run) -> No
         assert any(c.startswith("Dynamo graph") for c in children)
         assert any(c.startswith("AOT inference graph") for c in children)
         assert any(c.startswith("post-grad graph") for c in children)
+        # One figure per thing (issue 28 #10): the tree says torch's node and guard counts,
+        # what the compile's pane says.
+        compile_info = next(
+            c for c in breaks_run.model.compiles_in_order() if c.cid == "0/0" and c.capture and c.capture.co_name == "branchy"
+        )
+        cap = compile_info.capture
+        assert cap is not None and cap.graph_node_count is not None and cap.guard_count is not None
+        assert any(c.startswith("Dynamo graph") and f"  {cap.graph_node_count} nodes" in c for c in children)
+        assert f"guards ({cap.guard_count})" in children
+        tree.move_cursor(compile_node)
+        await settle(pilot)
+        pane = flat(static_text(app, "#compile-info"))
+        assert f"nodes {cap.graph_node_count}" in pane and f"guards {cap.guard_count}" in pane
         kernels = next(n for n in compile_node.children if str(n.label).startswith("kernels"))
         # The graph: the op histogram counts what branchy does before the break (relu, sum).
         aot = next(n for n in compile_node.children if str(n.label).startswith("AOT inference graph"))

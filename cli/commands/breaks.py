@@ -48,6 +48,7 @@ def site_dict(site: BreakSite) -> typed.BreakSite:
         user_frames=[source_loc(f) for f in site.user_frames],
         reason=b.reason,
         explanation=b.explanation,
+        context=site.context,
         hints=list(b.hints),
         compile_ids=site.compile_ids,
         stack=[source_loc(f) for f in site.stack],
@@ -89,6 +90,8 @@ def run(args: argparse.Namespace) -> int:
             )
             for f in s.stack:
                 console.print(f"    {short_path(f.file)}:{f.line} in {f.name or '?'}: {f.code or ''}", markup=False, highlight=False)
+            if s.context:
+                console.print(f"    torch's debug context: {s.context}", markup=False, highlight=False)
             for h in s.first.hints:
                 console.print(f"    hint: {h}", markup=False, highlight=False)
             if s.first.url:

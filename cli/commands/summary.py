@@ -125,6 +125,9 @@ def print_summary(run: Run, as_json: bool = False, file: IO[str] | None = None, 
         return
     data = summary_dict(run)
     console = make_console(out)
+    if data["no_graph"]:
+        # Said first: the counts below would read like any other run's (9 compiles, 0 graphs).
+        console.print(Text.assemble(("dyn-inspect", "bold"), ": ", data["no_graph"]))
     gb = data["graph_breaks"]
     stages = ", ".join(f"{k} {v:.2f}s" for k, v in data["compile_time_by_stage_s"].items())
     exit_text = f"exit {data['exit_code']}" if data["exit_code"] is not None else "no exit status"

@@ -67,27 +67,36 @@ def _parse_block(block: str, first: bool) -> dict[str, object]:
     else:
         gb_type = body[0] if body else reason
     explanation_lines: list[str] = []
+    context_lines: list[str] = []
     hints: list[str] = []
-    in_expl = False
+    section = ""  # the part of the block the current line continues
     for raw in lines:
         s = raw.strip()
         if s.startswith("Explanation:"):
-            in_expl = True
+            section = "explanation"
             explanation_lines.append(s[len("Explanation:") :].strip())
         elif s.startswith("Hint:"):
-            in_expl = False
+            section = ""
             hints.append(s[len("Hint:") :].strip())
-        elif s.startswith("Developer debug context:") or s.startswith("For more details"):
-            in_expl = False
-        elif in_expl:
+        elif s.startswith("Developer debug context:"):
+            # what torch actually hit: for GB0112 the exception itself ("TypeError <built-in
+            # method sin ...>: sin() takes 1 positional argument but 2 were given")
+            section = "context"
+            context_lines.append(s[len("Developer debug context:") :].strip())
+        elif s.startswith("For more details"):
+            section = ""
+        elif section == "explanation":
             # torch's layout is kept (a code listing under "computed as follows:"): the
             # continuation lines, dedented together below
             explanation_lines.append(raw.rstrip())
+        elif section == "context":
+            context_lines.append(raw.rstrip())
     url_m = _URL_RE.search(block)
     return {
         "reason": reason,
         "gb_type": gb_type,
         "explanation": _layout(explanation_lines),
+        "context": _layout(context_lines),
         "hints": hints,
         "url": url_m[1] if url_m else None,
         "gb_id": url_m["id"].upper() if url_m else None,
@@ -108,7 +117,11 @@ def parse_break_text(text: str) -> dict[str, object]:
     ``"blocks"``, and the user stack."""
     section = _section(text)
     blocks = [_parse_block(b, i == 0) for i, b in enumerate(section.split(_NESTED))] if section else []
-    head = dict(blocks[0]) if blocks else {"reason": "", "gb_type": "", "explanation": "", "hints": [], "url": None, "gb_id": None}
+    head = (
+        dict(blocks[0])
+        if blocks
+        else {"reason": "", "gb_type": "", "explanation": "", "context": "", "hints": [], "url": None, "gb_id": None}
+    )
     exc_m = _EXC_TYPE_RE.search(text)
     if exc_m:  # older torch: "torch._dynamo.exc.Unsupported: <type>"
         head["gb_type"] = exc_m["type"].strip()
@@ -177,6 +190,7 @@ def graph_break(record: TraceRecord, ctx: Context) -> Iterable[Event]:
         url=block["url"],  # type: ignore[arg-type]
         reason=str(parsed["reason"]),
         explanation=str(block["explanation"]),
+        context=str(block["context"]),
         hints=[str(h) for h in block["hints"]],  # type: ignore[attr-defined]
         user_stack=stack,
         text=ctx.blobs.put(text),
@@ -196,5 +210,6 @@ def emit_graph_break(event: GraphBreak, out: TraceOut) -> None:
             f"Graph Break Reason: {event.reason or event.gb_type}\n"
             + (f"  Explanation: {event.explanation}\n" if event.explanation else "")
             + "".join(f"  Hint: {h}\n" for h in event.hints)
+            + (f"\n  Developer debug context: {event.context}\n" if event.context else "")
         )
     out.emit(event.t, out.envelope("artifact", {"name": "dynamo_graph_break_reason", "encoding": "string"}, event.cid), text)

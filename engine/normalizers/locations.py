@@ -8,7 +8,11 @@
 
 from __future__ import annotations
 
+import functools
+import importlib.util
+import os
 import re
+import sys
 from typing import Any
 
 from dyn_inspect.engine.schema import Loc
@@ -77,9 +81,43 @@ _PACKAGE_DIRS = ("site-packages/", "dist-packages/")
 
 
 def is_library_file(path: str) -> bool:
-    """Installed code (site-packages, the standard library, frozen/synthetic modules)."""
+    """Installed code (site-packages, the standard library, frozen/synthetic modules), and
+    the recorder's own files (``is_ours``): never the user's line."""
     path = path.replace("\\", "/")
-    return "site-packages" in path or "dist-packages" in path or "/lib/python3" in path or path.startswith("<")
+    return "site-packages" in path or "dist-packages" in path or "/lib/python3" in path or path.startswith("<") or is_ours(path)
+
+
+_OUR_PACKAGES = ("engine", "inspector", "cli", "lsp", "tui")
+
+
+@functools.cache
+def _our_dirs() -> tuple[str, ...]:
+    """The folders of dyn-inspect's own packages, each ending in "/". An editable install
+    keeps them in the checkout (engine/, inspector/, ... beside tests/ and examples/, which
+    are not ours), so they are found one by one, not as their common parent."""
+    dirs: list[str] = []
+    top = sys.modules.get("dyn_inspect")
+    dirs += list(getattr(top, "__path__", None) or [])  # the top package (notebook/)
+    for name in _OUR_PACKAGES:
+        try:
+            spec = importlib.util.find_spec(f"dyn_inspect.{name}")
+        except (ImportError, ValueError):
+            continue
+        dirs += list(spec.submodule_search_locations or []) if spec else []
+    out: set[str] = set()
+    for d in dirs:
+        for form in (d, os.path.realpath(d)):
+            out.add(form.replace("\\", "/").rstrip("/") + "/")
+    return tuple(sorted(out))
+
+
+@functools.lru_cache(maxsize=4096)
+def is_ours(path: str) -> bool:
+    """A file of the recorder itself (its hook on torch's ``trace_structured`` is on the
+    stack of every structured log torch writes): "created at …/engine/tracehook.py:164" was
+    shown as the user's line for the unbacked symbols of ``torch.map``."""
+    path = path.replace("\\", "/")
+    return path.startswith(_our_dirs())
 
 
 def package_path(path: str) -> str | None:

@@ -6,7 +6,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from dyn_inspect.engine.normalizers import Context, TraceOut, TraceRecord, emits, handles
-from dyn_inspect.engine.normalizers.locations import is_library_file, loc_from_interned
+from dyn_inspect.engine.normalizers.locations import is_library_file, is_ours, loc_from_interned
 from dyn_inspect.engine.schema import Event, Loc, ShapeGuard, Specialization, Symbol
 
 
@@ -17,7 +17,9 @@ def _user_loc(body: dict[str, Any], ctx: Context) -> Loc | None:
     # The innermost frame is often torch's own (nn/modules/linear.py while tracing a Linear):
     # the line to show is the user's that led there.
     locs = [loc for frame in stack if (loc := loc_from_interned(frame, ctx.filename(frame.get("filename")))) is not None]
-    return next((loc for loc in reversed(locs) if not is_library_file(loc.file)), locs[-1] if locs else None)
+    # No user frame: torch's innermost one, never ours (the recorder's hook is on the stack).
+    theirs = [loc for loc in locs if not is_ours(loc.file)]
+    return next((loc for loc in reversed(locs) if not is_library_file(loc.file)), theirs[-1] if theirs else None)
 
 
 @handles("create_symbol", "create_unbacked_symbol")

@@ -45,6 +45,12 @@ class BreakSite:
         return is_library(self.loc.file)
 
     @property
+    def context(self) -> str:
+        """torch's debug context for the break: what it actually hit (GB0112: the exception
+        the call raised, "sin() takes 1 positional argument but 2 were given"), else ""."""
+        return self.first.context
+
+    @property
     def stack(self) -> list[Loc]:
         return list(self.first.user_stack) or [self.loc]
 

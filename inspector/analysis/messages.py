@@ -4,7 +4,7 @@ torch's messages lead with the least useful text: the reason is "Encountered gra
 when attempting to trace CALL: a function call, e.g. f(x, y):", the type "Failed to trace
 builtin operator", and the operator (``print``) appears only in the explanation.
 ``headline(event)`` names the thing the user wrote — "`print(...)` can't be traced" —
-from torch's own words (type, explanation, reason), and falls back to torch's type when
+from torch's own words (type, explanation, reason, debug context), and falls back to torch's type when
 no rule knows the break. ``label(event)`` adds the gb id: "`print(...)` can't be traced
 (GB0059)". Faces show the headline first and torch's text (reason, explanation, hints,
 labelled as torch's) below it.
@@ -21,6 +21,9 @@ _SKIPPED_RE = re.compile(
     r"(?:function|method|callable) `?(?P<fn>[\w.<>]+)`? (?:is|was) (?:marked as )?skipped|skipped function `?(?P<fn2>[\w.<>]+)`?", re.I
 )
 _TENSOR_METHOD_RE = re.compile(r"Tensor\.(?P<m>\w+)\(\)")
+# GB0112's debug context: "TypeError <built-in method sin ...>: sin() takes 1 positional
+# argument but 2 were given" (torch: f"TypeError {node.target}: {cause}")
+_TYPE_ERROR_RE = re.compile(r"^TypeError (?:<[^>]*>|\S+): (?P<msg>.+)", re.S)
 
 
 def headline(e: GraphBreak) -> str:
@@ -30,6 +33,10 @@ def headline(e: GraphBreak) -> str:
     if m and ("builtin operator" in kind.lower() or "builtin" in e.explanation.lower()):
         return f"`{m['op']}(...)` can't be traced"
     low = kind.lower()
+    error = _TYPE_ERROR_RE.match(e.context)
+    if error and "typeerror" in low:
+        # the call's own error is what the user must fix; torch's type only says where it surfaced
+        return f"TypeError: {error['msg'].strip()}"
     if low.startswith("data-dependent branching"):
         return "`if`/`while` on a tensor's value (data-dependent branch)"
     if "graph_break()" in kind:

@@ -18,6 +18,7 @@ from dataclasses import dataclass, field, replace
 from dyn_inspect.engine.schema import Loc, ShapeGuard, Specialization, Symbol
 from dyn_inspect.inspector.analysis.guards import guard_lines
 from dyn_inspect.inspector.analysis.installed_guards import installed
+from dyn_inspect.inspector.locations import not_ours
 from dyn_inspect.inspector.model import CompileInfo, RunModel
 from dyn_inspect.inspector.run import Run
 
@@ -132,6 +133,12 @@ class CompileShapes:
         return [g for g in self.guards if g.installed is False]
 
     @property
+    def rows(self) -> list[SymbolInfo | None]:
+        """What a table of this compile lists, and so what a count of it says: one row per
+        symbol, or one (None) for a compile with shape guards only."""
+        return list(self.symbols) or [None]
+
+    @property
     def function(self) -> str:
         cap = self.compile.capture
         return cap.co_name if cap and cap.co_name else "?"
@@ -183,15 +190,15 @@ def shapes_of(c: CompileInfo, run: Run | None = None) -> CompileShapes:
 
 
 def _symbol(s: Symbol, spec: SpecializationInfo | None) -> SymbolInfo:
-    return SymbolInfo(s.symbol, s.source, s.value, s.range, s.loc, spec)
+    return SymbolInfo(s.symbol, s.source, s.value, s.range, not_ours(s.loc), spec)
 
 
 def _spec(s: Specialization, c: CompileInfo) -> SpecializationInfo:
-    return SpecializationInfo(s.symbol, s.source, s.value, s.reason, s.loc, c.cid, c.log)
+    return SpecializationInfo(s.symbol, s.source, s.value, s.reason, not_ours(s.loc), c.cid, c.log)
 
 
 def _guard(g: ShapeGuard, names: dict[str, str]) -> ShapeGuardInfo:
-    return ShapeGuardInfo(g.expr, readable_expr(g.expr, names), g.loc)
+    return ShapeGuardInfo(g.expr, readable_expr(g.expr, names), not_ours(g.loc))
 
 
 def compile_shapes(model: RunModel, run: Run | None = None) -> list[CompileShapes]:

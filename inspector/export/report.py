@@ -54,6 +54,7 @@ class BreakRow:
     compile_ids: list[str]
     torch_where: str | None = None  # torch's own location when it is not the user's line
     headline: str = ""  # what the user wrote, said first ("`print(...)` can't be traced")
+    context: str = ""  # torch's debug context (GB0112: the exception the call raised)
 
 
 @dataclass
@@ -280,6 +281,7 @@ def build(
                 site.compile_ids,
                 where(b.loc) if user != b.loc else None,
                 headline(b),
+                site.context,
             )
         )
     for fsite in failure_sites(model):
@@ -398,6 +400,8 @@ def summary_markdown(d: ReportData) -> str:
             out.append(f"- reason: {_md(b.reason)}")
         if b.explanation:
             out.append(f"- explanation: {_md(b.explanation)}")
+        if b.context:
+            out.append(f"- torch's debug context: {_md(b.context)}")
         for h in b.hints:
             out.append(f"- suggestion: {_md(h)}")
         out.append(f"- compile ids: {', '.join(b.compile_ids)}")

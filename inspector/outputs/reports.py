@@ -35,6 +35,7 @@ class SummaryBreak(Output):
     loc: SourceLoc | None
     reason: str
     explanation: str
+    context: str  # torch's developer debug context: what it hit (GB0112: the exception text)
     hints: list[str]
     compile_ids: list[str]
     user_stack: list[SourceLoc | None]
@@ -69,6 +70,9 @@ class Summary(Output):
     run: str
     status: str
     exit_code: int | None
+    # Set when the run's compiles captured no graph at all (every frame skipped or fell
+    # back to eager): said before any count, with torch's reasons; else null.
+    no_graph: str | None
     command: list[str]
     duration_s: float | None
     environment: Environment
@@ -112,6 +116,7 @@ class BreakSite(Output):
     user_frames: list[SourceLoc | None]
     reason: str
     explanation: str
+    context: str  # torch's developer debug context: what it hit (GB0112: the exception text)
     hints: list[str]
     compile_ids: list[str]
     stack: list[SourceLoc | None]

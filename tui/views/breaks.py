@@ -145,6 +145,8 @@ Each row is one break site (type + line), with how many times it was hit.
             parts.append(Text.assemble(("\nReason  ", "bold"), b.reason.strip()))
         if b.explanation:
             parts.append(Text.assemble(("\nExplanation  ", "bold"), b.explanation.strip()))
+        if b.context:
+            parts.append(Text.assemble(("\nDebug context  ", "bold"), b.context.strip()))
         if b.hints:
             parts.append(Text("\nHints", style="bold"))
             for hint in b.hints:
@@ -172,7 +174,7 @@ Each row is one break site (type + line), with how many times it was hit.
         for group, count in digest.break_groups(ctx.run.model, ctx.scope):
             b = group.first
             where = display_loc(shown_loc(group), ctx.cwd)
-            if matches(query, where, b.gb_type, b.gb_id, b.reason, b.explanation, *b.hints):
+            if matches(query, where, b.gb_type, b.gb_id, b.reason, b.explanation, b.context, *b.hints):
                 hits.append(SearchHit(self.view_id, group.key, f"break   {where}  {headline(b)} ×{count}"))
         return hits
 

@@ -110,9 +110,9 @@ def compile_detail(ctx: Context, c: CompileInfo) -> list[RenderableType]:
             )
         counts = [
             ("ops", cap.graph_op_count),
-            ("nodes", cap.graph_node_count),
+            ("nodes", cap.graph_node_count),  # torch's: what c.node_count() says of the Dynamo graph
             ("inputs", cap.graph_input_count),
-            ("guards", cap.guard_count),
+            ("guards", c.guard_count),
             ("cache size", cap.cache_size),
         ]
         parts.append(Text(" · ".join(f"{k} {v}" for k, v in counts if v is not None)))
@@ -132,9 +132,9 @@ def compile_detail(ctx: Context, c: CompileInfo) -> list[RenderableType]:
     return parts
 
 
-def graph_detail(ctx: Context, g: Graph) -> list[RenderableType]:
+def graph_detail(ctx: Context, c: CompileInfo, g: Graph) -> list[RenderableType]:
     text, more = cut_code(ctx.run.blob_text(g.code))
-    parts: list[RenderableType] = [Text.assemble((stage_name(g.stage), "bold"), f"  {g.node_count} nodes")]
+    parts: list[RenderableType] = [Text.assemble((stage_name(g.stage), "bold"), f"  {c.node_count(g)} nodes")]
     if g.op_counts:
         parts.append(op_histogram(g.op_counts))
     parts.append(Text(""))
@@ -271,7 +271,7 @@ AOT forward/backward, post-grad), the output code and the kernels.
         c = node.data.compile
         node.remove_children()
         for g in c.graphs:
-            node.add_leaf(Text.assemble(stage_name(g.stage), (f"  {g.node_count} nodes", "dim")), Node("graph", compile=c, graph=g))
+            node.add_leaf(Text.assemble(stage_name(g.stage), (f"  {c.node_count(g)} nodes", "dim")), Node("graph", compile=c, graph=g))
         for out in c.output_codes:
             label = "output code (backward)" if out.backward else "output code"
             node.add_leaf(Text.assemble(label, (f"  {len(out.kernels)} kernels", "dim")), Node("output", compile=c, output=out))
@@ -281,7 +281,7 @@ AOT forward/backward, post-grad), the output code and the kernels.
                 ops = ", ".join(k.event.fused_ops[:3])
                 kernels.add_leaf(Text.assemble(k.name, (f"  {k.event.backend}  {ops}", "dim")), Node("kernel", compile=c, kernel=k))
         if c.guards is not None:
-            node.add_leaf(Text(f"guards ({c.guards.count})"), Node("guards", compile=c))
+            node.add_leaf(Text(f"guards ({c.guard_count})"), Node("guards", compile=c))
         self._signatures[(c.log, c.cid)] = _signature(c)
 
     def on_tree_node_expanded(self, event: Tree.NodeExpanded[Node]) -> None:
@@ -316,8 +316,8 @@ AOT forward/backward, post-grad), the output code and the kernels.
             info.show(*parts)
         elif node.kind == "compile" and node.compile is not None:
             info.show(*compile_detail(ctx, node.compile))
-        elif node.kind == "graph" and node.graph is not None:
-            info.show(*graph_detail(ctx, node.graph))
+        elif node.kind == "graph" and node.graph is not None and node.compile is not None:
+            info.show(*graph_detail(ctx, node.compile, node.graph))
         elif node.kind == "output" and node.output is not None:
             text, more = cut_code(ctx.run.blob_text(node.output.code))
             out: list[RenderableType] = [

@@ -71,10 +71,12 @@ compile's specializations with the line that caused each, and its shape guards.
 
     def tab_label(self, ctx: Context) -> str:
         # Every tab's label is refreshed on each live update: count only when the run grew.
-        seen = (ctx.run.model.kinds.get("specialization", 0), ctx.scope)
+        kinds = ctx.run.model.kinds
+        seen = (kinds.get("symbol", 0) + kinds.get("specialization", 0) + kinds.get("shape_guard", 0), ctx.scope)
         if seen != self._label_seen:
             self._label_seen = seen
-            self._label = f"Shapes ({sum(len(cs.specializations) for cs in self._found(ctx))})"
+            # The rows the table lists (it said "Shapes (0)" over 8 rows: it counted specializations)
+            self._label = f"Shapes ({sum(len(cs.rows) for cs in self._found(ctx))})"
         return self._label
 
     def sync(self, ctx: Context) -> None:
@@ -90,8 +92,7 @@ compile's specializations with the line that caused each, and its shape guards.
         table.clear()
         self._rows.clear()
         for cs in found:
-            entries: list[SymbolInfo | None] = list(cs.symbols) or [None]  # guards only: one row for the compile
-            for index, s in enumerate(entries):
+            for index, s in enumerate(cs.rows):  # guards only: one row for the compile
                 key = _row_key(cs, index)
                 self._rows[key] = (cs, s)
                 if s is None:

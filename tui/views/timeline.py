@@ -176,7 +176,15 @@ codegen / C++ compiler / autotuning, and each cache lookup with torch's reason.
         for lk in compile_cache(self.ctx.run, c).lookups:
             parts.append(Text(lk.describe(), style={"hit": "green", "bypass": "yellow"}.get(lk.state, "")))
         parts.append(Text(""))
-        parts.append(breakdown_table(self._breakdown(c.log, c.cid)))
+        roots = self._breakdown(c.log, c.cid)
+        # The compile's time is the figure the row, Recompiles and the summary give
+        # (CompileInfo.compile_time_s, torch's compile metrics); torch's spans may cover less
+        # (a lazily compiled backward), so their sum is said as such, never as the total.
+        parts.append(Text.assemble(("compile time ", "bold"), duration(c.compile_time_s)))
+        covered = sum(r.seconds for r in roots)
+        if roots and abs(covered - c.compile_time_s) > 0.05 * max(c.compile_time_s, 1e-9):
+            parts.append(Text(f"torch's timing spans below cover {duration(covered)} of it", style="dim"))
+        parts.append(breakdown_table(roots))
         self.query_one(DetailPane).show(*parts)
 
     def search(self, ctx: Context, query: str) -> list[SearchHit]:

@@ -53,6 +53,7 @@ export interface BreakSite {
     user_frames: (SourceLoc | null)[];
     reason: string;
     explanation: string;
+    context: string;
     hints: string[];
     compile_ids: string[];
     stack: (SourceLoc | null)[];
@@ -1027,6 +1028,7 @@ export interface Summary {
     run: string;
     status: string;
     exit_code: number | null;
+    no_graph: string | null;
     command: string[];
     duration_s: number | null;
     environment: Environment;
@@ -1070,6 +1072,7 @@ export interface SummaryBreak {
     loc: SourceLoc | null;
     reason: string;
     explanation: string;
+    context: string;
     hints: string[];
     compile_ids: string[];
     user_stack: (SourceLoc | null)[];
