@@ -91,6 +91,9 @@ def unknown_command(argv: list[str]) -> str | None:
     word = _bare_target(argv)
     if word is None or os.path.exists(word) or os.sep in word or word.endswith(".py") or shutil.which(word):
         return None
+    if word in _names():  # `dyn-inspect --json summary`: options written before the command
+        before = argv[: argv.index(word)]
+        return f"options go after the command: dyn-inspect {word} {' '.join(before)} …"
     close = difflib.get_close_matches(word, _names(), n=1, cutoff=0.6)
     if not close:
         return None
@@ -133,6 +136,11 @@ def _main(argv: Sequence[str] | None, collecting: bool) -> int:
 
         print(f"dyn-inspect {TOOL_VERSION}")
         return 0
+    target = _bare_target(args_list)
+    if target == "run" and args_list[0] != "run":
+        # `dyn-inspect --no-tui run train.py`: run's own options before its name
+        at = args_list.index("run")
+        args_list = ["run", *args_list[:at], *args_list[at + 1 :]]
     typo = unknown_command(args_list)
     if typo is not None:
         print(f"dyn-inspect: {typo}", file=sys.stderr)
