@@ -30,6 +30,7 @@ from dyn_inspect.engine.normalizers.locations import is_library_file
 from dyn_inspect.engine.schema import Loc
 from dyn_inspect.inspector.analysis.messages import label
 from dyn_inspect.inspector.analysis.recompiles import (
+    LR_SOURCE_RE,
     GuardFailure,
     dynamic_dims_of,
     frames_with_recompiles,
@@ -39,8 +40,6 @@ from dyn_inspect.inspector.analysis.recompiles import (
 from dyn_inspect.inspector.locations import def_line, functions_in, parsed_source, short_path
 from dyn_inspect.inspector.model import BreakGroup, CompileInfo, FrameInfo, RunModel
 from dyn_inspect.inspector.source_files import read_source
-
-_LR_SOURCE = re.compile(r"""param_groups\[\d+\]\[\s*['"]lr['"]\s*\]$""")
 
 
 @dataclass(frozen=True)
@@ -205,7 +204,7 @@ def _cause(group: list[_Recompile], model: RunModel) -> Cause:
     plural = "s" if n != 1 else ""
     if f.kind == "size" and f.dim is not None:
         what = f"`{name}.shape[{f.dim}]` takes {', '.join(values)}"
-    elif f.kind == "attribute" and _LR_SOURCE.search(f.source or ""):
+    elif f.kind == "attribute" and LR_SOURCE_RE.search(f.source or ""):
         # torch's optimizer step guards on the float lr: say what the user changed
         what = f"the optimizer's float lr changes (compiled for {f.expected or '?'})"
     elif len(values) > 2:
@@ -215,7 +214,7 @@ def _cause(group: list[_Recompile], model: RunModel) -> Cause:
     else:
         what = f"guard `{f.text}` fails"
     fix = _mark_dynamic_fix(shown, model) if f.kind == "size" and root is not None else None
-    if fix is None and f.kind == "attribute" and _LR_SOURCE.search(f.source or ""):
+    if fix is None and f.kind == "attribute" and LR_SOURCE_RE.search(f.source or ""):
         fix = _tensor_lr_fix(group)
     detail = f"{n} recompile{plural} in {where}"
     if fix is not None:

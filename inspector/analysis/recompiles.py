@@ -336,7 +336,8 @@ def _var(source: str | None, fallback: str = "x") -> str:
 
 _SUBSCRIPT_RE = re.compile(r"""^(?P<base>[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*)\[\s*(?P<q>['"])(?P<key>[^'"]+)(?P=q)\s*\]$""")
 _KWARGS_NAMES = ("kwargs", "kw", "kwds")
-_LR_RE = re.compile(r"""param_groups\[\d+\]\[\s*['"]lr['"]\s*\]$""")
+# an optimizer's float lr, as a guard source names it (causes.py reads the same one)
+LR_SOURCE_RE = re.compile(r"""param_groups\[\d+\]\[\s*['"]lr['"]\s*\]$""")
 _INT_RE = re.compile(r"^-?\d+$")
 _RESUME_RE = re.compile(r"^torch_dynamo_resume_in_(?P<fn>\w+?)_at_(?P<line>\d+)$")
 
@@ -579,7 +580,7 @@ def _suggest_scalar(f: GuardFailure, ctx: SuggestContext | None) -> Suggestion:
 
 def _suggest_attribute(f: GuardFailure, ctx: SuggestContext | None) -> Suggestion:
     src = f.source or "the value"
-    if _LR_RE.search(f.source or "") and _is_float(f.expected):
+    if LR_SOURCE_RE.search(f.source or "") and _is_float(f.expected):
         # A compiled optimizer step guards on the float lr: a scheduler changing it recompiles
         # every step. torch's documented fix is a tensor lr (read at run time).
         return Suggestion(
