@@ -169,6 +169,12 @@ def test_each_recorded_cell_is_a_run_that_matches_torch(notebooks) -> None:
     assert s["command"][1:] == ["cell [3]"] and s["status"] == "finished"
     text = subprocess.run([str(DYN_INSPECT), "summary", str(runs[0])], capture_output=True, text=True, timeout=120, cwd=cwd).stdout
     assert "cell [2], line 5" in text
+    # every CLI listing names cells the same way, never the kernel's temporary file
+    for command in ("breaks", "kernels", "shapes"):
+        listed = subprocess.run([str(DYN_INSPECT), command, str(runs[0])], capture_output=True, text=True, timeout=120, cwd=cwd)
+        assert listed.returncode == 0 and "ipykernel" not in listed.stdout, (command, listed.stdout)
+    broke = subprocess.run([str(DYN_INSPECT), "breaks", str(runs[0])], capture_output=True, text=True, timeout=120, cwd=cwd).stdout
+    assert "cell [2], line 5" in broke, broke
     failed = subprocess.run([str(DYN_INSPECT), "check", str(runs[1])], capture_output=True, text=True, timeout=120, cwd=cwd)
     assert failed.returncode != 0, failed.stdout
 

@@ -11,7 +11,7 @@ from rich.table import Table
 from dyn_inspect.inspector.analysis.breaks import BreakSite, break_sites
 from dyn_inspect.inspector.analysis.messages import headline, label
 from dyn_inspect.inspector.console import make_console
-from dyn_inspect.inspector.locations import short_path
+from dyn_inspect.inspector.locations import file_line, short_path
 from dyn_inspect.inspector.outputs import reports as typed
 from dyn_inspect.inspector.outputs import source_loc, to_json
 from dyn_inspect.inspector.ranks import add_rank_argument
@@ -75,9 +75,9 @@ def run(args: argparse.Namespace) -> int:
     for col in ("hits", "your line", "type", "torch reports"):
         table.add_column(col, overflow="fold")
     for s in sites:
-        loc = f"{short_path(s.loc.file)}:{s.loc.line}"
+        loc = file_line(s.loc.file, s.loc.line)
         gb = f" ({s.first.gb_id})" if s.first.gb_id else ""
-        user = ", ".join(f"{short_path(f.file)}:{f.line}" for f in s.user_frames) or "-"
+        user = ", ".join(file_line(f.file, f.line) for f in s.user_frames) or "-"
         if s.user_frame is not None and (s.user_frame.file, s.user_frame.line) == (s.loc.file, s.loc.line) and len(s.user_frames) == 1:
             user, loc = loc, "(same)"
         table.add_row(f"×{s.count}", user, f"{headline(s.first)}{gb}", loc)
@@ -86,10 +86,10 @@ def run(args: argparse.Namespace) -> int:
         for s in sites:
             console.print()
             console.print(
-                f"{short_path(s.loc.file)}:{s.loc.line}  {label(s.first)} — torch: {s.first.gb_type}", markup=False, highlight=False
+                f"{file_line(s.loc.file, s.loc.line)}  {label(s.first)} — torch: {s.first.gb_type}", markup=False, highlight=False
             )
             for f in s.stack:
-                console.print(f"    {short_path(f.file)}:{f.line} in {f.name or '?'}: {f.code or ''}", markup=False, highlight=False)
+                console.print(f"    {file_line(f.file, f.line)} in {f.name or '?'}: {f.code or ''}", markup=False, highlight=False)
             if s.context:
                 console.print(f"    torch's debug context: {s.context}", markup=False, highlight=False)
             for h in s.first.hints:

@@ -14,7 +14,7 @@ from rich.table import Table
 from dyn_inspect.inspector.analysis.bytecode import CompileCode, ResumeFunction, compile_code, find
 from dyn_inspect.inspector.console import make_console
 from dyn_inspect.inspector.errors import InspectorError
-from dyn_inspect.inspector.locations import short_path
+from dyn_inspect.inspector.locations import file_line, short_path
 from dyn_inspect.inspector.outputs import reports as typed
 from dyn_inspect.inspector.outputs import source_loc, to_json
 from dyn_inspect.inspector.ranks import add_rank_argument
@@ -37,7 +37,7 @@ def _resume_dict(r: ResumeFunction) -> typed.ResumeFunction:
 
 
 def _resume_text(r: ResumeFunction) -> str:
-    where = f"{short_path(r.loc.file)}:{r.line}" if r.loc else f"line {r.line}"
+    where = file_line(r.loc.file, r.line) if r.loc else f"line {r.line}"
     code = f": `{r.loc.code.split('  #')[0].strip()}`" if r.loc and r.loc.code else ""
     return f"{r.name} — resumes `{r.function}` after the graph break at {where}{code} (compiles {', '.join(r.compiles)})"
 

@@ -14,7 +14,7 @@ from rich.table import Table
 from dyn_inspect.inspector.analysis.costs import SORTS, cost_of, kernel_cost, rate_text, sort_key, time_text
 from dyn_inspect.inspector.analysis.kernels import Vectorization, effective_isa, kernels_at, kernels_by_compile, vectorization
 from dyn_inspect.inspector.console import make_console
-from dyn_inspect.inspector.locations import parse_file_line, short_path
+from dyn_inspect.inspector.locations import file_line, parse_file_line, short_path
 from dyn_inspect.inspector.model import CompileInfo, KernelInfo, RunModel
 from dyn_inspect.inspector.outputs import reports as typed
 from dyn_inspect.inspector.outputs import source_loc, to_json
@@ -130,7 +130,7 @@ def run(args: argparse.Namespace) -> int:
         for col in ("backend", "fused ops", "vectorized", "source lines"):
             table.add_column(col, overflow="fold")
         for k in kernels:
-            lines = ", ".join(dict.fromkeys(f"{short_path(loc.file)}:{loc.line}" for loc in k.lines)) or "-"
+            lines = ", ".join(dict.fromkeys(file_line(loc.file, loc.line) for loc in k.lines)) or "-"
             vec = (effective_isa(m, k) or "scalar") if k.event.backend == "cpp" else "-"
             cid = k.compile.cid + (" bw" if k.event.backward else "")
             cost_cells: list[str] = []

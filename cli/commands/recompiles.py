@@ -18,7 +18,7 @@ from dyn_inspect.inspector.analysis.recompiles import (
 )
 from dyn_inspect.inspector.analysis.shapes import shapes_of
 from dyn_inspect.inspector.console import make_console
-from dyn_inspect.inspector.locations import def_line, short_path
+from dyn_inspect.inspector.locations import def_line, file_line, short_path
 from dyn_inspect.inspector.model import FrameInfo
 from dyn_inspect.inspector.outputs import reports as typed
 from dyn_inspect.inspector.outputs import to_json
@@ -131,5 +131,5 @@ def run(args: argparse.Namespace) -> int:
                 dims = ", ".join(dict.fromkeys(f"`{s.name}`" for s in shapes.dynamic))
                 say(f"{' ' * len(head)}then: torch made {dims} dynamic (automatic dynamic) — the next size reuses this graph")
             for spec in shapes.specializations:
-                say(f"{' ' * len(head)}specialized: {spec.describe(f'{short_path(spec.loc.file)}:{spec.loc.line}' if spec.loc else None)}")
+                say(f"{' ' * len(head)}specialized: {spec.describe(file_line(spec.loc.file, spec.loc.line) if spec.loc else None)}")
     return 0

@@ -10,7 +10,7 @@ from typing import Any
 
 from dyn_inspect.inspector.analysis.shapes import CompileShapes, compile_shapes
 from dyn_inspect.inspector.console import make_console
-from dyn_inspect.inspector.locations import short_path
+from dyn_inspect.inspector.locations import file_line, short_path
 from dyn_inspect.inspector.outputs import reports as typed
 from dyn_inspect.inspector.outputs import source_loc, to_json
 from dyn_inspect.inspector.ranks import add_rank_argument
@@ -27,7 +27,7 @@ def prepare_parser(parser: argparse.ArgumentParser) -> None:
 
 
 def _where(loc: Any) -> str:
-    return f"{short_path(loc.file)}:{loc.line}" if loc is not None else "-"
+    return file_line(loc.file, loc.line) if loc is not None else "-"
 
 
 def shapes_dict(cs: CompileShapes) -> typed.CompileShapes:
