@@ -39,3 +39,24 @@ def test_a_run_with_a_graph_has_no_such_headline(error_break_run: Run) -> None:
         [sys.executable, "-m", "dyn_inspect.cli", "summary", str(error_break_run.path)], capture_output=True, text=True, timeout=120, check=True
     ).stdout
     assert text.startswith("dyn-inspect: finished")
+
+
+@pytest.mark.corpus
+async def test_the_tui_overview_says_it_before_the_counts(no_graph_run: Run) -> None:
+    import io
+
+    from rich.console import Console
+    from textual.widgets import Static
+
+    from dyn_inspect.tui.app import InspectorApp
+
+    headline = summary(no_graph_run).no_graph
+    assert headline is not None
+    app = InspectorApp(no_graph_run.path, run=no_graph_run, clock=lambda: 0.0)
+    async with app.run_test(size=(200, 45)) as pilot:
+        await pilot.pause(0.2)
+        console = Console(file=io.StringIO(), width=400, color_system=None)
+        console.print(app.query_one("#overview-counts", Static).content)
+        shown = " ".join(console.file.getvalue().split())  # type: ignore[attr-defined]
+    assert shown.startswith(" ".join(headline.split())), shown[:300]
+    assert shown.index("captured nothing") < shown.index("frames")

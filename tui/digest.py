@@ -11,6 +11,7 @@ import msgspec
 
 from dyn_inspect.inspector.analysis.failures import CompileFailure, compile_failures
 from dyn_inspect.inspector.analysis.messages import label
+from dyn_inspect.inspector.analysis.no_graph import no_graph
 from dyn_inspect.inspector.events import Loc
 from dyn_inspect.inspector.model import BreakGroup, CompileInfo, FrameInfo, KernelInfo, RunModel
 from dyn_inspect.tui.display import command_text, shown_loc
@@ -252,6 +253,7 @@ class Overview(msgspec.Struct):
     slowest: list[SlowRow] = msgspec.field(default_factory=list)
     spark: list[float] = msgspec.field(default_factory=list)
     span: float | None = None  # seconds the spark's x axis covers (the whole run's)
+    no_graph: str | None = None  # the inspector's "no graph was compiled: ..." (said first)
 
 
 def compile_times(c: CompileInfo) -> dict[str, float]:
@@ -309,6 +311,8 @@ def overview(model: RunModel, scope: Scope = ALL, top: int = 5) -> Overview:
     fs = frames(model, scope)
     groups = break_groups(model, scope)
     o = Overview()
+    nothing = no_graph(model) if model.compiles else None
+    o.no_graph = nothing.headline if nothing is not None else None
     o.frames = len(fs)
     o.compiles = len(cs)
     o.graphs = sum(1 for c in cs if c.graph("dynamo") is not None)

@@ -121,6 +121,8 @@ def _counts(o: digest.Overview) -> list[Part]:
     detail = Columns(["left", "left"])
     detail.add(Text("by stage", style="bold"), stage)
     detail.add(Text("caches", style="bold"), cache_text)
+    if o.no_graph:  # before any count, as the summary says it: the counts read as a normal run
+        return [Text(o.no_graph, style="bold red"), Text(""), t, Text(""), detail]
     return [t, Text(""), detail]
 
 
