@@ -21,8 +21,10 @@ from typing import Any
 
 from lsprotocol import types
 
+from dyn_inspect.inspector.source_files import read_source
 from dyn_inspect.lsp.documents import TextView
 from dyn_inspect.lsp.findings import norm_path
+from dyn_inspect.lsp.source_lines import relocate
 
 VERIFY = "dynInspect.verify"
 SOURCE = "dyn-inspect"
@@ -36,6 +38,9 @@ class Verdict:
     fixed_sites: dict[str, list[tuple[int, str]]] = field(default_factory=dict)  # file → [(line, title)]
     # not verified: where the re-run crashed or newly failed to compile, file → [(line, what)]
     unverified_sites: dict[str, list[tuple[int, str]]] = field(default_factory=dict)
+    # (file, line) → the line's text when the verdict was read: a hint follows its line
+    # through later edits (``relocate``), as the warnings do, instead of staying put
+    anchors: dict[tuple[str, int], str | None] = field(default_factory=dict)
 
     @property
     def after_run(self) -> str:
@@ -90,6 +95,7 @@ def load(data: dict[str, Any]) -> Verdict:
     verdict = Verdict(data)
     if not verdict.verified:
         _unverified_sites(verdict)
+        _anchor(verdict, verdict.unverified_sites)
         return verdict  # nothing is marked fixed by a re-run that did not verify the fix
     fixed = {c["title"] for c in data.get("fixed", [])}
     try:
@@ -103,7 +109,17 @@ def load(data: dict[str, Any]) -> Verdict:
                 verdict.fixed_sites.setdefault(norm_path(c.fix.file), []).append((c.fix.site_line, c.title))
             for site in c.sites:
                 verdict.fixed_sites.setdefault(norm_path(site.file), []).append((site.line, c.title))
+    _anchor(verdict, verdict.fixed_sites)
     return verdict
+
+
+def _anchor(verdict: Verdict, sites: dict[str, list[tuple[int, str]]]) -> None:
+    """Keep the text of each marked line as the file is now, right after the re-run."""
+    for file, entries in sites.items():
+        text = read_source(file)
+        lines = text.splitlines() if text is not None else []
+        for line, _ in entries:
+            verdict.anchors[(file, line)] = lines[line - 1] if 1 <= line <= len(lines) else None
 
 
 def _unverified_sites(verdict: Verdict) -> None:
@@ -147,21 +163,30 @@ def verified_hints(verdict: Verdict | None, path: str, view: TextView | None) ->
     compile instead ("not verified (re-run <id>): …")."""
     if verdict is None or view is None:
         return []
+    key = norm_path(path)
     if not verdict.verified:
+        placed = [(_now(verdict, key, line, view), what) for line, what in verdict.unverified_sites.get(key, [])]
         return [
-            _line_diagnostic(
-                view, line, f"not verified (re-run {verdict.run_id}): {what}", types.DiagnosticSeverity.Warning, "not-verified"
-            )
-            for line, what in verdict.unverified_sites.get(norm_path(path), [])
-            if 1 <= line <= len(view.lines)
+            _line_diagnostic(view, now, f"not verified (re-run {verdict.run_id}): {what}", types.DiagnosticSeverity.Warning, "not-verified")
+            for now, what in placed
+            if now is not None
         ]
     out = []
-    for line, title in verdict.fixed_sites.get(norm_path(path), []):
-        if 1 <= line <= len(view.lines):
+    for line, title in verdict.fixed_sites.get(key, []):
+        now = _now(verdict, key, line, view)
+        if now is not None:
             out.append(
-                _line_diagnostic(view, line, f"fixed ✓ (verified run {verdict.run_id}): {title}", types.DiagnosticSeverity.Hint, "verified")
+                _line_diagnostic(view, now, f"fixed ✓ (verified run {verdict.run_id}): {title}", types.DiagnosticSeverity.Hint, "verified")
             )
     return out
+
+
+def _now(verdict: Verdict, file: str, line: int, view: TextView) -> int | None:
+    """Where the marked line is in the document now; None when it cannot be told (gone,
+    or several lines like it nearby: no guess)."""
+    if (file, line) not in verdict.anchors:
+        return line if 1 <= line <= len(view.lines) else None
+    return relocate(view.lines, line, verdict.anchors[(file, line)])
 
 
 def _line_diagnostic(view: TextView, line: int, message: str, severity: types.DiagnosticSeverity, code: str) -> types.Diagnostic:

@@ -18,7 +18,7 @@ from pytest_lsp import LanguageClient
 
 from corpus_support import EXAMPLES
 from dyn_inspect.inspector.outputs.reports import VerifyReport
-from test_lsp_support import apply_edit, command, lsp_client_fixture, open_doc, ours, start, wait_for
+from test_lsp_support import apply_edit, command, lsp_client_fixture, open_doc, ours, replace_text, start, wait_for
 from test_outputs import strict
 
 client = lsp_client_fixture()
@@ -64,3 +64,12 @@ async def test_quick_fix_then_verify_shows_the_recompiles_gone(client: LanguageC
     # the breaks were not the fix's business: still shown, marked as still there
     assert any("still there after the fix" in d.message for d in ours(client, u))
     assert any("fixed ✓" in m.message for m in client.messages)  # window/showMessage
+
+    # Two lines added above: the hint moves with its line, as the warnings do (issue 28 #8:
+    # it stayed on the old line number).
+    def hint_lines() -> list[int]:
+        return sorted(d.range.start.line for d in ours(client, u) if d.message.startswith("fixed ✓"))
+
+    before = hint_lines()
+    replace_text(client, u, "# two lines\n# added above\n" + train.read_text(), version=2)
+    await wait_for(lambda: hint_lines() == [line + 2 for line in before], client, what="the hints on their moved lines", timeout=120)
