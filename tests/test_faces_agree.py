@@ -96,3 +96,26 @@ def test_report_html_says_the_clis_headlines(breaks_run: Run, cli_sites: dict[tu
         page = html.unescape(z.read("report.html").decode())
     for where, s in cli_sites.items():
         assert s["headline"] in page, where
+
+
+async def test_each_tab_counts_the_rows_it_lists(breaks_run: Run) -> None:
+    """A tab's count is its table's rows (the Shapes tab said "Shapes (0)" over 8 rows)."""
+    import re
+
+    from dyn_inspect.tui.views.base import View
+
+    app = InspectorApp(breaks_run.path, run=breaks_run, clock=lambda: 0.0)
+    async with app.run_test(size=(200, 50)) as pilot:
+        for key in "1234567890":
+            await pilot.press(key)
+            await pilot.pause(0.2)
+        counted = 0
+        for view in app.query(View):
+            label = view.tab_label(view.ctx)
+            number = re.search(r"\((\d+)\)$", label)
+            tables = list(view.query(DataTable))
+            if number is None or len(tables) != 1:
+                continue  # no count, or a tree (Compiles: frames over their compiles)
+            assert int(number[1]) == tables[0].row_count, (view.view_id, label, tables[0].row_count)
+            counted += 1
+        assert counted >= 5  # breaks, recompiles, kernels, failures, shapes, timeline
