@@ -119,3 +119,17 @@ async def test_each_tab_counts_the_rows_it_lists(breaks_run: Run) -> None:
             assert int(number[1]) == tables[0].row_count, (view.view_id, label, tables[0].row_count)
             counted += 1
         assert counted >= 5  # breaks, recompiles, kernels, failures, shapes, timeline
+
+
+@pytest.mark.parametrize(("size", "stacked"), [((80, 24), True), ((140, 40), False)])
+async def test_tables_take_the_width_on_a_small_terminal(breaks_run: Run, size: tuple[int, int], stacked: bool) -> None:
+    """At 80x24 a table beside its detail pane cut the causes' titles to 17 characters:
+    under 110 columns the table sits above its detail, at full width."""
+    app = InspectorApp(breaks_run.path, run=breaks_run, clock=lambda: 0.0)
+    async with app.run_test(size=size) as pilot:
+        await pilot.press("2")
+        await pilot.pause(0.3)
+        table = app.query_one("#breaks-table", DataTable)
+        detail = app.query_one("#break-detail")
+        assert (table.size.width >= size[0] - 2) is stacked, table.size
+        assert (detail.region.y > table.region.y) is stacked and (detail.region.x > table.region.x) is not stacked

@@ -123,6 +123,11 @@ ConfirmScreen, SearchScreen { align: center middle; }
 #search-input { border: none; height: 1; margin-bottom: 1; }
 #search-count { color: $text-muted; }
 #search-results { height: 1fr; }
+/* Under 110 columns a table beside its detail pane left the causes' titles 17 characters
+   (80x24): the pair is stacked instead, the table above at full width. */
+.-narrow View > Horizontal { layout: vertical; }
+.-narrow #breaks-left, .-narrow #recompiles-table, .-narrow #compiles-tree, .-narrow #failures-table, .-narrow #causes-table { width: 100%; height: 45%; }
+.-narrow View > Horizontal > .detail { border-left: none; border-top: hkey $foreground 20%; height: 1fr; }
 """
 
 
@@ -130,6 +135,7 @@ class InspectorApp(App[int]):
     """One run, live or finished. ``exit_code`` is what ``dyn-inspect`` returns on quit."""
 
     CSS = CSS
+    HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (110, "-wide")]  # (the screen's class, for CSS above)
     TITLE = "dyn-inspect"
     ENABLE_COMMAND_PALETTE = False
     BINDINGS = [
