@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+import inductor_pool
 from corpus_support import Corpus, Recording, records
 from dyn_inspect.inspector.run import Run
 
@@ -20,6 +21,39 @@ FIXTURES = Path(__file__).parent / "fixtures"
 # user's ~/.cache: every run a test opens writes its index under it, and subprocesses
 # (the CLI, the LSP) inherit it.
 os.environ.setdefault("DYN_INSPECT_KEY_DIR", tempfile.mkdtemp(prefix="dyn-inspect-key-"))
+
+# Programs a test starts without naming an Inductor cache share one of this session, never
+# torch's default /tmp/torchinductor_<user>, which outlives sessions (a later session's "first
+# compile" would hit an earlier one's FX cache). It is seeded from the session's pool of built
+# C++ when the first test starts (tests/inductor_pool.py).
+_SESSION_INDUCTOR_CACHE = Path(tempfile.mkdtemp(prefix="dyn-inspect-inductor-"))
+os.environ["TORCHINDUCTOR_CACHE_DIR"] = str(_SESSION_INDUCTOR_CACHE)
+
+
+def pytest_sessionstart(session: pytest.Session) -> None:
+    inductor_pool.start_probes()  # the instruction-set probes every fresh cache would build
+
+
+_session_cache_seeded = False
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_call(item: pytest.Item) -> object:
+    global _session_cache_seeded
+    if not _session_cache_seeded:
+        inductor_pool.seed(_SESSION_INDUCTOR_CACHE, harvest_when_test_ends=False)
+        _session_cache_seeded = True
+    return (yield)
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_teardown(item: pytest.Item, nextitem: pytest.Item | None) -> object:
+    try:
+        return (yield)
+    finally:
+        # the caches this test's programs built in (they have exited) feed the later ones
+        inductor_pool.harvest_test_caches()
+        inductor_pool.harvest(_SESSION_INDUCTOR_CACHE)
 
 
 # fixture name -> corpus program it needs

@@ -18,6 +18,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from inductor_pool import harvest, seed
+
 ROOT = Path(__file__).resolve().parent.parent
 CORPUS = ROOT / "tests" / "corpus"
 EXAMPLES = ROOT / "examples"
@@ -200,8 +202,9 @@ def _log_time(name: str, queued: float, started: float, ended: float) -> None:
         f.write(json.dumps(line) + "\n")
 
 
-def _start_later(rec: Recording, popen: Callable[[], subprocess.Popen[str]], after: Recording | None = None) -> None:
-    """Run ``popen()`` in a job slot (after ``after`` ended, if given) and wait for it."""
+def _start_later(rec: Recording, popen: Callable[[], subprocess.Popen[str]], after: Recording | None = None, built: Path | None = None) -> None:
+    """Run ``popen()`` in a job slot (after ``after`` ended, if given) and wait for it; then
+    the C++ it built in the Inductor cache ``built`` joins the session's pool."""
 
     def run() -> None:
         queued = time.monotonic()
@@ -213,6 +216,8 @@ def _start_later(rec: Recording, popen: Callable[[], subprocess.Popen[str]], aft
                 rec.process = popen()
                 rec.wait(timeout=None)
                 _log_time(rec.name, queued, started, time.monotonic())
+            if built is not None:
+                harvest(built)
         except Exception as exc:  # the test that reads this run reports it
             rec.stderr += f"\ncould not run {rec.name}: {exc!r}"
 
@@ -244,21 +249,25 @@ class Corpus:
         if runs_dir.exists():
             shutil.rmtree(runs_dir)
         rec = self.recordings[name] = Recording(name, runs_dir, None)
-        _start_later(rec, lambda: self._popen_recording(name, runs_dir))
+        _start_later(rec, lambda: self._popen_recording(name, runs_dir), built=self._inductor_cache(name))
         return rec
+
+    def _inductor_cache(self, name: str) -> Path:
+        return self.root / f"inductor-cache-{name}"
 
     def _popen_recording(self, name: str, runs_dir: Path) -> subprocess.Popen[str]:
         root = self.root
         env = _program_env(name)
         env["DYN_INSPECT_NO_TUI"] = "1"
-        # A fresh Inductor cache: every session sees first-run behaviour (all graph stages
-        # are logged; an FX-cache hit would skip pre/post-grad graphs). The differential
-        # programs get one each, so that their cache hits and misses do not depend on which
-        # other program compiled the same graph first.
-        cache = root / (f"inductor-cache-{name}" if name in DIFFERENTIAL else "inductor-cache")
-        if name in DIFFERENTIAL and cache.exists():
+        # A fresh Inductor cache for each program: every session sees first-run behaviour (all
+        # graph stages are logged; an FX-cache hit would skip pre/post-grad graphs), and the
+        # differential's cache hits and misses do not depend on which other program compiled
+        # the same graph first. Each is seeded with the session's built C++ only
+        # (tests/inductor_pool.py: no FX-graph or AOT cache entry).
+        cache = self._inductor_cache(name)
+        if cache.exists():
             shutil.rmtree(cache)
-        env["TORCHINDUCTOR_CACHE_DIR"] = str(cache)
+        env["TORCHINDUCTOR_CACHE_DIR"] = seed(cache, harvest_when_test_ends=False)
         cwd, argv = PROGRAMS[name]
         cmd = _dyn_inspect_cmd(runs_dir, argv)
         if name in WARM_FROM_COPY:
@@ -300,13 +309,13 @@ class Corpus:
         # After the recording: its Inductor cache, less the FX-graph and AOT caches, seeds
         # this run's, so compiled C++ kernels are not built twice (the counts compared —
         # FX-cache hits and misses, graphs, kernel names — do not change).
-        _start_later(rec, lambda: self._popen_plain(name, out, self.root / f"inductor-cache-{name}"), after=recording)
+        _start_later(rec, lambda: self._popen_plain(name, out, self._inductor_cache(name)), after=recording)
         return rec
 
-    def _popen_plain(self, name: str, out: Path, seed: Path) -> subprocess.Popen[str]:
+    def _popen_plain(self, name: str, out: Path, recorded: Path) -> subprocess.Popen[str]:
         cache = out / "inductor-cache"
-        if seed.is_dir():
-            shutil.copytree(seed, cache, copy_function=os.link, ignore=lambda d, names: [n for n in names if d == str(seed) and n in ("fxgraph", "aotautograd")])
+        if recorded.is_dir():
+            shutil.copytree(recorded, cache, copy_function=os.link, ignore=lambda d, names: [n for n in names if d == str(recorded) and n in ("fxgraph", "aotautograd")])
         env = _program_env(name)
         env["TORCH_LOGS"] = "graph_breaks,recompiles"
         env["TORCHINDUCTOR_CACHE_DIR"] = str(cache)

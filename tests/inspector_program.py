@@ -15,6 +15,8 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
+from inductor_pool import seed
+
 DYN_INSPECT = Path(sys.executable).parent / "dyn-inspect"
 
 LIBRARY = '''"""A stand-in for a third-party library (it lives under site-packages)."""
@@ -136,7 +138,7 @@ def record(root: Path) -> Recorded:
         library.write_text(LIBRARY)
         env = dict(os.environ)
         env["PYTHONPATH"] = str(library.parent.parent)
-        env["TORCHINDUCTOR_CACHE_DIR"] = str(root / "inductor-cache")
+        env["TORCHINDUCTOR_CACHE_DIR"] = seed(root / "inductor-cache")
         env.pop("DYN_INSPECT_RUNS_DIR", None)
         proc = subprocess.run(
             [str(DYN_INSPECT), "--no-tui", "--runs-dir", str(runs), "program.py"],

@@ -28,6 +28,7 @@ from test_lsp_quick_fixes import Recorded, apply, record
 from corpus_support import CORPUS
 from dyn_inspect.inspector.analysis.causes import recompile_causes
 from dyn_inspect.inspector.analysis.recompiles import frames_with_recompiles, recompile_timeline
+from inductor_pool import seed
 
 pytestmark = pytest.mark.corpus
 
@@ -68,7 +69,7 @@ _verified: dict[str, bool] = {}
 def plain(folder: Path, name: str, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
     """The program run plainly (no dyn-inspect) with torch's recompile log on."""
     run_env = {k: v for k, v in os.environ.items() if not k.startswith(("DYN_INSPECT", "TORCH_TRACE"))}
-    run_env.update(env, TORCH_LOGS="recompiles", TORCHINDUCTOR_CACHE_DIR=str(folder / "inductor-plain"))
+    run_env.update(env, TORCH_LOGS="recompiles", TORCHINDUCTOR_CACHE_DIR=seed(folder / "inductor-plain"))
     return subprocess.run([sys.executable, name], cwd=folder, env=run_env, capture_output=True, text=True, timeout=900)
 
 

@@ -15,6 +15,8 @@ from pathlib import Path
 import msgspec
 import pytest
 
+from inductor_pool import seed
+
 pytestmark = pytest.mark.corpus
 
 _BODY = """
@@ -45,7 +47,7 @@ def test_compiles_recorded_however_torch_is_imported(tmp_path: Path, name: str) 
     env = {
         **__import__("os").environ,
         "COUNTS_OUT": str(counts),
-        "TORCHINDUCTOR_CACHE_DIR": str(tmp_path / "inductor"),
+        "TORCHINDUCTOR_CACHE_DIR": seed(tmp_path / "inductor"),
         "DYN_INSPECT_RUNS_DIR": str(tmp_path / "runs"),
     }
     done = subprocess.run([_dyn_inspect(), "--no-tui", str(program)], env=env, capture_output=True, text=True, timeout=600)

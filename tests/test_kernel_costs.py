@@ -19,6 +19,7 @@ from dyn_inspect.cli import main
 from dyn_inspect.inspector.analysis.costs import cost_of, kernel_cost
 from dyn_inspect.inspector.run import Run
 from dyn_inspect.tui.app import InspectorApp
+from inductor_pool import seed
 from test_tui import SIZE, rows, settle
 
 STEPS = 2
@@ -45,7 +46,7 @@ def profiled(tmp_path_factory: pytest.TempPathFactory) -> tuple[Run, str]:
         base.mkdir(parents=True, exist_ok=True)
         (base / "prog.py").write_text(PROGRAM)
         env = {k: v for k, v in os.environ.items() if k not in ("DYN_INSPECT_RUNS_DIR", "KINETO_LOG_LEVEL")}
-        env["TORCHINDUCTOR_CACHE_DIR"] = str(base / "inductor-cache")
+        env["TORCHINDUCTOR_CACHE_DIR"] = seed(base / "inductor-cache")
         cmd = [str(DYN_INSPECT), "run", "--no-tui", "--runs-dir", str(base / "runs"), "--profile-kernels", str(STEPS), "prog.py"]
         proc = subprocess.run(cmd, cwd=base, env=env, capture_output=True, text=True, timeout=900)
         assert proc.returncode == 0, proc.stderr[-3000:]

@@ -42,6 +42,7 @@ from dyn_inspect.lsp.documents import TextView, path_uri
 from dyn_inspect.lsp.findings import RunIndex, Workspace, build_index
 from dyn_inspect.lsp.placement import place
 from dyn_inspect.lsp.settings import Settings
+from inductor_pool import seed
 from test_lsp_support import apply_edit
 
 pytestmark = pytest.mark.corpus
@@ -90,7 +91,7 @@ def record(text: str, base: Path, name: str = NAME) -> Recorded:
         folder.mkdir(parents=True)
         (folder / name).write_text(text)
         env = {k: v for k, v in os.environ.items() if k not in ("DYN_INSPECT_RUNS_DIR", "TORCH_LOGS", "TORCH_TRACE")}
-        env.update(DYN_INSPECT_NO_TUI="1", TORCHINDUCTOR_CACHE_DIR=str(folder / "inductor"))
+        env.update(DYN_INSPECT_NO_TUI="1", TORCHINDUCTOR_CACHE_DIR=seed(folder / "inductor"))
         proc = subprocess.run(
             [str(DYN_INSPECT), "--no-tui", "--runs-dir", str(folder / "runs"), name],
             cwd=folder,

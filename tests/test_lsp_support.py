@@ -22,6 +22,7 @@ from pytest_lsp import ClientServerConfig, LanguageClient, client_capabilities
 
 from corpus_support import CACHE_ENV, DYN_INSPECT, records
 from dyn_inspect.inspector.run import Run
+from inductor_pool import seed
 
 SERVER = [sys.executable, "-m", "dyn_inspect.lsp"]
 WAIT_S = 90.0  # a limit, not a pause: under a loaded CI a cold server took over 30 s
@@ -216,7 +217,7 @@ def record_library_program(base: Path) -> Path:
     (ws / "app.py").write_text(APP)
     env = {k: v for k, v in os.environ.items() if k != "DYN_INSPECT_RUNS_DIR"}
     env["DYN_INSPECT_NO_TUI"] = "1"
-    env["TORCHINDUCTOR_CACHE_DIR"] = str(base / "inductor-cache")
+    env["TORCHINDUCTOR_CACHE_DIR"] = seed(base / "inductor-cache")
     proc = subprocess.run([str(DYN_INSPECT), "--no-tui", "app.py"], cwd=ws, env=env, capture_output=True, text=True, timeout=900)
     assert proc.returncode == 0, proc.stderr[-3000:]
     done.write_text(json.dumps({"returncode": proc.returncode}))

@@ -18,6 +18,7 @@ from pytest_lsp import LanguageClient
 
 from corpus_support import EXAMPLES
 from dyn_inspect.inspector.outputs.reports import VerifyReport
+from inductor_pool import seed
 from test_lsp_support import apply_edit, command, lsp_client_fixture, open_doc, ours, replace_text, start, wait_for
 from test_outputs import strict
 
@@ -30,7 +31,7 @@ async def test_quick_fix_then_verify_shows_the_recompiles_gone(client: LanguageC
     work = tmp_path / "example"
     shutil.copytree(EXAMPLES, work, ignore=shutil.ignore_patterns(".dyn-inspect", "__pycache__"))
     runs = tmp_path / "runs"
-    env = {**os.environ, "DYN_INSPECT_NO_TUI": "1", "TORCHINDUCTOR_CACHE_DIR": str(tmp_path / "inductor")}
+    env = {**os.environ, "DYN_INSPECT_NO_TUI": "1", "TORCHINDUCTOR_CACHE_DIR": seed(tmp_path / "inductor")}
     env.pop("DYN_INSPECT_RUNS_DIR", None)
     rec = subprocess.run([str(DYN_INSPECT), "--no-tui", "--runs-dir", str(runs), "train.py", "--steps", "4"], cwd=work, env=env, capture_output=True, text=True, timeout=900)
     assert rec.returncode == 0, rec.stderr[-2000:]

@@ -18,6 +18,7 @@ from lsprotocol import types
 from pytest_lsp import LanguageClient
 
 from corpus_support import CACHE_ENV, DYN_INSPECT, marker_line, records
+from inductor_pool import seed
 from test_lsp_support import command, diagnostics, lsp_client_fixture, open_doc, ours, start, uri
 
 pytestmark = pytest.mark.corpus
@@ -58,7 +59,7 @@ def record_in_subdirectory(base: Path) -> Path:
     sub.mkdir(parents=True)
     (sub / "prog.py").write_text(PROG)
     env = _env()
-    env["TORCHINDUCTOR_CACHE_DIR"] = str(base / "inductor-cache")
+    env["TORCHINDUCTOR_CACHE_DIR"] = seed(base / "inductor-cache")
     proc = subprocess.run([str(DYN_INSPECT), "--no-tui", "prog.py"], cwd=sub, env=env, capture_output=True, text=True, timeout=900)
     assert proc.returncode == 0, proc.stderr[-3000:]
     (base / "recorded.json").write_text(json.dumps({"returncode": 0}))

@@ -30,6 +30,7 @@ from dyn_inspect.engine.launcher import JOIN_WINDOW_S, join_group_run, multinode
 from dyn_inspect.inspector.merge import merge_runs
 from dyn_inspect.inspector.ranks import break_ranks, divergence_report, node_statuses, rank_behaviours
 from dyn_inspect.inspector.run import Run
+from inductor_pool import seed
 
 PROGRAM_DIR = CORPUS / "multinode"
 TRAIN = PROGRAM_DIR / "train.py"
@@ -49,7 +50,7 @@ def _env() -> dict[str, str]:
     env["DYN_INSPECT_NO_TUI"] = "1"
     env.pop("DYN_INSPECT_RUNS_DIR", None)
     env.pop("DYN_INSPECT_RUN_DIR", None)
-    env["TORCHINDUCTOR_CACHE_DIR"] = str(_CACHE)  # the layouts compile the same graphs
+    env["TORCHINDUCTOR_CACHE_DIR"] = seed(_CACHE)  # the layouts compile the same graphs
     env["OMP_NUM_THREADS"] = "1"
     return env
 

@@ -19,6 +19,7 @@ import nbformat
 import pytest
 
 from corpus_support import DYN_INSPECT
+from inductor_pool import seed
 
 pytestmark = pytest.mark.corpus
 
@@ -66,7 +67,7 @@ def _execute(cells: list[str], cwd: Path) -> Any:
     nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(c) for c in cells])
     env_before = dict(os.environ)
     os.environ.pop("DYN_INSPECT_RUNS_DIR", None)
-    os.environ["TORCHINDUCTOR_CACHE_DIR"] = str(cwd / "inductor-cache")  # each kernel its own: the same compiles
+    os.environ["TORCHINDUCTOR_CACHE_DIR"] = seed(cwd / "inductor-cache")  # each kernel its own: the same compiles
     try:
         nbclient.NotebookClient(nb, timeout=600, kernel_name="python3", allow_errors=True, resources={"metadata": {"path": str(cwd)}}).execute()
     finally:

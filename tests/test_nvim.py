@@ -19,6 +19,7 @@ import pytest
 from corpus_support import CACHE_ENV, DYN_INSPECT, EXAMPLES
 from dyn_inspect.inspector.analysis.causes import causes
 from dyn_inspect.inspector.run import Run
+from inductor_pool import seed
 
 NVIM = shutil.which("nvim")
 LUA = Path(__file__).parent / "nvim" / "diagnostics.lua"
@@ -27,7 +28,7 @@ pytestmark = [pytest.mark.corpus, pytest.mark.skipif(NVIM is None, reason="nvim 
 
 def _env(base: Path) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if k not in ("DYN_INSPECT_RUNS_DIR", "TORCH_LOGS", "TORCH_TRACE")}
-    env.update(DYN_INSPECT_NO_TUI="1", TORCHINDUCTOR_CACHE_DIR=str(base / "inductor"))
+    env.update(DYN_INSPECT_NO_TUI="1", TORCHINDUCTOR_CACHE_DIR=seed(base / "inductor"))
     return env
 
 

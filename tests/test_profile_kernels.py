@@ -18,6 +18,7 @@ import pytest
 from corpus_support import CACHE_ENV, DYN_INSPECT, EXAMPLES, marker_line, records
 from dyn_inspect.engine.schema import KernelProfile
 from dyn_inspect.inspector.run import Run
+from inductor_pool import seed
 
 TRAIN = EXAMPLES / "train.py"
 STEPS = 3
@@ -28,7 +29,7 @@ def _record(runs_dir: Path, cwd: Path, argv: list[str]) -> subprocess.CompletedP
     env = dict(os.environ)
     env["DYN_INSPECT_NO_TUI"] = "1"
     env.pop("DYN_INSPECT_RUNS_DIR", None)
-    env["TORCHINDUCTOR_CACHE_DIR"] = str(runs_dir / "inductor-cache")
+    env["TORCHINDUCTOR_CACHE_DIR"] = seed(runs_dir / "inductor-cache")
     cmd = [str(DYN_INSPECT), "run", "--no-tui", "--runs-dir", str(runs_dir), *argv]
     return subprocess.run(cmd, cwd=cwd, env=env, capture_output=True, text=True, timeout=900)
 

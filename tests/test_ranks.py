@@ -35,6 +35,7 @@ from dyn_inspect.inspector.ranks import (
 )
 from dyn_inspect.inspector.reports import summary_dict
 from dyn_inspect.inspector.run import Run
+from inductor_pool import seed
 
 RANKS_DIR = CORPUS / "ranks"
 TRAIN = RANKS_DIR / "train.py"
@@ -203,7 +204,7 @@ def _env(tmp_path: Path) -> dict[str, str]:
     env.pop("DYN_INSPECT_RUN_DIR", None)
     # One Inductor cache for the launch-form tests: they compile the same graphs, so after
     # the first one the C++ kernels come from the FX cache (still the real Inductor path).
-    env["TORCHINDUCTOR_CACHE_DIR"] = str(_SHARED_CACHE)
+    env["TORCHINDUCTOR_CACHE_DIR"] = seed(_SHARED_CACHE)
     return env
 
 

@@ -20,6 +20,7 @@ import pytest
 
 from corpus_support import records
 from dyn_inspect.engine import torch_compat
+from inductor_pool import seed
 
 PROGRAM = Path(__file__).parent / "compat" / "faulty.py"
 
@@ -72,7 +73,7 @@ def _events(run_dir: Path) -> list[dict]:
 def results(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Result]:
     root = tmp_path_factory.mktemp("compat-faults")
     env = dict(os.environ)
-    env["TORCHINDUCTOR_CACHE_DIR"] = str(root / "inductor-cache")  # shared: later runs hit it
+    env["TORCHINDUCTOR_CACHE_DIR"] = seed(root / "inductor-cache")  # shared: later runs hit it
     env.pop("DYN_INSPECT_RUN_DIR", None)
 
     def start(fault: str, record: bool) -> subprocess.Popen[str]:

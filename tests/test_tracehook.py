@@ -13,6 +13,7 @@ import pytest
 
 from corpus_support import DYN_INSPECT, records
 from dyn_inspect.inspector.run import Run
+from inductor_pool import seed
 
 PROGRAM = '''
 import torch
@@ -33,7 +34,7 @@ def _record(tmp: Path, name: str, env_extra: dict[str, str]) -> Run:
     work.mkdir()
     (work / "prog.py").write_text(PROGRAM)
     env = {k: v for k, v in os.environ.items() if not k.startswith(("DYN_INSPECT_", "TORCH_TRACE"))}
-    env.update({"DYN_INSPECT_NO_TUI": "1", "TORCHINDUCTOR_CACHE_DIR": str(work / "inductor"), **env_extra})
+    env.update({"DYN_INSPECT_NO_TUI": "1", "TORCHINDUCTOR_CACHE_DIR": seed(work / "inductor"), **env_extra})
     proc = subprocess.run([str(DYN_INSPECT), "run", "--no-tui", "--runs-dir", str(work / "runs"), "prog.py"],
                           cwd=work, env=env, capture_output=True, text=True, timeout=900)
     assert proc.returncode == 0, proc.stderr[-3000:]

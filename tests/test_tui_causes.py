@@ -19,6 +19,7 @@ from corpus_support import EXAMPLES
 from dyn_inspect.inspector.run import Run
 from dyn_inspect.tui.app import InspectorApp
 from dyn_inspect.tui.views.causes import CausesView
+from inductor_pool import seed
 from test_tui import SIZE, cursor_row, flat, rows, settle, static_text
 
 TRAIN = EXAMPLES / "train.py"
@@ -75,7 +76,7 @@ async def test_v_verifies_the_fix_and_marks_the_cause_fixed(tmp_path: Path) -> N
     work = tmp_path / "example"
     shutil.copytree(EXAMPLES, work, ignore=shutil.ignore_patterns(".dyn-inspect", "__pycache__"))
     runs = tmp_path / "runs"
-    env = {**os.environ, "DYN_INSPECT_NO_TUI": "1", "TORCHINDUCTOR_CACHE_DIR": str(tmp_path / "inductor")}
+    env = {**os.environ, "DYN_INSPECT_NO_TUI": "1", "TORCHINDUCTOR_CACHE_DIR": seed(tmp_path / "inductor")}
     env.pop("DYN_INSPECT_RUNS_DIR", None)
     dyn_inspect = Path(sys.executable).parent / "dyn-inspect"
     rec = subprocess.run([str(dyn_inspect), "--no-tui", "--runs-dir", str(runs), "train.py", "--steps", "4"],

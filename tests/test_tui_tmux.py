@@ -21,6 +21,7 @@ import pytest
 
 from corpus_support import CORPUS, EXAMPLES, marker_line
 from dyn_inspect.inspector.run import Run
+from inductor_pool import seed
 
 TMUX = shutil.which("tmux")
 DYN_INSPECT = Path(sys.executable).parent / "dyn-inspect"
@@ -160,7 +161,7 @@ def test_live_example_shows_breaks_and_recompiles(terminal: Terminal, tmp_path: 
     terminal.start(
         [str(DYN_INSPECT), "--runs-dir", str(tmp_path / "runs"), "train.py", "--steps", "4"],
         cwd=EXAMPLES,
-        env={"TORCHINDUCTOR_CACHE_DIR": str(tmp_path / "inductor-cache")},
+        env={"TORCHINDUCTOR_CACHE_DIR": seed(tmp_path / "inductor-cache")},
     )
     terminal.wait_for("compiling forward", timeout=120)
     terminal.keys("2")

@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 
 from dyn_inspect.inspector.outputs.reports import VerifyReport
+from inductor_pool import seed
 from test_outputs import strict
 
 RECOMPILES = """import torch
@@ -51,7 +52,7 @@ MOVED = FULLGRAPH.replace('    print("a")\n', '    y = y + 1\n    print("b")\n')
 
 def _env(cache: Path) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if k not in ("DYN_INSPECT_RUNS_DIR", "TORCH_LOGS", "TORCH_TRACE")}
-    return {**env, "DYN_INSPECT_NO_TUI": "1", "TORCHINDUCTOR_CACHE_DIR": str(cache)}
+    return {**env, "DYN_INSPECT_NO_TUI": "1", "TORCHINDUCTOR_CACHE_DIR": seed(cache)}
 
 
 def _record(work: Path, source: str, runs: Path, cache: Path) -> Path:
