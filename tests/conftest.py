@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import os
-import sys
 import tempfile
 from collections.abc import Callable
 from pathlib import Path
@@ -20,7 +19,12 @@ FIXTURES = Path(__file__).parent / "fixtures"
 # The run index's key (inspector/index.py) lives in a directory of this session, not in the
 # user's ~/.cache: every run a test opens writes its index under it, and subprocesses
 # (the CLI, the LSP) inherit it.
-os.environ.setdefault("DYN_INSPECT_KEY_DIR", tempfile.mkdtemp(prefix="dyn-inspect-key-"))
+# Each pytest-xdist worker has its own (the index's bounded folders keep the newest entries:
+# one worker's runs must not push out another's).
+if os.environ.get("PYTEST_XDIST_WORKER"):
+    os.environ["DYN_INSPECT_KEY_DIR"] = tempfile.mkdtemp(prefix="dyn-inspect-key-")
+else:
+    os.environ.setdefault("DYN_INSPECT_KEY_DIR", tempfile.mkdtemp(prefix="dyn-inspect-key-"))
 
 # Programs a test starts without naming an Inductor cache share one of this session, never
 # torch's default /tmp/torchinductor_<user>, which outlives sessions (a later session's "first
@@ -121,7 +125,10 @@ def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config
 @pytest.fixture(scope="session")
 @records
 def corpus(tmp_path_factory: pytest.TempPathFactory) -> Corpus:
-    c = Corpus(tmp_path_factory.mktemp("corpus-runs"))
+    # pytest-xdist's workers share one root (each worker's basetemp is a folder of the
+    # session's): each program is recorded by one of them, the others read its result.
+    shared = os.environ.get("PYTEST_XDIST_WORKER")
+    c = Corpus(tmp_path_factory.getbasetemp().parent / "corpus-runs" if shared else tmp_path_factory.mktemp("corpus-runs"))
     # Recordings first: the differential's plain runs are started behind them, so the
     # programs other tests wait on get the cores first.
     c.prestart([*_needed, *(p for p in _needed_plain if p not in _needed)])
@@ -182,7 +189,7 @@ def gpu_trace_run(tmp_path_factory: pytest.TempPathFactory) -> Run:
 # stopped half-way measured is kept. Measurement only; no test reads it.
 def _log_test_time(report: pytest.TestReport) -> None:
     path = os.environ.get("DYN_INSPECT_TEST_TIMES")
-    if path:
+    if path and not os.environ.get("PYTEST_XDIST_WORKER"):  # under xdist the controller logs each
         with open(path, "a") as f:
             f.write(json.dumps({"nodeid": report.nodeid, "when": report.when, "s": round(report.duration, 2)}) + "\n")
 
@@ -193,6 +200,7 @@ _differential: dict[str, list[str]] = {}  # program -> quantities that did not m
 
 def pytest_runtest_logreport(report: pytest.TestReport) -> None:
     _log_test_time(report)
+    _note_fix_verdict(report)
     if "test_differential.py::" not in report.nodeid or "[" not in report.nodeid:
         return
     # tests/test_differential.py::test_x[program-quantity] or ::test_y[program]
@@ -204,9 +212,24 @@ def pytest_runtest_logreport(report: pytest.TestReport) -> None:
         failed.append(name)
 
 
+# -- the fix corpus's verdict per fix kind (tests/test_fix_corpus.py puts ("fix_verified",
+# (kind, program)) in its reports' user_properties, which reach the controller under xdist too)
+_fixes_verified: dict[str, bool] = {}
+
+
+def _note_fix_verdict(report: pytest.TestReport) -> None:
+    if report.when != "call":
+        return
+    for name, value in report.user_properties:
+        if name == "fix_verified":
+            kind, program = value
+            _fixes_verified[f"{kind} ({program})"] = report.passed
+
+
 def pytest_terminal_summary(terminalreporter, exitstatus: int, config: pytest.Config) -> None:
-    fix_corpus = sys.modules.get("test_fix_corpus")
-    lines = fix_corpus.pytest_terminal_summary_lines() if fix_corpus is not None else []
+    lines = [f"  {kind}: not verified" for kind, ok in sorted(_fixes_verified.items()) if not ok]
+    if _fixes_verified:
+        lines.append(f"fixes: {sum(_fixes_verified.values())}/{len(_fixes_verified)} verified")
     if lines:
         terminalreporter.write_sep("-", "fix corpus: each fix applied and re-run")
         for line in lines:

@@ -6,6 +6,7 @@ line numbers up with ``marker_line`` instead of hard-coding them.
 
 from __future__ import annotations
 
+import fcntl
 import json
 import os
 import shlex
@@ -159,18 +160,20 @@ class Recording:
             if self.returncode is None and self.process is not None:
                 self.stdout, self.stderr = self.process.communicate(timeout=timeout)
                 self.returncode = self.process.returncode
-                if os.environ.get(CACHE_ENV):
-                    result = {"returncode": self.returncode, "stdout": self.stdout, "stderr": self.stderr}
-                    (self.runs_dir / "result.json").write_text(json.dumps(result))
+                # what the other processes of this session (or, with DYN_INSPECT_CORPUS_CACHE,
+                # later sessions) read instead of recording the program again
+                result = {"returncode": self.returncode, "stdout": self.stdout, "stderr": self.stderr}
+                (self.runs_dir / "result.json").write_text(json.dumps(result))
         return self
 
-    @classmethod
-    def cached(cls, name: str, runs_dir: Path) -> Recording | None:
-        result = runs_dir / "result.json"
+    def load_cached(self) -> bool:
+        """Takes the result a finished recording left in ``runs_dir``; False when none."""
+        result = self.runs_dir / "result.json"
         if not result.is_file():
-            return None
+            return False
         data = json.loads(result.read_text())
-        return cls(name, runs_dir, None, data["returncode"], data["stdout"], data["stderr"])
+        self.returncode, self.stdout, self.stderr = data["returncode"], data["stdout"], data["stderr"]
+        return True
 
     @property
     def run_dir(self) -> Path:
@@ -184,7 +187,10 @@ class Recording:
 # so a few overlap well on two cores; each also holds a torch process and Inductor's
 # compile workers (~1 GB), so starting every program at once only risks memory.
 JOBS_ENV = "DYN_INSPECT_CORPUS_JOBS"
-_SLOTS = threading.Semaphore(int(os.environ.get(JOBS_ENV, "6")))
+# Under pytest-xdist each worker gets its share of the default.
+_WORKERS = int(os.environ.get("PYTEST_XDIST_WORKER_COUNT") or 1)
+_JOBS = int(os.environ.get(JOBS_ENV) or max(1, 6 // _WORKERS))
+_SLOTS = threading.Semaphore(_JOBS)
 
 
 # With DYN_INSPECT_CORPUS_TIMES=FILE, each recording appends one JSON line to FILE: its
@@ -197,27 +203,39 @@ def _log_time(name: str, queued: float, started: float, ended: float) -> None:
     path = os.environ.get(TIMES_ENV)
     if not path:
         return
-    line = {"name": name, "queued_s": round(started - queued, 1), "wall_s": round(ended - started, 1), "jobs": os.environ.get(JOBS_ENV, "6")}
+    line = {"name": name, "queued_s": round(started - queued, 1), "wall_s": round(ended - started, 1), "jobs": _JOBS, "workers": _WORKERS}
     with open(path, "a") as f:
         f.write(json.dumps(line) + "\n")
 
 
 def _start_later(rec: Recording, popen: Callable[[], subprocess.Popen[str]], after: Recording | None = None, built: Path | None = None) -> None:
     """Run ``popen()`` in a job slot (after ``after`` ended, if given) and wait for it; then
-    the C++ it built in the Inductor cache ``built`` joins the session's pool."""
+    the C++ it built in the Inductor cache ``built`` joins the session's pool.
+
+    The program's lock file beside ``rec.runs_dir`` is held from before the check for a
+    finished result to its end, so of the processes sharing a corpus root (pytest-xdist's
+    workers) one records each program and the others wait for it and read its result."""
 
     def run() -> None:
         queued = time.monotonic()
         try:
             if after is not None:
                 after.wait(timeout=None)
-            with _SLOTS:
-                started = time.monotonic()
-                rec.process = popen()
-                rec.wait(timeout=None)
-                _log_time(rec.name, queued, started, time.monotonic())
-            if built is not None:
-                harvest(built)
+            rec.runs_dir.parent.mkdir(parents=True, exist_ok=True)
+            with open(rec.runs_dir.parent / f"{rec.name}.lock", "a") as claim:
+                fcntl.flock(claim, fcntl.LOCK_EX)  # released when the file closes
+                if rec.load_cached():
+                    return
+                if rec.runs_dir.exists():
+                    shutil.rmtree(rec.runs_dir)  # what a recording that died half-way left
+                rec.runs_dir.mkdir(parents=True)
+                with _SLOTS:
+                    started = time.monotonic()
+                    rec.process = popen()
+                    rec.wait(timeout=None)
+                    _log_time(rec.name, queued, started, time.monotonic())
+                if built is not None:
+                    harvest(built)
         except Exception as exc:  # the test that reads this run reports it
             rec.stderr += f"\ncould not run {rec.name}: {exc!r}"
 
@@ -242,12 +260,6 @@ class Corpus:
         if name in self.recordings:
             return self.recordings[name]
         runs_dir = self.root / name
-        cached = Recording.cached(name, runs_dir)
-        if cached is not None:
-            self.recordings[name] = cached
-            return cached
-        if runs_dir.exists():
-            shutil.rmtree(runs_dir)
         rec = self.recordings[name] = Recording(name, runs_dir, None)
         _start_later(rec, lambda: self._popen_recording(name, runs_dir), built=self._inductor_cache(name))
         return rec
@@ -297,13 +309,6 @@ class Corpus:
         if key in self.recordings:
             return self.recordings[key]
         out = self.root / key
-        cached = Recording.cached(key, out)
-        if cached is not None:
-            self.recordings[key] = cached
-            return cached
-        if out.exists():
-            shutil.rmtree(out)
-        out.mkdir(parents=True)
         recording = self._start(name)
         rec = self.recordings[key] = Recording(key, out, None)
         # After the recording: its Inductor cache, less the FX-graph and AOT caches, seeds

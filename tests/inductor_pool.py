@@ -15,10 +15,15 @@ differential's plain runs have done since issue 27. Tests *about* warm caches wa
 Built C++ enters the pool only from a cache whose users are done: a test's caches when the
 test ends (tests/conftest.py), a corpus recording's when it exits; a ``.so`` whose build was
 cut short (its ``<name>_CxxBuild`` folder is left beside it) or is not an ELF file is skipped.
+
+Under pytest-xdist the workers share one pool (its path is in ``DYN_INSPECT_TEST_CPP_POOL``,
+which the controller sets when it imports this module and the workers inherit), and the
+probes are built by whichever process takes the pool's lock first.
 """
 
 from __future__ import annotations
 
+import fcntl
 import os
 import subprocess
 import sys
@@ -27,7 +32,10 @@ import threading
 from collections.abc import Iterator
 from pathlib import Path
 
-POOL = Path(tempfile.mkdtemp(prefix="dyn-inspect-cpp-pool-"))
+POOL_ENV = "DYN_INSPECT_TEST_CPP_POOL"
+POOL = Path(os.environ.get(POOL_ENV) or tempfile.mkdtemp(prefix="dyn-inspect-cpp-pool-"))
+os.environ[POOL_ENV] = str(POOL)  # inherited by pytest-xdist's workers: one pool for all
+_PROBES_DONE = POOL / ".probes-built"
 _NEVER_SEEDED = frozenset({"fxgraph", "aotautograd", "locks", "precompiled_headers"})
 _lock = threading.Lock()
 _pending: list[Path] = []  # caches seeded for the running test: harvested when it ends
@@ -86,12 +94,20 @@ def harvest(cache: Path) -> None:
 
 
 def start_probes() -> None:
-    """Builds the probes into the pool in the background (once per session)."""
+    """Builds the probes into the pool in the background (once per session, across the
+    session's processes: the others wait for the first)."""
     global _probes
     if _probes is not None:
         return
 
     def build() -> None:
+        with open(POOL / ".probes.lock", "a") as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)  # released when the file closes
+            if not _PROBES_DONE.exists():
+                build_here()
+                _PROBES_DONE.touch()
+
+    def build_here() -> None:
         cache = Path(tempfile.mkdtemp(prefix="dyn-inspect-cpp-probes-"))
         env = {k: v for k, v in os.environ.items() if not k.startswith(("DYN_INSPECT_", "TORCH_TRACE", "TORCH_LOGS"))}
         env["TORCHINDUCTOR_CACHE_DIR"] = str(cache)

@@ -19,6 +19,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -63,9 +64,6 @@ FIXES: dict[str, FixCase] = {
     ),
 }
 
-_verified: dict[str, bool] = {}
-
-
 def plain(folder: Path, name: str, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
     """The program run plainly (no dyn-inspect) with torch's recompile log on."""
     run_env = {k: v for k, v in os.environ.items() if not k.startswith(("DYN_INSPECT", "TORCH_TRACE"))}
@@ -78,9 +76,9 @@ def recompile_lines(stderr: str) -> list[str]:
 
 
 @pytest.mark.parametrize("kind", sorted(FIXES))
-def test_fix_is_applied_and_verified(kind: str, tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_fix_is_applied_and_verified(kind: str, tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch, record_property: Callable[[str, object], None]) -> None:
     case = FIXES[kind]
-    _verified[kind] = False
+    record_property("fix_verified", (kind, case.program))  # conftest's summary: passed = verified
     for k, v in case.env.items():
         monkeypatch.setenv(k, v)
     base = tmp_path_factory.mktemp(kind)
@@ -114,7 +112,6 @@ def test_fix_is_applied_and_verified(kind: str, tmp_path_factory: pytest.TempPat
     again: Recorded = record(fixed_text, base, case.program)
     assert again.recompiles() == 0
     assert again.run.model.exit_code in (0, None) and again.stdout == original.stdout
-    _verified[kind] = True
 
 
 def _shape_guards_are_the_installed_ones(rec: Recorded) -> None:
@@ -128,14 +125,6 @@ def _shape_guards_are_the_installed_ones(rec: Recorded) -> None:
     assert cs.not_installed and all("==" in g.readable for g in cs.not_installed), [g.readable for g in cs.guards]
     assert "kwargs['input_ids'].shape[1] == 12" in [g.readable for g in cs.not_installed]
     assert cs.installed_guards and not any("== 12" in g.readable for g in cs.installed_guards)
-
-
-def pytest_terminal_summary_lines() -> list[str]:
-    """What conftest's terminal summary prints for this module."""
-    if not _verified:
-        return []
-    lines = [f"  {kind}: not verified ({FIXES[kind].program})" for kind, ok in sorted(_verified.items()) if not ok]
-    return [*lines, f"fixes: {sum(_verified.values())}/{len(_verified)} verified"]
 
 
 def _suggestions(rec: Recorded) -> list[tuple[str, str, str | None]]:
@@ -159,10 +148,96 @@ def test_dynamic_false_advice_does_not_promise_automatic_dynamic(tmp_path_factor
         assert code == "torch._dynamo.mark_dynamic(x, 0)"
 
 
-def test_a_resume_function_is_told_to_compile_its_own_function(tmp_path_factory: pytest.TempPathFactory) -> None:
-    """A resume function of `gn` was told `torch.compile(model, dynamic=True)`."""
-    rec = record((FIX_CORPUS / "resume_gn.py").read_text(), tmp_path_factory.mktemp("resume"), "resume_gn.py")
-    resumed = [(text, code) for frame, text, code in _suggestions(rec) if frame.startswith("torch_dynamo_resume_in_gn_at_")]
-    assert resumed, _suggestions(rec)
-    for text, code in resumed:
-        assert code == "torch.compile(gn, dynamic=True)" and "`gn`" in text, (text, code)
+# -- snippets: suggestions with code but no quick fix ----------------------------------------
+# Shown as "try: <code>" by summary, recompiles, the TUI, the hover and the report. Each case
+# writes the snippet into the program the way a user would (``old`` → ``new``, reviewed by
+# hand), re-runs it plainly and under dyn-inspect, and checks the recompiles are gone.
+
+
+@dataclass(frozen=True)
+class SnippetCase:
+    program: str
+    frame: str  # the frames (name prefix) whose suggestion carries the snippet
+    snippet: str  # Suggestion.code, exactly
+    old: str  # the program text the user changes ...
+    new: str  # ... into this
+    output_kept: bool  # the fix's text promises the same values
+
+
+# fix kind (inspector/analysis/fix_kinds.py) → the program that verifies it
+SNIPPETS: dict[str, SnippetCase] = {
+    # a resume function of `gn` was once told `torch.compile(model, dynamic=True)` (another
+    # function of the file): the snippet names `gn`, and compiling gn dynamic removes the recompile
+    "dynamic_true_resume": SnippetCase(
+        "resume_gn.py", "torch_dynamo_resume_in_gn_at_", "torch.compile(gn, dynamic=True)",
+        "@torch.compile\ndef gn(", "@torch.compile(dynamic=True)\ndef gn(", True,
+    ),
+    "contiguous": SnippetCase(
+        "layout_stride.py", "by_layout", "x = x.contiguous()",
+        "    print(by_layout(x)", "    x = x.contiguous()\n    print(by_layout(x)", True,
+    ),
+    # a float from .item() crosses a break into the resume function, which is guarded on
+    # its value; capturing .item() removes the break and the recompiles (same values)
+    "capture_scalar_outputs": SnippetCase(
+        "item_scale.py", "torch_dynamo_resume_in_scale_by_mean_at_", "torch._dynamo.config.capture_scalar_outputs = True",
+        "import torch\n", "import torch\n\ntorch._dynamo.config.capture_scalar_outputs = True\n", True,
+    ),
+    # the cast changes the dtype of the result ("if the change is unintended"): not kept
+    "cast_dtype": SnippetCase(
+        "dtype_mix.py", "by_dtype", "x = x.to(torch.float32)",
+        "    y = by_dtype(x)", "    x = x.to(torch.float32)\n    y = by_dtype(x)", False,
+    ),
+}
+
+
+@pytest.mark.parametrize("kind", sorted(SNIPPETS))
+def test_snippet_is_applied_and_verified(kind: str, tmp_path_factory: pytest.TempPathFactory, record_property: Callable[[str, object], None]) -> None:
+    case = SNIPPETS[kind]
+    record_property("fix_verified", (kind, case.program))
+    base = tmp_path_factory.mktemp(kind)
+    text = (FIX_CORPUS / case.program).read_text()
+    original = record(text, base, case.program)
+    assert original.recompiles() > 0, "the program must recompile before the fix"
+    said = [(text_, code) for frame, text_, code in _suggestions(original) if frame.startswith(case.frame)]
+    assert said and all(code == case.snippet for _, code in said), _suggestions(original)
+    if kind == "dynamic_true_resume":
+        assert all("`gn`" in text_ for text_, _ in said), said
+    m = original.run.model
+    kinds = {e.suggestion.kind for fr in frames_with_recompiles(m) for e in recompile_timeline(m, fr) if e.suggestion is not None and e.suggestion.code}
+    assert kind in kinds, kinds
+    assert text.count(case.old) == 1
+    fixed_text = text.replace(case.old, case.new)
+
+    folder = base / "fixed"
+    folder.mkdir()
+    (folder / case.program).write_text(fixed_text)
+    proc = plain(folder, case.program, {})
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert recompile_lines(proc.stderr) == [], proc.stderr[-3000:]
+    assert "Traceback" not in proc.stderr, proc.stderr[-3000:]
+    if case.output_kept:
+        assert proc.stdout == original.stdout
+    again: Recorded = record(fixed_text, base, case.program)
+    assert again.recompiles() == 0
+    assert again.run.model.exit_code in (0, None) and again.stdout == proc.stdout
+
+
+def test_every_verified_fix_kind_names_a_test_that_applies_it() -> None:
+    """fix_kinds.VERIFIED is the gate: a kind is offered only with a test that applies it."""
+    import test_lsp_quick_fixes
+
+    from dyn_inspect.inspector.analysis.fix_kinds import VERIFIED
+
+    cases = {"test_fix_is_applied_and_verified": FIXES, "test_snippet_is_applied_and_verified": SNIPPETS}
+    for kind, node in VERIFIED.items():
+        path, _, name = node.partition("::")
+        name, _, param = name.partition("[")
+        module = {"tests/test_fix_corpus.py": sys.modules[__name__], "tests/test_lsp_quick_fixes.py": test_lsp_quick_fixes}[path]
+        assert callable(getattr(module, name, None)), node
+        if param:
+            assert param.rstrip("]") in cases[name], node
+        if name == "test_snippet_is_applied_and_verified":
+            assert param.rstrip("]") == kind, node  # the case applies this kind's snippet
+    # the LSP's own quick fixes are covered by test_lsp_quick_fixes; every snippet case's
+    # kind is in the gate (a case without an entry would verify nothing anyone sees)
+    assert set(SNIPPETS) <= set(VERIFIED)

@@ -69,7 +69,9 @@ def test_recompile_limit_reached_and_eager_from_then_on(limit_run: Run) -> None:
     last = timeline[-1]
     assert [(f.entry, f.expected, f.actual) for f in last.failures] == [("0/1", "Double", "Half"), ("0/0", "Float", "Half")]
     assert last.suggestion is not None and "eagerly" in last.suggestion.text
-    assert last.suggestion.code == "torch._dynamo.config.recompile_limit = 4"
+    # raising the limit is not a verified fix (limit.py's dtypes would pass a doubled limit
+    # too): the advice says why, with no snippet (inspector/analysis/fix_kinds.py)
+    assert last.suggestion.code is None and "raise the limit only if" in last.suggestion.text
     assert frames_with_recompiles(model) == [frame]
 
 
@@ -97,7 +99,8 @@ def test_python_value_suggestions(program_run: Run) -> None:
     by = {f.name: recompile_timeline(model, f)[1].suggestion for f in frames_with_recompiles(model)}
     assert by["by_int"] is not None and "dynamic=True" in (by["by_int"].code or "") and "torch.tensor(n)" in by["by_int"].text
     assert by["by_global"] is not None and "`SCALE`" in by["by_global"].text
-    assert by["forward"] is not None and by["forward"].code == "torch._dynamo.config.allow_unspec_int_on_nn_module = True"
+    # the flag is named in the text, but no test applies it: no snippet is offered
+    assert by["forward"] is not None and by["forward"].code is None and "allow_unspec_int_on_nn_module" in by["forward"].text
 
 
 def test_object_identity_guard(program_run: Run) -> None:
@@ -179,7 +182,7 @@ def test_mark_dynamic_names_the_keyword_argument(faces_recompiles_run: Run) -> N
         ("0/0: tensor 'kwargs['input_ids']' size mismatch at index 1. expected 8, actual 16", "torch._dynamo.mark_dynamic(input_ids, 1)  # the tensor passed as input_ids="),
         ("0/0: ___stack0 == 0.25", None),
         ("0/0: self.scale == 0.5", None),
-        ("0/0: self.k == 3", "torch._dynamo.config.allow_unspec_int_on_nn_module = True"),
+        ("0/0: self.k == 3", None),  # unverified fix kind: the text names the flag, no snippet
     ],
 )
 def test_suggestions_without_frame_context_say_less(reason: str, code: str | None) -> None:

@@ -27,6 +27,7 @@ import json
 import os
 import shutil
 import subprocess
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -223,8 +224,10 @@ def test_each_finding_gets_honest_fixes_with_the_expected_edits(original: Record
 
 
 def test_copy_a_fixes_remove_every_break_and_recompile_and_lose_only_what_they_say(
-    original: Recorded, tmp_path_factory: pytest.TempPathFactory
+    original: Recorded, tmp_path_factory: pytest.TempPathFactory, record_property: Callable[[str, object], None]
 ) -> None:
+    # the fix kind (inspector/analysis/fix_kinds.py) this test verifies, for `fixes: N/N verified`
+    record_property("fix_verified", ("dynamic_true_scalar", NAME))
     text = PROGRAM.read_text()
     for marker, pick in [
         ("BREAK:print", "reorder"),  # registers print for the whole program: talky's and noisy's too
@@ -281,7 +284,8 @@ def test_copy_c_reorder_without_inlined_prints_keeps_the_output(copy_b: Recorded
 OPTIM = CORPUS / "optim_fix.py"
 
 
-def test_tensor_lr_fix_removes_the_lr_recompiles_and_keeps_stdout(tmp_path_factory: pytest.TempPathFactory) -> None:
+def test_tensor_lr_fix_removes_the_lr_recompiles_and_keeps_stdout(tmp_path_factory: pytest.TempPathFactory, record_property: Callable[[str, object], None]) -> None:
+    record_property("fix_verified", ("tensor_lr", OPTIM.name))
     text = OPTIM.read_text()
     before = record(text, tmp_path_factory.mktemp("optim-fix"), OPTIM.name)
     assert before.recompiles() == 2  # torch's SGD.step: lr 0.01 → 0.005 → 0.0025

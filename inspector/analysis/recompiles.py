@@ -24,6 +24,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Literal, TypedDict
 
+from dyn_inspect.inspector.analysis.fix_kinds import FixKind, offered
 from dyn_inspect.inspector.locations import functions_in
 from dyn_inspect.inspector.model import CompileInfo, FrameInfo, RunModel
 
@@ -80,6 +81,9 @@ class Suggestion:
 
     text: str
     code: str | None = None
+    # what kind of fix ``code`` is (inspector/analysis/fix_kinds.py): ``suggest`` keeps the
+    # code only for kinds a test verifies
+    kind: FixKind | None = None
 
 
 @dataclass
@@ -431,6 +435,7 @@ def _suggest_size(f: GuardFailure, ctx: SuggestContext | None) -> Suggestion:
             f"from {f.expected} to {f.actual}: this resume frame was compiled for a static size. Mark the "
             f"dim dynamic on the input it is computed from, or compile `{_fn(ctx, 'model')}` with dynamic=True.",
             f"torch.compile({_fn(ctx, 'model')}, dynamic=True)",
+            "dynamic_true_resume",
         )
     keyword = _keyword(f.source, ctx)
     if ctx is not None and ctx.resume_line is not None and keyword is None:
@@ -443,6 +448,7 @@ def _suggest_size(f: GuardFailure, ctx: SuggestContext | None) -> Suggestion:
             f"from, or compile `{_fn(ctx)}` with dynamic=True"
             + (f"; {_STATIC_TEXT}" if ctx.static else "; otherwise torch recompiles once and then goes dynamic."),
             f"torch.compile({_fn(ctx)}, dynamic=True)",
+            "dynamic_true_resume",
         )
     if keyword is not None:
         kdims = [(keyword, f.dim if f.dim is not None else 0)] + [
@@ -459,6 +465,7 @@ def _suggest_size(f: GuardFailure, ctx: SuggestContext | None) -> Suggestion:
             f"torch compiled for a static size. Mark {'these dims' if len(kdims) > 1 else 'that dim'} dynamic on the tensors you pass "
             f"before the first call (or compile with dynamic=True){later}",
             mark_dynamic_code(kdims) + (f"  # the tensor passed as {keyword}=" if len(kdims) == 1 else ""),
+            "mark_dynamic",
         )
     var = _snippet_var(f.source)
     dims = _dims_with(f, var, ctx) if var is not None else []
@@ -467,12 +474,14 @@ def _suggest_size(f: GuardFailure, ctx: SuggestContext | None) -> Suggestion:
         return Suggestion(
             f"dim {f.dim} of `{src}` changed from {f.expected} to {f.actual}: torch compiled for a static size, and {_STATIC_TEXT}",
             f"torch.compile({_fn(ctx)}, dynamic=True)" if var is None else mark_dynamic_code(dims),
+            "dynamic_true_static" if var is None else "mark_dynamic",
         )
     return Suggestion(
         f"dim {f.dim} of `{src}` changed from {f.expected} to {f.actual}{also}: torch compiled for a "
         f"static size. Mark {'these dims' if len(dims) > 1 else 'the dim'} dynamic before the first call (or compile with dynamic=True) "
         f"so one graph serves every size; otherwise torch recompiles once and then goes dynamic.",
         mark_dynamic_code(dims) if var is not None else None,
+        "mark_dynamic",
     )
 
 
@@ -483,6 +492,7 @@ def _suggest_stride(f: GuardFailure, ctx: SuggestContext | None) -> Suggestion:
         f"layout differs between calls (a transpose/view or channels_last). Pass a consistent layout, "
         f"e.g. call .contiguous() before the compiled function.",
         f"{_var(f.source)} = {_var(f.source)}.contiguous()",
+        "contiguous",
     )
 
 
@@ -500,6 +510,7 @@ def _suggest_dtype(f: GuardFailure, ctx: SuggestContext | None) -> Suggestion:
         f"`{src}` changed dtype ({f.expected} → {f.actual}): each dtype compiles its own graph. "
         f"Cast to one dtype before the compiled call if the change is unintended.",
         f"{_var(f.source)} = {_var(f.source)}.to(torch.{_torch_dtype(f.expected)})",
+        "cast_dtype",
     )
 
 
@@ -536,6 +547,7 @@ def _suggest_dynamic_marking(f: GuardFailure, ctx: SuggestContext | None) -> Sug
         f"part of the guards. Mark the tensor the same way before every call, or mark it once on "
         f"a tensor you reuse.",
         f"torch._dynamo.mark_dynamic({_var(f.source)}, 0)  # before every call",
+        "mark_dynamic_every_call",
     )
 
 
@@ -553,6 +565,7 @@ def _suggest_scalar(f: GuardFailure, ctx: SuggestContext | None) -> Suggestion:
                 f"Keep it a tensor (drop the .item()), or let Dynamo trace .item() so there is no "
                 f"break at all.",
                 "torch._dynamo.config.capture_scalar_outputs = True",
+                "capture_scalar_outputs",
             )
         return Suggestion(
             f"a Python float carried across a graph break (`{f.source}`, compiled for {f.expected}) "
@@ -565,6 +578,7 @@ def _suggest_scalar(f: GuardFailure, ctx: SuggestContext | None) -> Suggestion:
             f"specializes Python ints/floats to constants. Pass it as a tensor, or compile with "
             f"dynamic=True so numbers become symbolic.",
             f"torch.compile({_fn(ctx)}, dynamic=True)",
+            "dynamic_true_scalar",
         )
     later = (
         "torch did not make it dynamic after the recompile (dynamic=False): every value compiles again."
@@ -575,6 +589,7 @@ def _suggest_scalar(f: GuardFailure, ctx: SuggestContext | None) -> Suggestion:
         f"the Python number `{src}` was specialized to {f.expected} and changed: each value compiles "
         f"a new graph. Pass it as a tensor (torch.tensor({var})), or compile with dynamic=True; {later}",
         f"torch.compile({_fn(ctx)}, dynamic=True)  # or pass torch.tensor({var})",
+        "dynamic_true_scalar",
     )
 
 
@@ -588,6 +603,7 @@ def _suggest_attribute(f: GuardFailure, ctx: SuggestContext | None) -> Suggestio
             f"baked into the compiled step, so every new value (e.g. from an LR scheduler) compiles "
             f"again. Give the optimizer a tensor lr; its value is then read at run time.",
             f"lr=torch.tensor({f.expected})  # in the optimizer's constructor, e.g. torch.optim.SGD(params, lr=torch.tensor({f.expected}))",
+            "tensor_lr",
         )
     # allow_unspec_int_on_nn_module is about ints only (and only on an nn.Module).
     unspec = bool(_INT_RE.match((f.expected or "").strip())) and (f.source or "").startswith("self.")
@@ -601,6 +617,7 @@ def _suggest_attribute(f: GuardFailure, ctx: SuggestContext | None) -> Suggestio
             else ""
         ),
         "torch._dynamo.config.allow_unspec_int_on_nn_module = True" if unspec else None,
+        "unspec_int_on_module",
     )
 
 
@@ -692,12 +709,14 @@ def _suggest_shape(f: GuardFailure, ctx: SuggestContext | None) -> Suggestion:
             f"dim {f.dim} of `{src}` is dynamic but a size of 0 or 1 arrived: torch specializes sizes "
             f"0 and 1. Avoid size-1 inputs, or mark the dim unbacked.",
             f"torch._dynamo.decorators.mark_unbacked({_var(f.source)}, {f.dim})",
+            "mark_unbacked",
         )
     return Suggestion(
         f"a symbolic-shape guard on dim {f.dim} of `{src}` failed ({f.text}): the new size is outside "
         f"what the dynamic graph assumed. Relax the range with torch._dynamo.mark_dynamic(x, dim, "
         f"min=..., max=...), or check which operation specialized the size.",
         f"torch._dynamo.mark_dynamic({_var(f.source)}, {f.dim})",
+        "mark_dynamic_range",
     )
 
 
@@ -757,8 +776,14 @@ _SUGGEST: dict[GuardKind, Callable[[GuardFailure, SuggestContext | None], Sugges
 def suggest(f: GuardFailure, ctx: SuggestContext | None = None) -> Suggestion:
     """A concrete suggestion for one structured guard failure. ``ctx`` (the frame's
     ``**kwargs`` name, resume-function origin, repeats) makes some advice specific; without
-    it the advice that depends on it is left out rather than guessed."""
-    return _SUGGEST[f.kind](f, ctx)
+    it the advice that depends on it is left out rather than guessed. Its code is kept only
+    for a fix kind a test verifies (``fix_kinds.VERIFIED``)."""
+    return _offered(_SUGGEST[f.kind](f, ctx))
+
+
+def _offered(s: Suggestion) -> Suggestion:
+    code = offered(s.kind, s.code)
+    return s if code == s.code else Suggestion(s.text, None, None)
 
 
 _DTYPES = {
@@ -791,10 +816,13 @@ def suggest_for(reason: str) -> Suggestion:
 
 def limit_suggestion(limit: int | None) -> Suggestion:
     n = f" ({limit})" if limit is not None else ""
-    return Suggestion(
-        f"the recompile limit{n} was reached: this frame runs eagerly (uncompiled) from here on. "
-        f"Fix the recompile causes above; raise the limit only if the variants are expected.",
-        f"torch._dynamo.config.recompile_limit = {(limit or 8) * 2}",
+    return _offered(
+        Suggestion(
+            f"the recompile limit{n} was reached: this frame runs eagerly (uncompiled) from here on. "
+            f"Fix the recompile causes above; raise the limit only if the variants are expected.",
+            f"torch._dynamo.config.recompile_limit = {(limit or 8) * 2}",
+            "raise_recompile_limit",
+        )
     )
 
 

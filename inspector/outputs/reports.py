@@ -474,6 +474,7 @@ class GuardFailure(Output):
 class Suggestion(Output):
     text: str
     code: str | None
+    kind: str | None = None  # the fix kind of ``code`` (inspector/analysis/fix_kinds.py)
 
 
 class TimelineEntry(Output):

@@ -1019,6 +1019,7 @@ export interface StageTimes {
 export interface Suggestion {
     text: string;
     code: string | null;
+    kind?: string | null;
 }
 
 /**
