@@ -88,6 +88,7 @@ RUN_FIXTURES = {
     "cache_warm_run": "cache_warm",
     "error_break_run": "error_break",
     "no_graph_run": "no_graph",
+    "control_flow_run": "control_flow",
 }
 _needed: list[str] = []
 _needed_plain: list[str] = []  # programs whose plain (torch-only) run the selection needs
@@ -171,6 +172,7 @@ shapes_run = _run_fixture("shapes", "tests/corpus/shapes.py: dynamic=True, a dim
 cache_warm_run = _run_fixture("cache_warm", "tests/corpus/cache/train.py, warmed from a copy: a hit, a bypass, a miss.")
 error_break_run = _run_fixture("error_break", "tests/corpus/error_break.py: torch.sin(y, 1) breaks with GB0112.")
 no_graph_run = _run_fixture("no_graph", "tests/corpus/no_graph.py: a compiled function that only prints: no graph.")
+control_flow_run = _run_fixture("control_flow", "tests/corpus/control_flow.py: torch.cond recompiling on a length; nonzero's unbacked sizes.")
 warm_cache_run = _run_fixture("warm_cache", "tests/corpus/warm/train.py, its Inductor cache warmed from another copy.")
 
 

@@ -66,6 +66,8 @@ PROGRAMS: dict[str, tuple[Path, list[str]]] = {
     "error_break": (CORPUS, ["error_break.py"]),
     # issue 28 #12: frames compiled, no graph captured
     "no_graph": (CORPUS, ["no_graph.py"]),
+    # issue 28: torch.cond on a data-dependent predicate, and nonzero's unbacked sizes
+    "control_flow": (CORPUS, ["control_flow.py"]),
 }
 
 # The programs the differential harness compares with torch (tests/test_differential.py).
@@ -86,6 +88,7 @@ DIFFERENTIAL: list[str] = [
     "recompiles",
     "limit",
     "no_graph",  # torch too counts 0 graphs (the no-graph headline rests on that)
+    "control_flow",  # torch.cond recompiling on a length; unbacked symbols from nonzero
 ]
 
 # Extra environment per program. Hugging Face must never reach for the hub: the models

@@ -58,7 +58,10 @@ mypy_summary=$(tail -1 "$lint_log")
 rm -f "$lint_log"
 
 pytest_log=$(mktemp)
-.venv/bin/python -m pytest -q -p no:cacheprovider "$@" 2>&1 | tee "$pytest_log"
+# Two workers (pytest-xdist; both CPUs of the CI machine), each file on one worker (module
+# state and module fixtures stay together); they share the corpus recordings and the C++
+# pool (tests/corpus_support.py, tests/inductor_pool.py). `-n 0` after the command runs serially.
+.venv/bin/python -m pytest -q -p no:cacheprovider -n 2 --dist loadfile "$@" 2>&1 | tee "$pytest_log"
 pytest_rc=${PIPESTATUS[0]}
 # Exit 5 (nothing collected) is fine for a selection that matched no test (`-k nothing`),
 # never when collection itself failed: a module that does not import must fail CI.

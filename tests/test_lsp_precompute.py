@@ -118,6 +118,15 @@ async def test_a_fresh_server_without_saved_findings_publishes_the_same(client: 
     if saved is None:
         pytest.skip("runs after test_a_fresh_server_shows_the_findings_the_cli_precomputed")
     recorded, cwd, program, shown = saved
+    # The previous test's server may have saved the findings it built for its workspace
+    # after that test removed the precomputed entry (its second poll races the unlink):
+    # none of this run's saved findings may be left, or this server starts from them too.
+    run, ws = _opened(recorded, [cwd])
+    key = findings_cache._key(run, ws)
+    assert key is not None
+    (index.cache_dir() / "findings" / f"{key.hex()}.msgpack").unlink(missing_ok=True)
+    _general_entry(recorded).unlink(missing_ok=True)
+    assert findings_cache.peek(recorded, [cwd]) is None, "saved findings of the run are left"
     built = await _first_diagnostics(client, recorded, cwd, program)
     assert "before reading it" not in SERVER_LOG.read_text()
     key = lambda d: (d.range.start.line, d.range.start.character, d.message)  # noqa: E731

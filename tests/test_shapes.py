@@ -144,3 +144,24 @@ def test_symbols_on_the_example_name_user_lines_once_each(example_run: Run) -> N
     assert located and all("torch/" not in s.loc.file.replace("\\", "/") for s in located if s.loc is not None), [
         (s.name, s.loc) for s in located
     ]
+
+
+CONTROL_FLOW = CORPUS / "control_flow.py"
+
+
+def test_unbacked_symbols_name_the_users_line_never_the_recorder(control_flow_run: Run) -> None:
+    """Issue 28 #5 on a real program: torch creates nonzero's unbacked size while our hook on
+    trace_structured is on the stack; the symbol is created at the user's `x.nonzero()`, and
+    no symbol, specialization or guard of any compile is placed in dyn-inspect's own files."""
+    from dyn_inspect.engine.normalizers.locations import is_ours
+
+    found = {cs.function: cs for cs in compile_shapes(control_flow_run.model)}
+    unbacked = [s for s in found["positives"].symbols if s.symbol.startswith("u")]
+    assert unbacked, [s.symbol for s in found["positives"].symbols]
+    at_user = [s for s in unbacked if s.loc is not None and s.loc.file == str(CONTROL_FLOW)]
+    assert at_user and {s.loc.line for s in at_user if s.loc} == {marker_line(CONTROL_FLOW, "UNBACKED:nonzero")}
+    for cs in found.values():
+        for loc in [s.loc for s in cs.symbols] + [s.loc for s in cs.specializations] + [g.loc for g in cs.guards]:
+            assert loc is None or not is_ours(loc.file), loc
+    # torch.cond's function recompiled on the length (the differential compares the count)
+    assert "branchy" in found and found["branchy"].compile.cid == "0/1"
