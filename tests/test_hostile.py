@@ -384,20 +384,40 @@ def test_language_server_reads_a_run_with_a_fifo_and_exits_on_request(breaks_run
         {"jsonrpc": "2.0", "method": "textDocument/didOpen",
          "params": {"textDocument": {"uri": source.as_uri(), "languageId": "python", "version": 1, "text": source.read_text()}}},
     ]
+    import threading
+    import time
+
+    # stdout and stderr read as they come: the wait below is on the server having read the
+    # run (its first diagnostics for breaks.py), not on a sleep
+    got: dict[str, bytearray] = {"out": bytearray(), "err": bytearray()}
+
+    def drain(name: str, fd: int) -> None:
+        for chunk in iter(lambda: os.read(fd, 65536), b""):
+            got[name] += chunk
+
+    assert proc.stdout is not None and proc.stderr is not None
+    readers = [threading.Thread(target=drain, args=(n, st.fileno()), daemon=True) for n, st in (("out", proc.stdout), ("err", proc.stderr))]
+    for r in readers:
+        r.start()
     try:
         for m in messages:
             proc.stdin.write(_lsp_message(m))
         proc.stdin.flush()
-        import time
-
-        time.sleep(3)  # let it read the run
+        deadline = time.monotonic() + 120
+        while b"publishDiagnostics" not in got["out"] or source.name.encode() not in got["out"]:
+            assert proc.poll() is None, bytes(got["err"]).decode()[-2000:]
+            assert time.monotonic() < deadline, "the server published nothing for breaks.py: " + bytes(got["err"]).decode()[-2000:]
+            time.sleep(0.05)
         proc.stdin.write(_lsp_message({"jsonrpc": "2.0", "id": 2, "method": "shutdown", "params": None}))
         proc.stdin.write(_lsp_message({"jsonrpc": "2.0", "method": "exit", "params": None}))
         proc.stdin.flush()
-        out, err = proc.communicate(timeout=60)
+        proc.wait(timeout=60)
+        for r in readers:
+            r.join(timeout=60)
     finally:
         if proc.poll() is None:
             proc.kill()
+    out, err = bytes(got["out"]), bytes(got["err"])
     assert proc.returncode == 0, err.decode()[-2000:]
     assert b"Traceback" not in err
     assert b'"id": 2' in out or b'"id":2' in out  # shutdown was answered

@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING
 
 from rich.text import Text
 from textual import events, on
-from textual.app import App, ComposeResult
+from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal
 from textual.widget import Widget
@@ -34,6 +34,7 @@ from dyn_inspect.inspector.errors import InspectorError
 from dyn_inspect.inspector.events import Loc, read_tail
 from dyn_inspect.inspector.run import Run
 from dyn_inspect.tui import digest, last_frame
+from dyn_inspect.tui._textual_hacks import DisplayHook, full_frame_text
 from dyn_inspect.tui.display import display_loc, duration, run_cwd
 from dyn_inspect.tui.follow import OutputBuffer, RunFollower
 from dyn_inspect.tui.messages import ChildExited, LabelChanged, LoadFailed, OutputAvailable, RunLoaded, RunUpdated
@@ -41,7 +42,6 @@ from dyn_inspect.tui.views.base import Context, SearchHit, View
 
 if TYPE_CHECKING:  # the launcher (and the recorder it imports) only where a run starts
     from rich.console import RenderableType
-    from textual.screen import Screen
     from textual.widgets import Select
 
     from dyn_inspect.engine.launcher import Launch, LaunchSpec
@@ -131,7 +131,7 @@ ConfirmScreen, SearchScreen { align: center middle; }
 """
 
 
-class InspectorApp(App[int]):
+class InspectorApp(DisplayHook[int]):
     """One run, live or finished. ``exit_code`` is what ``dyn-inspect`` returns on quit."""
 
     CSS = CSS
@@ -303,26 +303,18 @@ class InspectorApp(App[int]):
         of the run to replay at once (tui/last_frame.py)."""
         self._frame_spot = spot
 
-    def _display(self, screen: Screen[object], renderable: RenderableType | None) -> None:
-        super()._display(screen, renderable)
+    def on_terminal_write(self, renderable: RenderableType) -> None:
         spot = self._frame_spot
-        if spot is not None and renderable is not None:
+        if spot is not None:
             self._frame_spot = None
             self.call_later(self._keep_frame, spot, renderable)
 
     def _keep_frame(self, spot: last_frame.Spot, renderable: RenderableType) -> None:
         """The first frame, if Textual drew the whole screen at once (else nothing is kept)."""
-        from textual.geometry import Region
-
-        try:
-            from textual._compositor import LayoutUpdate  # (private: another Textual may move it)
-        except ImportError:
-            return
-
         width, height = self.size
-        if self.is_headless or not isinstance(renderable, LayoutUpdate) or renderable.region != Region(0, 0, width, height):
-            return
-        last_frame.keep(spot, width, height, renderable.render_segments(self.console))
+        frame = None if self.is_headless else full_frame_text(renderable, width, height, self.console)
+        if frame is not None:
+            last_frame.keep(spot, width, height, frame)
 
     def _collect_again(self) -> None:
         """`dyn-inspect open` and the live run start with the cyclic GC off (cli/commands):

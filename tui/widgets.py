@@ -9,6 +9,8 @@ from rich.syntax import Syntax
 from textual.events import Resize
 from textual.widgets import RichLog
 
+from dyn_inspect.tui._textual_hacks import size_known
+
 
 class DetailPane(RichLog):
     """The pane beside a table or tree: highlighted source, explanations, code.
@@ -53,7 +55,7 @@ class DetailPane(RichLog):
 
     def on_resize(self, event: Resize) -> None:
         super().on_resize(event)
-        if self._parts and self._size_known and self.scrollable_content_region.width != self._shown_width:
+        if self._parts and size_known(self) and self.scrollable_content_region.width != self._shown_width:
             self._render_parts()  # text re-wraps to the new width
 
     def text(self) -> str:
