@@ -32,17 +32,14 @@ from pathlib import Path
 
 import msgspec
 
+from dyn_inspect.inspector.analysis import causes as _causes
+from dyn_inspect.inspector.analysis.recompiles import reasons_of, recompile_timeline
+from dyn_inspect.inspector.analysis.suggestions import suggest
 from dyn_inspect.inspector.events import GraphBreak, Loc, degraded_notes
 from dyn_inspect.inspector.locations import def_line, inside, is_library, run_cwd
 from dyn_inspect.inspector.model import CompileInfo, FrameInfo, RunModel
 from dyn_inspect.inspector.run import Run
 from dyn_inspect.inspector.source_files import allow_root, source_lines
-
-try:  # the analysis module explains guard failures; without it reasons are shown raw
-    from dyn_inspect.inspector.analysis import recompiles as _analysis
-except ImportError:  # pragma: no cover - only while the module is missing
-    _analysis = None  # type: ignore[assignment]
-from dyn_inspect.inspector.analysis import causes as _causes
 
 LOGGING_FUNCTIONS = {"debug", "info", "warning", "error", "critical", "exception", "log"}
 RESUME_RE = re.compile(r"^torch_dynamo_resume_in_(?P<name>.+)_at_(?P<line>\d+)$")
@@ -503,35 +500,28 @@ def _explain(m: RunModel, frame: FrameInfo, part: bool) -> tuple[list[RecompileS
     limit_text = None
     part_name = frame.name if part else None
     part_line = frame.firstlineno if part else None
-    if _analysis is not None:
-        for entry in _analysis.recompile_timeline(m, frame):
-            if entry.limit_reached and entry.suggestion is not None:
-                limit_text = entry.suggestion.text
-            if not entry.is_recompile:
-                continue
-            reasons = _analysis.reasons_of(entry.compile)
-            first = entry.failures[0] if entry.failures else None
-            suggestion = entry.suggestion if not entry.limit_reached else (_analysis.suggest(first) if first is not None else None)
-            steps.append(
-                RecompileStep(
-                    cid=entry.cid,
-                    part=part_name,
-                    part_line=part_line,
-                    reasons=reasons,
-                    text=first.text if first is not None else "; ".join(reasons),
-                    suggestion=suggestion.text if suggestion else None,
-                    code=suggestion.code if suggestion else None,
-                    kind=first.kind if first is not None else None,
-                    source=first.source if first is not None else None,
-                    dim=first.dim if first is not None else None,
-                )
+    for entry in recompile_timeline(m, frame):
+        if entry.limit_reached and entry.suggestion is not None:
+            limit_text = entry.suggestion.text
+        if not entry.is_recompile:
+            continue
+        reasons = reasons_of(entry.compile)
+        first = entry.failures[0] if entry.failures else None
+        suggestion = entry.suggestion if not entry.limit_reached else (suggest(first) if first is not None else None)
+        steps.append(
+            RecompileStep(
+                cid=entry.cid,
+                part=part_name,
+                part_line=part_line,
+                reasons=reasons,
+                text=first.text if first is not None else "; ".join(reasons),
+                suggestion=suggestion.text if suggestion else None,
+                code=suggestion.code if suggestion else None,
+                kind=first.kind if first is not None else None,
+                source=first.source if first is not None else None,
+                dim=first.dim if first is not None else None,
             )
-        return steps, limit_text
-    for c in frame.compiles[1:]:  # pragma: no cover - fallback without the analysis module
-        reasons = (
-            list(c.recompile.reasons) if c.recompile else ([c.capture.recompile_reason] if c.capture and c.capture.recompile_reason else [])
         )
-        steps.append(RecompileStep(c.cid, part_name, part_line, reasons, "; ".join(reasons)))
     return steps, limit_text
 
 

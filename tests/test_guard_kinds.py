@@ -10,7 +10,8 @@ from typing import get_args
 
 import pytest
 
-from dyn_inspect.inspector.analysis.recompiles import _SUGGEST, PARSERS, GuardKind, parse_reason, suggest
+from dyn_inspect.inspector.analysis.guard_failures import PARSERS, GuardKind, parse_reason
+from dyn_inspect.inspector.analysis.suggestions import _SUGGEST, suggest
 
 EXAMPLES = json.loads((Path(__file__).parent / "fixtures" / "guard_failures_torch-2.13.0.json").read_text())["examples"]
 # Kinds with no recorded example, and why (a kind added without an example fails below).

@@ -6,13 +6,9 @@ from __future__ import annotations
 import pytest
 
 from corpus_support import CORPUS, EXAMPLES, marker_line, records
-from dyn_inspect.inspector.analysis.recompiles import (
-    frames_with_recompiles,
-    parse_reason,
-    recompile_limit_of,
-    recompile_timeline,
-    suggest_for,
-)
+from dyn_inspect.inspector.analysis.guard_failures import parse_reason
+from dyn_inspect.inspector.analysis.recompiles import frames_with_recompiles, recompile_limit_of, recompile_timeline
+from dyn_inspect.inspector.analysis.suggestions import suggest_for
 from dyn_inspect.inspector.model import FrameInfo, RunModel
 from dyn_inspect.inspector.run import Run
 from inspector_program import Recorded, record_once
@@ -235,7 +231,7 @@ def test_resume_function_local_gets_no_mark_dynamic_on_it(example_run: Run) -> N
 
 
 def test_object_identity_advice_to_create_once_needs_repeated_failures() -> None:
-    from dyn_inspect.inspector.analysis.recompiles import SuggestContext, suggest
+    from dyn_inspect.inspector.analysis.suggestions import SuggestContext, suggest
 
     f = parse_reason("3/1: ___check_obj_id(L['scale_fn'], 140001)")
     assert f.kind == "object_id" and f.source == "scale_fn"

@@ -9,13 +9,8 @@ import sys
 from dataclasses import asdict
 
 from dyn_inspect.inspector.analysis.causes import describe_fix, recompile_causes
-from dyn_inspect.inspector.analysis.recompiles import (
-    GuardFailure,
-    TimelineEntry,
-    frames_with_recompiles,
-    recompile_limit_of,
-    recompile_timeline,
-)
+from dyn_inspect.inspector.analysis.guard_failures import GuardFailure
+from dyn_inspect.inspector.analysis.recompiles import TimelineEntry, frames_with_recompiles, recompile_limit_of, recompile_timeline
 from dyn_inspect.inspector.analysis.shapes import shapes_of
 from dyn_inspect.inspector.console import make_console
 from dyn_inspect.inspector.locations import def_line, file_line, short_path

@@ -28,15 +28,10 @@ from typing import Literal
 
 from dyn_inspect.engine.normalizers.locations import is_library_file
 from dyn_inspect.engine.schema import Loc
+from dyn_inspect.inspector.analysis.guard_failures import GuardFailure
 from dyn_inspect.inspector.analysis.messages import label
-from dyn_inspect.inspector.analysis.recompiles import (
-    LR_SOURCE_RE,
-    GuardFailure,
-    dynamic_dims_of,
-    frames_with_recompiles,
-    mark_dynamic_code,
-    recompile_timeline,
-)
+from dyn_inspect.inspector.analysis.recompiles import dynamic_dims_of, frames_with_recompiles, recompile_timeline
+from dyn_inspect.inspector.analysis.suggestions import LR_SOURCE_RE, mark_dynamic_code
 from dyn_inspect.inspector.locations import def_line, functions_in, parsed_source, short_path
 from dyn_inspect.inspector.model import BreakGroup, CompileInfo, FrameInfo, RunModel
 from dyn_inspect.inspector.source_files import read_source

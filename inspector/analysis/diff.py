@@ -21,7 +21,8 @@ from dataclasses import dataclass, field
 from typing import Generic, TypeVar
 
 from dyn_inspect.inspector.analysis.breaks import identity
-from dyn_inspect.inspector.analysis.recompiles import parse_reason, reasons_of
+from dyn_inspect.inspector.analysis.guard_failures import parse_reason
+from dyn_inspect.inspector.analysis.recompiles import reasons_of
 from dyn_inspect.inspector.locations import relative, run_cwd
 from dyn_inspect.inspector.model import RunModel
 

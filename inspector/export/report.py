@@ -164,7 +164,7 @@ def _def_loc(file: str | None, first_line: int | None) -> Loc | None:
 
 def _suggestions(reason: str) -> list[tuple[str, str | None]]:
     try:
-        from dyn_inspect.inspector.analysis.recompiles import suggest_for
+        from dyn_inspect.inspector.analysis.suggestions import suggest_for
     except ImportError:  # the analysis package is optional to the export
         return []
     try:
