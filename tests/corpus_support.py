@@ -215,9 +215,20 @@ def _start_later(rec: Recording, popen: Callable[[], subprocess.Popen[str]], aft
     """Run ``popen()`` in a job slot (after ``after`` ended, if given) and wait for it; then
     the C++ it built in the Inductor cache ``built`` joins the session's pool.
 
-    The program's lock file beside ``rec.runs_dir`` is held from before the check for a
-    finished result to its end, so of the processes sharing a corpus root (pytest-xdist's
-    workers) one records each program and the others wait for it and read its result."""
+    Of the processes sharing a corpus root (pytest-xdist's workers) one records each
+    program: it holds the program's lock file beside ``rec.runs_dir`` while it records, and
+    the others wait on that lock and read the result it left. The lock is tried only once a
+    slot is free, and a process that finds it taken gives its slot back while it waits: a
+    worker never holds programs it is not yet recording (the other's slots would idle)."""
+
+    def record_here(queued: float) -> None:
+        if rec.runs_dir.exists():
+            shutil.rmtree(rec.runs_dir)  # what a recording that died half-way left
+        rec.runs_dir.mkdir(parents=True)
+        started = time.monotonic()
+        rec.process = popen()
+        rec.wait(timeout=None)
+        _log_time(rec.name, queued, started, time.monotonic())
 
     def run() -> None:
         queued = time.monotonic()
@@ -225,18 +236,23 @@ def _start_later(rec: Recording, popen: Callable[[], subprocess.Popen[str]], aft
             if after is not None:
                 after.wait(timeout=None)
             rec.runs_dir.parent.mkdir(parents=True, exist_ok=True)
-            with open(rec.runs_dir.parent / f"{rec.name}.lock", "a") as claim:
-                fcntl.flock(claim, fcntl.LOCK_EX)  # released when the file closes
-                if rec.load_cached():
-                    return
-                if rec.runs_dir.exists():
-                    shutil.rmtree(rec.runs_dir)  # what a recording that died half-way left
-                rec.runs_dir.mkdir(parents=True)
+            with open(rec.runs_dir.parent / f"{rec.name}.lock", "a") as claim:  # unlocked when closed
                 with _SLOTS:
-                    started = time.monotonic()
-                    rec.process = popen()
-                    rec.wait(timeout=None)
-                    _log_time(rec.name, queued, started, time.monotonic())
+                    try:
+                        fcntl.flock(claim, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                        ours = True
+                    except BlockingIOError:
+                        ours = False  # another process records it now
+                    if ours:
+                        if rec.load_cached():
+                            return  # recorded already (by the other process, or kept by CACHE_ENV)
+                        record_here(queued)
+                if not ours:
+                    fcntl.flock(claim, fcntl.LOCK_EX)  # until the other one is done
+                    if rec.load_cached():
+                        return
+                    with _SLOTS:  # it stopped without a result: record it here
+                        record_here(queued)
                 if built is not None:
                     harvest(built)
         except Exception as exc:  # the test that reads this run reports it
