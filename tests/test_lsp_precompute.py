@@ -52,11 +52,16 @@ async def client(lsp_client: LanguageClient):
         pass
 
 
+def _entry(key: bytes) -> Path:
+    """Where saved findings under ``key`` are."""
+    return index.cache_dir() / "findings" / f"{key.hex()}.msgpack"
+
+
 def _general_entry(run_dir: Path) -> Path:
     """Where the precompute saves ``run_dir``'s findings (the key without roots)."""
     mac = index.identity(run_dir)
     assert mac is not None, "the run's index covers it"
-    return index.cache_dir() / "findings" / f"{findings_cache._key_of(run_dir, mac, None).hex()}.msgpack"
+    return _entry(findings_cache._key_of(run_dir, mac, None))
 
 
 @pytest.fixture
@@ -124,7 +129,7 @@ async def test_a_fresh_server_without_saved_findings_publishes_the_same(client: 
     run, ws = _opened(recorded, [cwd])
     key = findings_cache._key(run, ws)
     assert key is not None
-    (index.cache_dir() / "findings" / f"{key.hex()}.msgpack").unlink(missing_ok=True)
+    _entry(key).unlink(missing_ok=True)
     _general_entry(recorded).unlink(missing_ok=True)
     assert findings_cache.peek(recorded, [cwd]) is None, "saved findings of the run are left"
     built = await _first_diagnostics(client, recorded, cwd, program)
