@@ -52,7 +52,8 @@ def test_a_background_child_that_outlives_the_program_keeps_its_stderr(tmp_path:
         "    sys.stderr.write('late line\\\\n'); sys.stderr.flush(); status = 'ok'\n"
         "except OSError as exc:\n"
         "    status = repr(exc)\n"
-        "open('status', 'w').write(status)\n"
+        "open('status.tmp', 'w').write(status)\n"
+        "os.replace('status.tmp', 'status')  # whole: the test polls for the name\n"
         "'''], start_new_session=True)\n"
     )
     with open(tmp_path / "err.txt", "wb") as err:
