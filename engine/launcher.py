@@ -38,7 +38,7 @@ from typing import Any, Literal
 
 import msgspec
 
-from dyn_inspect.engine import recorder
+from dyn_inspect.engine import recorder, tracehook
 from dyn_inspect.engine.eventlog import (
     NODE_TAG_ENV,
     NOTICE_FD_ENV,
@@ -69,6 +69,7 @@ class LaunchSpec:
     compile_disabled: bool = False
     provenance: bool = True
     profile_kernels: int = 0  # N steady-state steps to profile per kernel (engine/profiler.py)
+    all_graphs: bool = False  # also the graphs before Inductor's passes (engine/tracehook.py)
     extra_env: dict[str, str] = field(default_factory=dict)
 
 
@@ -92,6 +93,8 @@ def child_env(run_dir: Path, spec: LaunchSpec) -> dict[str, str]:
         env[recorder.DISABLE_ENV] = "1"
     if not spec.provenance:
         env[recorder.PROVENANCE_ENV] = "0"
+    if spec.all_graphs:
+        env[tracehook.ALL_GRAPHS_ENV] = "1"
     if spec.profile_kernels > 0:
         env["DYN_INSPECT_PROFILE_KERNELS"] = str(spec.profile_kernels)
     else:

@@ -19,6 +19,14 @@ what goes is the md5, the orphan stack and the logging layer. Torch's overhead c
 If another handler is on the logger at call time (the user also set TORCH_TRACE), the
 original function runs unchanged for it and we take a copy of what it computed.
 
+What the lean path does not compute: the three "before passes" graphs Inductor prints
+(``BEFORE_PASSES``). Each is a full ``print_readable`` of a graph about to be rewritten,
+so it cannot be put off to the writer thread, and on the H200 it was the largest single
+cost left on the compiling thread (``before_post_grad_graph`` 120–190 ms of GPT-2's
+~290 ms). They are computed and recorded with ``dyn-inspect run --all-graphs``
+(``DYN_INSPECT_ALL_GRAPHS=1``), and whenever torch computes them anyway (TORCH_TRACE set,
+or the logging-handler fallback). The graphs after the passes are always recorded.
+
 Which torch this fits is checked by ``torch_compat.install_trace`` (the parameters of
 torch's function must be the ones ``_bind`` knows); a call of another shape, or our own
 code raising, switches back to torch's original for good (see ``install``).
@@ -40,6 +48,9 @@ from dyn_inspect.engine.normalizers import TraceRecord
 
 _encode = msgspec.json.Encoder().encode
 STATS_ENV = "DYN_INSPECT_TRACE_STATS"
+ALL_GRAPHS_ENV = "DYN_INSPECT_ALL_GRAPHS"
+# Inductor's artifacts of a graph before its passes rewrite it (see the module docstring)
+BEFORE_PASSES = frozenset({"before_pre_grad_graph", "before_joint_graph", "before_post_grad_graph"})
 
 
 def _payload_text(payload: object) -> str | None:
@@ -103,6 +114,7 @@ def install(feed: Callable[[TraceRecord], None], on_failure: Callable[[str], Non
     dist = torch.distributed
     subgraph_name = getattr(getattr(torch.fx, "traceback", None), "_get_regional_inductor_subgraph_name", None)
     lean = [True]
+    skipped = frozenset() if os.environ.get(ALL_GRAPHS_ENV) == "1" else BEFORE_PASSES
 
     def turn_off(reason: str) -> None:
         if lean[0]:
@@ -162,6 +174,8 @@ def install(feed: Callable[[TraceRecord], None], on_failure: Callable[[str], Non
         start = time.time_ns()
         try:
             metadata = metadata_fn()
+            if name == "artifact" and isinstance(metadata, dict) and metadata.get("name") in skipped:
+                return None  # not computed: the cost of a whole graph print, for a graph kept only with --all-graphs
             payload = payload_fn()
         except Exception:  # noqa: BLE001 - torch's own formatting; without us it would not run
             return None

@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from corpus_support import DYN_INSPECT, records
+from dyn_inspect.engine.schema import Graph
 from dyn_inspect.inspector.run import Run
 from inductor_pool import seed
 
@@ -29,25 +30,35 @@ step(torch.randn(16))  # a recompile
 '''
 
 
-def _record(tmp: Path, name: str, env_extra: dict[str, str]) -> Run:
+def _record(tmp: Path, name: str, env_extra: dict[str, str], options: tuple[str, ...] = ()) -> Run:
     work = tmp / name
     work.mkdir()
     (work / "prog.py").write_text(PROGRAM)
     env = {k: v for k, v in os.environ.items() if not k.startswith(("DYN_INSPECT_", "TORCH_TRACE"))}
     env.update({"DYN_INSPECT_NO_TUI": "1", "TORCHINDUCTOR_CACHE_DIR": seed(work / "inductor"), **env_extra})
-    proc = subprocess.run([str(DYN_INSPECT), "run", "--no-tui", "--runs-dir", str(work / "runs"), "prog.py"],
+    proc = subprocess.run([str(DYN_INSPECT), "run", "--no-tui", *options, "--runs-dir", str(work / "runs"), "prog.py"],
                           cwd=work, env=env, capture_output=True, text=True, timeout=900)
     assert proc.returncode == 0, proc.stderr[-3000:]
     run_dir = next(p for p in (work / "runs").iterdir() if p.is_dir() and not p.is_symlink())
     return Run(run_dir)
 
 
-def _kinds(run: Run) -> collections.Counter[str]:
+# the stages of the graphs Inductor prints before its passes (engine/tracehook.py's BEFORE_PASSES)
+BEFORE_STAGES = {"pre_grad_before", "joint_before", "post_grad_before"}
+
+
+def _kinds(run: Run, before_passes: bool = True) -> collections.Counter[str]:
     out: collections.Counter[str] = collections.Counter()
     for _, e in run.events():
+        if not before_passes and isinstance(e, Graph) and e.stage.removesuffix("_bw") in BEFORE_STAGES:
+            continue
         kind = type(e).__struct_config__.tag  # type: ignore[attr-defined]
         out[str(kind)] += 1
     return out
+
+
+def _before_stages(run: Run) -> set[str]:
+    return {s for _, e in run.events() if isinstance(e, Graph) and (s := e.stage.removesuffix("_bw")) in BEFORE_STAGES}
 
 
 @pytest.fixture(scope="module")
@@ -58,11 +69,14 @@ def runs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Run]:
         "lean": _record(tmp, "lean", {}),
         "handler": _record(tmp, "handler", {"DYN_INSPECT_TRACE_HOOK": "0", "DYN_INSPECT_ASYNC": "0"}),
         "with_trace": _record(tmp, "with_trace", {"TORCH_TRACE": str(tmp / "torch_trace")}),
+        "all_graphs": _record(tmp, "all_graphs", {}, ("--all-graphs",)),
     }
 
 
 def test_lean_path_records_what_the_handler_path_records(runs: dict[str, Run]) -> None:
-    lean, handler = _kinds(runs["lean"]), _kinds(runs["handler"])
+    # The handler path gets what torch computed for its logging handler: the before-passes
+    # graphs too, which the lean path does not compute (without --all-graphs).
+    lean, handler = _kinds(runs["lean"]), _kinds(runs["handler"], before_passes=False)
     assert lean == handler
     for name in ("graph_break", "recompile", "kernel", "kernel_provenance", "capture", "graph", "chromium"):
         assert lean[name] > 0, name
@@ -94,3 +108,16 @@ def test_users_torch_trace_still_written(runs: dict[str, Run], tmp_path_factory:
     assert logs, "TORCH_TRACE wrote nothing"
     text = logs[0].read_text()
     assert '"compilation_metrics"' in text and '"inductor_output_code"' in text
+
+
+def test_before_pass_graphs_only_with_all_graphs_or_when_torch_computed_them(runs: dict[str, Run]) -> None:
+    """The lean path skips the three whole-graph prints Inductor makes before its passes
+    (their cost is on the compiling thread); --all-graphs records them, and so does every
+    path on which torch computed them anyway."""
+    assert _before_stages(runs["lean"]) == set()
+    # the program's graphs are inference graphs: pre-grad, joint (inference) and post-grad
+    assert _before_stages(runs["all_graphs"]) == BEFORE_STAGES
+    assert _before_stages(runs["handler"]) == BEFORE_STAGES
+    assert _before_stages(runs["with_trace"]) == BEFORE_STAGES
+    # nothing else changes: the same events, the before-passes graphs aside
+    assert _kinds(runs["all_graphs"], before_passes=False) == _kinds(runs["lean"])

@@ -34,6 +34,11 @@ def prepare_parser(parser: argparse.ArgumentParser) -> None:
         metavar="N",
         help="profile N steady-state steps after compilation: time per kernel and per source line",
     )
+    parser.add_argument(
+        "--all-graphs",
+        action="store_true",
+        help="also record the graphs Inductor prints before its pre-grad, joint and post-grad passes (costs compile time)",
+    )
     parser.add_argument("--runs-dir", metavar="DIR", help="where runs are stored (default ./.dyn-inspect/runs, env DYN_INSPECT_RUNS_DIR)")
     parser.add_argument("--json", action="store_true", help="print the end summary as JSON")
     parser.add_argument("target", nargs="?", help="script.py, or with `--` a command (e.g. -- torchrun ...)")
@@ -73,6 +78,7 @@ def _spec(args: argparse.Namespace):  # noqa: ANN202 - LaunchSpec, imported lazi
         compile_disabled=args.disable_compile,
         provenance=not args.no_provenance,
         profile_kernels=getattr(args, "profile_kernels", 0) or 0,
+        all_graphs=getattr(args, "all_graphs", False),
     )
 
 
