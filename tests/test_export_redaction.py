@@ -14,7 +14,7 @@ import pytest
 from corpus_support import CORPUS, EXAMPLES, records
 from dyn_inspect.engine.importer import import_trace
 from dyn_inspect.engine.schema import Blob, UnknownEvent
-from dyn_inspect.inspector.export import export_run
+from dyn_inspect.inspector.export import PictureOptions, export_run
 from dyn_inspect.inspector.export.redact import Redactor, mode_for
 from dyn_inspect.inspector.run import Run
 
@@ -63,8 +63,11 @@ def bundles(request, tmp_path_factory: pytest.TempPathFactory) -> dict[str, tupl
     for fixture in PROGRAMS:
         run: Run = request.getfixturevalue(fixture)
         tmp = tmp_path_factory.mktemp(fixture)
-        export_run(run, tmp / "plain.zip")
-        export_run(run, tmp / "redacted.zip", redact_source=True)
+        # Pictures are drawn within a time budget (3 s by default): on a loaded machine one
+        # export could run out of it and the other not. Both bundles must hold the same files.
+        pictures = PictureOptions(budget_s=600)
+        export_run(run, tmp / "plain.zip", pictures=pictures)
+        export_run(run, tmp / "redacted.zip", redact_source=True, pictures=pictures)
         out[fixture] = (zipfile.ZipFile(tmp / "plain.zip"), zipfile.ZipFile(tmp / "redacted.zip"))
     return out
 
