@@ -4,7 +4,8 @@ The values a run carries are data, never markup, links or control: a ``[/]`` in 
 type, a path or a kernel name (Rich markup), ``t`` = 1e300 or Infinity (time conversion),
 a ``javascript:`` url (an href, a Markdown link), 20k unknown event kinds (one warning
 line). ``tests/hostile/make_corpus.py`` writes a mutated copy of a recorded run per
-scenario, and every CLI read command runs on each, in a subprocess: it exits 0, 1 (check's
+scenario, and every CLI read command runs on each (the 18 of a scenario in one process,
+``tests/cli_batch.py``, each through the CLI's ``main``): it exits 0, 1 (check's
 verdict) or 2 with a one-line message, and never prints a traceback. The language server
 gets a huge ``Content-Length`` and a request with wrongly typed params over real pipes.
 See also tests/test_hostile.py (the run directory's files: FIFOs, symlinks, digests).
@@ -41,6 +42,19 @@ def cli(*args: str, timeout: float = 120) -> subprocess.CompletedProcess[str]:
     return subprocess.run([*CLI, *args], capture_output=True, text=True, timeout=timeout, env=env, stdin=subprocess.DEVNULL)
 
 
+def cli_batch(argvs: list[list[str]], out: Path, timeout: float = 600) -> list[subprocess.CompletedProcess[str]]:
+    """Several commands in one process (tests/cli_batch.py), with ``cli``'s environment."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("DYN_INSPECT_") or k == "DYN_INSPECT_KEY_DIR"}
+    env["NO_COLOR"] = "1"
+    proc = subprocess.run([sys.executable, str(Path(__file__).parent / "cli_batch.py"), str(out)], input=json.dumps(argvs),
+                          capture_output=True, text=True, timeout=timeout, env=env)
+    # what reached the process's own streams (a handler bound to them before a command
+    # started) is checked too
+    assert proc.returncode == 0 and "Traceback" not in proc.stdout + proc.stderr, proc.stderr[-3000:]
+    results = json.loads(out.read_text())
+    return [subprocess.CompletedProcess(argv, r["rc"], r["out"], r["err"]) for argv, r in zip(argvs, results, strict=True)]
+
+
 def answered_cleanly(done: subprocess.CompletedProcess[str], what: object) -> None:
     out = done.stdout + done.stderr
     assert "Traceback" not in out, (what, done.stderr[-3000:])
@@ -62,9 +76,13 @@ def hostile_corpus(breaks_run: Run, tmp_path_factory: pytest.TempPathFactory) ->
 )
 def test_every_read_command_answers_a_hostile_run(scenario: str, hostile_corpus: dict[str, Path], tmp_path: Path) -> None:
     run_dir = hostile_corpus[scenario]
+    argvs = []
     for command in COMMANDS:
         extra = ["-o", str(tmp_path / f"{command[-1]}.zip")] if command[0] == "export" else []
-        done = cli(command[0], str(run_dir), *command[1:], *extra, timeout=120)
+        argvs.append([command[0], str(run_dir), *command[1:], *extra])
+    # One process for the 18 commands (tests/cli_batch.py): each goes through the CLI's main
+    # as the console script does; only the interpreter's start-up is shared.
+    for command, done in zip(COMMANDS, cli_batch(argvs, tmp_path / "answers.json"), strict=True):
         answered_cleanly(done, (scenario, command))
 
 
