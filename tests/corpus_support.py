@@ -68,6 +68,8 @@ PROGRAMS: dict[str, tuple[Path, list[str]]] = {
     "no_graph": (CORPUS, ["no_graph.py"]),
     # issue 28: torch.cond on a data-dependent predicate, and nonzero's unbacked sizes
     "control_flow": (CORPUS, ["control_flow.py"]),
+    # issue 28: the situations of PyTorch's graph-break and recompilation docs pages, in one file
+    "docs_pages": (CORPUS, ["docs_pages.py"]),
 }
 
 # The programs the differential harness compares with torch (tests/test_differential.py).
@@ -89,6 +91,7 @@ DIFFERENTIAL: list[str] = [
     "limit",
     "no_graph",  # torch too counts 0 graphs (the no-graph headline rests on that)
     "control_flow",  # torch.cond recompiling on a length; unbacked symbols from nonzero
+    "docs_pages",  # the docs pages' cells: same-named functions, set_logs, a reset, the limit
 ]
 
 # Extra environment per program. Hugging Face must never reach for the hub: the models
