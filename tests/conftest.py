@@ -89,6 +89,7 @@ RUN_FIXTURES = {
     "error_break_run": "error_break",
     "no_graph_run": "no_graph",
     "control_flow_run": "control_flow",
+    "docs_pages_run": "docs_pages",
 }
 _needed: list[str] = []
 _needed_plain: list[str] = []  # programs whose plain (torch-only) run the selection needs
@@ -173,6 +174,7 @@ cache_warm_run = _run_fixture("cache_warm", "tests/corpus/cache/train.py, warmed
 error_break_run = _run_fixture("error_break", "tests/corpus/error_break.py: torch.sin(y, 1) breaks with GB0112.")
 no_graph_run = _run_fixture("no_graph", "tests/corpus/no_graph.py: a compiled function that only prints: no graph.")
 control_flow_run = _run_fixture("control_flow", "tests/corpus/control_flow.py: torch.cond recompiling on a length; nonzero's unbacked sizes.")
+docs_pages_run = _run_fixture("docs_pages", "tests/corpus/docs_pages.py: the graph-break and recompilation docs pages' situations.")
 warm_cache_run = _run_fixture("warm_cache", "tests/corpus/warm/train.py, its Inductor cache warmed from another copy.")
 
 

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from corpus_support import EXAMPLES
+from corpus_support import CORPUS, EXAMPLES, marker_line
 from dyn_inspect.inspector.analysis.causes import causes, recompile_causes
 from dyn_inspect.inspector.run import Run
 
@@ -51,6 +51,18 @@ def test_causes_stay_apart_across_functions_and_resets(reset_run: Run) -> None:
     assert by_frame["limited"].recompile_count == 3 and "Float, Double, Half, BFloat16" in by_frame["limited"].title
     assert by_frame["warm"].recompile_count == 1
     assert all(c.fix is None for c in found)  # a dtype change: no fix is known to be right
+
+
+@pytest.mark.corpus
+def test_one_function_recompiling_alike_before_and_after_a_reset_reads_as_two_causes(docs_pages_run: Run) -> None:
+    """docs_pages.py recompiles `fn(x, scale)` on x's length before and after its reset:
+    two causes (torch counts them apart), which read identically but for the epoch."""
+    line = marker_line(CORPUS / "docs_pages.py", "RECOMPILE:docs_float")
+    found = [c for c in recompile_causes(docs_pages_run.model) if f"docs_pages.py:{line})" in c.detail or f"docs_pages.py:{line}," in c.detail]
+    assert len(found) == 2, [c.detail for c in recompile_causes(docs_pages_run.model)]
+    before, after = sorted(found, key=lambda c: "reset" in c.detail)
+    assert before.title == after.title and "reset" not in before.detail
+    assert "after torch._dynamo.reset() #1" in after.detail
 
 
 # The fix applied and verified end to end (CLI verify driven by the LSP's quick fix and

@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
+from dyn_inspect.engine import compile_ids
 from dyn_inspect.engine.normalizers.locations import is_library_file
 from dyn_inspect.engine.schema import Loc
 from dyn_inspect.inspector.analysis.guard_failures import GuardFailure
@@ -190,6 +191,11 @@ def _cause(group: list[_Recompile], model: RunModel) -> Cause:
     call = _call_site(shown.compile) or _call_site(head.compiles[0])
     if is_library_file(head.filename) and call is not None:
         where += f", called from {short_path(call.file)}:{call.line}"
+    epoch = compile_ids.epoch_of(group[0].compile.cid)
+    if epoch:
+        # the same function recompiling the same way before and after a reset: two causes
+        # that would otherwise read identically
+        where += f", after torch._dynamo.reset() #{epoch}"
     values: list[str] = []
     for r in group:
         for v in (r.failure.expected, r.failure.actual):
