@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 import shlex
 import shutil
+import signal
 import subprocess
 import sys
 import textwrap
@@ -151,6 +152,56 @@ def test_live_program_output_stdin_and_exit_code(terminal: Terminal, tmp_path: P
     assert terminal.exit_code() == 5
     run = Run(next(p for p in (tmp_path / "runs").iterdir() if p.is_dir() and not p.is_symlink()))
     assert run.model.exit_code == 5
+
+
+SIGNALLED = """
+import os, signal, sys, time
+got = []
+signal.signal(getattr(signal, sys.argv[1]), lambda s, f: got.append(s))
+open("parent", "w").write(str(os.getppid()))  # the TUI's process: it started the program
+print("waiting for", sys.argv[1], flush=True)
+deadline = time.monotonic() + 60
+while not got and time.monotonic() < deadline:
+    time.sleep(0.01)
+open("handled", "w").write(str(got))
+print("handled", got, flush=True)
+sys.exit(0 if got else 7)
+"""
+
+
+def _tui_pid(tmp_path: Path) -> int:
+    deadline = time.monotonic() + 30
+    while not (tmp_path / "parent").exists() or not (tmp_path / "parent").read_text():
+        assert time.monotonic() < deadline, "the program did not start"
+        time.sleep(0.05)
+    return int((tmp_path / "parent").read_text())
+
+
+@pytest.mark.parametrize("name", ["SIGUSR1", "SIGTERM"])
+def test_live_tui_forwards_signals_to_the_program(terminal: Terminal, tmp_path: Path, name: str) -> None:
+    """Issue 29 #6 with the TUI: the program runs in its own session, so a signal sent to
+    dyn-inspect reached it only if forwarded. SIGUSR1 (SLURM's checkpoint signal) used to
+    kill the TUI and orphan the program; SIGTERM SIGKILLed the program, which never ran its
+    handler. Now the program gets either one; after SIGTERM the TUI ends with the program."""
+    (tmp_path / "prog.py").write_text(SIGNALLED)
+    terminal.start([str(DYN_INSPECT), "--runs-dir", str(tmp_path / "runs"), "prog.py", name], cwd=tmp_path)
+    pid = _tui_pid(tmp_path)
+    terminal.keys("6")
+    terminal.wait_for("waiting for")
+    os.kill(pid, getattr(signal, name))
+    deadline = time.monotonic() + 30
+    while not (tmp_path / "handled").exists():
+        assert time.monotonic() < deadline, f"the program never got {name}:\n{terminal.screen()}"
+        time.sleep(0.05)
+    assert (tmp_path / "handled").read_text() == f"[{int(getattr(signal, name))}]"
+    if name == "SIGTERM":
+        assert terminal.exit_code() == 0  # no q: the TUI ended with the program
+    else:
+        terminal.wait_for("exited with code 0")  # the TUI is still up, the program ended as it chose
+        terminal.keys("q")
+        assert terminal.exit_code() == 0
+    run = Run(next(p for p in (tmp_path / "runs").iterdir() if p.is_dir() and not p.is_symlink()))
+    assert run.model.exit_code == 0
 
 
 @pytest.mark.corpus  # records a real compile inline

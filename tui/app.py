@@ -185,6 +185,9 @@ class InspectorApp(DisplayHook[int]):
         self.lock = threading.Lock()
         self.output_buffer = OutputBuffer()
         self.child: ChildProcess | None = None
+        # a signal that ends the program came from outside (a supervisor's SIGTERM, the
+        # terminal's SIGHUP): the app quits when the program has ended, without waiting for q
+        self.quit_when_child_exits = False
         self.follower: RunFollower | None = None
         self.scope = digest.ALL
         self.exit_code = 0
@@ -386,6 +389,8 @@ class InspectorApp(DisplayHook[int]):
             self.follower.poll()  # read run_end now rather than at the next tick
         self._sync()
         self.notify(f"Program exited with code {self.exit_code}.", severity="information" if self.exit_code == 0 else "warning")
+        if self.quit_when_child_exits:
+            self.exit(None)
 
     # (Handlers by name, not ``@on(OutputView.StdinLine)``: the output view's module is
     # imported only when the view is first needed.)
@@ -801,23 +806,38 @@ class InspectorApp(DisplayHook[int]):
         )
 
 
+# Signals that ask a process to stop (a supervisor, a closed terminal, kill -INT): the TUI
+# ends with the program. Others (SIGUSR1 for a checkpoint, SIGALRM) only go on to it.
+QUIT_SIGNALS = frozenset({signal.SIGTERM, signal.SIGHUP, signal.SIGINT, signal.SIGQUIT})
+
+
 def run_live(spec: LaunchSpec) -> int:
     """``dyn-inspect train.py`` in a terminal: run the program and show it live; returns its
     exit code when the user quits."""
-    from dyn_inspect.engine.launcher import Launch
+    from dyn_inspect.engine.launcher import FORWARDED_SIGNALS, Launch
 
     launch = Launch(spec)
     run = Run(launch.run_dir, recorder=True)  # (its index goes into the run it records)
     app = InspectorApp(launch.run_dir, run=run, launch=launch)
 
-    def stop(signum: int, _frame: object) -> None:
-        # The program runs in its own session, so a closed terminal (SIGHUP) or a kill of
-        # dyn-inspect (SIGTERM) would not reach it: stop it with us.
-        if app.child is not None:
-            app.child.kill()
-        app.exit(None)
+    def forward(signum: int, _frame: object) -> None:
+        # The program runs in its own session on our pty, so no signal sent to dyn-inspect
+        # (a supervisor's SIGTERM, SLURM's --signal=USR1, a closed terminal's SIGHUP) reaches
+        # it by itself: each one python would receive goes on to it, as under --no-tui. One
+        # that ends a process by default also ends the TUI once the program has ended; a
+        # program that handles it and runs on keeps the TUI (docs/security.md, "Signals").
+        child = app.child
+        ends = signum in QUIT_SIGNALS
+        if child is not None and child.exit_code is None:
+            child.signal(signum)
+            if ends:
+                app.quit_when_child_exits = True
+        elif ends:
+            app.exit(None)
 
-    previous = {sig: signal.signal(sig, stop) for sig in (signal.SIGTERM, signal.SIGHUP)}
+    # SIGWINCH is the TUI's own (the program's pty is resized with the screen); the others
+    # python would receive are forwarded.
+    previous = {sig: signal.signal(sig, forward) for sig in FORWARDED_SIGNALS if sig != signal.SIGWINCH}
     try:
         app.run()
     finally:
