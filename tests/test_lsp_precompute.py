@@ -29,18 +29,15 @@ from test_lsp_support import SERVER, corpus_options, ours, start, uri, wait_for
 pytestmark = pytest.mark.corpus
 
 ROOT = Path(__file__).parent.parent
-SERVER_LOG = Path(tempfile.mkdtemp(prefix="dyn-inspect-lsp-log-")) / "server.log"
-# What the server showed from the precomputed findings, for the next test's server that
-# builds them itself (one server per test; the two run in this order)
-_SHOWN: dict[str, tuple[Path, Path, Path, list[types.Diagnostic]]] = {}
+LOGS = Path(tempfile.mkdtemp(prefix="dyn-inspect-lsp-log-"))
+SERVER_LOG, SECOND_LOG = LOGS / "server.log", LOGS / "second.log"
 
 
-@pytest_lsp.fixture(
-    config=ClientServerConfig(
-        server_command=[*SERVER, "-v", "--log-file", str(SERVER_LOG)], server_env={**os.environ, "PYTHONUNBUFFERED": "1"}
-    )
-)
-async def client(lsp_client: LanguageClient):
+def _config(log: Path) -> ClientServerConfig:
+    return ClientServerConfig(server_command=[*SERVER, "-v", "--log-file", str(log)], server_env={**os.environ, "PYTHONUNBUFFERED": "1"})
+
+
+async def _serve(lsp_client: LanguageClient):
     @lsp_client.feature(types.WORKSPACE_CODE_LENS_REFRESH)
     def code_lens_refresh(params: None) -> None:
         pass
@@ -50,6 +47,12 @@ async def client(lsp_client: LanguageClient):
         await lsp_client.shutdown_session()
     except Exception:
         pass
+
+
+# Two servers for one test: the first starts from the precomputed findings, the second
+# (started once the first has exited) from none.
+client = pytest_lsp.fixture(config=_config(SERVER_LOG))(_serve)
+second_client = pytest_lsp.fixture(config=_config(SECOND_LOG))(_serve)
 
 
 def _entry(key: bytes) -> Path:
@@ -79,7 +82,6 @@ def _opened(path: Path, roots: list[Path]) -> tuple[Run, Workspace]:
 
 
 async def _first_diagnostics(client: LanguageClient, run_dir: Path, folder: Path, file: Path) -> list[types.Diagnostic]:
-    SERVER_LOG.write_text("")
     await start(client, folder, corpus_options(Run(run_dir)))
     u = uri(file)
     client.text_document_did_open(
@@ -89,7 +91,11 @@ async def _first_diagnostics(client: LanguageClient, run_dir: Path, folder: Path
     return ours(client, u)
 
 
-async def test_a_fresh_server_shows_the_findings_the_cli_precomputed(client: LanguageClient, recorded: Path) -> None:
+async def test_a_fresh_server_shows_the_findings_the_cli_precomputed_and_one_without_them_the_same(
+    client: LanguageClient, second_client: LanguageClient, recorded: Path
+) -> None:
+    for log in (SERVER_LOG, SECOND_LOG):  # (the servers append: what earlier ones wrote goes)
+        log.write_text("")
     cwd = Path(run_cwd(Run(recorded).model) or "")
     program = cwd / "faces_recompiles.py"
     assert program.is_file(), "recorded from the corpus folder"
@@ -112,30 +118,21 @@ async def test_a_fresh_server_shows_the_findings_the_cli_precomputed(client: Lan
 
     shown = await _first_diagnostics(client, recorded, cwd, program)
     assert "before reading it" in SERVER_LOG.read_text(), "the first publish came from the saved findings"
-    # The same diagnostics as a server that builds them: the next test's fresh server
-    # (the saved findings removed) must publish these.
-    entry.unlink()
-    _SHOWN["from the cache"] = (recorded, cwd, program, shown)
-
-
-async def test_a_fresh_server_without_saved_findings_publishes_the_same(client: LanguageClient) -> None:
-    saved = _SHOWN.get("from the cache")
-    if saved is None:
-        pytest.skip("runs after test_a_fresh_server_shows_the_findings_the_cli_precomputed")
-    recorded, cwd, program, shown = saved
-    # The previous test's server may have saved the findings it built for its workspace
-    # after that test removed the precomputed entry (its second poll races the unlink):
-    # none of this run's saved findings may be left, or this server starts from them too.
-    run, ws = _opened(recorded, [cwd])
-    key = findings_cache._key(run, ws)
-    assert key is not None
-    _entry(key).unlink(missing_ok=True)
+    # The same diagnostics from a server that builds them: a second fresh server, once the
+    # first has exited, with the saved findings removed. (The first server may have saved
+    # the findings it built for its workspace: none of this run's may be left, or the
+    # second server starts from them too.)
+    await client.shutdown_session()
+    entry.unlink(missing_ok=True)
+    saved_key = findings_cache._key(run, ws)
+    assert saved_key is not None
+    _entry(saved_key).unlink(missing_ok=True)
     _general_entry(recorded).unlink(missing_ok=True)
     assert findings_cache.peek(recorded, [cwd]) is None, "saved findings of the run are left"
-    built = await _first_diagnostics(client, recorded, cwd, program)
-    assert "before reading it" not in SERVER_LOG.read_text()
-    key = lambda d: (d.range.start.line, d.range.start.character, d.message)  # noqa: E731
-    assert sorted(built, key=key) == sorted(shown, key=key)
+    served = await _first_diagnostics(second_client, recorded, cwd, program)
+    assert "before reading it" not in SECOND_LOG.read_text()
+    by_place = lambda d: (d.range.start.line, d.range.start.character, d.message)  # noqa: E731
+    assert sorted(served, key=by_place) == sorted(shown, key=by_place)
 
 
 def test_precomputed_findings_serve_only_roots_they_hold_for(recorded: Path, tmp_path: Path) -> None:
