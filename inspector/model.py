@@ -146,6 +146,13 @@ class CompileInfo:
             total += self.backward.times.total_s
         return total
 
+    @property
+    def made_graph(self) -> bool:
+        """Whether this compile produced a graph, as torch counts them (``unique_graphs``):
+        Dynamo captured one and the backend compiled it — a compile that failed (Inductor
+        raising on the captured graph) made none, although its Dynamo graph was logged."""
+        return self.graph("dynamo") is not None and self.outcome != "failed"
+
     def graph(self, stage: str) -> Graph | None:
         for g in self.graphs:
             if g.stage == stage:

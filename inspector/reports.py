@@ -116,7 +116,7 @@ def summary(run: Run) -> typed.Summary:
         nodes=[node_status(n) for n in ranks.node_statuses(m)],  # multi-node runs: each node's end
         frames=len(m.frames),
         compiles=len(compiles),
-        graphs=sum(1 for c in compiles if c.graph("dynamo") is not None),
+        graphs=sum(1 for c in compiles if c.made_graph),
         kernels=len(m.kernels),
         graph_breaks=Counts(unique=len(m.breaks), total=m.total_break_hits()),
         recompiles=len(m.recompiles),

@@ -70,6 +70,8 @@ PROGRAMS: dict[str, tuple[Path, list[str]]] = {
     "control_flow": (CORPUS, ["control_flow.py"]),
     # issue 28: the situations of PyTorch's graph-break and recompilation docs pages, in one file
     "docs_pages": (CORPUS, ["docs_pages.py"]),
+    # issue 28: Inductor itself fails on a captured graph (torch 2.13, CPU); the program goes on
+    "backend_crash": (CORPUS, ["backend_crash.py"]),
 }
 
 # The programs the differential harness compares with torch (tests/test_differential.py).
@@ -92,6 +94,7 @@ DIFFERENTIAL: list[str] = [
     "no_graph",  # torch too counts 0 graphs (the no-graph headline rests on that)
     "control_flow",  # torch.cond recompiling on a length; unbacked symbols from nonzero
     "docs_pages",  # the docs pages' cells: same-named functions, set_logs, a reset, the limit
+    "backend_crash",  # a compile failure raised by Inductor (not Dynamo), caught by the program
 ]
 
 # Extra environment per program. Hugging Face must never reach for the hub: the models

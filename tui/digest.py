@@ -315,7 +315,7 @@ def overview(model: RunModel, scope: Scope = ALL, top: int = 5) -> Overview:
     o.no_graph = nothing.headline if nothing is not None else None
     o.frames = len(fs)
     o.compiles = len(cs)
-    o.graphs = sum(1 for c in cs if c.graph("dynamo") is not None)
+    o.graphs = sum(1 for c in cs if c.made_graph)
     o.breaks_unique = len(groups)
     o.breaks_total = sum(n for _, n in groups)
     o.recompiles = sum(1 for r in list(model.recompiles) if scope.has(r.log))

@@ -206,6 +206,10 @@ def torch_side(truth_json: Path, stderr: str, cwd: Path, returncode: int | None)
         if m.get("fail_type") and not limit and cid not in break_cids:
             filename = m.get("fail_user_frame_filename")
             lineno = m.get("fail_user_frame_lineno")
+            if not filename:
+                # a failure outside the traced user code (the backend raising on a captured
+                # graph): torch names only the frame that failed
+                filename, lineno = m.get("co_filename"), m.get("co_firstlineno")
             facts.failures.append(f"{norm_path(filename, cwd)}:{lineno}" if filename else "?")
     facts.compiles = len(compiles)
     facts.frames = len(frames)
