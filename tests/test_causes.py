@@ -65,6 +65,18 @@ def test_one_function_recompiling_alike_before_and_after_a_reset_reads_as_two_ca
     assert "after torch._dynamo.reset() #1" in after.detail
 
 
+@pytest.mark.corpus
+def test_a_cause_that_ran_into_the_recompile_limit_says_so(docs_pages_run: Run) -> None:
+    """docs_pages.py's dynamic=False function recompiles for every length until the limit
+    (8), then runs eagerly: the cause said only "8 recompiles"."""
+    line = marker_line(CORPUS / "docs_pages.py", "RECOMPILE:docs_limit")
+    found = [c for c in recompile_causes(docs_pages_run.model) if f"docs_pages.py:{line}" in c.detail]
+    assert len(found) == 1 and found[0].recompile_count == 8, [c.detail for c in found]
+    assert "then the recompile limit (8): later calls that fail its guards run eagerly" in found[0].detail
+    # and only there: the program's other causes never reached it
+    assert sum("recompile limit" in c.detail for c in recompile_causes(docs_pages_run.model)) == 1
+
+
 # The fix applied and verified end to end (CLI verify driven by the LSP's quick fix and
 # command): tests/test_lsp_verify.py.
 

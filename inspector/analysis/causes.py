@@ -218,6 +218,10 @@ def _cause(group: list[_Recompile], model: RunModel) -> Cause:
     if fix is None and f.kind == "attribute" and LR_SOURCE_RE.search(f.source or ""):
         fix = _tensor_lr_fix(group)
     detail = f"{n} recompile{plural} in {where}"
+    limit = _limit_hit(group, model)
+    if limit is not None:
+        # the costlier half of the story: from then on, calls that fail the guards run eagerly
+        detail += f"; then the recompile limit ({limit}): later calls that fail its guards run eagerly"
     if fix is not None:
         detail += f"; 1 fix: `{fix.one_line}` at {Path(fix.file).name}:{fix.after_line} ({fix.why})"
     sites = [Loc(file=fr.filename, line=def_line(fr.filename, fr.firstlineno), name=fr.name) for fr in frames]
@@ -234,6 +238,20 @@ def _cause(group: list[_Recompile], model: RunModel) -> Cause:
         fix=fix,
         values=values,
     )
+
+
+_LIMIT_RE = re.compile(r"currently set to (\d+)")
+
+
+def _limit_hit(group: list[_Recompile], model: RunModel) -> str | None:
+    """The recompile limit a frame of the group hit (its value as torch gave it, else
+    "hit"), or None."""
+    frames = {compile_ids.frame_of(r.compile.cid) for r in group}
+    for _, event in model.recompile_limits:
+        if event.cid is not None and compile_ids.frame_of(event.cid) in frames:
+            m = _LIMIT_RE.search(event.reason or "")
+            return m[1] if m else "hit"
+    return None
 
 
 # -- tracing a parameter to the caller's variable ------------------------------------------------
