@@ -25,11 +25,17 @@ def is_run_dir(path: Path) -> bool:
     return path.is_dir() and (any(path.glob("*.jsonl")) or (path / "blobs").is_dir())
 
 
+def run_folders(root: Path) -> list[Path]:
+    """The folders directly under a runs root that may hold a run, sorted (never a
+    symlink: ``latest`` points at one of them). Raises OSError when ``root`` cannot be read."""
+    return sorted(p for p in root.iterdir() if p.is_dir() and not p.is_symlink())
+
+
 def list_runs(root: Path) -> list[Path]:
     """Run directories under a runs root, oldest first (names sort by start time)."""
     if not root.is_dir():
         return []
-    return sorted(p for p in root.iterdir() if p.is_dir() and not p.is_symlink() and is_run_dir(p))
+    return [p for p in run_folders(root) if is_run_dir(p)]
 
 
 def latest_run(root: Path) -> Path | None:

@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, TypeVar
 from dyn_inspect.inspector.errors import InspectorError
 from dyn_inspect.inspector.events import runs_root
 from dyn_inspect.inspector.index import NOT_FOR_FINDINGS
-from dyn_inspect.inspector.run import Run, is_run_dir, resolve_run
+from dyn_inspect.inspector.run import Run, is_run_dir, resolve_run, run_folders
 
 if TYPE_CHECKING:
     from dyn_inspect.lsp.findings import Workspace
@@ -204,9 +204,8 @@ class RunSource:
                 self._listed[key] = (sig, runs, pending)
             return list(runs)
         runs, pending = [], []
-        for p in sorted(root.iterdir()):
-            if p.is_dir() and not p.is_symlink():
-                (runs if is_run_dir(p) else pending).append(p)
+        for p in run_folders(root):
+            (runs if is_run_dir(p) else pending).append(p)
         self._listed[key] = (sig, runs, pending)
         return list(runs)
 
