@@ -36,18 +36,21 @@ COMMANDS = [
 ]
 
 
-def cli(*args: str, timeout: float = 120) -> subprocess.CompletedProcess[str]:
+def _env() -> dict[str, str]:
+    """The commands' environment: none of our variables but the session's index key, no colour."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("DYN_INSPECT_") or k == "DYN_INSPECT_KEY_DIR"}
     env["NO_COLOR"] = "1"
-    return subprocess.run([*CLI, *args], capture_output=True, text=True, timeout=timeout, env=env, stdin=subprocess.DEVNULL)
+    return env
+
+
+def cli(*args: str, timeout: float = 120) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([*CLI, *args], capture_output=True, text=True, timeout=timeout, env=_env(), stdin=subprocess.DEVNULL)
 
 
 def cli_batch(argvs: list[list[str]], out: Path, timeout: float = 600) -> list[subprocess.CompletedProcess[str]]:
     """Several commands in one process (tests/cli_batch.py), with ``cli``'s environment."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith("DYN_INSPECT_") or k == "DYN_INSPECT_KEY_DIR"}
-    env["NO_COLOR"] = "1"
     proc = subprocess.run([sys.executable, str(Path(__file__).parent / "cli_batch.py"), str(out)], input=json.dumps(argvs),
-                          capture_output=True, text=True, timeout=timeout, env=env)
+                          capture_output=True, text=True, timeout=timeout, env=_env())
     # what reached the process's own streams (a handler bound to them before a command
     # started) is checked too
     assert proc.returncode == 0 and "Traceback" not in proc.stdout + proc.stderr, proc.stderr[-3000:]

@@ -824,8 +824,8 @@ def run_live(spec: LaunchSpec) -> int:
         # The program runs in its own session on our pty, so no signal sent to dyn-inspect
         # (a supervisor's SIGTERM, SLURM's --signal=USR1, a closed terminal's SIGHUP) reaches
         # it by itself: each one python would receive goes on to it, as under --no-tui. One
-        # that ends a process by default also ends the TUI once the program has ended; a
-        # program that handles it and runs on keeps the TUI (docs/security.md, "Signals").
+        # that asks a process to stop (QUIT_SIGNALS) also ends the TUI once the program has
+        # ended; a program that handles it and runs on keeps the TUI (docs/security.md).
         child = app.child
         ends = signum in QUIT_SIGNALS
         if child is not None and child.exit_code is None:
