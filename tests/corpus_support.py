@@ -95,6 +95,7 @@ DIFFERENTIAL: list[str] = [
     "control_flow",  # torch.cond recompiling on a length; unbacked symbols from nonzero
     "docs_pages",  # the docs pages' cells: same-named functions, set_logs, a reset, the limit
     "backend_crash",  # a compile failure raised by Inductor (not Dynamo), caught by the program
+    "shapes",  # dynamic=True, a specialized dim, automatic dynamic: the sizes each compile accepts
 ]
 
 # Extra environment per program. Hugging Face must never reach for the hub: the models
@@ -320,7 +321,7 @@ class Corpus:
 
     def plain(self, name: str) -> Recording:
         """The program run without dyn-inspect, under tests/differential/ground_truth.py with
-        ``TORCH_LOGS=graph_breaks,recompiles``: torch's own account (``truth.json`` in the
+        ``TORCH_LOGS=graph_breaks,recompiles,guards``: torch's own account (``truth.json`` in the
         returned recording's ``runs_dir``, torch's log in its ``stderr``). Started on first
         use; ``prestart_plain`` starts several."""
         return self._start_plain(name).wait()
@@ -347,7 +348,7 @@ class Corpus:
         if recorded.is_dir():
             shutil.copytree(recorded, cache, copy_function=os.link, ignore=lambda d, names: [n for n in names if d == str(recorded) and n in ("fxgraph", "aotautograd")])
         env = _program_env(name)
-        env["TORCH_LOGS"] = "graph_breaks,recompiles"
+        env["TORCH_LOGS"] = "graph_breaks,recompiles,guards"
         env["TORCHINDUCTOR_CACHE_DIR"] = str(cache)
         cwd, argv = PROGRAMS[name]
         cmd = [sys.executable, str(GROUND_TRUTH), str(out / "truth.json"), *argv]

@@ -1,4 +1,5 @@
-"""Which logged shape guards torch installed (inspector/analysis/installed_guards.py).
+"""Which logged shape guards torch installed (inspector/analysis/installed_guards.py), and the
+sizes a guard tree accepts (inspector/analysis/size_bounds.py).
 
 The guard-tree lines and logged expressions are torch 2.13's own, copied from a recording of
 tests/corpus/fixes/hf_llama_mask.py (a tiny Llama trained on lengths 8, 12, 16): the tree
@@ -11,6 +12,7 @@ from __future__ import annotations
 from dyn_inspect.engine.schema import Symbol
 from dyn_inspect.inspector.analysis.guards import parse_guards
 from dyn_inspect.inspector.analysis.installed_guards import installed
+from dyn_inspect.inspector.analysis.size_bounds import accepted_sizes
 
 TREE = """\
 TREE_GUARD_MANAGER:
@@ -69,3 +71,33 @@ def test_text_from_a_run_is_never_evaluated() -> None:
         "s27 <= " + "(" * 300 + "1" + ")" * 300,
     ]
     assert installed(tree, SYMBOLS, hostile) == [None, None, None, None]
+
+
+# torch 2.13's tree for tests/corpus/shapes.py's `dyn` (dynamic=True; `if y.shape[0] > 8`,
+# `if x.shape[1] == 3`), as TORCH_LOGS=guards printed it.
+SHAPES_TREE = """\
++- RootGuardManager
+| +- GuardManager: source=L['x'], accessed_by=FrameLocalsGuardAccessor(key='x', framelocals_idx=0), type=<class 'torch.Tensor'>, tag_safe=(False, False)
+| | +- TENSOR_MATCH: check_tensor(L['x'], Tensor, DispatchKeySet(CPU, BackendSelect, ADInplaceOrView, AutogradCPU), torch.float32, device=None, requires_grad=False, size=[None, 3], stride=[3, 1])  # n = x.shape[0]  # SHAPES:symbol  # shapes.py:13 in dyn
+| +- GuardManager: source=L['y'], accessed_by=FrameLocalsGuardAccessor(key='y', framelocals_idx=1), type=<class 'torch.Tensor'>, tag_safe=(False, False)
+| | +- TENSOR_MATCH: check_tensor(L['y'], Tensor, DispatchKeySet(CPU, BackendSelect, ADInplaceOrView, AutogradCPU), torch.float32, device=None, requires_grad=False, size=[None], stride=[1])  # if y.shape[0] > 8:  # SHAPES:guard  # shapes.py:15 in dyn
++- LAMBDA_GUARD: 2 <= L['x'].size()[0] <= 4096  # n = x.shape[0]  # SHAPES:symbol  # shapes.py:13 in dyn
++- LAMBDA_GUARD: 9 <= L['y'].size()[0] <= 4096  # if y.shape[0] > 8:  # SHAPES:guard  # shapes.py:15 in dyn
+"""
+SHAPES_SYMBOLS = [Symbol(symbol="s77", source="L['x'].size()[0]"), Symbol(symbol="s27", source="L['x'].size()[1]"), Symbol(symbol="s17", source="L['y'].size()[0]")]
+
+
+def test_strict_relations_and_static_dims_are_compared_over_the_integers() -> None:
+    """`s17 > 8` is the tree's `9 <= y`; `Eq(s27, 3)` its `size=[None, 3]` (both were called
+    "never checked" while a y of 8 rows recompiled)."""
+    tree = parse_guards(SHAPES_TREE)
+    exprs = ["s17 > 8", "Eq(s27, 3)", "2*s77 < 8193", "s77 >= 2", "s17 > 9", "Eq(s27, 4)", "s77 < 4096"]
+    assert installed(tree, SHAPES_SYMBOLS, exprs) == [True, True, True, True, False, False, False]
+
+
+def test_accepted_sizes_are_read_off_the_tree() -> None:
+    got = {(d.source, d.text, d.dynamic) for d in accepted_sizes(parse_guards(SHAPES_TREE))}
+    assert got == {("L['x'].size()[0]", "2..4096", True), ("L['x'].size()[1]", "= 3", False), ("L['y'].size()[0]", "9..4096", True)}
+    # a static compile (no None among the sizes), and the Llama's relations only: nothing
+    assert accepted_sizes(parse_guards(SHAPES_TREE.replace("size=[None, 3]", "size=[5, 3]").replace("size=[None]", "size=[10]"))) == []
+    assert accepted_sizes(parse_guards(TREE)) == []

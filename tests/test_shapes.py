@@ -73,6 +73,25 @@ def test_cli_shapes_text_and_json(shapes_run: Run, capsys: pytest.CaptureFixture
     dyn = next(c for c in data["compiles"] if c["function"] == "dyn")
     assert [(s["name"], s["loc"]["line"]) for s in dyn["specializations"]] == [("x.shape[1]", line)]
     assert {s["name"]: s["specialized"] for s in dyn["symbols"]} == {"x.shape[0]": False, "x.shape[1]": True, "y.shape[0]": False}
+    # the sizes the guard tree accepts: 2 and up from 0/1 specialization, 4096 from Inductor,
+    # 9 from `y.shape[0] > 8`, and dim 1 fixed by the `if` (tests/test_differential.py
+    # compares these with the tree torch itself printed)
+    assert {d["name"]: d["text"] for d in dyn["accepts"]} == {"x.shape[0]": "2..4096", "x.shape[1]": "= 3", "y.shape[0]": "9..4096"}
+    assert "reused for sizes (the guard tree): x.shape[0] 2..4096, x.shape[1] = 3, y.shape[0] 9..4096" in text
+
+
+def test_a_logged_guard_said_another_way_in_the_tree_is_installed(shapes_run: Run) -> None:
+    """torch logs `s17 > 8` and `Eq(s27, 3)`; its tree checks `9 <= L['y'].size()[0] <= 4096`
+    and `size=[None, 3]`. Both were shown as "never checked when the code runs", which was
+    false: a y of 8 rows recompiles."""
+    dyn = next(cs for cs in compile_shapes(shapes_run.model, shapes_run) if cs.function == "dyn")
+    assert {g.readable: g.installed for g in dyn.guards} == {
+        "y.shape[0] > 8": True,
+        "x.shape[1] == 3": True,
+        "y.shape[0] <= 4096": True,
+        "x.shape[0] <= 4096": True,
+    }
+    assert dyn.not_installed == []
 
 
 def test_cli_shapes_on_a_bad_run_is_one_line(tmp_path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -101,6 +120,7 @@ async def test_tui_shapes_view_names_the_specializing_line(shapes_run: Run) -> N
         detail = flat(static_text(app, "#shapes-detail"))
         assert "Specialized: dim 1 of `x` became static (= 3) because of `if x.shape[1] == 3:`" in detail
         assert "y.shape[0] > 8" in detail
+        assert "Reused for sizes (the guard tree)" in detail and "9..4096" in detail
         loc = app.view("shapes").selected_location()
         assert loc is not None and loc.line == line
 

@@ -8,7 +8,7 @@ import argparse
 import sys
 from typing import Any
 
-from dyn_inspect.inspector.analysis.shapes import CompileShapes, compile_shapes
+from dyn_inspect.inspector.analysis.shapes import CompileShapes, compile_shapes, readable_source
 from dyn_inspect.inspector.console import make_console
 from dyn_inspect.inspector.locations import file_line, short_path
 from dyn_inspect.inspector.outputs import reports as typed
@@ -61,6 +61,10 @@ def shapes_dict(cs: CompileShapes) -> typed.CompileShapes:
             for s in cs.specializations
         ],
         guards=[typed.ShapeGuard(expr=g.expr, readable=g.readable, loc=source_loc(g.loc), installed=g.installed) for g in cs.guards],
+        accepts=[
+            typed.DimAccepted(source=d.source, name=readable_source(d.source), low=d.low, high=d.high, dynamic=d.dynamic, text=d.text)
+            for d in cs.accepts
+        ],
     )
 
 
@@ -88,6 +92,8 @@ def run(args: argparse.Namespace) -> int:
             say(f"  {s.symbol:<6} {s.name:<24} example {s.value or '?':<6} {state:<22} created at {_where(s.loc)}")
         for spec in cs.specializations:
             say(f"  specialized: {spec.describe(_where(spec.loc) if spec.loc else None)}")
+        if cs.accepts:
+            say("  reused for sizes (the guard tree): " + ", ".join(f"{readable_source(d.source)} {d.text}" for d in cs.accepts))
         for title, guards in (
             ("shape guards:", cs.installed_guards),
             ("logged while compiling, not in the guard tree (never checked when the code runs):", cs.not_installed),

@@ -8,8 +8,10 @@ the compiled code is called. On a Hugging Face Llama, the backward's compile log
 not. So a logged guard counts as installed only when an arithmetic check of the guard tree
 (``LAMBDA_GUARD`` lines, in torch's sources: ``L['x'].size()[1] <= 2048``) says the same
 relation once sources are turned back into the compile's symbols — compared with sympy
-(torch's own symbolic library) after bringing both to ``expr <op> 0`` with the integer
-coefficients' common factor divided out (``2*s27 <= 4096`` is ``s27 <= 2048``).
+(torch's own symbolic library) after bringing both to ``expr <op> 0`` over the integers:
+the coefficients' common factor divided out (``2*s27 <= 4096`` is ``s27 <= 2048``) and a
+strict relation made inclusive (a logged ``s17 > 8`` is the tree's ``9 <= L['y'].size()[0]``).
+A static dim of a ``TENSOR_MATCH`` (``size=[None, 3]``) checks the equality ``Eq(s27, 3)``.
 
 ``installed(tree, symbols, exprs)`` answers True/False per logged expression, or None for
 all of them when it cannot say (no guard tree recorded, sympy missing): faces then show the
@@ -47,6 +49,12 @@ def installed(tree: Sequence[GuardLine], symbols: Iterable[Symbol], exprs: Seque
     names = {sym: sympy.Symbol(sym, integer=True) for sym in set(sources.values())}
     checked: set[tuple[str, Any]] = set()
     for line in tree:
+        if line.kind == "TENSOR_MATCH":
+            for source, size in _static_sizes(line.expr):
+                if source in sources:
+                    rel = _relation(sympy, names, sources[source], "==", str(size))
+                    if rel is not None:
+                        checked.add(rel)
         if line.kind != "LAMBDA_GUARD":
             continue
         text = line.expr
@@ -94,15 +102,40 @@ def _relation(sympy: Any, names: dict[str, Any], left: str, op: str, right: str)
         return None
     if op in _FLIP:
         diff, op = -diff, _FLIP[op]
-    if diff.free_symbols:
-        try:
-            coeffs = sympy.Poly(diff, *sorted(diff.free_symbols, key=str)).coeffs()
-        except sympy.PolynomialError:
-            return op, diff
-        factor = sympy.gcd_list(coeffs) if len(coeffs) > 1 else abs(coeffs[0])
-        if factor not in (0, 1):
-            diff = sympy.expand(diff / abs(factor))
-    return op, diff
+    if not diff.free_symbols:
+        return op, diff
+    try:
+        poly = sympy.Poly(diff, *sorted(diff.free_symbols, key=str))
+    except sympy.PolynomialError:
+        return op, diff
+    if not all(c.is_integer for c in poly.coeffs()):
+        return op, diff
+    # Over the integers: `d < 0` is `d + 1 <= 0`, and `g*p + c <= 0` is `p + ceil(c/g) <= 0`
+    # (`2*s <= 7` is `s <= 3`); an equality keeps its constant whole.
+    if op == "<":
+        diff, op = diff + 1, "<="
+    const, rest = sympy.expand(diff).as_coeff_Add()
+    rest_coeffs = sympy.Poly(rest, *sorted(rest.free_symbols, key=str)).coeffs()
+    factor = abs(sympy.gcd_list(rest_coeffs)) if len(rest_coeffs) > 1 else abs(rest_coeffs[0])
+    if factor in (0, 1):
+        return op, sympy.expand(diff)
+    if op == "<=":
+        return op, sympy.expand(rest / factor - ((-const) // factor))
+    if const % factor == 0:
+        return op, sympy.expand(diff / factor)
+    return op, sympy.expand(diff)
+
+
+_TENSOR_SIZES = re.compile(r"^check_tensor\((?P<src>.+?), .*?\bsize=\[(?P<sizes>[^\]]*)\]")
+
+
+def _static_sizes(expr: str) -> list[tuple[str, int]]:
+    """(size source, size) for each static dim of a ``TENSOR_MATCH``'s ``size=[None, 3]``."""
+    m = _TENSOR_SIZES.match(expr)
+    if m is None:
+        return []
+    sizes = [s.strip() for s in m["sizes"].split(",")]
+    return [(f"{m['src']}.size()[{i}]", int(s)) for i, s in enumerate(sizes) if s.isdigit()]
 
 
 def _split_args(text: str) -> list[str]:

@@ -1,7 +1,8 @@
 """Dynamic shapes per compile: the symbols torch created (with the input dim they stand
 for and the user line that created them), the ones it specialized back to a constant (and
-the user line whose branch or comparison did it), and the shape guards it logged — each
-marked installed or not by the compile's guard tree (``installed_guards``).
+the user line whose branch or comparison did it), the shape guards it logged — each
+marked installed or not by the compile's guard tree (``installed_guards``) — and, from that
+tree, the sizes each dim accepts without recompiling (``size_bounds``).
 
 Torch's records name inputs by their guard source (``L['x'].size()[0]``); every face shows
 them as the user wrote them (``x.shape[0]``) and keeps torch's spelling beside it. Guard
@@ -18,6 +19,7 @@ from dataclasses import dataclass, field, replace
 from dyn_inspect.engine.schema import Loc, ShapeGuard, Specialization, Symbol
 from dyn_inspect.inspector.analysis.guards import guard_lines
 from dyn_inspect.inspector.analysis.installed_guards import installed
+from dyn_inspect.inspector.analysis.size_bounds import DimBounds, accepted_sizes
 from dyn_inspect.inspector.locations import not_ours
 from dyn_inspect.inspector.model import CompileInfo, RunModel
 from dyn_inspect.inspector.run import Run
@@ -120,6 +122,9 @@ class CompileShapes:
     symbols: list[SymbolInfo] = field(default_factory=list)
     specializations: list[SpecializationInfo] = field(default_factory=list)
     guards: list[ShapeGuardInfo] = field(default_factory=list)
+    # each dim of each input with a dynamic dim, as the guard tree accepts it (empty: no
+    # tree read, or every input static)
+    accepts: list[DimBounds] = field(default_factory=list)
 
     @property
     def installed_guards(self) -> list[ShapeGuardInfo]:
@@ -182,11 +187,14 @@ def shapes_of(c: CompileInfo, run: Run | None = None) -> CompileShapes:
     symbols = [_symbol(s, by_symbol.get(s.symbol)) for s in unique]
     names = {s.symbol: s.name for s in symbols}
     guards = [_guard(g, names) for g in c.shape_guards]
-    if run is not None and guards:
+    accepts: list[DimBounds] = []
+    if run is not None:
         tree = guard_lines(run, c)
-        found = installed(tree, c.symbols, [g.expr for g in guards])
-        guards = [replace(g, installed=i) for g, i in zip(guards, found, strict=True)]
-    return CompileShapes(c, symbols, specs, guards)
+        accepts = accepted_sizes(tree)
+        if guards:
+            found = installed(tree, c.symbols, [g.expr for g in guards])
+            guards = [replace(g, installed=i) for g, i in zip(guards, found, strict=True)]
+    return CompileShapes(c, symbols, specs, guards, accepts)
 
 
 def _symbol(s: Symbol, spec: SpecializationInfo | None) -> SymbolInfo:

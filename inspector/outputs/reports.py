@@ -633,6 +633,17 @@ class ShapeGuard(Output):
     installed: bool | None = None
 
 
+class DimAccepted(Output):
+    """One dim of an input with a dynamic dim, as the compile's guard tree accepts it."""
+
+    source: str  # torch's: "L['x'].size()[0]"
+    name: str  # "x.shape[0]"
+    low: int
+    high: int | None  # null: no upper bound
+    dynamic: bool  # false: the tree fixes it (low == high)
+    text: str  # "2..4096", "= 3", ">= 2"
+
+
 class CompileShapes(Output):
     compile_id: str
     log: str
@@ -641,6 +652,8 @@ class CompileShapes(Output):
     symbols: list[ShapeSymbol]
     specializations: list[ShapeSpecialization]
     guards: list[ShapeGuard]
+    # the sizes that reuse this compile (from its guard tree; empty when none was recorded)
+    accepts: list[DimAccepted] = []
 
 
 class ShapesReport(Output):

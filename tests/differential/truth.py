@@ -1,10 +1,10 @@
 """Both sides of the differential, reduced to the same comparable shape.
 
-``torch_side`` reads a plain run: torch's own log (``TORCH_LOGS=graph_breaks,recompiles``,
+``torch_side`` reads a plain run: torch's own log (``TORCH_LOGS=graph_breaks,recompiles,guards``,
 plus the recompile-limit warning torch always prints) and the JSON that
 ``ground_truth.py`` dumped at exit (counters, compilation metrics, resets, output code).
 ``ours`` reads a recorded run through dyn-inspect's CLI JSON (``breaks``, ``recompiles``,
-``summary``, ``kernels``). Both become a ``Facts``; the tests compare them field by field.
+``summary``, ``kernels``, ``shapes``). Both become a ``Facts``; the tests compare them field by field.
 
 Paths are made comparable by resolving them against the program's working directory
 (torch prints the path as the program was started: ``breaks.py``; dyn-inspect keeps it
@@ -86,6 +86,9 @@ class Facts:
     kernels: Counter[str] = field(default_factory=Counter)  # kernel name -> graphs defining it
     failures: list[str] = field(default_factory=list)  # compile failures: "file:line" of the user line
     exit_code: int | None = None
+    # compiles with a dynamic dim ("0/1#0": compile id, then its ordinal among compiles of
+    # that id, as ids restart at a reset) -> each dim of each such input -> "2..4096" / "=3"
+    size_bounds: dict[str, dict[str, str]] = field(default_factory=dict)
 
 
 def norm_path(path: str, cwd: Path) -> str:
@@ -219,7 +222,74 @@ def torch_side(truth_json: Path, stderr: str, cwd: Path, returncode: int | None)
     facts.cache_misses = counters.get("inductor", {}).get("fxgraph_cache_miss", 0)
     for load in data["loads"]:
         facts.kernels.update(load["kernels"])
+    facts.size_bounds = tree_size_bounds(stderr)
     return facts
+
+
+# `+- TENSOR_MATCH: check_tensor(L['x'], Tensor, ..., size=[None, 3], stride=[3, 1])  # ...`
+TREE_TENSOR = re.compile(r"\+- TENSOR_MATCH: check_tensor\((?P<src>[^,]+), .*?size=\[(?P<sizes>[^\]]*)\]")
+# `+- LAMBDA_GUARD: 2 <= L['x'].size()[0] <= 4096  # ...`
+TREE_LAMBDA = re.compile(r"\+- LAMBDA_GUARD: (?P<expr>.*?)(?:  #.*)?$")
+SIZE_TERM = re.compile(r"^(?P<src>[LG]\[\S*?\])\.size\(\)\[(?P<dim>\d+)\]$")
+
+
+def tree_size_bounds(stderr: str) -> dict[str, dict[str, str]]:
+    """From the guard trees torch printed (``TORCH_LOGS=guards``): for each compile with a
+    dynamic dim (``None`` in a TENSOR_MATCH's sizes), every dim of those inputs with the
+    bounds that the tree's LAMBDA_GUARDs comparing that one size with a number put on it."""
+    trees: list[tuple[str, list[str]]] = []
+    for raw in stderr.splitlines():
+        m = LOG_LINE.match(raw)
+        if not m or m["artifact"] != "guards" or not m["cid"]:
+            continue
+        cid = m["cid"].split("_")[0]
+        if m["msg"].startswith("+- RootGuardManager"):
+            trees.append((cid, []))
+        elif trees and trees[-1][0] == cid:
+            trees[-1][1].append(m["msg"])
+    out: dict[str, dict[str, str]] = {}
+    seen: Counter[str] = Counter()
+    for cid, lines in trees:
+        low: dict[str, int] = {}
+        high: dict[str, int | None] = {}
+        for line in lines:
+            if t := TREE_TENSOR.search(line):
+                sizes = [x.strip() for x in t["sizes"].split(",") if x.strip()]
+                if "None" not in sizes:
+                    continue
+                for dim, size in enumerate(sizes):
+                    key = f"{t['src']}.size()[{dim}]"
+                    low[key], high[key] = (0, None) if size == "None" else (int(size), int(size))
+        dynamic = {k for k in low if high[k] is None}
+        for line in lines:
+            if not (g := TREE_LAMBDA.search(line)):
+                continue
+            terms = re.split(r" (<=|>=|==|<|>) ", g["expr"].strip())
+            for i in range(1, len(terms) - 1, 2):
+                a, op, b = terms[i - 1], terms[i], terms[i + 1]
+                if SIZE_TERM.match(b) and re.fullmatch(r"-?\d+", a):
+                    a, b, op = b, a, {"<=": ">=", "<": ">", ">=": "<=", ">": "<"}.get(op, op)
+                if not (SIZE_TERM.match(a) and a in dynamic and re.fullmatch(r"-?\d+", b)):
+                    continue
+                n = int(b)
+                if op in (">=", ">", "=="):
+                    low[a] = max(low[a], n + 1 if op == ">" else n)
+                if op in ("<=", "<", "=="):
+                    top = n - 1 if op == "<" else n
+                    cur = high[a]
+                    high[a] = top if cur is None else min(cur, top)
+        if not low:
+            continue
+        key = f"{cid}#{seen[cid]}"
+        seen[cid] += 1
+        out[key] = {src: _bounds_text(low[src], high[src]) for src in low}
+    return out
+
+
+def _bounds_text(low: int, high: int | None) -> str:
+    if high is None:
+        return f"{low}.."
+    return f"={low}" if low == high else f"{low}..{high}"
 
 
 # ---------------------------------------------------------------------------------------
@@ -242,6 +312,7 @@ class Ours:
     recompiles: dict
     summary: dict
     kernels: dict
+    shapes: dict
     facts: Facts
 
 
@@ -250,6 +321,7 @@ def ours(dyn_inspect: Path, run_dir: Path, cwd: Path) -> Ours:
     recompiles = cli_json(dyn_inspect, "recompiles", run_dir)
     summary = cli_json(dyn_inspect, "summary", run_dir)
     kernels = cli_json(dyn_inspect, "kernels", run_dir)
+    shapes = cli_json(dyn_inspect, "shapes", run_dir)
     facts = Facts(exit_code=summary.get("exit_code"))
     for b in breaks["breaks"]:
         # torch logs the frame's own location (`loc`), which for a break in a library is
@@ -278,4 +350,11 @@ def ours(dyn_inspect: Path, run_dir: Path, cwd: Path) -> Ours:
         loc = f.get("user_loc") or {}
         where = f"{norm_path(loc['file'], cwd)}:{loc['line']}" if loc.get("file") else "?"
         facts.failures.extend([where] * int(f.get("count", 1)))
-    return Ours(breaks, recompiles, summary, kernels, facts)
+    seen: Counter[str] = Counter()
+    for c in shapes["compiles"]:
+        if not c["accepts"]:
+            continue
+        cid = c["compile_id"].split("@")[0]  # ("0/1@r1": after a reset; torch's log has no epoch)
+        facts.size_bounds[f"{cid}#{seen[cid]}"] = {d["source"]: _bounds_text(d["low"], d["high"]) for d in c["accepts"]}
+        seen[cid] += 1
+    return Ours(breaks, recompiles, summary, kernels, shapes, facts)

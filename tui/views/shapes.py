@@ -10,7 +10,7 @@ from rich.console import Group, RenderableType
 from rich.text import Text
 from textual.widgets import DataTable
 
-from dyn_inspect.inspector.analysis.shapes import CompileShapes, SymbolInfo, compile_shapes
+from dyn_inspect.inspector.analysis.shapes import CompileShapes, SymbolInfo, compile_shapes, readable_source
 from dyn_inspect.inspector.events import Loc
 from dyn_inspect.tui import digest
 from dyn_inspect.tui.display import display_loc
@@ -152,6 +152,10 @@ compile's specializations with the line that caused each, and its shape guards.
             parts.append(Text("Specialized: " + spec.describe(where), style="yellow"))
             if spec.loc is not None and (s is None or s.symbol == spec.symbol):
                 parts.append(snippet(spec.loc, where or "", context=3))
+        if cs.accepts:
+            parts.append(Text(""))
+            parts.append(Text("Reused for sizes (the guard tree)", style="bold"))
+            parts.append(Group(*(Text.assemble(("  " + readable_source(d.source), ""), ("   " + d.text, "")) for d in cs.accepts)))
         for title, guards in (
             ("Shape guards", cs.installed_guards),
             ("Logged while compiling, not in the guard tree (never checked when the code runs)", cs.not_installed),

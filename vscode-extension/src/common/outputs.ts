@@ -275,6 +275,7 @@ export interface CompileShapes {
     symbols: ShapeSymbol[];
     specializations: ShapeSpecialization[];
     guards: ShapeGuard[];
+    accepts?: DimAccepted[];
 }
 
 export interface CompileTimeDiff {
@@ -364,6 +365,18 @@ export interface DiffReport {
     recompiles: RecompileChanges;
     kernels: KernelChanges;
     compile_time: CompileTimeDiff;
+}
+
+/**
+ * One dim of an input with a dynamic dim, as the compile's guard tree accepts it.
+ */
+export interface DimAccepted {
+    source: string;
+    name: string;
+    low: number;
+    high: number | null;
+    dynamic: boolean;
+    text: string;
 }
 
 /**
