@@ -243,8 +243,13 @@ class Workspace:
     text wins; placement later drops a finding whose text is not found at all.
     """
 
-    def __init__(self, roots: list[Path], recorded_cwd: str | None = None, local_cwd: Path | None = None) -> None:
+    def __init__(
+        self, roots: list[Path], recorded_cwd: str | None = None, local_cwd: Path | None = None, cells: frozenset[str] = frozenset()
+    ) -> None:
         self.roots = [Path(norm_path(str(r))) for r in roots]
+        # the run's notebook cells (the files IPython compiled them under): the user's code,
+        # though outside every root (lsp.notebook_cells puts them on the open cells)
+        self.cells = frozenset(norm_path(c) for c in cells)
         self.recorded_cwd = recorded_cwd
         self.local_cwd = Path(norm_path(str(local_cwd))) if local_cwd is not None else None
         self._cache: dict[str, bool] = {}
@@ -266,13 +271,13 @@ class Workspace:
         recorded = run_cwd(run.model)
         runs_root = run.path.parent
         local = runs_root.parent.parent if runs_root.name == "runs" and runs_root.parent.name == ".dyn-inspect" else None
-        return cls(roots, recorded, local)
+        return cls(roots, recorded, local, frozenset(run.model.cells))
 
     def contains(self, path: str) -> bool:
         known = self._cache.get(path)
         if known is None:
             real = norm_path(path)
-            known = not is_library(real) and any(inside(real, r) for r in self.roots)
+            known = real in self.cells or (not is_library(real) and any(inside(real, r) for r in self.roots))
             self._cache[path] = known
         return known
 

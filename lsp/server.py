@@ -50,6 +50,7 @@ from dyn_inspect.lsp import hover as hover_mod
 from dyn_inspect.lsp import verify as verify_mod
 from dyn_inspect.lsp.documents import DiskCache, TextView, is_python, path_uri, uri_path, view_for
 from dyn_inspect.lsp.findings import RunIndex, Workspace, build_index, norm_path, signature
+from dyn_inspect.lsp.notebook_cells import match_cells
 from dyn_inspect.lsp.placement import Placed, place, place_function
 from dyn_inspect.lsp.run_source import POLL_S, ListingCache, PollResult, RunSource, touch_of
 from dyn_inspect.lsp.settings import SECTION, Settings, apply_settings, has_settings
@@ -78,7 +79,17 @@ _converter = get_converter()
 class DynInspectServer(LanguageServer):
     def __init__(self) -> None:
         # AnsweringProtocol: a request with wrongly typed params gets an error response.
-        super().__init__("dyn-inspect", TOOL_VERSION, protocol_cls=AnsweringProtocol)
+        super().__init__(
+            "dyn-inspect",
+            TOOL_VERSION,
+            protocol_cls=AnsweringProtocol,
+            # LSP 3.17 notebook documents: the Python cells of any notebook (lsp.notebook_cells)
+            notebook_document_sync=types.NotebookDocumentSyncOptions(
+                notebook_selector=[
+                    types.NotebookDocumentFilterWithCells(cells=[types.NotebookCellLanguage(language="python")], notebook="*")
+                ]
+            ),
+        )
         self.settings = Settings()
         self.roots: list[Path] = [Path.cwd()]
         self.ws = Workspace(self.roots)
@@ -96,6 +107,8 @@ class DynInspectServer(LanguageServer):
         self._pending: dict[str, asyncio.Task[None]] = {}
         self._lenses_due = False
         self._lenses_sent = 0.0
+        self._cells_seen: set[str] = set()  # the run's notebook cells when last published
+        self._cell_matches: dict[str, dict[str, str]] = {}  # run -> recorded cell -> open cell URI
         self.verdict: verify_mod.Verdict | None = None  # the last dynInspect.verify's
         self._saved_verdict: tuple[str | None, verify_mod.Verdict | None] = (None, None)
 
@@ -220,6 +233,11 @@ class DynInspectServer(LanguageServer):
             self.show_once(message)
         if index is not None:
             self._show(index, result.switched)
+        elif self.workspace.notebook_documents and self.run_cells() != self._cells_seen:
+            # The run was read after its findings came from the cache: only now are its
+            # notebook cells known, and open cells can be matched to them.
+            self.publish_all()
+        self._cells_seen = self.run_cells() if self.workspace.notebook_documents else set()
         if self._rest is not None:
             # The open files are shown; now the findings of every other file.
             async with self.lock:
@@ -273,8 +291,14 @@ class DynInspectServer(LanguageServer):
     # -- documents and diagnostics -----------------------------------------------------
 
     def reported(self, path: str, language_id: str | None = None) -> bool:
-        """Files the editor hears about: Python files inside the workspace."""
-        return is_python(path, language_id) and self.ws.contains(path)
+        """Files the editor hears about: Python files inside the workspace, and the run's
+        notebook cells (published only where a cell holding their text is open)."""
+        return is_python(path, language_id) and (self.ws.contains(path) or norm_path(path) in self.run_cells())
+
+    def run_cells(self) -> set[str]:
+        """The files IPython compiled the shown run's notebook cells under."""
+        run = self.source.run
+        return {norm_path(c) for c in run.model.cells} if run is not None else set()
 
     def view(self, path: str, uri: str | None = None) -> TextView | None:
         return view_for(self.workspace, self.disk, path, uri)
@@ -283,13 +307,36 @@ class DynInspectServer(LanguageServer):
         return place(self.index.for_path(view.path), view.lines, self.settings, self.disk.lines)
 
     def open_uris(self) -> dict[str, str]:
-        """norm path -> URI of each open file document."""
+        """norm path -> URI of each open file document, and of each open notebook cell that
+        is a cell of the run shown (its path: the file IPython compiled it under)."""
         out: dict[str, str] = {}
         for uri, doc in self.workspace.text_documents.items():
             path = uri_path(uri)
             if path and self.reported(path, doc.language_id):
                 out[norm_path(path)] = doc.uri
+        out.update(self.open_cells())
         return out
+
+    def open_cells(self) -> dict[str, str]:
+        """norm path of a recorded cell -> URI of the open notebook cell holding its text.
+        A cell matched once stays matched while it is open, as an open file does: edits
+        move its findings (placement), they do not drop them."""
+        run = self.source.run
+        if run is None or not run.model.cells or not self.workspace.notebook_documents:
+            return {}
+        texts = {}
+        for notebook in list(self.workspace.notebook_documents.values()):
+            for cell in notebook.cells:
+                doc = self.workspace.text_documents.get(unquote(cell.document))
+                if doc is not None and cell.kind == types.NotebookCellKind.Code:
+                    texts[doc.uri] = doc.source
+        key = str(run.path)
+        kept = {path: uri for path, uri in self._cell_matches.get(key, {}).items() if uri in texts}
+        unmatched = [(uri, text) for uri, text in texts.items() if uri not in kept.values()]
+        for file, uri in match_cells({f: c.source for f, c in run.model.cells.items()}, unmatched).items():
+            kept.setdefault(norm_path(file), uri)
+        self._cell_matches = {key: kept}
+        return dict(kept)
 
     def open_paths(self) -> set[str]:
         """Real paths of the open Python documents (the run shown is chosen by them)."""
@@ -360,8 +407,9 @@ class DynInspectServer(LanguageServer):
         """
         open_docs = self.open_uris()
         targets: dict[str, str] = {}
+        cells = self.run_cells()
         for path in self.index.files:
-            if self.reported(path):
+            if self.reported(path) and (path in open_docs or path not in cells):  # (a cell: only where it is open)
                 targets[path] = open_docs.get(path) or path_uri(path)
         targets.update(open_docs)
         for uri in list(self.published):
@@ -397,7 +445,10 @@ class DynInspectServer(LanguageServer):
         """(path, view) for a request on ``uri``; None for what we do not report on."""
         path = uri_path(uri)
         if path is None:
-            return None
+            # a notebook cell: the recorded cell whose text it holds
+            cell = next((p for p, u in self.open_cells().items() if unquote(u) == unquote(uri)), None)
+            view = self.view(cell, uri) if cell is not None else None
+            return (cell, view) if cell is not None and view is not None else None
         doc = self.workspace.text_documents.get(unquote(uri))
         if not self.reported(path, doc.language_id if doc is not None else None):
             return None
@@ -632,6 +683,15 @@ def create_server() -> DynInspectServer:
         path = uri_path(uri)
         if path is not None and ls.reported(path):
             ls.publish(path, uri)  # back to the file on disk
+
+    @server.feature(types.NOTEBOOK_DOCUMENT_DID_OPEN)
+    @server.feature(types.NOTEBOOK_DOCUMENT_DID_CHANGE)
+    @server.feature(types.NOTEBOOK_DOCUMENT_DID_CLOSE)
+    @guarded(lambda: None)
+    def notebook_changed(ls: DynInspectServer, params: Any) -> None:
+        # pygls has updated its notebook and cell documents: republish onto the open cells
+        # (a newly opened cell is matched by its text; an edited one keeps its match).
+        ls.publish_all()
 
     @server.feature(types.TEXT_DOCUMENT_HOVER)
     @guarded(lambda: None)

@@ -17,9 +17,12 @@ from typing import Any
 import nbclient
 import nbformat
 import pytest
+from lsprotocol import types
+from pytest_lsp import LanguageClient, client_capabilities
 
 from corpus_support import DYN_INSPECT
 from inductor_pool import seed
+from test_lsp_support import diagnostics, lsp_client_fixture, ours, wait_for
 
 pytestmark = pytest.mark.corpus
 
@@ -214,3 +217,65 @@ def test_screenshot_of_the_inline_output(notebooks, tmp_path: Path) -> None:
     if keep:
         shutil.copy(png, Path(keep) / png.name)
     assert sys.executable  # the kernel ran with this interpreter's packages
+
+
+client = lsp_client_fixture()
+
+
+async def test_squiggle_on_the_notebook_cells_line(client: LanguageClient, notebooks) -> None:
+    """LSP 3.17 notebook documents, as VS Code's notebook editor sends them: the language
+    server puts cell [3]'s run's graph break on cell [2]'s line 5 (the `if` on a tensor),
+    hovers there, and moves it with the cell's text when the cell is edited."""
+    _, _, cwd = notebooks
+    run = _runs(cwd)[0]
+    # VS Code's own capabilities (pytest-lsp's copy predates its notebook support)
+    capabilities = client_capabilities("visual-studio-code")
+    capabilities.notebook_document = types.NotebookDocumentClientCapabilities(
+        synchronization=types.NotebookDocumentSyncClientCapabilities(dynamic_registration=True, execution_summary_support=True)
+    )
+    params = types.InitializeParams(
+        capabilities=capabilities,
+        root_uri=cwd.as_uri(),
+        workspace_folders=[types.WorkspaceFolder(uri=cwd.as_uri(), name=cwd.name)],
+        initialization_options={"dynInspect": {"runsDir": str(run.parent), "run": str(run)}},
+    )
+    result = await client.initialize_session(params)
+    assert result.capabilities.notebook_document_sync is not None
+    nb_uri = (cwd / "train.ipynb").as_uri()
+    cells = [c for c in _cells(True)]
+    uris = [f"vscode-notebook-cell:{(cwd / 'train.ipynb').as_posix()}#cell{i}" for i in range(len(cells))]
+    client.notebook_document_did_open(
+        types.DidOpenNotebookDocumentParams(
+            notebook_document=types.NotebookDocument(
+                uri=nb_uri,
+                notebook_type="jupyter-notebook",
+                version=1,
+                cells=[types.NotebookCell(kind=types.NotebookCellKind.Code, document=u) for u in uris],
+            ),
+            cell_text_documents=[types.TextDocumentItem(uri=u, language_id="python", version=1, text=t) for u, t in zip(uris, cells, strict=True)],
+        )
+    )
+    # the break on `if x.sum() > 0:` (line 5) and the recompile of f on its `def` (line 4)
+    found = await diagnostics(client, uris[1], 2)
+    assert [d.range.start.line for d in found] == [3, 4], [(d.range.start.line, d.message) for d in found]
+    assert "x.sum() > 0" in DEFINE.splitlines()[4] and "recompile" in found[0].message.lower()
+    hover = await client.text_document_hover_async(types.HoverParams(types.TextDocumentIdentifier(uris[1]), types.Position(4, 8)))
+    assert hover is not None and "graph break" in str(hover.contents).lower()
+    assert ours(client, uris[0]) == [] and ours(client, uris[4]) == []
+    # the cell edited as a file is: a line added above moves both findings down one line
+    client.notebook_document_did_change(
+        types.DidChangeNotebookDocumentParams(
+            notebook_document=types.VersionedNotebookDocumentIdentifier(version=2, uri=nb_uri),
+            change=types.NotebookDocumentChangeEvent(
+                cells=types.NotebookDocumentCellChanges(
+                    text_content=[
+                        types.NotebookDocumentCellContentChanges(
+                            document=types.VersionedTextDocumentIdentifier(uri=uris[1], version=2),
+                            changes=[types.TextDocumentContentChangeWholeDocument(text="# a note\n" + DEFINE)],
+                        )
+                    ]
+                )
+            ),
+        )
+    )
+    await wait_for(lambda: sorted(d.range.start.line for d in ours(client, uris[1])) == [4, 5], client, what="the findings one line down")

@@ -46,7 +46,9 @@ export function buildClientOptions(
     showDetails?: (result: unknown) => void,
 ): LanguageClientOptions {
     return {
-        documentSelector: [{ scheme: 'file', language: 'python' }],
+        // Python files, and the Python cells of any notebook (LSP 3.17 notebook documents:
+        // the server puts a recorded cell's findings on the open cell holding its text)
+        documentSelector: [{ scheme: 'file', language: 'python' }, { notebook: '*', language: 'python' }],
         outputChannel,
         traceOutputChannel: outputChannel,
         revealOutputChannelOn: RevealOutputChannelOn.Never,

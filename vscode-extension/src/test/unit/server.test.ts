@@ -59,7 +59,10 @@ suite('ServerController', () => {
         assert.strictEqual(serverOptions.transport, 0 /* stdio */);
         assert.strictEqual(serverOptions.options.cwd, root);
         const clientOptions = client.clientOptions as { documentSelector: unknown; initializationOptions: unknown };
-        assert.deepStrictEqual(clientOptions.documentSelector, [{ scheme: 'file', language: 'python' }]);
+        assert.deepStrictEqual(clientOptions.documentSelector, [
+            { scheme: 'file', language: 'python' },
+            { notebook: '*', language: 'python' },
+        ]);
         assert.deepStrictEqual(clientOptions.initializationOptions, {
             runsDir: null,
             graphBreakSeverity: 'hint',

@@ -1,0 +1,39 @@
+"""Notebook cells open in the editor, matched to the cells a run recorded.
+
+A recorded run names a cell by the file IPython compiled it under
+(``/tmp/ipykernel_<pid>/<hash>.py``, never written to disk) and keeps its source
+(``notebook_cell`` events). An editor names the same cell by a cell URI inside a notebook
+document (LSP 3.17: ``vscode-notebook-cell:/…/nb.ipynb#W1sZmlsZQ==``). A cell is the one
+recorded when its text is the recorded source, compared line by line with IPython's own
+lines — ``%magic`` and ``!shell`` lines, which IPython's transformers rewrite or blank —
+left out, and trailing blank lines ignored: an edited cell no longer matches, as an edited
+file's findings are placed on its current text.
+
+``match_cells(recorded, open_cells)`` (recorded file -> source) returns recorded file -> cell URI.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+
+
+def _comparable(source: str) -> tuple[str, ...]:
+    lines = [("" if line.lstrip().startswith(("%", "!")) else line.rstrip()) for line in source.splitlines()]
+    while lines and not lines[-1]:
+        lines.pop()
+    return tuple(lines)
+
+
+def match_cells(recorded: Mapping[str, str], open_cells: Iterable[tuple[str, str]]) -> dict[str, str]:
+    """Recorded cell file (-> its source) -> URI of the open cell (``(uri, text)`` pairs) with its text;
+    a recorded cell that no open cell matches is left out (its findings stay unpublished:
+    the file they name does not exist)."""
+    by_text: dict[tuple[str, ...], str] = {}
+    for uri, text in open_cells:
+        by_text.setdefault(_comparable(text), uri)
+    out: dict[str, str] = {}
+    for file, source in recorded.items():
+        found = by_text.get(_comparable(source))
+        if found is not None and any(_comparable(source)):
+            out[file] = found
+    return out
