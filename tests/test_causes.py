@@ -51,6 +51,13 @@ def test_causes_stay_apart_across_functions_and_resets(reset_run: Run) -> None:
     assert by_frame["limited"].recompile_count == 3 and "Float, Double, Half, BFloat16" in by_frame["limited"].title
     assert by_frame["warm"].recompile_count == 1
     assert all(c.fix is None for c in found)  # a dtype change: no fix is known to be right
+    # ... and every face says so with the inspector's one sentence
+    assert {c.no_fix for c in found} == {"no fix known to be right for this change: see `dyn-inspect recompiles`"}
+    out = subprocess.run([str(DYN_INSPECT), "causes", "--json", str(reset_run.path)], capture_output=True, text=True, timeout=120)
+    shown = [c for c in json.loads(out.stdout)["causes"] if c["kind"] == "recompile"]
+    assert shown and all(c["fix"] is None and c["no_fix"] == found[0].no_fix for c in shown)
+    text = subprocess.run([str(DYN_INSPECT), "causes", str(reset_run.path)], capture_output=True, text=True, timeout=120).stdout
+    assert text.count(f"({found[0].no_fix})") == len(shown)
 
 
 @pytest.mark.corpus

@@ -49,6 +49,7 @@ def cause_dict(c: Cause) -> typed.Cause:
             replaces=fix.replaces,
             replacement=fix.replacement,
         ),
+        no_fix=c.no_fix,
     )
 
 
@@ -83,8 +84,6 @@ def run(args: argparse.Namespace) -> int:
                 highlight=False,
                 style="green",
             )
-        elif c.kind == "recompile":
-            console.print(
-                "   (no fix known to be right for this change: see `dyn-inspect recompiles`)", markup=False, highlight=False, style="dim"
-            )
+        elif c.no_fix is not None:
+            console.print(f"   ({c.no_fix})", markup=False, highlight=False, style="dim")
     return 0

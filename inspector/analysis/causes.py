@@ -97,6 +97,14 @@ class Cause:
         return len(self.recompiles)
 
     @property
+    def no_fix(self) -> str | None:
+        """What every face says where a recompile cause has no fix (None: it has one, or it
+        is a break site, whose headline already says what torch suggests)."""
+        if self.fix is not None or self.kind != "recompile":
+            return None
+        return "no fix known to be right for this change: see `dyn-inspect recompiles`"
+
+    @property
     def compile_time_s(self) -> float:
         if self.break_group is not None:
             return 0.0

@@ -82,6 +82,7 @@ class CauseRow:
     fix_where: str | None = None  # the line the fix goes after
     fix_code: str | None = None
     fix_why: str | None = None
+    no_fix: str | None = None  # Cause.no_fix: the sentence every face shows without a fix
 
 
 @dataclass
@@ -213,6 +214,7 @@ def _cause_rows(model: RunModel, where: Callable[[Loc | None], str], scrub: Call
                 where(Loc(fix.file, fix.after_line)) if fix else None,
                 scrub(fix.code) if fix else None,
                 scrub(fix.why) if fix else None,
+                c.no_fix,
             )
         )
     return rows
@@ -383,6 +385,8 @@ def summary_markdown(d: ReportData) -> str:
                 out.append("- shows at: " + ", ".join(f"`{s}`" for s in cause.sites))
             if cause.fix_code:
                 out += [f"- fix ({_md(cause.fix_why or '')}), after `{cause.fix_where}`:", "", "```python", cause.fix_code, "```"]
+            elif cause.no_fix:
+                out.append(f"- {cause.no_fix}")
             out.append("")
     out += [
         f"## Graph breaks ({len(d.breaks)} unique, {sum(b.count for b in d.breaks)} total)",

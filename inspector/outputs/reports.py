@@ -165,6 +165,8 @@ class Cause(Output):
     values: list[str]
     sites: list[CauseSite]
     fix: CauseFix | None
+    # where a recompile cause has no fix, the sentence that says so (every face shows it)
+    no_fix: str | None = None
 
 
 class CausesReport(Output):

@@ -135,6 +135,7 @@ export interface Cause {
     values: string[];
     sites: CauseSite[];
     fix: CauseFix | null;
+    no_fix?: string | null;
 }
 
 export interface CauseFix {
