@@ -6,8 +6,9 @@ A recorded run names a cell by the file IPython compiled it under
 document (LSP 3.17: ``vscode-notebook-cell:/…/nb.ipynb#W1sZmlsZQ==``). A cell is the one
 recorded when its text is the recorded source, compared line by line with IPython's own
 lines — ``%magic`` and ``!shell`` lines, which IPython's transformers rewrite or blank —
-left out, and trailing blank lines ignored: an edited cell no longer matches, as an edited
-file's findings are placed on its current text.
+left out, and trailing blank lines ignored. Only a cell not matched yet is compared: the
+server keeps a match while the cell stays open, so an edit moves the cell's findings
+(placement on its current text, as for an edited file) instead of dropping them.
 
 ``match_cells(recorded, open_cells)`` (recorded file -> source) returns recorded file -> cell URI.
 """

@@ -108,7 +108,9 @@ class DynInspectServer(LanguageServer):
         self._lenses_due = False
         self._lenses_sent = 0.0
         self._cells_seen: set[str] = set()  # the run's notebook cells when last published
-        self._cell_matches: dict[str, dict[str, str]] = {}  # run -> recorded cell -> open cell URI
+        # (run, its recorded cell -> open cell URI): the matches of the run shown only
+        self._cell_matches: tuple[str | None, dict[str, str]] = (None, {})
+        self._run_cells: tuple[tuple[str, int] | None, set[str]] = (None, set())  # (run, cells) -> paths
         self.verdict: verify_mod.Verdict | None = None  # the last dynInspect.verify's
         self._saved_verdict: tuple[str | None, verify_mod.Verdict | None] = (None, None)
 
@@ -298,7 +300,14 @@ class DynInspectServer(LanguageServer):
     def run_cells(self) -> set[str]:
         """The files IPython compiled the shown run's notebook cells under."""
         run = self.source.run
-        return {norm_path(c) for c in run.model.cells} if run is not None else set()
+        if run is None:
+            return set()
+        # Asked once per document per publish: the paths are normalized again only when
+        # the run shown or its number of cells changes.
+        key = (str(run.path), len(run.model.cells))
+        if self._run_cells[0] != key:
+            self._run_cells = (key, {norm_path(c) for c in run.model.cells})
+        return self._run_cells[1]
 
     def view(self, path: str, uri: str | None = None) -> TextView | None:
         return view_for(self.workspace, self.disk, path, uri)
@@ -331,11 +340,12 @@ class DynInspectServer(LanguageServer):
                 if doc is not None and cell.kind == types.NotebookCellKind.Code:
                     texts[doc.uri] = doc.source
         key = str(run.path)
-        kept = {path: uri for path, uri in self._cell_matches.get(key, {}).items() if uri in texts}
+        matched = self._cell_matches[1] if self._cell_matches[0] == key else {}
+        kept = {path: uri for path, uri in matched.items() if uri in texts}
         unmatched = [(uri, text) for uri, text in texts.items() if uri not in kept.values()]
         for file, uri in match_cells({f: c.source for f, c in run.model.cells.items()}, unmatched).items():
             kept.setdefault(norm_path(file), uri)
-        self._cell_matches = {key: kept}
+        self._cell_matches = (key, kept)
         return dict(kept)
 
     def open_paths(self) -> set[str]:

@@ -86,7 +86,9 @@ async def test_republishes_as_the_log_grows_and_when_a_new_run_starts(
     await wait_for(lambda: client.code_lens_refreshes > 0, client, what="a code lens refresh")  # type: ignore[attr-defined]
 
     # A new run starts (latest moves): its findings replace the old ones, no restart.
-    newer = copy_run(recompiles_run.path, runs)
+    # Named to sort after the live run, as a run started later is: the recordings may come
+    # from a cache in either order (the server orders runs by name, not by `latest`).
+    newer = copy_run(recompiles_run.path, runs, name=live.name + "-later")
     os.replace(_relink(runs, newer.name), runs / "latest")
     v = open_doc(client, RECOMPILES)
     # The new run's model is built from scratch (a full read, causes included): on a loaded

@@ -239,10 +239,11 @@ def corpus_options(run: Run, **extra: Any) -> dict[str, Any]:
     return {"dynInspect": {"runsDir": str(run.path.parent), **extra}}
 
 
-def copy_run(run_dir: Path, dest: Path, logs: Sequence[str] | None = None) -> Path:
-    """A copy of a recorded run directory (blobs and the chosen logs) under ``dest``."""
+def copy_run(run_dir: Path, dest: Path, logs: Sequence[str] | None = None, name: str | None = None) -> Path:
+    """A copy of a recorded run directory (blobs and the chosen logs) under ``dest``, as
+    ``name`` (default: the run's own)."""
     dest.mkdir(parents=True, exist_ok=True)
-    out = dest / run_dir.name
+    out = dest / (name or run_dir.name)
     shutil.copytree(run_dir / "blobs", out / "blobs")
     for log in run_dir.glob("*.jsonl"):
         if logs is None or log.name in logs:

@@ -26,6 +26,7 @@ from typing import Any
 
 from dyn_inspect.engine.schema import Symbol
 from dyn_inspect.inspector.analysis.guards import GuardLine
+from dyn_inspect.inspector.analysis.size_bounds import tensor_sizes
 
 _RELATION = re.compile(r"(<=|>=|==|!=|<|>)")
 # All a compared text may hold: integers, the compile's symbols, + - * / ( ) and small
@@ -126,16 +127,13 @@ def _relation(sympy: Any, names: dict[str, Any], left: str, op: str, right: str)
     return op, sympy.expand(diff)
 
 
-_TENSOR_SIZES = re.compile(r"^check_tensor\((?P<src>.+?), .*?\bsize=\[(?P<sizes>[^\]]*)\]")
-
-
 def _static_sizes(expr: str) -> list[tuple[str, int]]:
     """(size source, size) for each static dim of a ``TENSOR_MATCH``'s ``size=[None, 3]``."""
-    m = _TENSOR_SIZES.match(expr)
-    if m is None:
+    found = tensor_sizes(expr)
+    if found is None:
         return []
-    sizes = [s.strip() for s in m["sizes"].split(",")]
-    return [(f"{m['src']}.size()[{i}]", int(s)) for i, s in enumerate(sizes) if s.isdigit()]
+    tensor, sizes = found
+    return [(f"{tensor}.size()[{i}]", s) for i, s in enumerate(sizes) if s is not None]
 
 
 def _split_args(text: str) -> list[str]:

@@ -46,14 +46,25 @@ class DimBounds:
         return f"{self.low}..{self.high}" if self.high is not None else f">= {self.low}"
 
 
+def tensor_sizes(expr: str) -> tuple[str, list[int | None]] | None:
+    """A ``TENSOR_MATCH``'s tensor source and its size per dim (None: dynamic) from
+    ``check_tensor(L['x'], …, size=[None, 3], …)``; None when the line says no sizes."""
+    m = _TENSOR_RE.match(expr)
+    if m is None:
+        return None
+    texts = [s.strip() for s in m["sizes"].split(",") if s.strip()]
+    if not all(s == "None" or _INT_RE.match(s) for s in texts):
+        return None
+    return m["src"], [None if s == "None" else int(s) for s in texts]
+
+
 def accepted_sizes(tree: Sequence[GuardLine]) -> list[DimBounds]:
     """Every dim of every tensor with a dynamic dim, with the bounds the tree checks."""
     dims: dict[str, list[int | None]] = {}  # tensor source -> static size per dim, None: dynamic
     for line in tree:
-        if line.kind == "TENSOR_MATCH" and (m := _TENSOR_RE.match(line.expr)):
-            texts = [s.strip() for s in m["sizes"].split(",") if s.strip()]
-            if "None" in texts and all(s == "None" or _INT_RE.match(s) for s in texts):
-                dims[m["src"]] = [None if s == "None" else int(s) for s in texts]
+        found = tensor_sizes(line.expr) if line.kind == "TENSOR_MATCH" else None
+        if found is not None and None in found[1]:
+            dims[found[0]] = found[1]
     bounds: dict[str, list[int | None]] = {}  # size source -> [low, high]
     for tensor, sizes in dims.items():
         for i, size in enumerate(sizes):
