@@ -59,7 +59,7 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
 
 # `dyn-inspect run` options that take a value: the bare form's target is the first word
 # that is neither an option nor such a value.
-_RUN_VALUE_OPTIONS = ("--profile-kernels", "--runs-dir")
+_RUN_VALUE_OPTIONS = ("--profile", "--profile-kernels", "--runs-dir")
 
 
 def _bare_target(argv: list[str]) -> str | None:

@@ -47,6 +47,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from dyn_inspect.engine.region_profile import step_profile
 from dyn_inspect.engine.schema import KernelProfile
 
 PROFILE_ENV = "DYN_INSPECT_PROFILE_KERNELS"
@@ -474,8 +475,11 @@ class StepProfiler:
         if os.environ.get("DYN_INSPECT_PROFILE_DUMP"):
             _dump(events, os.environ["DYN_INSPECT_PROFILE_DUMP"])
         aggs = aggregate(events, torch, self._cuda)
-        events = to_events(aggs, steps, wall / steps * 1e6 if steps else None, device_peaks(torch))
-        self.recorder.write_events(events)
+        out: list[Any] = to_events(aggs, steps, wall / steps * 1e6 if steps else None, device_peaks(torch))
+        breakdown = step_profile(events, steps, wall * 1e6, self._cuda)
+        breakdown.t = time.time()
+        out.append(breakdown)
+        self.recorder.write_events(out)
         self.message = None
 
     def finish(self) -> None:
@@ -496,7 +500,7 @@ class StepProfiler:
                     "torch was still compiling in the last ones (run more steps)"
                 )
         if self.message:
-            sys.stderr.write(f"dyn-inspect: --profile-kernels: {self.message}\n")
+            sys.stderr.write(f"dyn-inspect: --profile: {self.message}\n")
 
 
 # --- installation ---------------------------------------------------------------------

@@ -382,7 +382,7 @@ def _start_kernel_profiler(recorder: Recorder) -> None:
         if steps:
             profiler.install(recorder, steps)
     except Exception as exc:  # noqa: BLE001 - recording must go on without the profile
-        sys.stderr.write(f"dyn-inspect: --profile-kernels unavailable ({exc!r})\n")
+        sys.stderr.write(f"dyn-inspect: --profile unavailable ({exc!r})\n")
 
 
 def current() -> Recorder | None:

@@ -379,6 +379,56 @@ class KernelProfile(Event, tag="kernel_profile"):
     launch: str | None = None  # Triton: the launch config the autotuner picked ("XBLOCK=128 num_warps=4 ...")
 
 
+class RegionTime(msgspec.Struct, omit_defaults=True):
+    """One compiled region (``Torch-Compiled Region: <cid>``) over a ``StepProfile``'s window.
+
+    ``total_us`` is inclusive; it splits into ``compiled_us`` (the compiled graph's call),
+    ``overhead_us`` (Dynamo's and AOTAutograd's wrappers around it), the regions entered
+    from inside it (``nested``: resume functions and frames the code calls, with the guard
+    checks before them) and ``eager_us``, the rest: Python bytecode Dynamo left to run
+    eagerly in this frame (the instruction a graph break stopped at, and what it runs).
+    ``lookup_us`` is the guard checks (``TorchDynamo Cache Lookup``) before each entry."""
+
+    cid: str
+    calls: int
+    total_us: float
+    compiled_us: float = 0.0
+    overhead_us: float = 0.0
+    eager_us: float = 0.0
+    lookup_us: float = 0.0
+    lookups: int = 0
+    nested: list[str] = []  # cids entered from inside, in first-seen order
+    top_level: bool = True  # False: only ever entered from inside another region
+    graphs: list[str] = []  # FX-graph cache keys of the graphs it called
+
+
+class BackwardTime(msgspec.Struct, omit_defaults=True):
+    """One compiled backward graph (``CompiledFunctionBackward``) over the window."""
+
+    graph: str | None  # its FX-graph cache key (None: the profiler did not name one)
+    calls: int
+    total_us: float
+    compiled_us: float = 0.0  # in the graph's call, the rest is AOTAutograd's wrapper
+
+
+class StepProfile(Event, tag="step_profile"):
+    """Where a profiled step's time went (``--profile N``, engine/region_profile.py): the
+    compiled regions, compiled backward graphs, guard checks, and everything else. Every
+    ``*_us`` is a total over ``steps`` steps of host (CPU) time; ``step_us`` is one step's
+    mean wall time. ``outside_us`` is the step's time in no region, backward or lookup (the
+    loss, the optimizer, data loading, any eager Python); ``missed_lookup_us`` the guard
+    checks that entered no compiled code (a frame that runs eagerly)."""
+
+    steps: int
+    step_us: float
+    device: str = "cpu"  # "cuda" when the profiler also traced CUDA
+    regions: list[RegionTime] = []
+    backward: list[BackwardTime] = []
+    outside_us: float = 0.0
+    missed_lookup_us: float = 0.0
+    missed_lookups: int = 0
+
+
 AnyEvent = (
     LogHeader
     | ProcessStart
@@ -407,6 +457,7 @@ AnyEvent = (
     | Chromium
     | Raw
     | KernelProfile
+    | StepProfile
 )
 
 EVENT_TYPES: dict[str, type[Event]] = {

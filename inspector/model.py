@@ -48,6 +48,7 @@ from dyn_inspect.engine.schema import (
     RunStart,
     ShapeGuard,
     Specialization,
+    StepProfile,
     Symbol,
 )
 from dyn_inspect.inspector import cell_names
@@ -289,6 +290,7 @@ class RunModel:
         self.recompile_limits: list[tuple[str, RecompileLimit]] = []
         self.kernels: list[KernelInfo] = []
         self.kernel_profiles: list[tuple[str, KernelProfile]] = []  # (log, event), library kernels too
+        self.step_profiles: list[tuple[str, StepProfile]] = []  # (log, event): one per profiled process
         # per process log: a path a cached artifact named → this run's file (PathAlias)
         self.path_aliases: dict[str, dict[str, str]] = {}
         self.launchers: dict[str, Launcher] = {}  # launcher log → its start and end
@@ -358,6 +360,9 @@ class RunModel:
         self.kernel_profiles.append((log, event))
         for k in self._profiled_kernels(event, log):
             k.profile = event
+
+    def _step_profile(self, event: StepProfile, log: str) -> None:
+        self.step_profiles.append((log, event))
 
     def _notebook_cell(self, event: NotebookCell, log: str) -> None:
         self.cells[event.file] = event
@@ -609,6 +614,7 @@ _HANDLERS: dict[type, Callable[[RunModel, Any, str], None] | None] = {
     ProcessStart: RunModel._process_start,
     ProcessEnd: RunModel._process_end,
     KernelProfile: RunModel._kernel_profile,
+    StepProfile: RunModel._step_profile,
     PathAlias: RunModel._path_alias,
     NotebookCell: RunModel._notebook_cell,
     CompileStart: RunModel._compile_start,

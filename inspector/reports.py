@@ -12,8 +12,9 @@ from dyn_inspect.engine.torch_compat import degraded_notes
 from dyn_inspect.inspector import ranks
 from dyn_inspect.inspector.analysis.breaks import BreakSite, break_sites
 from dyn_inspect.inspector.analysis.failures import FailureSite, failure_sites, line_text
-from dyn_inspect.inspector.analysis.messages import headline
+from dyn_inspect.inspector.analysis.messages import headline, label
 from dyn_inspect.inspector.analysis.no_graph import no_graph
+from dyn_inspect.inspector.analysis.step_costs import step_costs
 from dyn_inspect.inspector.model import RecompileInfo
 from dyn_inspect.inspector.outputs import Counts, Divergence, NodeStatus, RankGroup, environment, source_loc
 from dyn_inspect.inspector.outputs import reports as typed
@@ -143,6 +144,78 @@ def summary_dict(run: Run) -> dict[str, Any]:
     """``summary(run)`` as plain data (what the text summary renders)."""
     data: dict[str, Any] = msgspec.to_builtins(summary(run))
     return data
+
+
+NOT_PROFILED = "no profiled steps in this run: record it with `dyn-inspect run --profile N script.py`"
+
+
+def cost(run: Run) -> typed.CostReport:
+    """What ``cost --json`` prints: each profiled process's step breakdown and break costs."""
+    m = run.model
+    sites = {s.group.key: s for s in break_sites(m)}
+    out: list[typed.StepBreakdown] = []
+    for sc in step_costs(m):
+        breaks = []
+        for b in sc.breaks:
+            site = sites.get(b.group.key)
+            loc = (site.user_frame or site.loc) if site is not None else b.group.loc
+            breaks.append(
+                typed.BreakCost(
+                    type=b.group.first.gb_type,
+                    reason=label(b.group.first),
+                    file=loc.file,
+                    line=loc.line,
+                    us_per_step=_us(b.us),
+                    eager_us=_us(b.eager_us),
+                    resume_us=_us(b.resume_us),
+                    share_of_step=round(b.share, 4) if b.share is not None else None,
+                    between=[[a, z] for a, z in b.between],
+                    text=b.text,
+                )
+            )
+        out.append(
+            typed.StepBreakdown(
+                log=sc.log,
+                steps=sc.steps,
+                step_us=_us(sc.step_us),
+                device=sc.profile.device,
+                compiled_us=_us(sc.compiled_us),
+                eager_in_regions_us=_us(sc.eager_in_regions_us),
+                guards_us=_us(sc.guards_us),
+                overhead_us=_us(sc.overhead_us),
+                outside_us=_us(sc.outside_us),
+                regions=[
+                    typed.RegionCost(
+                        compile_id=r.compile.cid if r.compile is not None else r.region.cid,
+                        function=r.function,
+                        resume=r.is_resume,
+                        calls_per_step=round(r.calls_per_step, 3),
+                        us_per_step=_us(r.us),
+                        compiled_us=_us(r.compiled_us),
+                        eager_us=_us(r.eager_us),
+                        guards_us=_us(r.lookup_us),
+                        overhead_us=_us(r.overhead_us),
+                        nested=list(r.region.nested),
+                    )
+                    for r in sc.regions
+                ],
+                backward=[
+                    typed.BackwardCost(
+                        compile_id=b.compile.cid if b.compile is not None else None,
+                        function=b.compile.capture.co_name if b.compile is not None and b.compile.capture is not None else None,
+                        us_per_step=_us(b.us),
+                        compiled_us=_us(b.compiled_us),
+                    )
+                    for b in sc.backward
+                ],
+                breaks=breaks,
+            )
+        )
+    return typed.CostReport(run=str(run.path), processes=out, message=None if out else NOT_PROFILED)
+
+
+def _us(value: float) -> float:
+    return round(value, 3)
 
 
 # -- shared by the report commands (breaks, recompiles, kernels, graph, check, diff) ------

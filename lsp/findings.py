@@ -34,6 +34,7 @@ import msgspec
 
 from dyn_inspect.inspector.analysis import causes as _causes
 from dyn_inspect.inspector.analysis.recompiles import reasons_of, recompile_timeline
+from dyn_inspect.inspector.analysis.step_costs import break_costs
 from dyn_inspect.inspector.analysis.suggestions import suggest
 from dyn_inspect.inspector.events import GraphBreak, Loc, degraded_notes
 from dyn_inspect.inspector.locations import def_line, inside, is_library, run_cwd
@@ -101,6 +102,7 @@ class BreakFinding:
     compile_ids: list[str] = field(default_factory=list)
     origin: Loc | None = None  # the innermost (library) location when attributed elsewhere
     helper: str | None = None  # the workspace function the break is in, when it was inlined
+    step_cost: str | None = None  # BreakCost.text: its time per profiled step (``--profile``)
 
     @property
     def from_stack(self) -> bool:
@@ -443,7 +445,9 @@ def _inlined_logging(m: RunModel) -> dict[str, list[str]]:
 
 
 def _add_breaks(m: RunModel, ws: Workspace, files: dict[str, FileFindings]) -> None:
+    per_step = break_costs(m)
     for group in m.break_groups():
+        cost = per_step.get(group.key)
         placed: dict[tuple[str, int], BreakFinding] = {}
         for log, event in group.hits:
             here = ws.local_loc(event.loc)
@@ -460,7 +464,7 @@ def _add_breaks(m: RunModel, ws: Workspace, files: dict[str, FileFindings]) -> N
                 continue
             finding = placed.get(where)
             if finding is None:
-                finding = placed[where] = BreakFinding(group.key, shown, event, origin=origin)
+                finding = placed[where] = BreakFinding(group.key, shown, event, origin=origin, step_cost=cost.text if cost else None)
                 files[where[0]].breaks.append(finding)
             finding.count += 1
             if event.cid is not None and event.cid not in finding.compile_ids:

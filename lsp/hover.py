@@ -46,6 +46,8 @@ def _break_md(b: BreakFinding) -> list[str]:
     if e.hints:
         out += ["**Hints:**"] + [f"- {h}" for h in e.hints] + [""]
     out += [f"Hit {b.count}× (compile {', '.join(b.compile_ids)})."]
+    if b.step_cost is not None:
+        out += ["", f"**At run time:** {md_text(b.step_cost)}"]
     if len(e.user_stack) > 1:
         out += ["", "**User stack** (outermost first):"]
         for entry in collapse_stack(e.user_stack):

@@ -90,6 +90,8 @@ RUN_FIXTURES = {
     "no_graph_run": "no_graph",
     "control_flow_run": "control_flow",
     "docs_pages_run": "docs_pages",
+    "step_cost_run": "step_cost",
+    "step_cost_fixed_run": "step_cost_fixed",
 }
 _needed: list[str] = []
 _needed_plain: list[str] = []  # programs whose plain (torch-only) run the selection needs
@@ -176,6 +178,8 @@ no_graph_run = _run_fixture("no_graph", "tests/corpus/no_graph.py: a compiled fu
 control_flow_run = _run_fixture("control_flow", "tests/corpus/control_flow.py: torch.cond recompiling on a length; nonzero's unbacked sizes.")
 docs_pages_run = _run_fixture("docs_pages", "tests/corpus/docs_pages.py: the graph-break and recompilation docs pages' situations.")
 warm_cache_run = _run_fixture("warm_cache", "tests/corpus/warm/train.py, its Inductor cache warmed from another copy.")
+step_cost_run = _run_fixture("step_cost", "tests/corpus/step_cost.py --profile=10: a break between two heavy compiled regions.")
+step_cost_fixed_run = _run_fixture("step_cost_fixed", "tests/corpus/step_cost.py --without-bookkeeping --profile=10: the same program, fixed.")
 
 
 @pytest.fixture(scope="session")

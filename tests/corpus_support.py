@@ -72,6 +72,9 @@ PROGRAMS: dict[str, tuple[Path, list[str]]] = {
     "docs_pages": (CORPUS, ["docs_pages.py"]),
     # issue 28: Inductor itself fails on a captured graph (torch 2.13, CPU); the program goes on
     "backend_crash": (CORPUS, ["backend_crash.py"]),
+    # issue 32: a break between two heavy compiled regions, profiled; and the fixed program
+    "step_cost": (CORPUS, ["--profile=10", "step_cost.py"]),
+    "step_cost_fixed": (CORPUS, ["--profile=10", "step_cost.py", "--without-bookkeeping"]),
 }
 
 # The programs the differential harness compares with torch (tests/test_differential.py).

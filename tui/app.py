@@ -64,6 +64,7 @@ VIEWS: list[tuple[str, str, str]] = [
     ("shapes", "Shapes", "shapes:ShapesView"),
     ("timeline", "Timeline", "timeline:TimelineView"),
     ("code", "Code", "code:CodeView"),
+    ("cost", "Cost", "cost:CostView"),  # shown only for a run recorded with --profile
     ("ranks", "Ranks", "ranks:RanksView"),  # shown only for a run of two ranks or more
 ]
 VIEW_IDS = [v for v, _, _ in VIEWS]
@@ -194,6 +195,7 @@ class InspectorApp(DisplayHook[int]):
         self._stale: set[str] = set(VIEW_IDS)
         self._ranks: list[int] = []
         self._ranks_tab = True  # hidden at the first sync of a run without ranks
+        self._cost_tab = True  # hidden at the first sync of a run without --profile
         self.load_error: str | None = None
         self._exporting = False
         self._frozen_at = 0
@@ -336,6 +338,8 @@ class InspectorApp(DisplayHook[int]):
         if len(screen.ranks) < 2:
             self._ranks_tab = False
             self.query_one(TabbedContent).hide_tab("ranks")
+        self._cost_tab = False  # until the run read says it was profiled
+        self.query_one(TabbedContent).hide_tab("cost")
         from dyn_inspect.tui.views.overview import OverviewView  # (the first view: imported already)
 
         overview = self.view("overview")
@@ -503,6 +507,9 @@ class InspectorApp(DisplayHook[int]):
             if (len(model.ranks()) > 1) != self._ranks_tab:
                 self._ranks_tab = not self._ranks_tab
                 (tabs.show_tab if self._ranks_tab else tabs.hide_tab)("ranks")
+            if bool(model.step_profiles) != self._cost_tab:
+                self._cost_tab = not self._cost_tab
+                (tabs.show_tab if self._cost_tab else tabs.hide_tab)("cost")
             targets = VIEW_IDS if all_views else [self.active_view]
             for view_id in targets:
                 if not self.mounted(view_id):
@@ -648,6 +655,11 @@ class InspectorApp(DisplayHook[int]):
             # At once, not ``focus()``'s next turn: the pane shown a moment ago is new, and
             # the screen moves a focus left in the hidden pane to the tabs meanwhile.
             self.set_focus(target)
+
+    async def key_p(self) -> None:
+        """The Cost view (a key method, not a Binding: the tab exists only for profiled runs)."""
+        if self._cost_tab:
+            await self.action_show("cost")
 
     async def key_upper_r(self) -> None:
         """The Ranks view (a key method, not a Binding: the tab exists only for ranked runs)."""

@@ -28,6 +28,7 @@ COMMAND_MODULES: dict[str, str] = {
     "schema": "schema",
     "trace": "trace",
     "shapes": "shapes",
+    "cost": "cost",
     "cache": "cache",
     "code": "code",
     "verify": "verify",

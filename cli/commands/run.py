@@ -28,11 +28,15 @@ def prepare_parser(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--disable-compile", action="store_true", help="run the same program eagerly (recorded as such)")
     parser.add_argument("--no-provenance", action="store_true", help="do not turn on Inductor's kernel→source-line tracking")
     parser.add_argument(
+        "--profile",
         "--profile-kernels",
+        dest="profile_kernels",
         type=_positive_int,
         default=0,
         metavar="N",
-        help="profile N steady-state steps after compilation: time per kernel and per source line",
+        help="profile N steady-state steps after compilation: where a step's time goes "
+        "(compiled regions, the eager code between them, guard checks; `dyn-inspect cost`), "
+        "time per kernel and per source line",
     )
     parser.add_argument(
         "--all-graphs",

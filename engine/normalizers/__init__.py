@@ -33,6 +33,7 @@ from dyn_inspect.engine.schema import (
     Raw,
     RunEnd,
     RunStart,
+    StepProfile,
 )
 from dyn_inspect.engine.source_files import source_line
 
@@ -279,7 +280,7 @@ Emitter = Callable[[Any, TraceOut], None]
 EMITTERS: dict[type[Event], Emitter] = {}
 # Kinds with no torch record: process lifetime, kernels split out of the output code,
 # recompile-limit notes derived from the metrics, profiles, our path aliases, notebook cells.
-NOT_EMITTED: set[type[Event]] = {LogHeader, ProcessStart, ProcessEnd, RunStart, RunEnd, PathAlias, KernelProfile, NotebookCell}
+NOT_EMITTED: set[type[Event]] = {LogHeader, ProcessStart, ProcessEnd, RunStart, RunEnd, PathAlias, KernelProfile, StepProfile, NotebookCell}
 
 
 def emits(*types: type[Event]) -> Callable[[Emitter], Emitter]:

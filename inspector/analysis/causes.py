@@ -13,8 +13,9 @@ where that variable was last assigned).
 
 A fix is offered only where it is known to be right: a dim change (``size`` guard) of a
 tensor the user passes in. Other groups say what changed and suggest nothing specific.
-Graph breaks are causes too (one per break site). ``causes(model)`` returns both, most
-expensive first (recompiles, then compile time, then graph fragments).
+Graph breaks are causes too (one per break site), with their time per step when the run was
+profiled (``--profile``, analysis/step_costs.py). ``causes(model)`` returns both, most
+expensive first (recompiles, then compile time, then time per step, then graph fragments).
 """
 
 from __future__ import annotations
@@ -29,9 +30,11 @@ from typing import Literal
 from dyn_inspect.engine import compile_ids
 from dyn_inspect.engine.normalizers.locations import is_library_file
 from dyn_inspect.engine.schema import Loc
+from dyn_inspect.inspector.analysis.costs import time_text
 from dyn_inspect.inspector.analysis.guard_failures import GuardFailure
 from dyn_inspect.inspector.analysis.messages import label
 from dyn_inspect.inspector.analysis.recompiles import dynamic_dims_of, frames_with_recompiles, recompile_timeline
+from dyn_inspect.inspector.analysis.step_costs import BreakCost, break_costs
 from dyn_inspect.inspector.analysis.suggestions import LR_SOURCE_RE, mark_dynamic_code
 from dyn_inspect.inspector.locations import def_line, functions_in, parsed_source, short_path
 from dyn_inspect.inspector.model import BreakGroup, CompileInfo, FrameInfo, RunModel
@@ -91,6 +94,7 @@ class Cause:
     fix: Fix | None = None
     break_group: BreakGroup | None = None
     values: list[str] = field(default_factory=list)  # for a dim: the sizes seen, in order
+    step_cost: BreakCost | None = None  # a break's time per profiled step (``--profile``)
 
     @property
     def recompile_count(self) -> int:
@@ -115,8 +119,23 @@ class Cause:
         return self.break_group.count if self.break_group is not None else 0
 
     @property
-    def cost(self) -> tuple[int, float, int]:
-        return (self.recompile_count, self.compile_time_s, self.fragments)
+    def step_us(self) -> float:
+        """Time per profiled step it costs (0 without ``--profile``)."""
+        return self.step_cost.us if self.step_cost is not None else 0.0
+
+    @property
+    def cost_label(self) -> str:
+        """The cost in a few words, as the cause lists show it: "3 recompiles", "110 µs/step",
+        "2 hits"."""
+        if self.kind == "recompile":
+            return f"{self.recompile_count} recompile{'s' if self.recompile_count != 1 else ''}"
+        if self.step_cost is not None:
+            return f"{time_text(self.step_cost.us)}/step"
+        return f"{self.fragments} hit{'s' if self.fragments != 1 else ''}"
+
+    @property
+    def cost(self) -> tuple[int, float, float, int]:
+        return (self.recompile_count, self.compile_time_s, self.step_us, self.fragments)
 
 
 # -- recompiles ------------------------------------------------------------------------------
@@ -516,6 +535,7 @@ def _lines(path: str) -> list[str]:
 
 def break_causes(model: RunModel) -> list[Cause]:
     out: list[Cause] = []
+    per_step = break_costs(model)
     for g in model.break_groups():
         e = g.first
         user = next((loc for loc in reversed(e.user_stack) if not is_library_file(loc.file)), None)
@@ -528,11 +548,13 @@ def break_causes(model: RunModel) -> list[Cause]:
                 detail=f"{Path(site.file).name}:{site.line}, hit {g.count}×",
                 sites=[site],
                 break_group=g,
+                step_cost=per_step.get(g.key),
             )
         )
     return out
 
 
 def causes(model: RunModel) -> list[Cause]:
-    """Every cause, most expensive first: recompiles caused, compile time, graph fragments."""
+    """Every cause, most expensive first: recompiles caused, compile time, time per
+    profiled step, graph fragments."""
     return sorted(recompile_causes(model) + break_causes(model), key=lambda c: c.cost, reverse=True)

@@ -83,6 +83,7 @@ class CauseRow:
     fix_code: str | None = None
     fix_why: str | None = None
     no_fix: str | None = None  # Cause.no_fix: the sentence every face shows without a fix
+    step_cost: str | None = None  # BreakCost.text: a break's time per profiled step
 
 
 @dataclass
@@ -215,6 +216,7 @@ def _cause_rows(model: RunModel, where: Callable[[Loc | None], str], scrub: Call
                 scrub(fix.code) if fix else None,
                 scrub(fix.why) if fix else None,
                 c.no_fix,
+                c.step_cost.text if c.step_cost is not None else None,
             )
         )
     return rows
@@ -383,6 +385,8 @@ def summary_markdown(d: ReportData) -> str:
             out += [f"### {_md(cause.title)}", "", _md(cause.detail), ""]
             if cause.sites:
                 out.append("- shows at: " + ", ".join(f"`{s}`" for s in cause.sites))
+            if cause.step_cost:
+                out.append(f"- at run time: {_md(cause.step_cost)}")
             if cause.fix_code:
                 out += [f"- fix ({_md(cause.fix_why or '')}), after `{cause.fix_where}`:", "", "```python", cause.fix_code, "```"]
             elif cause.no_fix:

@@ -62,6 +62,7 @@ OUTPUTS: dict[str, Any] = {
     "graph --diff --json": reports.GraphDiffReport,
     "cache --json": reports.CacheReport,
     "shapes --json": reports.ShapesReport,
+    "cost --json": reports.CostReport,
     "code --json": reports.CodeReport,
     "runs --json": reports.RunsReport,
     "runs --prune --json": reports.PruneReport,

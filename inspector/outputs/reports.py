@@ -167,6 +167,9 @@ class Cause(Output):
     fix: CauseFix | None
     # where a recompile cause has no fix, the sentence that says so (every face shows it)
     no_fix: str | None = None
+    # a break's time per profiled step (``--profile``) and the sentence every face shows
+    us_per_step: float | None = None
+    step_cost: str | None = None
 
 
 class CausesReport(Output):
@@ -348,6 +351,74 @@ class KernelsReport(Output):
     sort: str | None
     kernels: list[Kernel]
     vectorization: Vectorization
+
+
+# -- cost (--profile) ----------------------------------------------------------------------
+
+
+class RegionCost(Output):
+    """One compiled region's host time per step (µs): its graph, the eager code Dynamo left
+    in the frame, the guard check before it and the wrappers around the graph."""
+
+    compile_id: str
+    function: str | None
+    resume: bool  # a resume function (the code after a graph break)
+    calls_per_step: float
+    us_per_step: float  # inclusive: regions nested in it too
+    compiled_us: float
+    eager_us: float
+    guards_us: float
+    overhead_us: float
+    nested: list[str]  # compile ids of the regions entered from inside it
+
+
+class BackwardCost(Output):
+    compile_id: str | None  # the compile whose backward graph it is
+    function: str | None
+    us_per_step: float
+    compiled_us: float
+
+
+class BreakCost(Output):
+    """What a graph break costs per step: the eager code between the graphs it splits and
+    its resume functions' guard checks and wrappers. ``text`` is the sentence every face shows."""
+
+    type: str
+    reason: str
+    file: str
+    line: int
+    us_per_step: float
+    eager_us: float
+    resume_us: float
+    share_of_step: float | None
+    between: list[list[str]]  # [region compile id, resume compile id]
+    text: str
+
+
+class StepBreakdown(Output):
+    """One profiled process: a step's wall time and where it went (µs per step)."""
+
+    log: str
+    steps: int
+    step_us: float
+    device: str
+    compiled_us: float  # in compiled graphs, forward and backward
+    eager_in_regions_us: float  # eager code inside compiled frames (graph breaks)
+    guards_us: float  # guard checks (cache lookups)
+    overhead_us: float  # Dynamo's and AOTAutograd's wrappers
+    outside_us: float  # in no compiled region: loss, optimizer, data, eager Python
+    regions: list[RegionCost]
+    backward: list[BackwardCost]
+    breaks: list[BreakCost]
+
+
+class CostReport(Output):
+    """``dyn-inspect cost --json``: empty ``processes`` (and ``message``) for a run
+    recorded without ``--profile``."""
+
+    run: str
+    processes: list[StepBreakdown]
+    message: str | None = None
 
 
 # -- diff --------------------------------------------------------------------------------

@@ -106,12 +106,6 @@ def run_verify(run_dir: Path, timeout_s: float = 1800.0) -> Verdict | str:
     return Verdict(report, fixed={c.title for c in report.fixed}, remaining={c.title for c in report.remaining})
 
 
-def cost_text(c: Cause) -> str:
-    if c.kind == "recompile":
-        return f"{c.recompile_count} recompile{'s' if c.recompile_count != 1 else ''}"
-    return f"{c.fragments} hit{'s' if c.fragments != 1 else ''}"
-
-
 class CausesView(SplitView):
     view_id = "causes"
     TABLE_ID = "causes-table"
@@ -198,7 +192,7 @@ one fix, at the line that makes the variable.
                 fix = f"{c.fix.one_line}  ({display_loc(fix_loc(c), ctx.cwd)})" if c.fix is not None else "—"
                 table.add_row(
                     Cell(str(n), n, justify="right"),
-                    Cell(cost_text(c), c.cost),
+                    Cell(c.cost_label, c.cost),
                     Cell(c.title),
                     Cell(fix, style="bold green" if c.fix is not None else "dim"),
                     key=key,
@@ -223,6 +217,8 @@ one fix, at the line that makes the variable.
             head.append(Text(f"fixed ✓ (verified run {self.verdict.run_id})", style="bold green"))
         elif self.verdict is not None and c.title in self.verdict.remaining:
             head.append(Text(f"still there after the fix (verified run {self.verdict.run_id})", style="bold yellow"))
+        if c.step_cost is not None:
+            head.append(Text(f"At run time: {c.step_cost.text}"))
         if c.no_fix is not None:
             head.append(Text(c.no_fix.capitalize(), style="dim"))
         parts: list[RenderableType] = [Group(*head)]

@@ -15,6 +15,7 @@ export interface Outputs {
     "graph --diff --json": GraphDiffReport;
     "cache --json": CacheReport;
     "shapes --json": ShapesReport;
+    "cost --json": CostReport;
     "code --json": CodeReport;
     "runs --json": RunsReport;
     "runs --prune --json": PruneReport;
@@ -33,11 +34,35 @@ export interface Outputs {
     "lsp dynInspect.verify (failed)": LspVerifyError;
 }
 
+export interface BackwardCost {
+    compile_id: string | null;
+    function: string | null;
+    us_per_step: number;
+    compiled_us: number;
+}
+
 export interface BreakChanges {
     added: DiffBreakCount[];
     removed: DiffBreakCount[];
     changed: DiffBreakChange[];
     unchanged: number;
+}
+
+/**
+ * What a graph break costs per step: the eager code between the graphs it splits and
+ * its resume functions' guard checks and wrappers. `text` is the sentence every face shows.
+ */
+export interface BreakCost {
+    type: string;
+    reason: string;
+    file: string;
+    line: number;
+    us_per_step: number;
+    eager_us: number;
+    resume_us: number;
+    share_of_step: number | null;
+    between: string[][];
+    text: string;
 }
 
 export interface BreakSite {
@@ -136,6 +161,8 @@ export interface Cause {
     sites: CauseSite[];
     fix: CauseFix | null;
     no_fix?: string | null;
+    us_per_step?: number | null;
+    step_cost?: string | null;
 }
 
 export interface CauseFix {
@@ -291,6 +318,16 @@ export interface ConfigSet {
     compile_ids: string[];
     relevant: Record<string, Record<string, unknown>>;
     file: string;
+}
+
+/**
+ * `dyn-inspect cost --json`: empty `processes` (and `message`) for a run
+ * recorded without `--profile`.
+ */
+export interface CostReport {
+    run: string;
+    processes: StepBreakdown[];
+    message?: string | null;
 }
 
 /**
@@ -916,6 +953,23 @@ export interface RecompilesReport {
     frames: RecompiledFrame[];
 }
 
+/**
+ * One compiled region's host time per step (µs): its graph, the eager code Dynamo left
+ * in the frame, the guard check before it and the wrappers around the graph.
+ */
+export interface RegionCost {
+    compile_id: string;
+    function: string | null;
+    resume: boolean;
+    calls_per_step: number;
+    us_per_step: number;
+    compiled_us: number;
+    eager_us: number;
+    guards_us: number;
+    overhead_us: number;
+    nested: string[];
+}
+
 export interface ResumeFunction {
     name: string;
     function: string;
@@ -1028,6 +1082,24 @@ export interface StageTimes {
     aot_s?: number | null;
     inductor_s?: number | null;
     codegen_s?: number | null;
+}
+
+/**
+ * One profiled process: a step's wall time and where it went (µs per step).
+ */
+export interface StepBreakdown {
+    log: string;
+    steps: number;
+    step_us: number;
+    device: string;
+    compiled_us: number;
+    eager_in_regions_us: number;
+    guards_us: number;
+    overhead_us: number;
+    outside_us: number;
+    regions: RegionCost[];
+    backward: BackwardCost[];
+    breaks: BreakCost[];
 }
 
 export interface Suggestion {

@@ -1,0 +1,94 @@
+"""``dyn-inspect cost [RUN]``: where a profiled step's time goes — compiled graphs, the eager
+code graph breaks leave between them, guard checks, wrappers, everything outside — and what
+each break costs per step (``inspector.reports.cost``; the run needs ``--profile N``)."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from rich.table import Table
+
+from dyn_inspect.inspector.analysis.costs import time_text
+from dyn_inspect.inspector.console import make_console
+from dyn_inspect.inspector.locations import file_line, short_path
+from dyn_inspect.inspector.outputs import reports as typed
+from dyn_inspect.inspector.outputs import to_json
+from dyn_inspect.inspector.ranks import add_rank_argument
+from dyn_inspect.inspector.reports import cost, open_cli_run, print_read_warnings
+
+HELP = "where a profiled step's time goes (compiled graphs, graph-break eager code, guard checks) and what each break costs"
+
+
+def prepare_parser(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("run", nargs="?", help="run directory or id (default: latest)")
+    parser.add_argument("--runs-dir", metavar="DIR")
+    parser.add_argument("--json", action="store_true", help="machine-readable output")
+    add_rank_argument(parser)
+
+
+def _share(us: float, step_us: float) -> str:
+    return f"{us / step_us:6.1%}" if step_us else ""
+
+
+def _print_process(console: object, p: typed.StepBreakdown, several: bool) -> None:
+    print_ = console.print  # type: ignore[attr-defined]
+    head = f"{p.steps} profiled steps, {time_text(p.step_us)} per step ({p.device})"
+    print_(f"\n{short_path(p.log) + ': ' if several else ''}{head}", markup=False, highlight=False, style="bold")
+    rows = [
+        ("compiled graphs", p.compiled_us, "forward and backward"),
+        ("graph-break eager code", p.eager_in_regions_us, "Python Dynamo left inside compiled frames"),
+        ("guard checks", p.guards_us, "cache lookups before each compiled frame"),
+        ("wrappers", p.overhead_us, "Dynamo's and AOTAutograd's around each graph"),
+        ("outside compiled code", p.outside_us, "loss, optimizer, data, other eager Python"),
+    ]
+    table = Table(box=None, pad_edge=False, show_edge=False, show_header=False)
+    for col in ("what", "time", "share", "note"):
+        table.add_column(col, justify="right" if col in ("time", "share") else "left", no_wrap=col != "note")
+    for what, us, note in rows:
+        table.add_row(what, time_text(us), _share(us, p.step_us), note)
+    print_(table)
+    if p.breaks:
+        print_("\ngraph breaks by time per step:", markup=False, highlight=False, style="bold")
+        for i, b in enumerate(p.breaks, 1):
+            print_(f"  {i}. {file_line(b.file, b.line)}  {b.reason}", markup=False, highlight=False)
+            print_(f"     {b.text}", markup=False, highlight=False)
+    if p.regions:
+        print_("\ncompiled regions (per step):", markup=False, highlight=False, style="bold")
+        regions = Table(box=None, pad_edge=False, show_edge=False, header_style="bold cyan")
+        regions.add_column("compile", no_wrap=True)
+        regions.add_column("function", overflow="fold")
+        for col in ("calls", "total", "graph", "eager", "guards", "wrappers"):
+            regions.add_column(col, justify="right", no_wrap=True)
+        for r in p.regions:
+            regions.add_row(
+                r.compile_id,
+                r.function or "-",
+                f"{r.calls_per_step:g}",
+                time_text(r.us_per_step),
+                time_text(r.compiled_us),
+                time_text(r.eager_us),
+                time_text(r.guards_us),
+                time_text(r.overhead_us),
+            )
+        print_(regions)
+    if p.backward:
+        names = ", ".join(f"{b.compile_id or '?'} {time_text(b.us_per_step)}" for b in p.backward)
+        print_(f"backward graphs (per step): {names}", markup=False, highlight=False)
+
+
+def run(args: argparse.Namespace) -> int:
+    r = open_cli_run(args.run, args.runs_dir, args.rank)
+    print_read_warnings(r)
+    report = cost(r)
+    if args.json:
+        sys.stdout.write(to_json(report) + "\n")
+        return 0
+    console = make_console()
+    console.print(f"cost — {short_path(report.run)}", markup=False, highlight=False)
+    if report.message:
+        console.print(f"  {report.message}", markup=False, highlight=False)
+        return 0
+    for p in report.processes:
+        _print_process(console, p, len(report.processes) > 1)
+    return 0

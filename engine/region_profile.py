@@ -1,0 +1,175 @@
+"""Where a profiled step's time goes: one ``StepProfile`` from the profiler's events.
+
+Called by ``StepProfiler`` (engine/profiler.py) with the events of its window of steady-state
+steps. torch marks what we need on the CPU timeline:
+
+- ``Torch-Compiled Region: <cid>`` spans the transformed bytecode of a frame Dynamo
+  compiled: the call of its graph (``CompiledFunction``, or ``## Call CompiledFxGraph <key>
+  ##`` without autograd), Dynamo's and AOTAutograd's wrappers (``Pregraph bytecode``,
+  ``AOTDispatcher Runtime Wrapper …``), and whatever Python Dynamo left in the frame. After a
+  graph break that is the instruction the break stopped at, run eagerly, then the call of the
+  resume function: a new frame, so a region *nested* in this one, after its own
+  ``TorchDynamo Cache Lookup``. A region's time less its graph, wrappers, nested regions and
+  lookups is therefore the eager code between two graphs: what the break costs per step.
+- ``TorchDynamo Cache Lookup`` is the guard check before a frame runs; it is followed by the
+  region of the compile whose guards passed, or by nothing (the frame runs eagerly).
+- ``CompiledFunctionBackward`` is a compiled backward graph, run by the autograd engine.
+
+Everything is host time: on a GPU the graph's span is the launches (and any wait for the
+device), which is what the Python thread spends. Nothing here imports torch.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from typing import Any
+
+from dyn_inspect.engine.schema import BackwardTime, RegionTime, StepProfile
+
+REGION_PREFIX = "Torch-Compiled Region: "
+LOOKUP = "TorchDynamo Cache Lookup"
+BACKWARD = "CompiledFunctionBackward"
+_GRAPH_RE = re.compile(r"^## Call CompiledFxGraph (?P<key>\S+) ##$")
+_WRAPPERS = ("Pregraph bytecode", "AOTDispatcher Runtime Wrapper")
+
+
+def _us(event: Any) -> float:
+    return float(event.time_range.elapsed_us())
+
+
+def _start(event: Any) -> float:
+    return float(event.time_range.start)
+
+
+def _is_region(event: Any) -> bool:
+    return str(event.name).startswith(REGION_PREFIX)
+
+
+def _graph_keys(event: Any, depth: int = 4) -> list[str]:
+    """FX-graph cache keys of the graph calls at or below ``event`` (a few levels down)."""
+    m = _GRAPH_RE.match(str(event.name))
+    if m:
+        return [] if m["key"] == "None" else [m["key"]]
+    if depth == 0:
+        return []
+    out: list[str] = []
+    for child in event.cpu_children:
+        out += _graph_keys(child, depth - 1)
+    return out
+
+
+def _is_compiled(event: Any) -> bool:
+    name = str(event.name)
+    return name == "CompiledFunction" or bool(_GRAPH_RE.match(name))
+
+
+def _in_region(event: Any) -> bool:
+    parent = event.cpu_parent
+    while parent is not None:
+        if _is_region(parent):
+            return True
+        parent = parent.cpu_parent
+    return False
+
+
+def _next_sibling(lookup: Any, by_parent: dict[int, list[Any]]) -> Any:
+    """The event that starts right after ``lookup`` under the same parent (same thread at
+    the top level): the region its guards let in, if any."""
+    parent = lookup.cpu_parent
+    siblings = by_parent.get(id(parent) if parent is not None else -int(lookup.thread) - 1, [])
+    end = float(lookup.time_range.end)
+    later = [e for e in siblings if e is not lookup and _start(e) >= end]
+    return min(later, key=_start) if later else None
+
+
+def step_profile(events: Iterable[Any], steps: int, wall_us: float, cuda: bool) -> StepProfile:
+    """The breakdown of ``steps`` profiled steps that took ``wall_us`` in all."""
+    cpu = [e for e in events if str(getattr(e, "device_type", "")).split(".")[-1] == "CPU"]
+    by_parent: dict[int, list[Any]] = {}
+    for e in cpu:
+        parent = e.cpu_parent
+        by_parent.setdefault(id(parent) if parent is not None else -int(e.thread) - 1, []).append(e)
+
+    regions: dict[str, RegionTime] = {}
+    top_us = 0.0
+    for e in cpu:
+        if not _is_region(e):
+            continue
+        cid = str(e.name)[len(REGION_PREFIX) :].strip()
+        r = regions.get(cid)
+        if r is None:
+            r = regions[cid] = RegionTime(cid=cid, calls=0, total_us=0.0, top_level=False)
+        total = _us(e)
+        inside = compiled = overhead = 0.0
+        for child in e.cpu_children:
+            if _is_region(child):
+                inside += _us(child)
+                ccid = str(child.name)[len(REGION_PREFIX) :].strip()
+                if ccid not in r.nested:
+                    r.nested.append(ccid)
+            elif child.name == LOOKUP:
+                inside += _us(child)
+            elif _is_compiled(child):
+                compiled += _us(child)
+                r.graphs += [k for k in _graph_keys(child) if k not in r.graphs]
+            elif str(child.name).startswith(_WRAPPERS):
+                overhead += _us(child)
+        r.calls += 1
+        r.total_us += total
+        r.compiled_us += compiled
+        r.overhead_us += overhead
+        r.eager_us += max(0.0, total - compiled - overhead - inside)
+        if not _in_region(e):
+            r.top_level = True
+            top_us += total
+
+    missed_us, missed = 0.0, 0
+    top_lookup_us = 0.0
+    for e in cpu:
+        if e.name != LOOKUP:
+            continue
+        if e.cpu_parent is None:
+            top_lookup_us += _us(e)
+        nxt = _next_sibling(e, by_parent)
+        if nxt is not None and _is_region(nxt):
+            r = regions[str(nxt.name)[len(REGION_PREFIX) :].strip()]
+            r.lookup_us += _us(e)
+            r.lookups += 1
+        else:
+            missed_us += _us(e)
+            missed += 1
+
+    backward: dict[str | None, BackwardTime] = {}
+    backward_us = 0.0
+    for e in cpu:
+        if e.name != BACKWARD:
+            continue
+        keys = _graph_keys(e)
+        key = keys[0] if keys else None
+        b = backward.get(key)
+        if b is None:
+            b = backward[key] = BackwardTime(graph=key, calls=0, total_us=0.0)
+        b.calls += 1
+        b.total_us += _us(e)
+        b.compiled_us += sum(_us(c) for c in e.cpu_children if _is_compiled(c))
+        backward_us += _us(e)
+
+    def rounded(r: RegionTime) -> RegionTime:
+        for f in ("total_us", "compiled_us", "overhead_us", "eager_us", "lookup_us"):
+            setattr(r, f, round(getattr(r, f), 3))
+        return r
+
+    return StepProfile(
+        steps=steps,
+        step_us=round(wall_us / steps, 3) if steps else 0.0,
+        device="cuda" if cuda else "cpu",
+        regions=[rounded(r) for r in sorted(regions.values(), key=lambda r: -r.total_us)],
+        backward=[
+            BackwardTime(graph=b.graph, calls=b.calls, total_us=round(b.total_us, 3), compiled_us=round(b.compiled_us, 3))
+            for b in sorted(backward.values(), key=lambda b: -b.total_us)
+        ],
+        outside_us=round(max(0.0, wall_us - top_us - top_lookup_us - backward_us), 3),
+        missed_lookup_us=round(missed_us, 3),
+        missed_lookups=missed,
+    )

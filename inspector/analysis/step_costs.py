@@ -1,0 +1,232 @@
+"""What a steady-state step costs, and what each graph break costs in it (``--profile N``).
+
+The engine writes one ``StepProfile`` per profiled process (engine/region_profile.py): host
+time per compiled region, per compiled backward graph, in guard checks and outside all of
+them. Here each region is joined to the compile it runs (by its graphs' FX-graph cache keys,
+else by torch's compile id in the last reset epoch before the profile) and each compile's
+graph break to the time it costs per step:
+
+- the **eager code** the break leaves in its frame (the region's time less its graph,
+  wrappers and nested regions: the breaking instruction and what it runs), plus
+- the **resume function's** guard check and wrappers — what one graph would not pay.
+
+The compiled graphs' own time is not counted against the break: without the break they
+would still run (fused, maybe faster; not measured here). ``step_costs(model)`` returns one
+``StepCosts`` per profiled process (its log), empty for a run without ``--profile``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from dyn_inspect.engine import compile_ids
+from dyn_inspect.engine.schema import BackwardTime, RegionTime, StepProfile
+from dyn_inspect.inspector.analysis.costs import time_text
+from dyn_inspect.inspector.model import BreakGroup, CompileInfo, RunModel
+
+RESUME_PREFIX = "torch_dynamo_resume_in_"
+
+
+@dataclass(frozen=True)
+class RegionCost:
+    """One compiled region, per step."""
+
+    region: RegionTime
+    compile: CompileInfo | None
+    steps: int
+
+    def per_step(self, us: float) -> float:
+        return us / self.steps if self.steps else 0.0
+
+    @property
+    def us(self) -> float:
+        return self.per_step(self.region.total_us)
+
+    @property
+    def compiled_us(self) -> float:
+        return self.per_step(self.region.compiled_us)
+
+    @property
+    def eager_us(self) -> float:
+        return self.per_step(self.region.eager_us)
+
+    @property
+    def lookup_us(self) -> float:
+        return self.per_step(self.region.lookup_us)
+
+    @property
+    def overhead_us(self) -> float:
+        return self.per_step(self.region.overhead_us)
+
+    @property
+    def calls_per_step(self) -> float:
+        return self.region.calls / self.steps if self.steps else 0.0
+
+    @property
+    def function(self) -> str | None:
+        c = self.compile
+        return c.capture.co_name if c is not None and c.capture is not None else None
+
+    @property
+    def is_resume(self) -> bool:
+        return (self.function or "").startswith(RESUME_PREFIX)
+
+
+@dataclass(frozen=True)
+class BackwardCost:
+    time: BackwardTime
+    compile: CompileInfo | None
+    steps: int
+
+    @property
+    def us(self) -> float:
+        return self.time.total_us / self.steps if self.steps else 0.0
+
+    @property
+    def compiled_us(self) -> float:
+        return self.time.compiled_us / self.steps if self.steps else 0.0
+
+
+@dataclass
+class BreakCost:
+    """What one graph break site costs per step: the eager code between the graphs it
+    splits and the guard checks and wrappers of the resume functions it enters."""
+
+    group: BreakGroup
+    eager_us: float = 0.0
+    resume_us: float = 0.0  # the resume regions' guard checks and wrappers
+    between: list[tuple[str, str]] = field(default_factory=list)  # (region cid, resume cid)
+    step_us: float = 0.0
+
+    @property
+    def us(self) -> float:
+        return self.eager_us + self.resume_us
+
+    @property
+    def share(self) -> float | None:
+        return self.us / self.step_us if self.step_us else None
+
+    @property
+    def text(self) -> str:
+        """The one sentence every face shows: "110 µs/step (3.6 % of the step): eager code
+        between 0/0 and its resume 1/0"."""
+        share = f" ({self.share:.1%} of the step)" if self.share is not None else ""
+        resumes = sorted({b for _, b in self.between})
+        regions = sorted({a for a, _ in self.between})
+        where = f" between {' / '.join(regions)} and its resume {' or '.join(resumes)}" if resumes else ""
+        return f"{time_text(self.us)}/step{share}: eager code{where}"
+
+
+@dataclass
+class StepCosts:
+    """One profiled process's steps: where the time went, and what each break costs."""
+
+    log: str
+    profile: StepProfile
+    regions: list[RegionCost]
+    backward: list[BackwardCost]
+    breaks: list[BreakCost]  # most expensive first
+
+    @property
+    def steps(self) -> int:
+        return self.profile.steps
+
+    @property
+    def step_us(self) -> float:
+        return self.profile.step_us
+
+    def _per_step(self, us: float) -> float:
+        return us / self.steps if self.steps else 0.0
+
+    @property
+    def compiled_us(self) -> float:
+        """In compiled graphs: forward regions' graph calls and the backward graphs."""
+        return sum(r.compiled_us for r in self.regions) + sum(b.compiled_us for b in self.backward)
+
+    @property
+    def eager_in_regions_us(self) -> float:
+        return sum(r.eager_us for r in self.regions)
+
+    @property
+    def guards_us(self) -> float:
+        return sum(r.lookup_us for r in self.regions) + self._per_step(self.profile.missed_lookup_us)
+
+    @property
+    def overhead_us(self) -> float:
+        """Dynamo's and AOTAutograd's wrappers, and the backward's beside its graph."""
+        return sum(r.overhead_us for r in self.regions) + sum(b.us - b.compiled_us for b in self.backward)
+
+    @property
+    def outside_us(self) -> float:
+        return self._per_step(self.profile.outside_us)
+
+    def cost_of(self, group: BreakGroup) -> BreakCost | None:
+        return next((b for b in self.breaks if b.group is group), None)
+
+
+def _compile_for(model: RunModel, log: str, region: RegionTime, at: float) -> CompileInfo | None:
+    """The compile a region runs: torch's id names it within a reset epoch (``0/0`` names
+    another function's compile after ``torch._dynamo.reset()``); among epochs, the one whose
+    FX graph the region called, else the last that began before the profile. (A graph key
+    alone is not enough: a recompile that made the same graph shares its key.)"""
+    same = [c for c in model.compiles_in_order() if c.log == log and c.torch_id == region.cid]
+    keys = set(region.graphs)
+    called = [c for c in same if any(ce.cache == "fx_graph" and ce.key in keys for ce in c.caches)]
+    before = [c for c in called or same if not at or c.start is None or c.start.t <= at]
+    return max(before or called or same, key=lambda c: compile_ids.epoch_of(c.cid), default=None)
+
+
+def _backward_compile(model: RunModel, log: str, graph: str | None) -> CompileInfo | None:
+    if graph is None:
+        return None
+    return next(
+        (c for c in model.compiles_in_order() if c.log == log and any(ce.cache == "fx_graph" and ce.key == graph for ce in c.caches)), None
+    )
+
+
+def _break_of(model: RunModel, compile: CompileInfo) -> BreakGroup | None:
+    """The break site that ended ``compile``'s graph: its last break (earlier ones were
+    inside functions it then stopped inlining)."""
+    hits = [(e.t, group) for group in model.breaks.values() for log, e in group.hits if log == compile.log and e.cid == compile.cid]
+    return max(hits, key=lambda h: h[0])[1] if hits else None
+
+
+def costs_for(model: RunModel, log: str, profile: StepProfile) -> StepCosts:
+    steps = profile.steps
+    regions = [RegionCost(r, _compile_for(model, log, r, profile.t), steps) for r in profile.regions]
+    by_cid = {r.region.cid: r for r in regions}
+    backward = [BackwardCost(b, _backward_compile(model, log, b.graph), steps) for b in profile.backward]
+    breaks: dict[str, BreakCost] = {}
+    for r in regions:
+        if r.compile is None:
+            continue
+        group = _break_of(model, r.compile)
+        if group is None:
+            continue
+        cost = breaks.get(group.key)
+        if cost is None:
+            cost = breaks[group.key] = BreakCost(group, step_us=profile.step_us)
+        cost.eager_us += r.eager_us
+        for cid in r.region.nested:
+            resume = by_cid.get(cid)
+            if resume is not None and resume.is_resume:
+                cost.resume_us += resume.lookup_us + resume.overhead_us
+                cost.between.append((r.region.cid, cid))
+    ordered = sorted(breaks.values(), key=lambda b: -b.us)
+    return StepCosts(log, profile, regions, backward, ordered)
+
+
+def step_costs(model: RunModel) -> list[StepCosts]:
+    """One ``StepCosts`` per profiled process, in log order (empty without ``--profile``)."""
+    return [costs_for(model, log, p) for log, p in model.step_profiles]
+
+
+def break_costs(model: RunModel) -> dict[str, BreakCost]:
+    """Break group key -> what it costs per step, over every profiled process (a break hit
+    in several processes: the most expensive)."""
+    out: dict[str, BreakCost] = {}
+    for sc in step_costs(model):
+        for b in sc.breaks:
+            if b.group.key not in out or b.us > out[b.group.key].us:
+                out[b.group.key] = b
+    return out
