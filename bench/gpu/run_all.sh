@@ -2,6 +2,7 @@
 # The GPU validation and benchmarks, run on the device machine from the repo root:
 #
 #   bash bench/gpu/run_all.sh record            # example (CUDA, + max-autotune), GPT-2, ResNet-50
+#   bash bench/gpu/run_all.sh cost              # dyn-inspect cost of the example and GPT-2 (--profile)
 #   bash bench/gpu/run_all.sh bench-gpt2        # overhead benchmark, GPT-2 small
 #   bash bench/gpu/run_all.sh bench-resnet50    # overhead benchmark, ResNet-50
 #
@@ -10,7 +11,7 @@
 # The machine has no network: the wheels of our own dependencies that the image lacks
 # travel in .whl/ (see docs/performance.md for how they are fetched).
 set -uo pipefail
-[ $# -ge 1 ] || { echo "usage: bash bench/gpu/run_all.sh record|diagnose|stats|bench-<workload>"; exit 2; }
+[ $# -ge 1 ] || { echo "usage: bash bench/gpu/run_all.sh record|diagnose|cost|stats|bench-<workload>"; exit 2; }
 ROOT=$(pwd)
 OUT=${OUT:-/tmp/dyn-inspect-out}
 mkdir -p "$OUT"
@@ -78,6 +79,18 @@ diagnose)
   done
   (cd "$SCRATCH" && tar czf "$OUT/torch-traces.tgz" trace-gpt2 trace-resnet50)
   ls -la "$OUT"
+  ;;
+cost)
+  # What each break costs per step (dyn-inspect cost): the example and GPT-2 small on the GPU.
+  record example "$ROOT/examples" --profile 3 train.py --device cuda --steps 8
+  record gpt2 "$ROOT" --profile 3 bench/workloads/gpt2.py --seq-lens 256 --steps 6 --warmup 1
+  for name in example gpt2; do
+    run=$(ls -d "$SCRATCH/runs/$name"/2* 2>/dev/null | head -1)
+    [ -n "$run" ] || continue
+    "${DI[@]}" cost "$run" | tee "$OUT/cost-$name.txt"
+    "${DI[@]}" cost "$run" --json > "$OUT/cost-$name.json"
+    "${DI[@]}" causes "$run" > "$OUT/causes-$name.txt"
+  done
   ;;
 stats)
   # Recording cost on the compile thread, per record kind (DYN_INSPECT_TRACE_STATS).
