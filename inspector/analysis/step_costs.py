@@ -96,6 +96,7 @@ class BreakCost:
     eager_us: float = 0.0
     resume_us: float = 0.0  # the resume regions' guard checks and wrappers
     between: list[tuple[str, str]] = field(default_factory=list)  # (region cid, resume cid)
+    regions: list[str] = field(default_factory=list)  # the compiles whose eager code it is
     step_us: float = 0.0
 
     @property
@@ -112,8 +113,10 @@ class BreakCost:
         between 0/0 and its resume 1/0"."""
         share = f" ({self.share:.1%} of the step)" if self.share is not None else ""
         resumes = sorted({b for _, b in self.between})
-        regions = sorted({a for a, _ in self.between})
-        where = f" between {' / '.join(regions)} and its resume {' or '.join(resumes)}" if resumes else ""
+        if resumes:
+            where = f" between {' / '.join(sorted({a for a, _ in self.between}))} and its resume {' or '.join(resumes)}"
+        else:  # the code after the break ran eagerly in the frame (no resume function compiled)
+            where = f" in {' / '.join(self.regions)}" if self.regions else ""
         return f"{time_text(self.us)}/step{share}: eager code{where}"
 
 
@@ -207,6 +210,7 @@ def costs_for(model: RunModel, log: str, profile: StepProfile) -> StepCosts:
         if cost is None:
             cost = breaks[group.key] = BreakCost(group, step_us=profile.step_us)
         cost.eager_us += r.eager_us
+        cost.regions.append(r.region.cid)
         for cid in r.region.nested:
             resume = by_cid.get(cid)
             if resume is not None and resume.is_resume:
