@@ -299,6 +299,7 @@ class Launch:
                     mode=spec.mode,
                     tool_version=TOOL_VERSION,
                     compile_disabled=spec.compile_disabled,
+                    profile_steps=spec.profile_kernels,
                 )
             )
         except OSError as exc:

@@ -120,6 +120,7 @@ class RunStart(Event, tag="run_start"):
     mode: Literal["script", "module", "command", "import", "notebook"]
     tool_version: str
     compile_disabled: bool = False
+    profile_steps: int = 0  # ``--profile N`` (0: not profiled): verify profiles its re-run the same
 
 
 class RunEnd(Event, tag="run_end"):

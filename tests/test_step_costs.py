@@ -1,7 +1,7 @@
 """What a graph break costs per step (issue 32), on real profiled CPU compiles.
 
 tests/corpus/step_cost.py runs two chains of matmuls with a ``torch.compiler.disable``d
-bookkeeping call between them (a graph break whose eager code is a few hundred small ops);
+bookkeeping call between them (a graph break whose eager code is a few thousand small ops);
 ``--without-bookkeeping`` is the same program with the call moved out, one graph. Both are
 recorded with ``--profile=10``. Times are asserted only as ratios within one run or loosely
 between the two runs, never as absolute figures.
@@ -39,9 +39,9 @@ def test_the_break_cost_lands_on_the_bookkeeping_line(step_cost_run: Run) -> Non
     [b] = p.breaks
     assert (Path(b.file).name, b.line) == (PROGRAM.name, marker_line(PROGRAM, "BREAK:bookkeeping"))
     assert b.type.startswith("Skip calling") or "disable" in b.reason, b
-    # Three hundred eager ops against six 32x128 matmuls: the break's eager code is most
-    # of the step (a ratio inside one run, so a loaded machine does not change it).
-    assert b.share_of_step is not None and b.share_of_step > 0.3, p
+    # Two thousand eager ops against six 32x128 matmuls: the break's eager code is most of
+    # the step (a ratio inside one run, so a loaded machine changes it little).
+    assert b.share_of_step is not None and b.share_of_step > 0.5, p
     assert b.eager_us > b.resume_us > 0
     # It sits between the first graph's region and the resume function's (the resume
     # function recompiles once when `self.seen` changes: the last compile is the one run).
@@ -68,9 +68,10 @@ def test_the_fixed_program_saves_about_what_the_break_cost(step_cost_run: Run, s
     assert fixed.breaks == [] and len(broken.breaks) == 1
     saved = broken.step_us - fixed.step_us
     attributed = broken.breaks[0].us_per_step
-    # Two runs recorded at different moments of a loaded CI machine: a wide band, but one
-    # that a break cost off by an order of magnitude (or of the wrong sign) falls out of.
-    assert 0.25 < saved / attributed < 4, (saved, attributed)
+    # Two runs recorded at different moments of a loaded CI machine: the break's eager code
+    # is most of the broken step, so the graphs' share (what load changes between the two
+    # runs) moves the ratio little; a cost off by 2x (or of the wrong sign) falls out.
+    assert 0.5 < saved / attributed < 2, (saved, attributed)
 
 
 def test_every_face_says_the_same_cost(step_cost_run: Run) -> None:
@@ -127,3 +128,31 @@ async def test_tui_cost_tab_only_for_a_profiled_run(step_cost_run: Run, breaks_r
     async with InspectorApp(breaks_run.path, run=breaks_run, clock=lambda: 0.0).run_test(size=(160, 50)) as pilot:
         await pilot.pause(0.2)
         assert pilot.app.query_one(TabbedContent).get_tab("cost").has_class("-hidden")
+
+
+def test_verify_reports_the_step_time_before_and_after(step_cost_run: Run, tmp_path: Path) -> None:
+    """The user removes the bookkeeping call; verify re-runs the edited program with the same
+    `--profile=10` and says what the step and the break cost before and after."""
+    import shutil
+
+    runs = tmp_path / "runs"
+    copied = runs / step_cost_run.path.name
+    shutil.copytree(step_cost_run.path, copied)
+    edited = tmp_path / "here"
+    edited.mkdir()
+    call = marker_line(PROGRAM, "BREAK:bookkeeping")
+    lines = PROGRAM.read_text().splitlines(keepends=True)
+    lines[call - 1] = lines[call - 1].split("self.seen")[0] + "pass  # the fix: no bookkeeping in the compiled step\n"
+    (edited / PROGRAM.name).write_text("".join(lines))
+    done = subprocess.run(
+        [str(DYN_INSPECT), "verify", str(copied), "--in", str(edited), "--json"], capture_output=True, text=True, timeout=600, cwd=edited
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    report = json.loads(done.stdout)
+    assert report["state"] == "verified", report["reason"]
+    before, after = report["before"]["step_us"], report["after"]["step_us"]
+    assert before is not None and after is not None and after < before, (before, after)
+    [fixed] = [c for c in report["fixed"] if c["kind"] == "graph_break"]
+    assert fixed["us_per_step"] == round(_only(cost(step_cost_run)).breaks[0].us_per_step, 3)
+    rerun = Run(Path(report["after_run"]))
+    assert rerun.model.run_start is not None and rerun.model.run_start.profile_steps == 10

@@ -25,6 +25,7 @@ from pathlib import Path
 
 from rich.console import Console
 
+from dyn_inspect.inspector.analysis.costs import time_text
 from dyn_inspect.inspector.analysis.verify import RerunPlan, plan_rerun, verify_report
 from dyn_inspect.inspector.console import make_console
 from dyn_inspect.inspector.errors import InspectorError
@@ -75,6 +76,8 @@ def relaunch_argv(run: Run, allow_command: bool = False, here: str | None = None
     base = [sys.executable, "-m", "dyn_inspect.cli", "run", "--no-tui", "--runs-dir", str(run.path.parent)]
     if start.compile_disabled:
         base.append("--disable-compile")
+    if start.profile_steps > 0:  # the same profiled steps, so that step times compare
+        base.append(f"--profile={start.profile_steps}")
     if start.mode == "script" and len(cmd) >= 2:
         return base + cmd[1:], plan
     if start.mode == "module" and len(cmd) >= 3:
@@ -176,6 +179,8 @@ def print_report(console: Console, r: typed.VerifyReport, new_id: str) -> None:
     for label, x, y in rows:
         out(f"  {label:<16} {x:>4g} → {y:g}")
     out(f"  {'compile time':<16} {b.compile_time_s:>6.2f}s → {a.compile_time_s:.2f}s")
+    if b.step_us is not None and a.step_us is not None:
+        out(f"  {'step (profiled)':<16} {time_text(b.step_us):>7} → {time_text(a.step_us)}")
     for f in r.failures_gone:
         out(f"  failure gone: {f.file}:{f.line} {f.fail_type}: {f.headline}", "green")
     for f in r.failures_remaining:
@@ -185,9 +190,12 @@ def print_report(console: Console, r: typed.VerifyReport, new_id: str) -> None:
     verified = r.state == "verified"
     for c in r.fixed:
         # not verified: the cause is gone from a re-run that did not run like the recorded one
-        out(f"  fixed ✓  {c.title}" if verified else f"  gone from the re-run: {c.title}", "green" if verified else None)
+        cost = f" (cost {time_text(c.us_per_step)}/step)" if c.us_per_step is not None else ""
+        out(f"  fixed ✓  {c.title}{cost}" if verified else f"  gone from the re-run: {c.title}{cost}", "green" if verified else None)
     for t in r.remaining:
-        out(f"  still there: {t.title}", "yellow")
+        x, y = t.us_per_step_before, t.us_per_step_after
+        cost = f" ({time_text(x)} → {time_text(y)} per step)" if x is not None and y is not None else ""
+        out(f"  still there: {t.title}{cost}", "yellow")
     for t in r.new:
         out(f"  new: {t.title}", "red")
     if verified:

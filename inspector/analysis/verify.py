@@ -142,7 +142,12 @@ def _counts(m: RunModel, found: list[Cause]) -> typed.VerifyCounts:
         causes=len(found),
         failures=failed,
         compile_time_s=round(m.total_compile_time(), 3),
+        step_us=round(m.step_profiles[0][1].step_us, 3) if m.step_profiles else None,
     )
+
+
+def _us(c: Cause | None) -> float | None:
+    return round(c.step_cost.us, 3) if c is not None and c.step_cost is not None else None
 
 
 def _raised(m: RunModel) -> ExceptionInfo | None:
@@ -214,6 +219,7 @@ def verify_report(before: Run, after: Run, plan: RerunPlan, exit_code: int, stop
     bm, am = before.model, after.model
     cb, ca = causes(bm), causes(am)
     keys_after = {_cause_key(c) for c in ca}
+    after_by_key = {_cause_key(c): c for c in ca}
     keys_before = {_cause_key(c) for c in cb}
     d = diff_runs(bm, am)
     fb = {_failure_key(s): s for s in failure_sites(bm)}
@@ -230,8 +236,16 @@ def verify_report(before: Run, after: Run, plan: RerunPlan, exit_code: int, stop
         rerun_cwd_note=plan.note,
         before=_counts(bm, cb),
         after=_counts(am, ca),
-        fixed=[typed.FixedCause(title=c.title, kind=c.kind, recompiles=c.recompile_count) for c in cb if _cause_key(c) not in keys_after],
-        remaining=[typed.CauseTitle(title=c.title, kind=c.kind) for c in cb if _cause_key(c) in keys_after],
+        fixed=[
+            typed.FixedCause(title=c.title, kind=c.kind, recompiles=c.recompile_count, us_per_step=_us(c))
+            for c in cb
+            if _cause_key(c) not in keys_after
+        ],
+        remaining=[
+            typed.CauseTitle(title=c.title, kind=c.kind, us_per_step_before=_us(c), us_per_step_after=_us(after_by_key.get(_cause_key(c))))
+            for c in cb
+            if _cause_key(c) in keys_after
+        ],
         new=[typed.CauseTitle(title=c.title, kind=c.kind) for c in ca if _cause_key(c) not in keys_before],
         breaks_removed=len(d.breaks.removed),
         breaks_added=len(d.breaks.added),

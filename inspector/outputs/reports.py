@@ -903,17 +903,22 @@ class VerifyCounts(Output):
     causes: int
     failures: int  # failed compiles
     compile_time_s: float
+    step_us: float | None = None  # a profiled step's time (``--profile``; the first profiled process)
 
 
 class FixedCause(Output):
     title: str
     kind: str
     recompiles: int
+    us_per_step: float | None = None  # what it cost per profiled step before the fix
 
 
 class CauseTitle(Output):
     title: str
     kind: str
+    # a break's time per profiled step before and after (``--profile`` runs)
+    us_per_step_before: float | None = None
+    us_per_step_after: float | None = None
 
 
 class VerifyFailure(Output):

@@ -193,6 +193,8 @@ export interface CausesReport {
 export interface CauseTitle {
     title: string;
     kind: string;
+    us_per_step_before?: number | null;
+    us_per_step_after?: number | null;
 }
 
 export interface CheckBreak {
@@ -484,6 +486,7 @@ export interface FixedCause {
     title: string;
     kind: string;
     recompiles: number;
+    us_per_step?: number | null;
 }
 
 export interface FrameTime {
@@ -1201,6 +1204,7 @@ export interface VerifyCounts {
     causes: number;
     failures: number;
     compile_time_s: number;
+    step_us?: number | null;
 }
 
 /**
