@@ -193,8 +193,8 @@ def print_report(console: Console, r: typed.VerifyReport, new_id: str) -> None:
         cost = f" (cost {time_text(c.us_per_step)}/step)" if c.us_per_step is not None else ""
         out(f"  fixed ✓  {c.title}{cost}" if verified else f"  gone from the re-run: {c.title}{cost}", "green" if verified else None)
     for t in r.remaining:
-        x, y = t.us_per_step_before, t.us_per_step_after
-        cost = f" ({time_text(x)} → {time_text(y)} per step)" if x is not None and y is not None else ""
+        was, now = t.us_per_step_before, t.us_per_step_after
+        cost = f" ({time_text(was)} → {time_text(now)} per step)" if was is not None and now is not None else ""
         out(f"  still there: {t.title}{cost}", "yellow")
     for t in r.new:
         out(f"  new: {t.title}", "red")
