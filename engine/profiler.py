@@ -48,7 +48,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from dyn_inspect.engine.region_profile import step_profile
-from dyn_inspect.engine.schema import KernelProfile
+from dyn_inspect.engine.schema import KernelProfile, StepProfile
 
 PROFILE_ENV = "DYN_INSPECT_PROFILE_KERNELS"
 PEAK_GBPS_ENV = "DYN_INSPECT_PEAK_GBPS"
@@ -389,13 +389,20 @@ class StepProfiler:
         self.done = False
         self.discarded = 0
         self.message: str | None = None
+        # After the profiled window, the same number of steps timed without the profiler
+        # (it slows eager ops more than compiled code): the breakdown waits for them.
+        self._breakdown: StepProfile | None = None
+        self._timing_start_call = 0
+        self._timing_records = 0
+        self._timing_t0 = 0.0
+        self._last_entry = 0.0
 
     # Called by Dynamo on every entry of a compiled callable (enter_exit_hooks).
     def hook_for(self, ctx_id: int) -> Callable[[], Callable[[], None]]:
         def enter() -> Callable[[], None]:
             depth = getattr(self._local, "depth", 0)
             self._local.depth = depth + 1
-            if depth == 0 and not self.done:
+            if depth == 0 and (not self.done or self._breakdown is not None):
                 self._on_outer_call(ctx_id)
             return self._leave
 
@@ -425,6 +432,9 @@ class StepProfiler:
         quiet = self.calls > 0 and records == self._records_at_step
         self.calls += 1
         self._records_at_step = records
+        if self._breakdown is not None:
+            self._time_step(records)
+            return
         if self._prof is not None:
             if records != self._window_records:
                 self._stop(keep=False)  # torch compiled inside the window: not steady state
@@ -478,9 +488,35 @@ class StepProfiler:
         out: list[Any] = to_events(aggs, steps, wall / steps * 1e6 if steps else None, device_peaks(torch))
         breakdown = step_profile(events, steps, wall * 1e6, self._cuda)
         breakdown.t = time.time()
-        out.append(breakdown)
         self.recorder.write_events(out)
         self.message = None
+        self._breakdown = breakdown  # written once the unprofiled steps are timed
+        self._timing_start_call = self.calls
+        self._timing_records = self.recorder.records
+        self._timing_t0 = self._last_entry = time.perf_counter()
+
+    def _time_step(self, records: int) -> None:
+        """One anchor entry of the unprofiled window that follows the profiled one."""
+        now = time.perf_counter()
+        if records != self._timing_records:  # torch compiled again: not the same steady state
+            self._write_breakdown(None)
+            return
+        self._last_entry = now
+        if self.calls - self._timing_start_call >= self.steps:
+            self._write_breakdown(self.steps)
+
+    def _write_breakdown(self, completed: int | None) -> None:
+        breakdown, self._breakdown = self._breakdown, None
+        if breakdown is None:
+            return
+        if completed:
+            if self._cuda:
+                import torch
+
+                torch.cuda.synchronize()
+            breakdown.plain_steps = completed
+            breakdown.plain_step_us = round((self._last_entry - self._timing_t0) / completed * 1e6, 3)
+        self.recorder.write_events([breakdown])
 
     def finish(self) -> None:
         """At exit: keep a window the program ended inside, or say why nothing was profiled."""
@@ -491,6 +527,9 @@ class StepProfiler:
                 self._stop(keep=True, completed=completed)
             else:
                 self._stop(keep=False)
+        if self._breakdown is not None:  # the unprofiled steps that completed, if any
+            clean = self.recorder.records == self._timing_records
+            self._write_breakdown(self.calls - self._timing_start_call if clean else None)
         if not self.done and self.message is None:
             if self.anchor is None:
                 self.message = "no compiled callable was called: nothing to profile"
@@ -553,7 +592,10 @@ def install(recorder: _RecorderLike, steps: int) -> StepProfiler | None:
     from dyn_inspect.engine import torch_compat
 
     profiler = StepProfiler(recorder, steps)
-    if not torch_compat.install_step_hooks(profiler.hook_for):
+    # --disable-compile: torch.compile returns the callable itself; its calls are the steps
+    eager = os.environ.get("TORCHDYNAMO_DISABLE") == "1"
+    installed = torch_compat.install_eager_step_hooks if eager else torch_compat.install_step_hooks
+    if not installed(profiler.hook_for):
         return None
     atexit.register(profiler.finish)
     return profiler

@@ -428,6 +428,10 @@ class StepProfile(Event, tag="step_profile"):
     outside_us: float = 0.0
     missed_lookup_us: float = 0.0
     missed_lookups: int = 0
+    # The steps right after the window, timed without the profiler (which slows eager ops
+    # more than compiled code): their mean, and how many (None/0: the program ended first).
+    plain_step_us: float | None = None
+    plain_steps: int = 0
 
 
 AnyEvent = (

@@ -408,6 +408,56 @@ def install_step_hooks(hook_for: Callable[[int], Callable[[], Callable[[], None]
     return True
 
 
+def install_eager_step_hooks(hook_for: Callable[[int], Callable[[], Callable[[], None]]]) -> bool:
+    """``--disable-compile --profile N``: torch.compile hands back the callable itself
+    (``_NullDecorator``), so there is no compile context to hook. A module gets a forward
+    pre-hook and an always-called forward hook (the module itself is still what the program
+    holds); a function is wrapped (``functools.wraps``: same name, docstring, signature).
+    False (profiler degraded) where torch lacks ``_NullDecorator``."""
+    import functools
+
+    try:
+        import torch
+        from torch._dynamo import eval_frame
+
+        cls = getattr(eval_frame, "_NullDecorator", None)
+        original = cls.__dict__.get("__call__") if cls is not None else None
+        if cls is None or original is None:
+            HOOKS.degrade("profiler", "torch._dynamo.eval_frame._NullDecorator not found")
+            return False
+        if getattr(original, "_dyn_inspect", False):
+            return True
+    except Exception as exc:  # noqa: BLE001
+        HOOKS.degrade("profiler", f"install failed: {exc!r}")
+        return False
+
+    def __call__(self: Any, fn: Any) -> Any:  # noqa: N807 - patching
+        out = original(self, fn)
+        if out is not fn or not HOOKS.is_active("profiler"):
+            return out
+        hook = _fenced_enter(hook_for(id(fn)))
+        if isinstance(fn, torch.nn.Module):
+            leaves: list[Callable[[], None]] = []
+            fn.register_forward_pre_hook(lambda *_: leaves.append(hook()))
+            fn.register_forward_hook(lambda *_: leaves.pop()() if leaves else None, always_call=True)
+            return fn
+
+        @functools.wraps(fn)
+        def stepped(*args: Any, **kwargs: Any) -> Any:
+            leave = hook()
+            try:
+                return fn(*args, **kwargs)
+            finally:
+                leave()
+
+        return stepped
+
+    __call__._dyn_inspect = True  # type: ignore[attr-defined]
+    cls.__call__ = __call__  # type: ignore[method-assign]
+    HOOKS.active("profiler")
+    return True
+
+
 def _noop() -> None:
     return None
 

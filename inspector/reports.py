@@ -14,7 +14,7 @@ from dyn_inspect.inspector.analysis.breaks import BreakSite, break_sites
 from dyn_inspect.inspector.analysis.failures import FailureSite, failure_sites, line_text
 from dyn_inspect.inspector.analysis.messages import headline, label
 from dyn_inspect.inspector.analysis.no_graph import no_graph
-from dyn_inspect.inspector.analysis.step_costs import step_costs
+from dyn_inspect.inspector.analysis.step_costs import compare_eager, step_costs
 from dyn_inspect.inspector.model import RecompileInfo
 from dyn_inspect.inspector.outputs import Counts, Divergence, NodeStatus, RankGroup, environment, source_loc
 from dyn_inspect.inspector.outputs import reports as typed
@@ -149,8 +149,9 @@ def summary_dict(run: Run) -> dict[str, Any]:
 NOT_PROFILED = "no profiled steps in this run: record it with `dyn-inspect run --profile N script.py`"
 
 
-def cost(run: Run) -> typed.CostReport:
-    """What ``cost --json`` prints: each profiled process's step breakdown and break costs."""
+def cost(run: Run, eager: Run | None = None) -> typed.CostReport:
+    """What ``cost --json`` prints: each profiled process's step breakdown and break costs;
+    with ``eager`` (the same program's ``--disable-compile --profile N`` run), the speedup."""
     m = run.model
     sites = {s.group.key: s for s in break_sites(m)}
     out: list[typed.StepBreakdown] = []
@@ -178,6 +179,8 @@ def cost(run: Run) -> typed.CostReport:
                 log=sc.log,
                 steps=sc.steps,
                 step_us=_us(sc.step_us),
+                plain_step_us=_us(sc.plain_step_us) if sc.plain_step_us is not None else None,
+                plain_steps=sc.profile.plain_steps,
                 device=sc.profile.device,
                 compiled_us=_us(sc.compiled_us),
                 eager_in_regions_us=_us(sc.eager_in_regions_us),
@@ -211,7 +214,20 @@ def cost(run: Run) -> typed.CostReport:
                 breaks=breaks,
             )
         )
-    return typed.CostReport(run=str(run.path), processes=out, message=None if out else NOT_PROFILED)
+    versus = None
+    if eager is not None and (cmp := compare_eager(m, eager.model)) is not None:
+        versus = typed.EagerComparison(
+            eager_run=str(eager.path),
+            compiled_us=_us(cmp.compiled_us),
+            eager_us=_us(cmp.eager_us),
+            measured=cmp.measured,
+            speedup=round(cmp.speedup, 3),
+            saved_us=_us(cmp.saved_us),
+            compile_time_s=round(cmp.compile_time_s, 3),
+            pays_back_after_steps=cmp.pays_back_after,
+            text=cmp.text,
+        )
+    return typed.CostReport(run=str(run.path), processes=out, message=None if out else NOT_PROFILED, eager=versus)
 
 
 def _us(value: float) -> float:

@@ -92,6 +92,7 @@ RUN_FIXTURES = {
     "docs_pages_run": "docs_pages",
     "step_cost_run": "step_cost",
     "step_cost_fixed_run": "step_cost_fixed",
+    "step_cost_eager_run": "step_cost_eager",
 }
 _needed: list[str] = []
 _needed_plain: list[str] = []  # programs whose plain (torch-only) run the selection needs
@@ -180,6 +181,7 @@ docs_pages_run = _run_fixture("docs_pages", "tests/corpus/docs_pages.py: the gra
 warm_cache_run = _run_fixture("warm_cache", "tests/corpus/warm/train.py, its Inductor cache warmed from another copy.")
 step_cost_run = _run_fixture("step_cost", "tests/corpus/step_cost.py --profile=10: a break between two heavy compiled regions.")
 step_cost_fixed_run = _run_fixture("step_cost_fixed", "tests/corpus/step_cost.py --without-bookkeeping --profile=10: the same program, fixed.")
+step_cost_eager_run = _run_fixture("step_cost_eager", "the fixed step_cost.py under --disable-compile --profile=10: the eager baseline.")
 
 
 @pytest.fixture(scope="session")

@@ -75,6 +75,7 @@ PROGRAMS: dict[str, tuple[Path, list[str]]] = {
     # issue 32: a break between two heavy compiled regions, profiled; and the fixed program
     "step_cost": (CORPUS, ["--profile=10", "step_cost.py"]),
     "step_cost_fixed": (CORPUS, ["--profile=10", "step_cost.py", "--without-bookkeeping"]),
+    "step_cost_eager": (CORPUS, ["--disable-compile", "--profile=10", "step_cost.py", "--without-bookkeeping"]),
 }
 
 # The programs the differential harness compares with torch (tests/test_differential.py).

@@ -10,6 +10,7 @@ between the two runs, never as absolute figures.
 from __future__ import annotations
 
 import json
+import math
 import subprocess
 from pathlib import Path
 
@@ -156,3 +157,34 @@ def test_verify_reports_the_step_time_before_and_after(step_cost_run: Run, tmp_p
     assert fixed["us_per_step"] == round(_only(cost(step_cost_run)).breaks[0].us_per_step, 3)
     rerun = Run(Path(report["after_run"]))
     assert rerun.model.run_start is not None and rerun.model.run_start.profile_steps == 10
+
+
+def test_against_the_eager_run(step_cost_fixed_run: Run, step_cost_eager_run: Run, corpus) -> None:
+    """`cost --eager`: the same program under `--disable-compile --profile=10`. Its steps are
+    counted on the module itself (torch.compile hands it back unchanged), and both runs'
+    unprofiled steps give the speedup and when compiling pays back."""
+    assert "compiled is the module: True" in corpus["step_cost_eager"].stdout
+    assert "compiled is the module: False" in corpus["step_cost_fixed"].stdout
+    eager = _only(cost(step_cost_eager_run))
+    assert eager.regions == [] and eager.backward == [] and eager.breaks == []
+    assert eager.outside_us > 0.9 * eager.step_us  # nothing compiled: all of it is outside
+    report = cost(step_cost_fixed_run, step_cost_eager_run)
+    cmp = report.eager
+    assert cmp is not None and cmp.measured == "without the profiler"
+    fixed = _only(report)
+    assert fixed.plain_step_us is not None and eager.plain_step_us is not None and fixed.plain_steps >= 1
+    assert (cmp.compiled_us, cmp.eager_us) == (fixed.plain_step_us, eager.plain_step_us)
+    assert cmp.speedup == round(cmp.eager_us / cmp.compiled_us, 3)
+    assert cmp.compile_time_s == round(step_cost_fixed_run.model.total_compile_time(), 3) and cmp.compile_time_s > 0
+    if cmp.saved_us > 0:
+        assert cmp.pays_back_after_steps == math.ceil(cmp.compile_time_s * 1e6 / cmp.saved_us)
+        assert f"pays back after {cmp.pays_back_after_steps:,} steps" in cmp.text
+    else:
+        assert cmp.pays_back_after_steps is None and "does not pay" in cmp.text
+    done = subprocess.run(
+        [str(DYN_INSPECT), "cost", str(step_cost_fixed_run.path), "--eager", str(step_cost_fixed_run.path)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 2 and "--disable-compile" in done.stderr and "Traceback" not in done.stderr

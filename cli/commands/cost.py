@@ -1,6 +1,8 @@
 """``dyn-inspect cost [RUN]``: where a profiled step's time goes — compiled graphs, the eager
 code graph breaks leave between them, guard checks, wrappers, everything outside — and what
-each break costs per step (``inspector.reports.cost``; the run needs ``--profile N``)."""
+each break costs per step (``inspector.reports.cost``; the run needs ``--profile N``); with
+``--eager RUN`` (the same program under ``--disable-compile --profile N``) the speedup and
+after how many steps compiling pays back."""
 
 from __future__ import annotations
 
@@ -11,11 +13,13 @@ from rich.table import Table
 
 from dyn_inspect.inspector.analysis.costs import time_text
 from dyn_inspect.inspector.console import make_console
+from dyn_inspect.inspector.errors import InspectorError
 from dyn_inspect.inspector.locations import file_line, short_path
 from dyn_inspect.inspector.outputs import reports as typed
 from dyn_inspect.inspector.outputs import to_json
 from dyn_inspect.inspector.ranks import add_rank_argument
 from dyn_inspect.inspector.reports import cost, open_cli_run, print_read_warnings
+from dyn_inspect.inspector.run import Run
 
 HELP = "where a profiled step's time goes (compiled graphs, graph-break eager code, guard checks) and what each break costs"
 
@@ -24,7 +28,24 @@ def prepare_parser(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("run", nargs="?", help="run directory or id (default: latest)")
     parser.add_argument("--runs-dir", metavar="DIR")
     parser.add_argument("--json", action="store_true", help="machine-readable output")
+    parser.add_argument(
+        "--eager",
+        metavar="RUN",
+        help="the same program recorded with `--disable-compile --profile N`: the speedup, and when compiling pays back",
+    )
     add_rank_argument(parser)
+
+
+def _eager_run(arg: str, runs_dir: str | None) -> Run:
+    eager = open_cli_run(arg, runs_dir)
+    start = eager.model.run_start
+    if start is None or not start.compile_disabled:
+        raise InspectorError(
+            f"{eager.path.name} compiled: --eager takes a run recorded with `dyn-inspect run --disable-compile --profile N`"
+        )
+    if not eager.model.step_profiles:
+        raise InspectorError(f"{eager.path.name} has no profiled steps: record it with `dyn-inspect run --disable-compile --profile N`")
+    return eager
 
 
 def _share(us: float, step_us: float) -> str:
@@ -34,6 +55,8 @@ def _share(us: float, step_us: float) -> str:
 def _print_process(console: object, p: typed.StepBreakdown, several: bool) -> None:
     print_ = console.print  # type: ignore[attr-defined]
     head = f"{p.steps} profiled steps, {time_text(p.step_us)} per step ({p.device})"
+    if p.plain_step_us is not None:
+        head += f"; without the profiler {time_text(p.plain_step_us)} per step ({p.plain_steps} steps)"
     print_(f"\n{short_path(p.log) + ': ' if several else ''}{head}", markup=False, highlight=False, style="bold")
     rows = [
         ("compiled graphs", p.compiled_us, "forward and backward"),
@@ -80,7 +103,7 @@ def _print_process(console: object, p: typed.StepBreakdown, several: bool) -> No
 def run(args: argparse.Namespace) -> int:
     r = open_cli_run(args.run, args.runs_dir, args.rank)
     print_read_warnings(r)
-    report = cost(r)
+    report = cost(r, _eager_run(args.eager, args.runs_dir) if args.eager else None)
     if args.json:
         sys.stdout.write(to_json(report) + "\n")
         return 0
@@ -89,6 +112,8 @@ def run(args: argparse.Namespace) -> int:
     if report.message:
         console.print(f"  {report.message}", markup=False, highlight=False)
         return 0
+    if report.eager is not None:
+        console.print(f"  {report.eager.text}", markup=False, highlight=False, style="bold")
     for p in report.processes:
         _print_process(console, p, len(report.processes) > 1)
     return 0

@@ -12,11 +12,13 @@ graph break to the time it costs per step:
 
 The compiled graphs' own time is not counted against the break: without the break they
 would still run (fused, maybe faster; not measured here). ``step_costs(model)`` returns one
-``StepCosts`` per profiled process (its log), empty for a run without ``--profile``.
+``StepCosts`` per profiled process (its log), empty for a run without ``--profile``;
+``compare_eager(compiled, eager)`` sets a run's step against the same program's eager run.
 """
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 
 from dyn_inspect.engine import compile_ids
@@ -138,6 +140,11 @@ class StepCosts:
     def step_us(self) -> float:
         return self.profile.step_us
 
+    @property
+    def plain_step_us(self) -> float | None:
+        """A step's time without the profiler (the steps right after the window)."""
+        return self.profile.plain_step_us
+
     def _per_step(self, us: float) -> float:
         return us / self.steps if self.steps else 0.0
 
@@ -234,3 +241,54 @@ def break_costs(model: RunModel) -> dict[str, BreakCost]:
             if b.group.key not in out or b.us > out[b.group.key].us:
                 out[b.group.key] = b
     return out
+
+
+@dataclass(frozen=True)
+class EagerComparison:
+    """The compiled run's step against the same program run eagerly (``--disable-compile
+    --profile N``): the speedup, and after how many steps the compile time is paid back.
+    Step times are the unprofiled ones where both runs have them (``measured`` says which)."""
+
+    compiled_us: float
+    eager_us: float
+    measured: str  # "without the profiler" | "under the profiler"
+    compile_time_s: float
+
+    @property
+    def speedup(self) -> float:
+        return self.eager_us / self.compiled_us if self.compiled_us else 0.0
+
+    @property
+    def saved_us(self) -> float:
+        return self.eager_us - self.compiled_us
+
+    @property
+    def pays_back_after(self) -> int | None:
+        """Steps until compiling has saved its own time (None: it saves nothing per step)."""
+        if self.saved_us <= 0:
+            return None
+        return math.ceil(self.compile_time_s * 1e6 / self.saved_us)
+
+    @property
+    def text(self) -> str:
+        head = f"compiled {time_text(self.compiled_us)}/step, eager {time_text(self.eager_us)}/step ({self.measured})"
+        if self.saved_us <= 0:
+            return f"{head}: the compiled step is {time_text(-self.saved_us)} slower — compiling does not pay here"
+        return (
+            f"{head}: {self.speedup:.2f}× faster; compiling took {self.compile_time_s:.1f} s and saves "
+            f"{time_text(self.saved_us)}/step: it pays back after {self.pays_back_after:,} steps"
+        )
+
+
+def compare_eager(compiled: RunModel, eager: RunModel) -> EagerComparison | None:
+    """None when either run has no profiled steps."""
+    if not compiled.step_profiles or not eager.step_profiles:
+        return None
+    c, e = compiled.step_profiles[0][1], eager.step_profiles[0][1]
+    plain = c.plain_step_us is not None and e.plain_step_us is not None
+    return EagerComparison(
+        compiled_us=(c.plain_step_us if plain else c.step_us) or 0.0,
+        eager_us=(e.plain_step_us if plain else e.step_us) or 0.0,
+        measured="without the profiler" if plain else "under the profiler",
+        compile_time_s=compiled.total_compile_time(),
+    )

@@ -400,7 +400,9 @@ class StepBreakdown(Output):
 
     log: str
     steps: int
-    step_us: float
+    step_us: float  # under the profiler
+    plain_step_us: float | None  # the steps right after, without the profiler (None: the program ended first)
+    plain_steps: int
     device: str
     compiled_us: float  # in compiled graphs, forward and backward
     eager_in_regions_us: float  # eager code inside compiled frames (graph breaks)
@@ -412,6 +414,20 @@ class StepBreakdown(Output):
     breaks: list[BreakCost]
 
 
+class EagerComparison(Output):
+    """``cost --eager RUN``: the step against the same program run eagerly (µs per step)."""
+
+    eager_run: str
+    compiled_us: float
+    eager_us: float
+    measured: str  # "without the profiler" | "under the profiler"
+    speedup: float
+    saved_us: float
+    compile_time_s: float
+    pays_back_after_steps: int | None  # None: compiling saves nothing per step
+    text: str
+
+
 class CostReport(Output):
     """``dyn-inspect cost --json``: empty ``processes`` (and ``message``) for a run
     recorded without ``--profile``."""
@@ -419,6 +435,7 @@ class CostReport(Output):
     run: str
     processes: list[StepBreakdown]
     message: str | None = None
+    eager: EagerComparison | None = None
 
 
 # -- diff --------------------------------------------------------------------------------

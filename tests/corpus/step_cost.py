@@ -57,3 +57,5 @@ for _ in range(int(sys.argv[1]) if len(sys.argv) > 1 and sys.argv[1].isdigit() e
     opt.step()
     opt.zero_grad()
 print("loss", float(loss))
+# --disable-compile hands back the module itself; profiling it must not change that
+print("compiled is the module:", step is net)

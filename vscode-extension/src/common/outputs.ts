@@ -330,6 +330,7 @@ export interface CostReport {
     run: string;
     processes: StepBreakdown[];
     message?: string | null;
+    eager?: EagerComparison | null;
 }
 
 /**
@@ -427,6 +428,21 @@ export interface Divergence {
     compile_id: string | null;
     message: string;
     ranks: number[];
+}
+
+/**
+ * `cost --eager RUN`: the step against the same program run eagerly (µs per step).
+ */
+export interface EagerComparison {
+    eager_run: string;
+    compiled_us: number;
+    eager_us: number;
+    measured: string;
+    speedup: number;
+    saved_us: number;
+    compile_time_s: number;
+    pays_back_after_steps: number | null;
+    text: string;
 }
 
 /**
@@ -1094,6 +1110,8 @@ export interface StepBreakdown {
     log: string;
     steps: number;
     step_us: number;
+    plain_step_us: number | null;
+    plain_steps: number;
     device: string;
     compiled_us: number;
     eager_in_regions_us: number;
