@@ -503,6 +503,11 @@ class StepProfiler:
             return
         self._last_entry = now
         if self.calls - self._timing_start_call >= self.steps:
+            if self._cuda:  # the steps' device work done too, as at the window's end
+                import torch
+
+                torch.cuda.synchronize()
+                self._last_entry = time.perf_counter()
             self._write_breakdown(self.steps)
 
     def _write_breakdown(self, completed: int | None) -> None:
@@ -510,10 +515,6 @@ class StepProfiler:
         if breakdown is None:
             return
         if completed:
-            if self._cuda:
-                import torch
-
-                torch.cuda.synchronize()
             breakdown.plain_steps = completed
             breakdown.plain_step_us = round((self._last_entry - self._timing_t0) / completed * 1e6, 3)
         self.recorder.write_events([breakdown])
