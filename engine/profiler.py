@@ -1,4 +1,4 @@
-"""Per-kernel steady-state time: ``dyn-inspect run --profile-kernels N``.
+"""Steady-state steps under torch.profiler: ``dyn-inspect run --profile N`` (``--profile-kernels``).
 
 Off unless the launcher sets ``DYN_INSPECT_PROFILE_KERNELS=N``: without it this module is
 never imported and nothing is patched, so recording costs nothing extra.
@@ -31,8 +31,17 @@ the bytes of the kernel's tensor arguments; FLOPs come from the profiler's count
 matmuls and convolutions. Peaks are datasheet figures for known GPUs
 (``DYN_INSPECT_PEAK_GBPS`` / ``DYN_INSPECT_PEAK_TFLOPS`` override them).
 
+The same window gives one ``StepProfile`` (engine/region_profile.py): where each step's
+host time went — compiled regions, their eager code, guard checks, backward graphs, the
+rest. It is written after the window's N steps are followed by N more timed without the
+profiler (``plain_step_us``: the profiler slows eager ops more than compiled code), or at
+exit with the steps that completed. Under ``--disable-compile`` there is no compiled
+callable: the callable ``torch.compile`` hands back is the anchor (torch_compat's
+``install_eager_step_hooks``), so the eager run's steps compare with the compiled run's.
+
 Reader side: ``RunModel.line_profile()`` (inspector/model.py) joins these events to the
-kernels' provenance lines: time per source line per step.
+kernels' provenance lines: time per source line per step; inspector/analysis/step_costs.py
+gives each graph break its time per step.
 """
 
 from __future__ import annotations
