@@ -82,13 +82,17 @@ diagnose)
   ;;
 cost)
   # What each break costs per step (dyn-inspect cost): the example and GPT-2 small on the GPU.
-  record example "$ROOT/examples" --profile 3 train.py --device cuda --steps 8
-  record gpt2 "$ROOT" --profile 3 bench/workloads/gpt2.py --seq-lens 256 --steps 6 --warmup 1
+  # Each also eagerly (--disable-compile) for the speedup and the break-even step.
+  record example "$ROOT/examples" --profile 3 train.py --device cuda --steps 10
+  record example-eager "$ROOT/examples" --disable-compile --profile 3 train.py --device cuda --steps 10
+  record gpt2 "$ROOT" --profile 3 bench/workloads/gpt2.py --seq-lens 256 --steps 8 --warmup 1
+  record gpt2-eager "$ROOT" --disable-compile --profile 3 bench/workloads/gpt2.py --seq-lens 256 --steps 8 --warmup 1
   for name in example gpt2; do
     run=$(ls -d "$SCRATCH/runs/$name"/2* 2>/dev/null | head -1)
+    eager=$(ls -d "$SCRATCH/runs/$name-eager"/2* 2>/dev/null | head -1)
     [ -n "$run" ] || continue
-    "${DI[@]}" cost "$run" | tee "$OUT/cost-$name.txt"
-    "${DI[@]}" cost "$run" --json > "$OUT/cost-$name.json"
+    "${DI[@]}" cost "$run" ${eager:+--eager "$eager"} | tee "$OUT/cost-$name.txt"
+    "${DI[@]}" cost "$run" ${eager:+--eager "$eager"} --json > "$OUT/cost-$name.json"
     "${DI[@]}" causes "$run" > "$OUT/causes-$name.txt"
   done
   ;;
