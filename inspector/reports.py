@@ -181,6 +181,7 @@ def cost(run: Run, eager: Run | None = None) -> typed.CostReport:
                 step_us=_us(sc.step_us),
                 plain_step_us=_us(sc.plain_step_us) if sc.plain_step_us is not None else None,
                 plain_steps=sc.profile.plain_steps,
+                profiler_slowdown=round(sc.step_us / sc.plain_step_us, 3) if sc.plain_step_us else None,
                 device=sc.profile.device,
                 compiled_us=_us(sc.compiled_us),
                 eager_in_regions_us=_us(sc.eager_in_regions_us),

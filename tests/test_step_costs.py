@@ -62,6 +62,9 @@ def test_the_breakdown_adds_up_to_the_step(step_cost_run: Run, step_cost_fixed_r
         assert p.compiled_us > 0 and p.guards_us > 0 and p.outside_us > 0
         # forward regions and backward graphs were both seen and joined to their compiles
         assert p.regions and p.backward and all(b.compile_id for b in p.backward)
+        # a backward graph belongs to a compile whose forward ran in the window (the resume
+        # function's recompile shares its graphs' cache keys with the first compile)
+        assert {b.compile_id for b in p.backward} <= {r.compile_id for r in p.regions}
 
 
 def test_the_fixed_program_saves_about_what_the_break_cost(step_cost_run: Run, step_cost_fixed_run: Run) -> None:

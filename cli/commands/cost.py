@@ -57,6 +57,8 @@ def _print_process(console: object, p: typed.StepBreakdown, several: bool) -> No
     head = f"{p.steps} profiled steps, {time_text(p.step_us)} per step ({p.device})"
     if p.plain_step_us is not None:
         head += f"; without the profiler {time_text(p.plain_step_us)} per step ({p.plain_steps} steps)"
+        if p.profiler_slowdown is not None and p.profiler_slowdown >= 1.25:
+            head += f"\n(the profiler slowed the step {p.profiler_slowdown:.1f}×, eager code most: the times below are under it)"
     print_(f"\n{short_path(p.log) + ': ' if several else ''}{head}", markup=False, highlight=False, style="bold")
     rows = [
         ("compiled graphs", p.compiled_us, "forward and backward"),

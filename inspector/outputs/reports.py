@@ -403,6 +403,7 @@ class StepBreakdown(Output):
     step_us: float  # under the profiler
     plain_step_us: float | None  # the steps right after, without the profiler (None: the program ended first)
     plain_steps: int
+    profiler_slowdown: float | None  # step_us / plain_step_us
     device: str
     compiled_us: float  # in compiled graphs, forward and backward
     eager_in_regions_us: float  # eager code inside compiled frames (graph breaks)

@@ -122,7 +122,8 @@ Then each graph break by its time per step, then each compiled region.
             Text(f"{p.steps} profiled steps, {time_text(p.step_us)} per step ({p.device})", style="dim"),
         ]
         if p.plain_step_us is not None:
-            parts.append(Text(f"without the profiler: {time_text(p.plain_step_us)} per step ({p.plain_steps} steps)", style="dim"))
+            slower = f", the profiler slowed it {p.profiler_slowdown:.1f}×" if p.profiler_slowdown and p.profiler_slowdown >= 1.25 else ""
+            parts.append(Text(f"without the profiler: {time_text(p.plain_step_us)} per step ({p.plain_steps} steps){slower}", style="dim"))
         if isinstance(item, typed.BreakCost):
             loc = Loc(item.file, item.line)
             parts += [

@@ -1112,6 +1112,7 @@ export interface StepBreakdown {
     step_us: number;
     plain_step_us: number | null;
     plain_steps: number;
+    profiler_slowdown: number | null;
     device: string;
     compiled_us: number;
     eager_in_regions_us: number;
