@@ -14,14 +14,14 @@ from dyn_inspect.inspector.analysis.breaks import BreakSite, break_sites
 from dyn_inspect.inspector.analysis.failures import FailureSite, failure_sites, line_text
 from dyn_inspect.inspector.analysis.messages import headline, label
 from dyn_inspect.inspector.analysis.no_graph import no_graph
-from dyn_inspect.inspector.analysis.step_costs import compare_eager, step_costs
+from dyn_inspect.inspector.analysis.step_costs import BreakCost, break_costs, compare_eager, step_costs
 from dyn_inspect.inspector.model import RecompileInfo
 from dyn_inspect.inspector.outputs import Counts, Divergence, NodeStatus, RankGroup, environment, source_loc
 from dyn_inspect.inspector.outputs import reports as typed
 from dyn_inspect.inspector.run import Run
 
 
-def break_site(site: BreakSite, on_ranks: list[int]) -> typed.SummaryBreak:
+def break_site(site: BreakSite, on_ranks: list[int], per_step: BreakCost | None = None) -> typed.SummaryBreak:
     """A break for ``summary --json``: the user line first (``user_loc``: the nearest user
     frame, torch's own ``loc`` when that is user code), then what torch reported."""
     group = site.group
@@ -43,6 +43,8 @@ def break_site(site: BreakSite, on_ranks: list[int]) -> typed.SummaryBreak:
         compile_ids=sorted({e.cid or "" for _, e in group.hits}),
         user_stack=[source_loc(f) for f in b.user_stack],
         ranks=on_ranks,
+        us_per_step=_us(per_step.us) if per_step is not None else None,
+        step_cost=per_step.text if per_step is not None else None,
     )
 
 
@@ -104,6 +106,7 @@ def summary(run: Run) -> typed.Summary:
     start = next((p.start for p in procs if p.start), None)
     compiles = m.compiles_in_order()
     profiles = ranks.rank_profiles(m) if len(m.ranks()) > 1 else {}
+    per_step = break_costs(m)
     return typed.Summary(
         run=str(run.path),
         status=m.status,
@@ -127,7 +130,9 @@ def summary(run: Run) -> typed.Summary:
         compile_time_s=round(m.total_compile_time(), 4),
         compile_time_by_stage_s={k: round(v, 4) for k, v in m.compile_time_by_stage().items()},
         cache=m.cache_counts(),
-        breaks=[break_site(site, ranks.break_ranks(m, site.group)) for site in break_sites(m)],
+        breaks=[break_site(site, ranks.break_ranks(m, site.group), per_step.get(site.group.key)) for site in break_sites(m)],
+        step_us=_us(m.step_profiles[0][1].step_us) if m.step_profiles else None,
+        plain_step_us=_us(p) if m.step_profiles and (p := m.step_profiles[0][1].plain_step_us) is not None else None,
         compile_failures=[failure_site(site) for site in failure_sites(m)],
         stderr_tail=_stderr_tail(run),
         recompile_list=[recompile_row(r) for r in m.recompiles],

@@ -90,6 +90,13 @@ def test_every_face_says_the_same_cost(step_cost_run: Run) -> None:
     assert f"at run time: {b.text}" in text
     printed = subprocess.run([str(DYN_INSPECT), "cost", str(step_cost_run.path)], capture_output=True, text=True, timeout=120).stdout
     assert b.text in printed and "graph-break eager code" in printed
+    summary = json.loads(
+        subprocess.run([str(DYN_INSPECT), "summary", str(step_cost_run.path), "--json"], capture_output=True, text=True, timeout=120).stdout
+    )
+    [row] = summary["breaks"]
+    assert (row["step_cost"], row["us_per_step"], summary["step_us"]) == (b.text, b.us_per_step, p.step_us)
+    shown = subprocess.run([str(DYN_INSPECT), "summary", str(step_cost_run.path)], capture_output=True, text=True, timeout=120).stdout
+    assert f"at run time: {b.text}" in shown
 
     from dyn_inspect.lsp.findings import Workspace, build_index
     from dyn_inspect.lsp.hover import _break_md

@@ -10,6 +10,7 @@ from typing import IO, Any
 from rich.text import Text
 
 from dyn_inspect.inspector.analysis.causes import describe_fix, recompile_causes
+from dyn_inspect.inspector.analysis.costs import time_text
 from dyn_inspect.inspector.analysis.recompiles import TimelineEntry, frames_with_recompiles, recompile_timeline
 from dyn_inspect.inspector.console import make_console
 from dyn_inspect.inspector.locations import def_line, file_line, short_path
@@ -143,6 +144,9 @@ def print_summary(run: Run, as_json: bool = False, file: IO[str] | None = None, 
         f"kernels: {data['kernels']}, compile time: {data['compile_time_s']:.2f}s" + (f" ({stages})" if stages else "")
     )
     say = lambda text: console.print(text, markup=False, highlight=False)  # noqa: E731 - log text is not markup
+    if data.get("step_us") is not None:
+        plain = f", {time_text(data['plain_step_us'])} without the profiler" if data.get("plain_step_us") is not None else ""
+        say(f"  step (profiled): {time_text(data['step_us'])}{plain} — where it goes: `dyn-inspect cost`")
     say(f"  graph breaks: {gb['unique']} unique / {gb['total']} total")
     for b in data["breaks"]:
         # The user's line first; torch's own location (inside a library) after it.
@@ -151,6 +155,8 @@ def print_summary(run: Run, as_json: bool = False, file: IO[str] | None = None, 
         on = f"  ({format_ranks(b['ranks'])})" if len(data["ranks"]) > 1 else ""
         inside = f"  (in {file_line(loc['file'], loc['line'])})" if (user["file"], user["line"]) != (loc["file"], loc["line"]) else ""
         say(f"    {file_line(user['file'], user['line'])}  {b.get('headline') or b['type']}{gbid}  ×{b['count']}{inside}{on}")
+        if b.get("step_cost"):
+            say(f"      at run time: {b['step_cost']}")
     failures = data["compile_failures"]
     # A failed compile (fullgraph=True, a backend exception) is in no other count.
     say(f"  compile failures: {sum(f['count'] for f in failures)}")

@@ -40,6 +40,9 @@ class SummaryBreak(Output):
     compile_ids: list[str]
     user_stack: list[SourceLoc | None]
     ranks: list[int]
+    # its time per profiled step (``--profile``) and the sentence every face shows
+    us_per_step: float | None = None
+    step_cost: str | None = None
 
 
 class FailureSite(Output):
@@ -98,6 +101,9 @@ class Summary(Output):
     degraded: list[str]  # hooks the recorder could not use in this torch
     divergence: list[Divergence]
     rank_groups: list[RankGroup]  # the ranks grouped by what they compiled
+    # ``--profile``: a profiled step's time, and without the profiler (``dyn-inspect cost``)
+    step_us: float | None = None
+    plain_step_us: float | None = None
 
 
 # -- breaks ------------------------------------------------------------------------------

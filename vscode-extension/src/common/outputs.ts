@@ -1163,6 +1163,8 @@ export interface Summary {
     degraded: string[];
     divergence: Divergence[];
     rank_groups: RankGroup[];
+    step_us?: number | null;
+    plain_step_us?: number | null;
 }
 
 /**
@@ -1186,6 +1188,8 @@ export interface SummaryBreak {
     compile_ids: string[];
     user_stack: (SourceLoc | null)[];
     ranks: number[];
+    us_per_step?: number | null;
+    step_cost?: string | null;
 }
 
 export interface TimelineEntry {
