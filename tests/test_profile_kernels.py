@@ -142,7 +142,10 @@ def test_off_by_default_nothing_patched(tmp_path: Path) -> None:
 def test_bad_step_counts_are_refused(value: str, tmp_path: Path) -> None:
     proc = subprocess.run(
         [sys.executable, "-m", "dyn_inspect.cli", "run", "--profile-kernels", value, "x.py"],
-        cwd=tmp_path, capture_output=True, text=True, timeout=60,
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=60,
     )
     assert proc.returncode == 2
     assert "--profile-kernels" in proc.stderr and "Traceback" not in proc.stderr
@@ -169,11 +172,37 @@ def test_library_kernel_names_lose_their_signature() -> None:
     parameter list and return type go, the template arguments and spaced names stay."""
     from dyn_inspect.cli.commands.kernels import library_kernel_name
 
-    assert library_kernel_name(
-        "void sgemm_largek_lds64<true, false, 5, 5, 4, 4, 4, 34>(float*, float const*, float const*, int, int)"
-    ) == "sgemm_largek_lds64<true, false, 5, 5, 4, 4, 4, 34>"
-    assert library_kernel_name(
-        "void cutlass::Kernel2<cutlass_80_simt_sgemm_64x64_8x5_tn_align1>(cutlass_80_simt_sgemm_64x64_8x5_tn_align1::Params)"
-    ) == "cutlass::Kernel2<cutlass_80_simt_sgemm_64x64_8x5_tn_align1>"
+    assert (
+        library_kernel_name("void sgemm_largek_lds64<true, false, 5, 5, 4, 4, 4, 34>(float*, float const*, float const*, int, int)")
+        == "sgemm_largek_lds64<true, false, 5, 5, 4, 4, 4, 34>"
+    )
+    assert (
+        library_kernel_name(
+            "void cutlass::Kernel2<cutlass_80_simt_sgemm_64x64_8x5_tn_align1>(cutlass_80_simt_sgemm_64x64_8x5_tn_align1::Params)"
+        )
+        == "cutlass::Kernel2<cutlass_80_simt_sgemm_64x64_8x5_tn_align1>"
+    )
     assert library_kernel_name("Memset (Device)") == "Memset (Device)"
     assert library_kernel_name("aten::addmm") == "aten::addmm"
+
+
+def test_step_profile_of_the_example(profiled) -> None:
+    """The same window's step breakdown: each of the example's three break sites gets a
+    time per step, break causes are ranked by it, and the batch-size recompile's frames get
+    their guard checks."""
+    from dyn_inspect.inspector.analysis.causes import causes
+    from dyn_inspect.inspector.analysis.step_costs import break_costs
+
+    run, _ = profiled
+    [(_, profile)] = run.model.step_profiles
+    assert profile.steps == STEPS and profile.regions and profile.backward
+    costs = break_costs(run.model)
+    assert {g.key for g in run.model.break_groups()} == set(costs)
+    assert all(c.us > 0 and c.share is not None and 0 < c.share < 1 for c in costs.values())
+    found = causes(run.model)
+    breaks = [c for c in found if c.kind == "graph_break"]
+    assert [c.step_us for c in breaks] == sorted((c.step_us for c in breaks), reverse=True)
+    [batch] = [c for c in found if c.kind == "recompile"]
+    g = batch.guard_cost
+    assert g is not None and g.us > 0 and g.entries == 2 and 1 <= g.frames <= len(batch.frames)
+    assert batch.run_time == g.text and g.text.startswith(f"guard checks of its {g.frames} frames: ")

@@ -50,8 +50,8 @@ def cause_dict(c: Cause) -> typed.Cause:
             replacement=fix.replacement,
         ),
         no_fix=c.no_fix,
-        us_per_step=round(c.step_cost.us, 3) if c.step_cost is not None else None,
-        step_cost=c.step_cost.text if c.step_cost is not None else None,
+        us_per_step=round(c.step_us, 3) if c.run_time is not None else None,
+        step_cost=c.run_time,
     )
 
 
@@ -72,8 +72,8 @@ def run(args: argparse.Namespace) -> int:
     for i, c in enumerate(found, 1):
         console.print(f"\n{i}. {c.title}", markup=False, highlight=False, style="bold")
         console.print(f"   {c.detail}", markup=False, highlight=False)
-        if c.step_cost is not None:
-            console.print(f"   at run time: {c.step_cost.text}", markup=False, highlight=False)
+        if c.run_time is not None:
+            console.print(f"   at run time: {c.run_time}", markup=False, highlight=False)
         if c.kind == "recompile" and c.compile_time_s:
             console.print(f"   compile time spent on them: {c.compile_time_s:.2f}s", markup=False, highlight=False)
         if c.fix is not None:

@@ -34,7 +34,7 @@ from dyn_inspect.inspector.analysis.costs import time_text
 from dyn_inspect.inspector.analysis.guard_failures import GuardFailure
 from dyn_inspect.inspector.analysis.messages import label
 from dyn_inspect.inspector.analysis.recompiles import dynamic_dims_of, frames_with_recompiles, recompile_timeline
-from dyn_inspect.inspector.analysis.step_costs import BreakCost, break_costs
+from dyn_inspect.inspector.analysis.step_costs import BreakCost, GuardCost, break_costs, guard_cost
 from dyn_inspect.inspector.analysis.suggestions import LR_SOURCE_RE, mark_dynamic_code
 from dyn_inspect.inspector.locations import def_line, functions_in, parsed_source, short_path
 from dyn_inspect.inspector.model import BreakGroup, CompileInfo, FrameInfo, RunModel
@@ -95,6 +95,7 @@ class Cause:
     break_group: BreakGroup | None = None
     values: list[str] = field(default_factory=list)  # for a dim: the sizes seen, in order
     step_cost: BreakCost | None = None  # a break's time per profiled step (``--profile``)
+    guard_cost: GuardCost | None = None  # a recompile's frames' guard checks per profiled step
 
     @property
     def recompile_count(self) -> int:
@@ -120,8 +121,18 @@ class Cause:
 
     @property
     def step_us(self) -> float:
-        """Time per profiled step it costs (0 without ``--profile``)."""
-        return self.step_cost.us if self.step_cost is not None else 0.0
+        """Time per profiled step it costs (0 without ``--profile``): a break's eager code,
+        a recompile's frames' guard checks."""
+        if self.step_cost is not None:
+            return self.step_cost.us
+        return self.guard_cost.us if self.guard_cost is not None else 0.0
+
+    @property
+    def run_time(self) -> str | None:
+        """The sentence every face shows after "at run time:" (None without ``--profile``)."""
+        if self.step_cost is not None:
+            return self.step_cost.text
+        return self.guard_cost.text if self.guard_cost is not None else None
 
     @property
     def cost_label(self) -> str:
@@ -264,6 +275,7 @@ def _cause(group: list[_Recompile], model: RunModel) -> Cause:
         sites=sites,
         fix=fix,
         values=values,
+        guard_cost=guard_cost(model, frames),
     )
 
 

@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from dyn_inspect.engine import compile_ids
 from dyn_inspect.engine.schema import BackwardTime, RegionTime, StepProfile
 from dyn_inspect.inspector.analysis.costs import time_text
-from dyn_inspect.inspector.model import BreakGroup, CompileInfo, RunModel
+from dyn_inspect.inspector.model import BreakGroup, CompileInfo, FrameInfo, RunModel
 
 RESUME_PREFIX = "torch_dynamo_resume_in_"
 
@@ -296,3 +296,33 @@ def compare_eager(compiled: RunModel, eager: RunModel) -> EagerComparison | None
         measured="without the profiler" if plain else "under the profiler",
         compile_time_s=compiled.total_compile_time(),
     )
+
+
+@dataclass(frozen=True)
+class GuardCost:
+    """The guard checks of a recompile cause's frames per profiled step: what checking their
+    cache entries costs each step (not what a fix saves: one entry stays checked)."""
+
+    us: float
+    frames: int
+    entries: int  # the most cache entries one of the frames had
+    step_us: float
+
+    @property
+    def text(self) -> str:
+        share = f" ({self.us / self.step_us:.1%} of the step)" if self.step_us else ""
+        what = f"its {self.frames} frames" if self.frames != 1 else "its frame"
+        return f"guard checks of {what}: {time_text(self.us)}/step under the profiler{share}, up to {self.entries} cache entries each"
+
+
+def guard_cost(model: RunModel, frames: list[FrameInfo]) -> GuardCost | None:
+    """None without ``--profile`` or when none of ``frames`` ran in the profiled window."""
+    keys = {(f.log, f.frame_id) for f in frames}
+    for sc in step_costs(model):
+        ran = [r for r in sc.regions if r.compile is not None and (r.compile.log, r.compile.frame_id) in keys]
+        if ran:
+            entries = max(len(f.compiles) for f in frames if f.log == sc.log) if any(f.log == sc.log for f in frames) else 1
+            return GuardCost(
+                sum(r.lookup_us for r in ran), len({(r.compile.log, r.compile.frame_id) for r in ran if r.compile}), entries, sc.step_us
+            )
+    return None

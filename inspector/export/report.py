@@ -216,7 +216,7 @@ def _cause_rows(model: RunModel, where: Callable[[Loc | None], str], scrub: Call
                 scrub(fix.code) if fix else None,
                 scrub(fix.why) if fix else None,
                 c.no_fix,
-                c.step_cost.text if c.step_cost is not None else None,
+                c.run_time,
             )
         )
     return rows

@@ -173,7 +173,8 @@ class Cause(Output):
     fix: CauseFix | None
     # where a recompile cause has no fix, the sentence that says so (every face shows it)
     no_fix: str | None = None
-    # a break's time per profiled step (``--profile``) and the sentence every face shows
+    # its time per profiled step (``--profile``: a break's eager code, a recompile's frames'
+    # guard checks) and the sentence every face shows
     us_per_step: float | None = None
     step_cost: str | None = None
 

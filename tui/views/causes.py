@@ -217,8 +217,8 @@ one fix, at the line that makes the variable.
             head.append(Text(f"fixed ✓ (verified run {self.verdict.run_id})", style="bold green"))
         elif self.verdict is not None and c.title in self.verdict.remaining:
             head.append(Text(f"still there after the fix (verified run {self.verdict.run_id})", style="bold yellow"))
-        if c.step_cost is not None:
-            head.append(Text(f"At run time: {c.step_cost.text}"))
+        if c.run_time is not None:
+            head.append(Text(f"At run time: {c.run_time}"))
         if c.no_fix is not None:
             head.append(Text(c.no_fix.capitalize(), style="dim"))
         parts: list[RenderableType] = [Group(*head)]
