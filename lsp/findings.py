@@ -174,6 +174,7 @@ class CauseFinding:
     replaces: str | None = None
     replacement: str | None = None
     effect: str = "one graph for every size"
+    run_time: str | None = None  # Cause.run_time: its frames' guard checks per profiled step
 
 
 @dataclass
@@ -577,6 +578,7 @@ def _add_causes(m: RunModel, ws: Workspace, files: dict[str, FileFindings]) -> d
                 sites=sites,
                 replaces=fix.replaces,
                 replacement=fix.replacement,
+                run_time=c.run_time,
                 effect="one graph for every lr (read at run time; schedulers update it in place)"
                 if fix.replaces is not None
                 else "one graph for every size",

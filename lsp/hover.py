@@ -152,6 +152,8 @@ def shapes_at(ff: FileFindings | None, lines: Sequence[str], line1: int) -> list
 def _cause_md(c: CauseFinding) -> list[str]:
     out = [f"**Root cause** — {c.title}", "", f"Fix: `{c.code}` {c.why} (one graph for every size).", "", "Recompiled here:"]
     out += [f"- `{loc.name}` ({Path(loc.file).name}:{loc.line})" for loc in c.sites]
+    if c.run_time is not None:
+        out += ["", f"**At run time:** {md_text(c.run_time)}"]
     return out
 
 

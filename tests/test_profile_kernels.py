@@ -206,3 +206,16 @@ def test_step_profile_of_the_example(profiled) -> None:
     g = batch.guard_cost
     assert g is not None and g.us > 0 and g.entries == 2 and 1 <= g.frames <= len(batch.frames)
     assert batch.run_time == g.text and g.text.startswith(f"guard checks of its {g.frames} frames: ")
+
+
+def test_lsp_hover_on_the_fix_site_gives_the_guard_checks(profiled) -> None:
+    from dyn_inspect.inspector.analysis.causes import causes
+    from dyn_inspect.lsp.findings import Workspace, build_index
+    from dyn_inspect.lsp.hover import _cause_md
+
+    run, _ = profiled
+    [batch] = [c for c in causes(run.model) if c.kind == "recompile"]
+    index = build_index(run, Workspace([EXAMPLES]))
+    [finding] = index.files[str(TRAIN)].causes
+    assert finding.run_time == batch.run_time is not None
+    assert f"**At run time:** {batch.run_time}" in "\n".join(_cause_md(finding)).replace("\\", "")
