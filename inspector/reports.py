@@ -182,6 +182,7 @@ def cost(run: Run, eager: Run | None = None) -> typed.CostReport:
         out.append(
             typed.StepBreakdown(
                 log=sc.log,
+                rank=proc.rank if (proc := m.process_for(sc.log)) is not None else None,
                 steps=sc.steps,
                 step_us=_us(sc.step_us),
                 plain_step_us=_us(sc.plain_step_us) if sc.plain_step_us is not None else None,

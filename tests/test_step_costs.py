@@ -89,7 +89,7 @@ def test_every_face_says_the_same_cost(step_cost_run: Run) -> None:
     text = subprocess.run([str(DYN_INSPECT), "causes", str(step_cost_run.path)], capture_output=True, text=True, timeout=120).stdout
     assert f"at run time: {b.text}" in text
     printed = subprocess.run([str(DYN_INSPECT), "cost", str(step_cost_run.path)], capture_output=True, text=True, timeout=120).stdout
-    assert b.text in printed and "graph-break eager code" in printed
+    assert b.text in printed and "eager in compiled code" in printed
     summary = json.loads(
         subprocess.run([str(DYN_INSPECT), "summary", str(step_cost_run.path), "--json"], capture_output=True, text=True, timeout=120).stdout
     )
@@ -128,7 +128,7 @@ async def test_tui_cost_tab_only_for_a_profiled_run(step_cost_run: Run, breaks_r
         cells = [[str(c) for c in table.get_row_at(i)] for i in range(table.row_count)]
         assert [r[0] for r in cells[:5]] == [
             "compiled graphs",
-            "graph-break eager code",
+            "eager in compiled code",
             "guard checks",
             "wrappers",
             "outside compiled code",

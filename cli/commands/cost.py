@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from pathlib import Path
 
 from rich.table import Table
 
@@ -21,7 +22,7 @@ from dyn_inspect.inspector.ranks import add_rank_argument
 from dyn_inspect.inspector.reports import cost, open_cli_run, print_read_warnings
 from dyn_inspect.inspector.run import Run
 
-HELP = "where a profiled step's time goes (compiled graphs, graph-break eager code, guard checks) and what each break costs"
+HELP = "where a profiled step's time goes (compiled graphs, eager in compiled code, guard checks) and what each break costs"
 
 
 def prepare_parser(parser: argparse.ArgumentParser) -> None:
@@ -59,10 +60,11 @@ def _print_process(console: object, p: typed.StepBreakdown, several: bool) -> No
         head += f"; without the profiler {time_text(p.plain_step_us)} per step ({p.plain_steps} steps)"
         if p.profiler_slowdown is not None and p.profiler_slowdown >= 1.25:
             head += f"\n(the profiler slowed the step {p.profiler_slowdown:.1f}×, eager code most: the times below are under it)"
-    print_(f"\n{short_path(p.log) + ': ' if several else ''}{head}", markup=False, highlight=False, style="bold")
+    who = (f"rank {p.rank}" if p.rank is not None else Path(p.log).name) + ": " if several else ""
+    print_(f"\n{who}{head}", markup=False, highlight=False, style="bold")
     rows = [
         ("compiled graphs", p.compiled_us, "forward and backward"),
-        ("graph-break eager code", p.eager_in_regions_us, "Python Dynamo left inside compiled frames"),
+        ("eager in compiled code", p.eager_in_regions_us, "Python left in compiled frames: graph breaks, returns"),
         ("guard checks", p.guards_us, "cache lookups before each compiled frame"),
         ("wrappers", p.overhead_us, "Dynamo's and AOTAutograd's around each graph"),
         ("outside compiled code", p.outside_us, "loss, optimizer, data, other eager Python"),

@@ -406,6 +406,7 @@ class StepBreakdown(Output):
     """One profiled process: a step's wall time and where it went (µs per step)."""
 
     log: str
+    rank: int | None  # the process's rank in a torchrun job
     steps: int
     step_us: float  # under the profiler
     plain_step_us: float | None  # the steps right after, without the profiler (None: the program ended first)

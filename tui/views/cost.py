@@ -46,7 +46,7 @@ class CostView(SplitView):
 ## Cost per step
 
 Recorded with `--profile N`: N steady-state steps under torch.profiler. The first rows split a
-step's host time: **compiled graphs**, **graph-break eager code** (the Python Dynamo left in
+step's host time: **compiled graphs**, **eager in compiled code** (the Python Dynamo left in
 a compiled frame: the instruction a break stopped at), **guard checks** before each compiled
 frame, Dynamo's and AOTAutograd's **wrappers**, and everything **outside** compiled code.
 Then each graph break by its time per step, then each compiled region.
@@ -83,7 +83,7 @@ Then each graph break by its time per step, then each compiled region.
         for n, p in enumerate(self._report(ctx)):
             rows: list[tuple[str, str, str, float, typed.BreakCost | typed.RegionCost | None]] = [
                 ("compiled graphs", "forward and backward graphs", "", p.compiled_us, None),
-                ("graph-break eager code", "Python Dynamo left inside compiled frames", "", p.eager_in_regions_us, None),
+                ("eager in compiled code", "Python left in compiled frames: graph breaks, returns", "", p.eager_in_regions_us, None),
                 ("guard checks", "cache lookups before each compiled frame", "", p.guards_us, None),
                 ("wrappers", "Dynamo's and AOTAutograd's around each graph", "", p.overhead_us, None),
                 ("outside compiled code", "loss, optimizer, data, other eager Python", "", p.outside_us, None),
@@ -119,7 +119,10 @@ Then each graph break by its time per step, then each compiled region.
         cwd = self.ctx.cwd if self.ctx else None
         parts: list[RenderableType] = [
             Text.assemble((what, "bold")),
-            Text(f"{p.steps} profiled steps, {time_text(p.step_us)} per step ({p.device})", style="dim"),
+            Text(
+                f"{'rank ' + str(p.rank) + ': ' if p.rank is not None else ''}{p.steps} profiled steps, {time_text(p.step_us)} per step ({p.device})",
+                style="dim",
+            ),
         ]
         if p.plain_step_us is not None:
             slower = f", the profiler slowed it {p.profiler_slowdown:.1f}×" if p.profiler_slowdown and p.profiler_slowdown >= 1.25 else ""

@@ -1108,6 +1108,7 @@ export interface StageTimes {
  */
 export interface StepBreakdown {
     log: string;
+    rank: number | null;
     steps: number;
     step_us: number;
     plain_step_us: number | null;
