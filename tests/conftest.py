@@ -93,6 +93,7 @@ RUN_FIXTURES = {
     "step_cost_run": "step_cost",
     "step_cost_fixed_run": "step_cost_fixed",
     "step_cost_eager_run": "step_cost_eager",
+    "ranks_profiled_run": "ranks_profiled",
 }
 _needed: list[str] = []
 _needed_plain: list[str] = []  # programs whose plain (torch-only) run the selection needs
@@ -103,9 +104,7 @@ def _records_real_runs(item: pytest.Item) -> bool:
     info = getattr(item, "_fixtureinfo", None)
     if info is None:
         return False
-    return any(
-        getattr(fd.func, "records_real_runs", False) for name in item.fixturenames for fd in info.name2fixturedefs.get(name, ())
-    )
+    return any(getattr(fd.func, "records_real_runs", False) for name in item.fixturenames for fd in info.name2fixturedefs.get(name, ()))
 
 
 def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config, items: list[pytest.Item]) -> None:
@@ -169,18 +168,27 @@ hf_bert_run = _run_fixture("hf_bert", "tests/corpus/hf_bert.py: tiny random BERT
 optim_lr_run = _run_fixture("optim_lr", "tests/corpus/optim_lr.py: compiled optimizer step, float lr, new kwarg.")
 reset_run = _run_fixture("reset", "tests/corpus/reset.py: dynamo reset, recompile limit 3, two breaks on a line.")
 fullgraph_fail_run = _run_fixture("fullgraph_fail", "tests/corpus/fullgraph_fail.py: uncaught fullgraph=True error.")
-train_step_fail_run = _run_fixture("train_step_fail", "tests/corpus/train_step_fail.py: fullgraph train step, zero_grad 'marked as skipped'.")
+train_step_fail_run = _run_fixture(
+    "train_step_fail", "tests/corpus/train_step_fail.py: fullgraph train step, zero_grad 'marked as skipped'."
+)
 exit3_run = _run_fixture("exit3", "tests/corpus/exit3.py: compiles, then sys.exit(3).")
 first_forward_fail_run = _run_fixture("first_forward_fail", "tests/corpus/first_forward_fail.py: fails before backward.")
 shapes_run = _run_fixture("shapes", "tests/corpus/shapes.py: dynamic=True, a dim specialized by an `if`, automatic dynamic.")
 cache_warm_run = _run_fixture("cache_warm", "tests/corpus/cache/train.py, warmed from a copy: a hit, a bypass, a miss.")
 error_break_run = _run_fixture("error_break", "tests/corpus/error_break.py: torch.sin(y, 1) breaks with GB0112.")
 no_graph_run = _run_fixture("no_graph", "tests/corpus/no_graph.py: a compiled function that only prints: no graph.")
-control_flow_run = _run_fixture("control_flow", "tests/corpus/control_flow.py: torch.cond recompiling on a length; nonzero's unbacked sizes.")
+control_flow_run = _run_fixture(
+    "control_flow", "tests/corpus/control_flow.py: torch.cond recompiling on a length; nonzero's unbacked sizes."
+)
 docs_pages_run = _run_fixture("docs_pages", "tests/corpus/docs_pages.py: the graph-break and recompilation docs pages' situations.")
 warm_cache_run = _run_fixture("warm_cache", "tests/corpus/warm/train.py, its Inductor cache warmed from another copy.")
 step_cost_run = _run_fixture("step_cost", "tests/corpus/step_cost.py --profile=10: a break between two heavy compiled regions.")
-step_cost_fixed_run = _run_fixture("step_cost_fixed", "tests/corpus/step_cost.py --without-bookkeeping --profile=10: the same program, fixed.")
+step_cost_fixed_run = _run_fixture(
+    "step_cost_fixed", "tests/corpus/step_cost.py --without-bookkeeping --profile=10: the same program, fixed."
+)
+ranks_profiled_run = _run_fixture(
+    "ranks_profiled", "tests/corpus/ranks/train.py --steps 10 under torchrun (2 ranks, gloo) with --profile=3."
+)
 step_cost_eager_run = _run_fixture("step_cost_eager", "the fixed step_cost.py under --disable-compile --profile=10: the eager baseline.")
 
 

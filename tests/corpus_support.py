@@ -75,6 +75,21 @@ PROGRAMS: dict[str, tuple[Path, list[str]]] = {
     # issue 32: a break between two heavy compiled regions, profiled; and the fixed program
     "step_cost": (CORPUS, ["--profile=10", "step_cost.py"]),
     "step_cost_fixed": (CORPUS, ["--profile=10", "step_cost.py", "--without-bookkeeping"]),
+    "ranks_profiled": (
+        CORPUS / "ranks",
+        [
+            "--profile=3",
+            sys.executable,
+            "-m",
+            "torch.distributed.run",
+            "--standalone",
+            "--nproc-per-node",
+            "2",
+            "train.py",
+            "--steps",
+            "10",
+        ],
+    ),
     "step_cost_eager": (CORPUS, ["--disable-compile", "--profile=10", "step_cost.py", "--without-bookkeeping"]),
 }
 
@@ -119,13 +134,13 @@ EXPECTED_EXIT: dict[str, int] = {"fullgraph_fail": 1, "exit3": 3, "first_forward
 GROUND_TRUTH = ROOT / "tests" / "differential" / "ground_truth.py"
 
 
-
 def records(fixture: Callable[..., object]) -> Callable[..., object]:
     """Marks a fixture function (put it under ``@pytest.fixture``) that records real
     ``torch.compile`` runs: every test that uses it, directly or through other fixtures, gets
     the ``corpus`` marker (tests/conftest.py), so ``-m "not corpus"`` skips it."""
     fixture.records_real_runs = True  # type: ignore[attr-defined]
     return fixture
+
 
 def _program_env(name: str) -> dict[str, str]:
     env = dict(os.environ)
@@ -222,7 +237,9 @@ def _log_time(name: str, queued: float, started: float, ended: float) -> None:
         f.write(json.dumps(line) + "\n")
 
 
-def _start_later(rec: Recording, popen: Callable[[], subprocess.Popen[str]], after: Recording | None = None, built: Path | None = None) -> None:
+def _start_later(
+    rec: Recording, popen: Callable[[], subprocess.Popen[str]], after: Recording | None = None, built: Path | None = None
+) -> None:
     """Run ``popen()`` in a job slot (after ``after`` ended, if given) and wait for it; then
     the C++ it built in the Inductor cache ``built`` joins the session's pool.
 
@@ -350,7 +367,12 @@ class Corpus:
     def _popen_plain(self, name: str, out: Path, recorded: Path) -> subprocess.Popen[str]:
         cache = out / "inductor-cache"
         if recorded.is_dir():
-            shutil.copytree(recorded, cache, copy_function=os.link, ignore=lambda d, names: [n for n in names if d == str(recorded) and n in ("fxgraph", "aotautograd")])
+            shutil.copytree(
+                recorded,
+                cache,
+                copy_function=os.link,
+                ignore=lambda d, names: [n for n in names if d == str(recorded) and n in ("fxgraph", "aotautograd")],
+            )
         env = _program_env(name)
         env["TORCH_LOGS"] = "graph_breaks,recompiles,guards"
         env["TORCHINDUCTOR_CACHE_DIR"] = str(cache)

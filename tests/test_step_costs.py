@@ -198,3 +198,19 @@ def test_against_the_eager_run(step_cost_fixed_run: Run, step_cost_eager_run: Ru
         timeout=120,
     )
     assert done.returncode == 2 and "--disable-compile" in done.stderr and "Traceback" not in done.stderr
+
+
+def test_each_rank_has_its_own_breakdown(ranks_profiled_run: Run) -> None:
+    """Two torchrun ranks: rank 1 breaks the graph (a print) where rank 0 does not; each rank's
+    profile is its own, and `--rank` keeps one."""
+    report = cost(ranks_profiled_run)
+    by_rank = {p.rank: p for p in report.processes}
+    assert set(by_rank) == {0, 1}, report
+    assert by_rank[0].breaks == [] and len(by_rank[1].breaks) == 1
+    [b] = by_rank[1].breaks
+    assert Path(b.file).name == "train.py" and "print" in b.reason
+    done = subprocess.run(
+        [str(DYN_INSPECT), "cost", str(ranks_profiled_run.path), "--rank", "1", "--json"], capture_output=True, text=True, timeout=120
+    )
+    assert done.returncode == 0, done.stderr
+    assert [p["rank"] for p in json.loads(done.stdout)["processes"]] == [1]
