@@ -104,10 +104,7 @@ Then each graph break by its time per step, then each compiled region.
                     key=key,
                 )
         if table.row_count:
-            keep = self._shown if self._shown in self._rows else None
-            if keep is not None:
-                table.move_cursor(row=table.get_row_index(keep), animate=False)
-            self._show(keep or str(table.coordinate_to_cell_key(table.cursor_coordinate).row_key.value))
+            self.show_kept_row(self._shown if self._shown in self._rows else None)
         else:
             self.query_one(DetailPane).show(Text(self.EMPTY, style="dim"))
 
@@ -163,11 +160,7 @@ Then each graph break by its time per step, then each compiled region.
         ]
 
     def reveal(self, key: str) -> None:
-        table = self.query_one(DataTable)
-        if key in self._rows:
-            table.move_cursor(row=table.get_row_index(key), animate=False)
-            self._show(key)
-        table.focus()
+        self.reveal_row(key, key in self._rows)
 
     def selected_location(self) -> Loc | None:
         if self._shown is None:

@@ -198,8 +198,4 @@ ranks that compiled like the majority, else how the rank differs.
         return hits
 
     def reveal(self, key: str) -> None:
-        table = self.query_one(DataTable)
-        if key in self._rows:
-            table.move_cursor(row=table.get_row_index(key), animate=False)
-            self._show(key)
-        table.focus()
+        self.reveal_row(key, key in self._rows)

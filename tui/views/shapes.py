@@ -124,11 +124,7 @@ compile's specializations with the line that caused each, and its shape guards.
                     Cell(where, (loc.file, loc.line) if loc else ("", 0)),
                     key=key,
                 )
-        if table.row_count:
-            keep = self._shown if self._shown in self._rows else None
-            if keep is not None:
-                table.move_cursor(row=table.get_row_index(keep), animate=False)
-            self._show(keep or str(table.coordinate_to_cell_key(table.cursor_coordinate).row_key.value))
+        self.show_kept_row(self._shown if self._shown in self._rows else None)
 
     def _show(self, key: str | None) -> None:
         if key is None or key not in self._rows:
@@ -181,11 +177,7 @@ compile's specializations with the line that caused each, and its shape guards.
         return hits
 
     def reveal(self, key: str) -> None:
-        table = self.query_one(DataTable)
-        if key in self._rows:
-            table.move_cursor(row=table.get_row_index(key), animate=False)
-            self._show(key)
-        table.focus()
+        self.reveal_row(key, key in self._rows)
 
     def selected_location(self) -> Loc | None:
         if self._shown is None:

@@ -58,6 +58,24 @@ class SplitView(RowDetails):
             table.add_column(label, key=key)
         self.query_one(DetailPane).show(Text(self.EMPTY, style="dim"))
 
+    def show_kept_row(self, keep: str | None) -> None:
+        """After the table was rebuilt: the row shown before (``keep``, when it is still
+        there) under the cursor and in the pane, else the cursor's row."""
+        table = self.query_one(DataTable)
+        if not table.row_count:
+            return
+        if keep is not None:
+            table.move_cursor(row=table.get_row_index(keep), animate=False)
+        self._show(keep or str(table.coordinate_to_cell_key(table.cursor_coordinate).row_key.value))
+
+    def reveal_row(self, key: str, known: bool) -> None:
+        """``reveal`` for a search hit: its row (when ``known``) under the cursor, shown."""
+        table = self.query_one(DataTable)
+        if known:
+            table.move_cursor(row=table.get_row_index(key), animate=False)
+            self._show(key)
+        table.focus()
+
 
 class TableView(RowDetails, Generic[T]):
     """A view whose DataTable grows with the run: one row per key, added once; when a row's

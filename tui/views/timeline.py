@@ -135,11 +135,7 @@ codegen / C++ compiler / autotuning, and each cache lookup with torch's reason.
                 Cell(duration(e.seconds), e.seconds, justify="right"),
                 key=key,
             )
-        if table.row_count:
-            keep = self._shown if self._shown in self._entries else None
-            if keep is not None:
-                table.move_cursor(row=table.get_row_index(keep), animate=False)
-            self._show(keep or str(table.coordinate_to_cell_key(table.cursor_coordinate).row_key.value))
+        self.show_kept_row(self._shown if self._shown in self._entries else None)
 
     def _breakdown(self, log: str, cid: str) -> list[SpanNode]:
         """The compile's spans. Reading them is a pass over the logs (seconds on a 100k-event
@@ -195,11 +191,7 @@ codegen / C++ compiler / autotuning, and each cache lookup with torch's reason.
         ]
 
     def reveal(self, key: str) -> None:
-        table = self.query_one(DataTable)
-        if key in self._entries:
-            table.move_cursor(row=table.get_row_index(key), animate=False)
-            self._show(key)
-        table.focus()
+        self.reveal_row(key, key in self._entries)
 
     def selected_location(self) -> Loc | None:
         if self._shown is None:
