@@ -126,16 +126,16 @@ async def test_tui_cost_tab_only_for_a_profiled_run(step_cost_run: Run, breaks_r
         await pilot.pause(0.3)
         table = pilot.app.query_one("#cost-table", DataTable)
         cells = [[str(c) for c in table.get_row_at(i)] for i in range(table.row_count)]
-        assert [r[0] for r in cells[:5]] == [
+        assert [r[2] for r in cells[:5]] == [
             "compiled graphs",
             "eager in compiled code",
             "guard checks",
             "wrappers",
             "outside compiled code",
         ]
-        [row] = [r for r in cells if r[0].startswith("break: ")]
+        [row] = [r for r in cells if r[2].startswith("break: ")]
         assert row[3].endswith(f"step_cost.py:{marker_line(PROGRAM, 'BREAK:bookkeeping')}")
-        assert row[1] == p.breaks[0].text.split("/step")[0]
+        assert row[0] == p.breaks[0].text.split("/step")[0]
     async with InspectorApp(breaks_run.path, run=breaks_run, clock=lambda: 0.0).run_test(size=(160, 50)) as pilot:
         await pilot.pause(0.2)
         assert pilot.app.query_one(TabbedContent).get_tab("cost").has_class("-hidden")

@@ -1,12 +1,13 @@
 """Regenerate the TUI screenshots of docs/tui.md and the README (SVG, Textual's own export).
 
-    python docs/img/screenshots.py --shapes RUN --timeline RUN --code RUN --kernels RUN --overview RUN
+    python docs/img/screenshots.py --shapes RUN --timeline RUN --code RUN --kernels RUN --overview RUN --cost RUN
 
 Each RUN is a recorded run directory: the screenshots in git were taken on the test corpus's
 recordings — ``tests/corpus/shapes.py`` (shapes), ``tests/corpus/cache/train.py`` warmed
 from a copy (timeline and overview: a warm cache), ``examples/train.py --steps 4`` (code:
 a resume function) and the Linear+ReLU program of ``tests/test_kernel_costs.py`` recorded
-with ``--profile-kernels 2`` (kernels). Each is written to ``docs/img/tui-<view>.svg``.
+with ``--profile-kernels 2`` (kernels), ``examples/train.py --steps 10`` recorded with
+``--profile 3`` (cost). Each is written to ``docs/img/tui-<view>.svg``.
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ SHOTS: dict[str, tuple[str, list[str]]] = {
     "timeline": ("9", []),
     "code": ("0", ["down"]),
     "kernels": ("5", []),
+    "cost": ("p", ["down", "down", "down", "down", "down"]),  # the costliest break's row
 }
 
 

@@ -31,10 +31,11 @@ class CostView(SplitView):
     view_id = "cost"
     TABLE_ID = "cost-table"
     DETAIL_ID = "cost-detail"
+    # The numbers first: a break's headline is long, and the pane beside says it in full.
     COLUMNS = (
-        ("What", "what"),
         ("Time/step", "time"),
         ("Share", "share"),
+        ("What", "what"),
         ("Where", "where"),
     )
     EMPTY = "No profiled steps: record the run with `dyn-inspect run --profile N script.py`."
@@ -97,9 +98,9 @@ Then each graph break by its time per step, then each compiled region.
                 self._rows[key] = (p, what, note, us, item)
                 style = "bold" if isinstance(item, typed.BreakCost) else ("dim" if isinstance(item, typed.RegionCost) else "")
                 table.add_row(
-                    Cell(what, style=style),
                     Cell(time_text(us), us, justify="right"),
                     Cell(_share(us, p.step_us), us, justify="right"),
+                    Cell(what, style=style),
                     Cell(where or "-"),
                     key=key,
                 )
