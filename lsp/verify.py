@@ -57,7 +57,7 @@ class Verdict:
 
     def message(self) -> str:
         b, a = self.data.get("before", {}), self.data.get("after", {})
-        counts = (
+        counts = self.data.get("changes") or (  # a verify.json of an older dyn-inspect has no `changes`
             f"recompiles {b.get('recompiles')} → {a.get('recompiles')}, graph breaks {b.get('breaks_unique')} → {a.get('breaks_unique')}, "
             f"compile failures {b.get('failures', '?')} → {a.get('failures', '?')}"
         )

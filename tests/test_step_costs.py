@@ -16,6 +16,7 @@ from pathlib import Path
 
 from corpus_support import CORPUS, DYN_INSPECT, marker_line
 from dyn_inspect.inspector.analysis.causes import causes
+from dyn_inspect.inspector.analysis.costs import time_text
 from dyn_inspect.inspector.analysis.step_costs import compare_eager
 from dyn_inspect.inspector.outputs import reports as typed
 from dyn_inspect.inspector.reports import cost
@@ -166,6 +167,10 @@ def test_verify_reports_the_step_time_before_and_after(step_cost_run: Run, tmp_p
     assert before is not None and after is not None and after < before, (before, after)
     [fixed] = [c for c in report["fixed"] if c["kind"] == "graph_break"]
     assert fixed["us_per_step"] == round(_only(cost(step_cost_run)).breaks[0].us_per_step, 3)
+    assert report["changes"].endswith(f"step (profiled) {time_text(before)} → {time_text(after)}")
+    from dyn_inspect.lsp.verify import Verdict
+
+    assert report["changes"] in Verdict(report).message()  # the editor's verdict line says the same
     rerun = Run(Path(report["after_run"]))
     assert rerun.model.run_start is not None and rerun.model.run_start.profile_steps == 10
 

@@ -30,6 +30,7 @@ from pathlib import Path
 from dyn_inspect.engine.normalizers.locations import parse_traceback
 from dyn_inspect.engine.schema import ExceptionInfo, Loc, RunStart
 from dyn_inspect.inspector.analysis.causes import Cause, causes
+from dyn_inspect.inspector.analysis.costs import time_text
 from dyn_inspect.inspector.analysis.diff import diff_runs
 from dyn_inspect.inspector.analysis.failures import FailureSite, failure_sites, line_text
 from dyn_inspect.inspector.locations import nearest_user_frame, run_cwd, short_path
@@ -256,4 +257,13 @@ def verify_report(before: Run, after: Run, plan: RerunPlan, exit_code: int, stop
         before_exit_code=bm.exit_code,
         exception=_exception(_raised(am), plan.cwd),
         stopped_when_settled=stopped,
+        changes=changes_text(_counts(bm, cb), _counts(am, ca)),
     )
+
+
+def changes_text(b: typed.VerifyCounts, a: typed.VerifyCounts) -> str:
+    """The counts before → after in one line (every face's verdict line)."""
+    out = f"recompiles {b.recompiles} → {a.recompiles}, graph breaks {b.breaks_unique} → {a.breaks_unique}, compile failures {b.failures} → {a.failures}"
+    if b.step_us is not None and a.step_us is not None:
+        out += f", step (profiled) {time_text(b.step_us)} → {time_text(a.step_us)}"
+    return out

@@ -997,3 +997,6 @@ class VerifyReport(Output):
     before_exit_code: int | None
     exception: VerifyException | None  # the re-run's uncaught exception
     stopped_when_settled: bool
+    # the counts before → after in one line, as the editor's and the TUI's verdicts say it
+    # ("recompiles 5 → 0, graph breaks 3 → 3, compile failures 0 → 0, step (profiled) …")
+    changes: str = ""

@@ -81,8 +81,7 @@ class Verdict:
         return msgspec.to_builtins(self.report.after)  # type: ignore[no-any-return]
 
     def summary(self) -> str:
-        b, a = self.report.before, self.report.after
-        counts = f"recompiles {b.recompiles} → {a.recompiles}, breaks {b.breaks_unique} → {a.breaks_unique}, failures {b.failures} → {a.failures}"
+        counts = self.report.changes
         if not self.verified:
             return f"not verified — {self.report.reason} · re-run {self.run_id}: {counts}"
         return f"verified run {self.run_id}: {counts} · {len(self.fixed)} fixed, {len(self.remaining)} still there"

@@ -1284,4 +1284,5 @@ export interface VerifyReport {
     before_exit_code: number | null;
     exception: VerifyException | null;
     stopped_when_settled: boolean;
+    changes?: string;
 }
