@@ -56,7 +56,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from dyn_inspect.engine.region_profile import step_profile
+from dyn_inspect.engine.region_profile import CALL_PREFIX, step_profile
 from dyn_inspect.engine.schema import KernelProfile, StepProfile
 
 PROFILE_ENV = "DYN_INSPECT_PROFILE_KERNELS"
@@ -405,6 +405,7 @@ class StepProfiler:
         self._timing_records = 0
         self._timing_t0 = 0.0
         self._last_entry = 0.0
+        self.names: dict[int, str] = {}  # compile context (or eager callable) id → its callable
 
     # Called by Dynamo on every entry of a compiled callable (enter_exit_hooks).
     def hook_for(self, ctx_id: int) -> Callable[[], Callable[[], None]]:
@@ -413,9 +414,29 @@ class StepProfiler:
             self._local.depth = depth + 1
             if depth == 0 and (not self.done or self._breakdown is not None):
                 self._on_outer_call(ctx_id)
+            if depth == 0 and self._prof is not None:
+                return self._span(ctx_id)
             return self._leave
 
         return enter
+
+    def named(self, ctx_id: int, fn: Any) -> None:
+        """Which callable a compile context (or, eagerly, a callable) stands for."""
+        self.names[ctx_id] = callable_name(fn)
+
+    def _span(self, ctx_id: int) -> Callable[[], None]:
+        """A ``dyn-inspect call: <callable>`` range around an outermost call inside the
+        window, so the same callable's time compares between a compiled and an eager run."""
+        import torch
+
+        span = torch.autograd.profiler.record_function(CALL_PREFIX + self.names.get(ctx_id, "?"))
+        span.__enter__()
+
+        def leave() -> None:
+            span.__exit__(None, None, None)
+            self._leave()
+
+        return leave
 
     def _leave(self) -> None:
         self._local.depth = max(0, getattr(self._local, "depth", 1) - 1)
@@ -555,6 +576,19 @@ class StepProfiler:
 # --- installation ---------------------------------------------------------------------
 
 
+def callable_name(fn: Any) -> str:
+    """``Net.forward (train.py:33)``: a module by its forward, a function by itself — the
+    same text in a compiled and in an eager run of one program."""
+    import torch
+
+    target = type(fn).forward if isinstance(fn, torch.nn.Module) else fn
+    qualname = getattr(target, "__qualname__", None) or type(fn).__name__
+    code = getattr(target, "__code__", None)
+    if code is None:
+        return str(qualname)
+    return f"{qualname} ({os.path.basename(code.co_filename)}:{code.co_firstlineno})"
+
+
 def requested() -> int:
     """N from the environment (0: off)."""
     try:
@@ -605,7 +639,7 @@ def install(recorder: _RecorderLike, steps: int) -> StepProfiler | None:
     # --disable-compile: torch.compile returns the callable itself; its calls are the steps
     eager = os.environ.get("TORCHDYNAMO_DISABLE") == "1"
     installed = torch_compat.install_eager_step_hooks if eager else torch_compat.install_step_hooks
-    if not installed(profiler.hook_for):
+    if not installed(profiler.hook_for, profiler.named):
         return None
     atexit.register(profiler.finish)
     return profiler

@@ -14,6 +14,9 @@ steps. torch marks what we need on the CPU timeline:
 - ``TorchDynamo Cache Lookup`` is the guard check before a frame runs; it is followed by the
   region of the compile whose guards passed, or by nothing (the frame runs eagerly).
 - ``CompiledFunctionBackward`` is a compiled backward graph, run by the autograd engine.
+- ``dyn-inspect call: <callable>`` is ours (profiler.py): each outermost call of a callable
+  ``torch.compile`` returned — compiled, or eagerly under ``--disable-compile`` — so one
+  callable's time compares between the two runs.
 
 Everything is host time: on a GPU the graph's span is the launches (and any wait for the
 device), which is what the Python thread spends. Nothing here imports torch.
@@ -25,9 +28,10 @@ import re
 from collections.abc import Iterable
 from typing import Any
 
-from dyn_inspect.engine.schema import BackwardTime, RegionTime, StepProfile
+from dyn_inspect.engine.schema import BackwardTime, CallTime, RegionTime, StepProfile
 
 REGION_PREFIX = "Torch-Compiled Region: "
+CALL_PREFIX = "dyn-inspect call: "  # our range around each outermost compiled call (profiler.py)
 LOOKUP = "TorchDynamo Cache Lookup"
 BACKWARD = "CompiledFunctionBackward"
 _GRAPH_RE = re.compile(r"^## Call CompiledFxGraph (?P<key>\S+) ##$")
@@ -129,7 +133,7 @@ def step_profile(events: Iterable[Any], steps: int, wall_us: float, cuda: bool) 
     for e in cpu:
         if e.name != LOOKUP:
             continue
-        if e.cpu_parent is None:
+        if not _in_region(e):  # (under our call range or none: not inside any region)
             top_lookup_us += _us(e)
         nxt = _next_sibling(e, by_parent)
         if nxt is not None and _is_region(nxt):
@@ -139,6 +143,16 @@ def step_profile(events: Iterable[Any], steps: int, wall_us: float, cuda: bool) 
         else:
             missed_us += _us(e)
             missed += 1
+
+    calls: dict[str, CallTime] = {}
+    for e in cpu:
+        if str(e.name).startswith(CALL_PREFIX):
+            name = str(e.name)[len(CALL_PREFIX) :]
+            c = calls.get(name)
+            if c is None:
+                c = calls[name] = CallTime(function=name, calls=0, total_us=0.0)
+            c.calls += 1
+            c.total_us += _us(e)
 
     backward: dict[str | None, BackwardTime] = {}
     backward_us = 0.0
@@ -172,4 +186,5 @@ def step_profile(events: Iterable[Any], steps: int, wall_us: float, cuda: bool) 
         outside_us=round(max(0.0, wall_us - top_us - top_lookup_us - backward_us), 3),
         missed_lookup_us=round(missed_us, 3),
         missed_lookups=missed,
+        calls=[CallTime(function=c.function, calls=c.calls, total_us=round(c.total_us, 3)) for c in calls.values()],
     )

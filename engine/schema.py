@@ -412,6 +412,14 @@ class BackwardTime(msgspec.Struct, omit_defaults=True):
     compiled_us: float = 0.0  # in the graph's call, the rest is AOTAutograd's wrapper
 
 
+class CallTime(msgspec.Struct, omit_defaults=True):
+    """The outermost calls of one callable ``torch.compile`` returned, over the window."""
+
+    function: str  # "Net.forward (train.py:33)"
+    calls: int
+    total_us: float
+
+
 class StepProfile(Event, tag="step_profile"):
     """Where a profiled step's time went (``--profile N``, engine/region_profile.py): the
     compiled regions, compiled backward graphs, guard checks, and everything else. Every
@@ -432,6 +440,7 @@ class StepProfile(Event, tag="step_profile"):
     # more than compiled code): their mean, and how many (None/0: the program ended first).
     plain_step_us: float | None = None
     plain_steps: int = 0
+    calls: list[CallTime] = []  # each compiled (or, eagerly, to-be-compiled) callable's calls
 
 
 AnyEvent = (

@@ -363,10 +363,11 @@ def _provenance_back_off(name: str, before: Any, reason: str) -> bool:
 # --- profiler: OptimizeContext.enter_exit_hooks, cpp.enable_kernel_profile, TritonKernel --
 
 
-def install_step_hooks(hook_for: Callable[[int], Callable[[], Callable[[], None]]]) -> bool:
+def install_step_hooks(hook_for: Callable[[int], Callable[[], Callable[[], None]]], named: Callable[[int, Any], None]) -> bool:
     """Add ``hook_for(id(ctx))`` to every torch.compile context's ``enter_exit_hooks``
-    (called on each entry of a compiled callable), and make Inductor's kernels visible to
-    torch.profiler. False (profiler degraded) where torch lacks what it needs."""
+    (called on each entry of a compiled callable), tell ``named(id(ctx), fn)`` which
+    callable each context compiles, and make Inductor's kernels visible to torch.profiler.
+    False (profiler degraded) where torch lacks what it needs."""
     try:
         import torch._inductor.config as inductor_config
         from torch._dynamo import eval_frame
@@ -395,8 +396,19 @@ def install_step_hooks(hook_for: Callable[[int], Callable[[], Callable[[], None]
         except Exception as err:  # noqa: BLE001
             HOOKS.degrade("profiler", f"our hook failed: {err!r}")
 
+    original_call = cls.__call__
+
+    def __call__(self: Any, fn: Any, *args: Any, **kwargs: Any) -> Any:  # noqa: N807 - patching
+        out = original_call(self, fn, *args, **kwargs)
+        try:
+            named(id(self), fn)
+        except Exception as err:  # noqa: BLE001
+            HOOKS.degrade("profiler", f"our hook failed: {err!r}")
+        return out
+
     __init__._dyn_inspect = True  # type: ignore[attr-defined]
     cls.__init__ = __init__  # type: ignore[method-assign]
+    cls.__call__ = __call__  # type: ignore[method-assign]
     HOOKS.active("profiler")
     # C++ kernels are invisible to the profiler unless Inductor wraps them in a
     # RECORD_FUNCTION; this also keys the FX-graph cache apart from unprofiled runs.
@@ -408,7 +420,7 @@ def install_step_hooks(hook_for: Callable[[int], Callable[[], Callable[[], None]
     return True
 
 
-def install_eager_step_hooks(hook_for: Callable[[int], Callable[[], Callable[[], None]]]) -> bool:
+def install_eager_step_hooks(hook_for: Callable[[int], Callable[[], Callable[[], None]]], named: Callable[[int, Any], None]) -> bool:
     """``--disable-compile --profile N``: torch.compile hands back the callable itself
     (``_NullDecorator``), so there is no compile context to hook. A module gets a forward
     pre-hook and an always-called forward hook (the module itself is still what the program
@@ -436,6 +448,7 @@ def install_eager_step_hooks(hook_for: Callable[[int], Callable[[], Callable[[],
         if out is not fn or not HOOKS.is_active("profiler"):
             return out
         hook = _fenced_enter(hook_for(id(fn)))
+        named(id(fn), fn)
         if isinstance(fn, torch.nn.Module):
             leaves: list[Callable[[], None]] = []
             fn.register_forward_pre_hook(lambda *_: leaves.append(hook()))

@@ -233,6 +233,16 @@ def cost(run: Run, eager: Run | None = None) -> typed.CostReport:
             compile_time_s=round(cmp.compile_time_s, 3),
             pays_back_after_steps=cmp.pays_back_after,
             text=cmp.text,
+            functions=[
+                typed.FunctionSpeed(
+                    function=f.function,
+                    compiled_us=_us(f.compiled_us),
+                    eager_us=_us(f.eager_us),
+                    slower_compiled=f.slower_compiled,
+                    text=f.text,
+                )
+                for f in cmp.functions
+            ],
         )
     return typed.CostReport(run=str(run.path), processes=out, message=None if out else NOT_PROFILED, eager=versus)
 

@@ -199,6 +199,16 @@ def test_against_the_eager_run(step_cost_fixed_run: Run, step_cost_eager_run: Ru
         assert f"pays back after {cmp.pays_back_after_steps:,} steps" in cmp.text
     else:
         assert cmp.pays_back_after_steps is None and "does not pay" in cmp.text
+    # The module's own calls in both runs, named the same: Net.forward at its def line.
+    forward = f"Net.forward ({PROGRAM.name}:{marker_line(PROGRAM, 'def forward(self, x):')})"
+    [f] = cmp.functions
+    assert f.function == forward and f.compiled_us > 0 and f.eager_us > 0
+    assert f.slower_compiled == (f.compiled_us > f.eager_us) and f.text.endswith(
+        "slower compiled" if f.slower_compiled else "faster compiled"
+    )
+    for run in (step_cost_fixed_run, step_cost_eager_run):
+        [(_, profile)] = run.model.step_profiles
+        assert [(t.function, t.calls) for t in profile.calls] == [(forward, profile.steps)]
     done = subprocess.run(
         [str(DYN_INSPECT), "cost", str(step_cost_fixed_run.path), "--eager", str(step_cost_fixed_run.path)],
         capture_output=True,

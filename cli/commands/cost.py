@@ -118,6 +118,8 @@ def run(args: argparse.Namespace) -> int:
         return 0
     if report.eager is not None:
         console.print(f"  {report.eager.text}", markup=False, highlight=False, style="bold")
+        for f in report.eager.functions:
+            console.print(f"    {f.text}", markup=False, highlight=False, style="yellow" if f.slower_compiled else None)
     for p in report.processes:
         _print_process(console, p, len(report.processes) > 1)
     return 0

@@ -248,6 +248,26 @@ def break_costs(model: RunModel) -> dict[str, BreakCost]:
 
 
 @dataclass(frozen=True)
+class FunctionSpeed:
+    """One callable ``torch.compile`` returned, per call, in both runs (under the profiler:
+    the only window where each call is timed). The profiler slows eager code more than
+    compiled code, so a callable slower compiled even so is slower compiled."""
+
+    function: str  # "Net.forward (train.py:33)"
+    compiled_us: float
+    eager_us: float
+
+    @property
+    def slower_compiled(self) -> bool:
+        return self.compiled_us > self.eager_us
+
+    @property
+    def text(self) -> str:
+        verdict = "slower compiled" if self.slower_compiled else f"{self.eager_us / self.compiled_us:.2f}× faster compiled"
+        return f"{self.function}: compiled {time_text(self.compiled_us)}, eager {time_text(self.eager_us)} per call under the profiler — {verdict}"
+
+
+@dataclass(frozen=True)
 class EagerComparison:
     """The compiled run's step against the same program run eagerly (``--disable-compile
     --profile N``): the speedup, and after how many steps the compile time is paid back.
@@ -257,6 +277,7 @@ class EagerComparison:
     eager_us: float
     measured: str  # "without the profiler" | "under the profiler"
     compile_time_s: float
+    functions: tuple[FunctionSpeed, ...] = ()  # the callables both runs called, slowest-compiled first
 
     @property
     def speedup(self) -> float:
@@ -290,11 +311,18 @@ def compare_eager(compiled: RunModel, eager: RunModel) -> EagerComparison | None
         return None
     c, e = compiled.step_profiles[0][1], eager.step_profiles[0][1]
     plain = c.plain_step_us is not None and e.plain_step_us is not None
+    eager_calls = {t.function: t for t in e.calls if t.calls}
+    functions = [
+        FunctionSpeed(t.function, t.total_us / t.calls, eager_calls[t.function].total_us / eager_calls[t.function].calls)
+        for t in c.calls
+        if t.calls and t.function in eager_calls
+    ]
     return EagerComparison(
         compiled_us=(c.plain_step_us if plain else c.step_us) or 0.0,
         eager_us=(e.plain_step_us if plain else e.step_us) or 0.0,
         measured="without the profiler" if plain else "under the profiler",
         compile_time_s=compiled.total_compile_time(),
+        functions=tuple(sorted(functions, key=lambda f: f.eager_us / f.compiled_us if f.compiled_us else 0.0)),
     )
 
 

@@ -423,6 +423,16 @@ class StepBreakdown(Output):
     breaks: list[BreakCost]
 
 
+class FunctionSpeed(Output):
+    """One callable ``torch.compile`` returned, per call in both runs (µs, under the profiler)."""
+
+    function: str
+    compiled_us: float
+    eager_us: float
+    slower_compiled: bool
+    text: str
+
+
 class EagerComparison(Output):
     """``cost --eager RUN``: the step against the same program run eagerly (µs per step)."""
 
@@ -435,6 +445,7 @@ class EagerComparison(Output):
     compile_time_s: float
     pays_back_after_steps: int | None  # None: compiling saves nothing per step
     text: str
+    functions: list[FunctionSpeed] = []  # slowest compiled (against eager) first
 
 
 class CostReport(Output):

@@ -443,6 +443,7 @@ export interface EagerComparison {
     compile_time_s: number;
     pays_back_after_steps: number | null;
     text: string;
+    functions?: FunctionSpeed[];
 }
 
 /**
@@ -510,6 +511,17 @@ export interface FrameTime {
     a_s: number;
     b_s: number;
     delta_s: number;
+}
+
+/**
+ * One callable `torch.compile` returned, per call in both runs (µs, under the profiler).
+ */
+export interface FunctionSpeed {
+    function: string;
+    compiled_us: number;
+    eager_us: number;
+    slower_compiled: boolean;
+    text: string;
 }
 
 /**
