@@ -18,8 +18,9 @@ steps. torch marks what we need on the CPU timeline:
   ``torch.compile`` returned — compiled, or eagerly under ``--disable-compile`` — so one
   callable's time compares between the two runs.
 
-Everything is host time: on a GPU the graph's span is the launches (and any wait for the
-device), which is what the Python thread spends. Nothing here imports torch.
+Everything is host time — on a GPU the graph's span is the launches (and any wait for the
+device), which is what the Python thread spends — except ``device_us``: the GPU time of the
+kernels a region's graph (or a backward graph) launched. Nothing here imports torch.
 """
 
 from __future__ import annotations
@@ -61,6 +62,12 @@ def _graph_keys(event: Any, depth: int = 4) -> list[str]:
     for child in event.cpu_children:
         out += _graph_keys(child, depth - 1)
     return out
+
+
+def _device_us(event: Any) -> float:
+    """GPU time of the kernels ``event`` and everything under it launched (0 on CPU)."""
+    total = sum(float(k.duration) for k in getattr(event, "kernels", None) or ())
+    return total + sum(_device_us(child) for child in event.cpu_children)
 
 
 def _is_compiled(event: Any) -> bool:
@@ -117,6 +124,8 @@ def step_profile(events: Iterable[Any], steps: int, wall_us: float, cuda: bool) 
             elif _is_compiled(child):
                 compiled += _us(child)
                 r.graphs += [k for k in _graph_keys(child) if k not in r.graphs]
+                if cuda:
+                    r.device_us += _device_us(child)
             elif str(child.name).startswith(_WRAPPERS):
                 overhead += _us(child)
         r.calls += 1
@@ -167,10 +176,12 @@ def step_profile(events: Iterable[Any], steps: int, wall_us: float, cuda: bool) 
         b.calls += 1
         b.total_us += _us(e)
         b.compiled_us += sum(_us(c) for c in e.cpu_children if _is_compiled(c))
+        if cuda:
+            b.device_us += _device_us(e)
         backward_us += _us(e)
 
     def rounded(r: RegionTime) -> RegionTime:
-        for f in ("total_us", "compiled_us", "overhead_us", "eager_us", "lookup_us"):
+        for f in ("total_us", "compiled_us", "overhead_us", "eager_us", "lookup_us", "device_us"):
             setattr(r, f, round(getattr(r, f), 3))
         return r
 
@@ -180,7 +191,13 @@ def step_profile(events: Iterable[Any], steps: int, wall_us: float, cuda: bool) 
         device="cuda" if cuda else "cpu",
         regions=[rounded(r) for r in sorted(regions.values(), key=lambda r: -r.total_us)],
         backward=[
-            BackwardTime(graph=b.graph, calls=b.calls, total_us=round(b.total_us, 3), compiled_us=round(b.compiled_us, 3))
+            BackwardTime(
+                graph=b.graph,
+                calls=b.calls,
+                total_us=round(b.total_us, 3),
+                compiled_us=round(b.compiled_us, 3),
+                device_us=round(b.device_us, 3),
+            )
             for b in sorted(backward.values(), key=lambda b: -b.total_us)
         ],
         outside_us=round(max(0.0, wall_us - top_us - top_lookup_us - backward_us), 3),

@@ -401,6 +401,7 @@ class RegionTime(msgspec.Struct, omit_defaults=True):
     nested: list[str] = []  # cids entered from inside, in first-seen order
     top_level: bool = True  # False: only ever entered from inside another region
     graphs: list[str] = []  # FX-graph cache keys of the graphs it called
+    device_us: float = 0.0  # GPU time of the kernels its graph launched (CUDA runs)
 
 
 class BackwardTime(msgspec.Struct, omit_defaults=True):
@@ -410,6 +411,7 @@ class BackwardTime(msgspec.Struct, omit_defaults=True):
     calls: int
     total_us: float
     compiled_us: float = 0.0  # in the graph's call, the rest is AOTAutograd's wrapper
+    device_us: float = 0.0  # GPU time of the kernels it launched (CUDA runs)
 
 
 class CallTime(msgspec.Struct, omit_defaults=True):

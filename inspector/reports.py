@@ -190,6 +190,7 @@ def cost(run: Run, eager: Run | None = None) -> typed.CostReport:
                 profiler_slowdown=round(sc.step_us / sc.plain_step_us, 3) if sc.plain_step_us else None,
                 device=sc.profile.device,
                 compiled_us=_us(sc.compiled_us),
+                device_us=_us(sc.device_us),
                 eager_in_regions_us=_us(sc.eager_in_regions_us),
                 guards_us=_us(sc.guards_us),
                 overhead_us=_us(sc.overhead_us),
@@ -206,6 +207,7 @@ def cost(run: Run, eager: Run | None = None) -> typed.CostReport:
                         guards_us=_us(r.lookup_us),
                         overhead_us=_us(r.overhead_us),
                         nested=list(r.region.nested),
+                        device_us=_us(r.device_us),
                     )
                     for r in sc.regions
                 ],
@@ -215,6 +217,7 @@ def cost(run: Run, eager: Run | None = None) -> typed.CostReport:
                         function=b.compile.capture.co_name if b.compile is not None and b.compile.capture is not None else None,
                         us_per_step=_us(b.us),
                         compiled_us=_us(b.compiled_us),
+                        device_us=_us(b.device_us),
                     )
                     for b in sc.backward
                 ],

@@ -62,8 +62,13 @@ def _print_process(console: object, p: typed.StepBreakdown, several: bool) -> No
             head += f"\n(the profiler slowed the step {p.profiler_slowdown:.1f}×, eager code most: the times below are under it)"
     who = (f"rank {p.rank}" if p.rank is not None else Path(p.log).name) + ": " if several else ""
     print_(f"\n{who}{head}", markup=False, highlight=False, style="bold")
+    gpu = p.device == "cuda"
     rows = [
-        ("compiled graphs", p.compiled_us, "forward and backward"),
+        (
+            "compiled graphs",
+            p.compiled_us,
+            "forward and backward" + (f" (their kernels: {time_text(p.device_us)} of GPU time)" if gpu else ""),
+        ),
         ("eager in compiled code", p.eager_in_regions_us, "Python left in compiled frames: graph breaks, returns"),
         ("guard checks", p.guards_us, "cache lookups before each compiled frame"),
         ("wrappers", p.overhead_us, "Dynamo's and AOTAutograd's around each graph"),
@@ -85,7 +90,7 @@ def _print_process(console: object, p: typed.StepBreakdown, several: bool) -> No
         regions = Table(box=None, pad_edge=False, show_edge=False, header_style="bold cyan")
         regions.add_column("compile", no_wrap=True)
         regions.add_column("function", overflow="fold")
-        for col in ("calls", "total", "graph", "eager", "guards", "wrappers"):
+        for col in ("calls", "total", "graph", "eager", "guards", "wrappers", *(["GPU"] if gpu else [])):
             regions.add_column(col, justify="right", no_wrap=True)
         for r in p.regions:
             regions.add_row(
@@ -97,10 +102,13 @@ def _print_process(console: object, p: typed.StepBreakdown, several: bool) -> No
                 time_text(r.eager_us),
                 time_text(r.guards_us),
                 time_text(r.overhead_us),
+                *([time_text(r.device_us)] if gpu else []),
             )
         print_(regions)
     if p.backward:
-        names = ", ".join(f"{b.compile_id or '?'} {time_text(b.us_per_step)}" for b in p.backward)
+        names = ", ".join(
+            f"{b.compile_id or '?'} {time_text(b.us_per_step)}" + (f" (GPU {time_text(b.device_us)})" if gpu else "") for b in p.backward
+        )
         print_(f"backward graphs (per step): {names}", markup=False, highlight=False)
 
 

@@ -61,6 +61,10 @@ class RegionCost:
         return self.per_step(self.region.overhead_us)
 
     @property
+    def device_us(self) -> float:
+        return self.per_step(self.region.device_us)
+
+    @property
     def calls_per_step(self) -> float:
         return self.region.calls / self.steps if self.steps else 0.0
 
@@ -87,6 +91,10 @@ class BackwardCost:
     @property
     def compiled_us(self) -> float:
         return self.time.compiled_us / self.steps if self.steps else 0.0
+
+    @property
+    def device_us(self) -> float:
+        return self.time.device_us / self.steps if self.steps else 0.0
 
 
 @dataclass
@@ -153,6 +161,11 @@ class StepCosts:
     def compiled_us(self) -> float:
         """In compiled graphs: forward regions' graph calls and the backward graphs."""
         return sum(r.compiled_us for r in self.regions) + sum(b.compiled_us for b in self.backward)
+
+    @property
+    def device_us(self) -> float:
+        """GPU time of the compiled graphs' kernels, forward and backward (0 on CPU)."""
+        return sum(r.device_us for r in self.regions) + sum(b.device_us for b in self.backward)
 
     @property
     def eager_in_regions_us(self) -> float:

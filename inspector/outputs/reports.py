@@ -377,6 +377,7 @@ class RegionCost(Output):
     guards_us: float
     overhead_us: float
     nested: list[str]  # compile ids of the regions entered from inside it
+    device_us: float = 0.0  # GPU time of its graph's kernels (CUDA runs)
 
 
 class BackwardCost(Output):
@@ -384,6 +385,7 @@ class BackwardCost(Output):
     function: str | None
     us_per_step: float
     compiled_us: float
+    device_us: float = 0.0  # GPU time of its kernels (CUDA runs)
 
 
 class BreakCost(Output):
@@ -414,6 +416,7 @@ class StepBreakdown(Output):
     profiler_slowdown: float | None  # step_us / plain_step_us
     device: str
     compiled_us: float  # in compiled graphs, forward and backward
+    device_us: float  # GPU time of those graphs' kernels (0 on CPU)
     eager_in_regions_us: float  # eager code inside compiled frames (graph breaks)
     guards_us: float  # guard checks (cache lookups)
     overhead_us: float  # Dynamo's and AOTAutograd's wrappers

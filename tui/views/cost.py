@@ -145,6 +145,8 @@ Then each graph break by its time per step, then each compiled region.
                     f"guard checks {time_text(item.guards_us)} · wrappers {time_text(item.overhead_us)}"
                 ),
             ]
+            if p.device == "cuda":
+                parts.append(Text(f"its graph's kernels: {time_text(item.device_us)} of GPU time per step"))
             if item.resume:
                 parts.append(Text("a resume function: the code after a graph break", style="dim"))
             if item.nested:

@@ -39,6 +39,7 @@ export interface BackwardCost {
     function: string | null;
     us_per_step: number;
     compiled_us: number;
+    device_us?: number;
 }
 
 export interface BreakChanges {
@@ -999,6 +1000,7 @@ export interface RegionCost {
     guards_us: number;
     overhead_us: number;
     nested: string[];
+    device_us?: number;
 }
 
 export interface ResumeFunction {
@@ -1128,6 +1130,7 @@ export interface StepBreakdown {
     profiler_slowdown: number | null;
     device: string;
     compiled_us: number;
+    device_us: number;
     eager_in_regions_us: number;
     guards_us: number;
     overhead_us: number;
