@@ -203,9 +203,8 @@ def test_against_the_eager_run(step_cost_fixed_run: Run, step_cost_eager_run: Ru
     forward = f"Net.forward ({PROGRAM.name}:{marker_line(PROGRAM, 'def forward(self, x):')})"
     [f] = cmp.functions
     assert f.function == forward and f.compiled_us > 0 and f.eager_us > 0
-    assert f.slower_compiled == (f.compiled_us > f.eager_us) and f.text.endswith(
-        "slower compiled" if f.slower_compiled else "faster compiled"
-    )
+    # only "slower compiled" is a verdict (faster under the profiler may be its doing)
+    assert f.slower_compiled == (f.compiled_us > f.eager_us) and f.text.endswith("slower compiled") == f.slower_compiled
     for run in (step_cost_fixed_run, step_cost_eager_run):
         [(_, profile)] = run.model.step_profiles
         assert [(t.function, t.calls) for t in profile.calls] == [(forward, profile.steps)]

@@ -276,8 +276,10 @@ class FunctionSpeed:
 
     @property
     def text(self) -> str:
-        verdict = "slower compiled" if self.slower_compiled else f"{self.eager_us / self.compiled_us:.2f}× faster compiled"
-        return f"{self.function}: compiled {time_text(self.compiled_us)}, eager {time_text(self.eager_us)} per call under the profiler — {verdict}"
+        """Only "slower compiled" is a verdict: faster under the profiler may be the
+        profiler's doing (it slows eager code more), so the step times above decide that."""
+        head = f"{self.function}: compiled {time_text(self.compiled_us)}, eager {time_text(self.eager_us)} per call under the profiler"
+        return f"{head} — slower compiled" if self.slower_compiled else head
 
 
 @dataclass(frozen=True)
