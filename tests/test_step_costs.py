@@ -1,7 +1,7 @@
 """What a graph break costs per step (issue 32), on real profiled CPU compiles.
 
 tests/corpus/step_cost.py runs two chains of matmuls with a ``torch.compiler.disable``d
-bookkeeping call between them (a graph break whose eager code is a few thousand small ops);
+bookkeeping call between them (a graph break whose eager code is forty 256x256 matmuls);
 ``--without-bookkeeping`` is the same program with the call moved out, one graph. Both are
 recorded with ``--profile=10``. Times are asserted only as ratios within one run or loosely
 between the two runs, never as absolute figures.
@@ -42,7 +42,7 @@ def test_the_break_cost_lands_on_the_bookkeeping_line(step_cost_run: Run) -> Non
     [b] = p.breaks
     assert (Path(b.file).name, b.line) == (PROGRAM.name, marker_line(PROGRAM, "BREAK:bookkeeping"))
     assert b.type.startswith("Skip calling") or "disable" in b.reason, b
-    # Two thousand eager ops against six 32x128 matmuls: the break's eager code is most of
+    # Forty eager 256x256 matmuls against six 32x128 ones: the break's eager code is most of
     # the step (a ratio inside one run, so a loaded machine changes it little).
     assert b.share_of_step is not None and b.share_of_step > 0.5, p
     assert b.eager_us > b.resume_us > 0

@@ -2,7 +2,7 @@
 
 ``forward`` runs two chains of matmuls; between them it calls ``bookkeeping``, which
 ``torch.compiler.disable`` keeps out of the graph: Dynamo breaks at the call, the function
-runs eagerly (a few thousand small eager ops), and the rest of ``forward`` is a resume
+runs eagerly (forty 256x256 matmuls), and the rest of ``forward`` is a resume
 function. ``--without-bookkeeping`` is the fix — the call moved out of the compiled code —
 so one graph runs and the step is shorter by about what the break's eager code took.
 """
@@ -14,14 +14,18 @@ import torch
 WITHOUT = "--without-bookkeeping" in sys.argv
 
 
+W = torch.full((256, 256), 1.0 / 256)
+
+
 @torch.compiler.disable
 def bookkeeping(h):
-    # eager on purpose: many small ops, each paying eager dispatch. Far more than the graphs
-    # cost, so that what the fix saves compares with what the break is said to cost even
-    # when the two programs ran under different loads (their graphs' time nearly cancels).
-    s = h[0, :8]
-    for _ in range(2000):
-        s = s * 1.0001 + 0.0001
+    # Eager on purpose, and far more work than the graphs: what the fix saves then compares
+    # with what the break is said to cost even when the two programs ran under different
+    # loads (their graphs' time nearly cancels). Few ops, each a real matmul: the profiler
+    # adds little to them (a loop of thousands of tiny ops made it 2x and took CI 2 minutes).
+    s = h[:1].repeat(256, 2)  # 256x256
+    for _ in range(40):
+        s = torch.tanh(s @ W)
     return float(s.sum())
 
 
