@@ -2,9 +2,9 @@
 
 The engine writes one ``StepProfile`` per profiled process (engine/region_profile.py): host
 time per compiled region, per compiled backward graph, in guard checks and outside all of
-them. Here each region is joined to the compile it runs (by its graphs' FX-graph cache keys,
-else by torch's compile id in the last reset epoch before the profile) and each compile's
-graph break to the time it costs per step:
+them. Here each region is joined to the compile it runs (torch's compile id within the last
+reset epoch before the profile, the FX-graph cache keys it called choosing among epochs) and
+each compile's graph break to the time it costs per step:
 
 - the **eager code** the break leaves in its frame (the region's time less its graph,
   wrappers and nested regions: the breaking instruction and what it runs), plus
@@ -13,7 +13,9 @@ graph break to the time it costs per step:
 The compiled graphs' own time is not counted against the break: without the break they
 would still run (fused, maybe faster; not measured here). ``step_costs(model)`` returns one
 ``StepCosts`` per profiled process (its log), empty for a run without ``--profile``;
-``compare_eager(compiled, eager)`` sets a run's step against the same program's eager run.
+``break_costs(model)`` each break site's ``BreakCost``; ``guard_cost(model, frames)`` a
+recompile cause's frames' guard checks; ``compare_eager(compiled, eager)`` a run's step (and
+each callable ``torch.compile`` returned, per call) against the same program's eager run.
 """
 
 from __future__ import annotations
