@@ -231,3 +231,20 @@ def test_each_rank_has_its_own_breakdown(ranks_profiled_run: Run) -> None:
     )
     assert done.returncode == 0, done.stderr
     assert [p["rank"] for p in json.loads(done.stdout)["processes"]] == [1]
+
+
+def test_the_bug_report_carries_the_cost(step_cost_run: Run, tmp_path: Path) -> None:
+    """`export` of a profiled run: cost.json is `cost --json`; a redacted bundle leaves it out."""
+    import zipfile
+
+    from dyn_inspect.inspector.export.bundle import export_run
+    from dyn_inspect.inspector.export.pictures import PictureOptions
+    from dyn_inspect.inspector.outputs import to_json
+
+    export_run(step_cost_run, tmp_path / "b.zip", pictures=PictureOptions(draw=False))
+    with zipfile.ZipFile(tmp_path / "b.zip") as z:
+        assert json.loads(z.read("cost.json")) == json.loads(to_json(cost(step_cost_run)))
+        assert "cost.json" in z.read("index.md").decode()  # listed with what it holds
+    export_run(step_cost_run, tmp_path / "r.zip", pictures=PictureOptions(draw=False), redact_source=True)
+    with zipfile.ZipFile(tmp_path / "r.zip") as z:
+        assert "cost.json" not in z.namelist()

@@ -729,6 +729,7 @@ def _write_contents(w: _Writer, plan: ExportPlan) -> None:
         _write_events(w, plan)
         _write_torch_trace(w, plan, model)
         _write_timeline(w, plan)
+        _write_cost(w, plan)
     missing = w.missing_payloads()
     with w.timed("report.html, summary.md"):
         env = _write_pages(w, plan, model, compile_dirs)
@@ -845,6 +846,19 @@ def _write_timeline(w: _Writer, plan: ExportPlan) -> None:
     scrub = plan.redactor.text if plan.redactor is not None else None
     w.write_text(
         "trace.json", trace_for_bundle(plan.run, selected, scrub), "compile timeline as a Chrome trace — open it in https://ui.perfetto.dev"
+    )
+
+
+def _write_cost(w: _Writer, plan: ExportPlan) -> None:
+    """``cost.json`` (what `dyn-inspect cost --json` prints) for a run recorded with
+    ``--profile``: where its steps' time goes. Left out of a redacted bundle — its break
+    lines and function names are the user's — and of a selection (it is the whole run's)."""
+    if not plan.run.model.step_profiles or plan.redactor is not None or not plan.selection.whole_run:
+        return
+    from dyn_inspect.inspector.reports import cost
+
+    w.write_text(
+        "cost.json", to_json(cost(plan.run)) + "\n", "where each profiled step's time goes, and what each break costs — `dyn-inspect cost`"
     )
 
 
