@@ -12,7 +12,7 @@ from pathlib import Path
 
 from rich.table import Table
 
-from dyn_inspect.inspector.analysis.costs import time_text
+from dyn_inspect.inspector.analysis.costs import share_text, time_text
 from dyn_inspect.inspector.console import make_console
 from dyn_inspect.inspector.errors import InspectorError
 from dyn_inspect.inspector.locations import file_line, short_path
@@ -49,10 +49,6 @@ def _eager_run(arg: str, runs_dir: str | None) -> Run:
     return eager
 
 
-def _share(us: float, step_us: float) -> str:
-    return f"{us / step_us:6.1%}" if step_us else ""
-
-
 def _print_process(console: object, p: typed.StepBreakdown, several: bool) -> None:
     print_ = console.print  # type: ignore[attr-defined]
     head = f"{p.steps} profiled steps, {time_text(p.step_us)} per step ({p.device})"
@@ -78,7 +74,7 @@ def _print_process(console: object, p: typed.StepBreakdown, several: bool) -> No
     for col in ("what", "time", "share", "note"):
         table.add_column(col, justify="right" if col in ("time", "share") else "left", no_wrap=col != "note")
     for what, us, note in rows:
-        table.add_row(what, time_text(us), _share(us, p.step_us), note)
+        table.add_row(what, time_text(us), share_text(us, p.step_us), note)
     print_(table)
     if p.breaks:
         print_("\ngraph breaks by time per step:", markup=False, highlight=False, style="bold")

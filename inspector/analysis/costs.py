@@ -77,6 +77,11 @@ def time_text(us: float) -> str:
     return f"{us / 1e6:.2f} s"
 
 
+def share_text(part: float, whole: float) -> str:
+    """``part`` as a share of ``whole`` ("12.3%"), "-" when there is no whole."""
+    return f"{part / whole:.1%}" if whole else "-"
+
+
 def rate_text(value: float | None, unit: str, peak: float | None = None) -> str:
     if value is None:
         return "-"

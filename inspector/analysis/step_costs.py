@@ -247,8 +247,15 @@ def costs_for(model: RunModel, log: str, profile: StepProfile) -> StepCosts:
 
 
 def step_costs(model: RunModel) -> list[StepCosts]:
-    """One ``StepCosts`` per profiled process, in log order (empty without ``--profile``)."""
-    return [costs_for(model, log, p) for log, p in model.step_profiles]
+    """One ``StepCosts`` per profiled process, in log order (empty without ``--profile``).
+
+    Kept until the run grows: ``causes`` asks once for the breaks and once per recompile
+    cause (its guard checks), each a join of every region with the run's compiles. The
+    answers are shared: callers read them, never change them."""
+    found = model.memo.get("step_costs")
+    if found is None or found[0] != model.event_count:
+        found = model.memo["step_costs"] = (model.event_count, [costs_for(model, log, p) for log, p in model.step_profiles])
+    return list(found[1])
 
 
 def break_costs(model: RunModel) -> dict[str, BreakCost]:

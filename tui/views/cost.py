@@ -10,7 +10,7 @@ from rich.console import RenderableType
 from rich.text import Text
 from textual.widgets import DataTable
 
-from dyn_inspect.inspector.analysis.costs import time_text
+from dyn_inspect.inspector.analysis.costs import share_text, time_text
 from dyn_inspect.inspector.events import Loc
 from dyn_inspect.inspector.outputs import reports as typed
 from dyn_inspect.inspector.reports import cost
@@ -21,10 +21,6 @@ from dyn_inspect.tui.views.table import Cell, SplitView
 from dyn_inspect.tui.widgets import DetailPane
 
 Row = tuple[typed.StepBreakdown, str, str, float, typed.BreakCost | typed.RegionCost | None]  # (process, what, note, µs, item)
-
-
-def _share(us: float, step_us: float) -> str:
-    return f"{us / step_us:.1%}" if step_us else "-"
 
 
 class CostView(SplitView):
@@ -99,7 +95,7 @@ Then each graph break by its time per step, then each compiled region.
                 style = "bold" if isinstance(item, typed.BreakCost) else ("dim" if isinstance(item, typed.RegionCost) else "")
                 table.add_row(
                     Cell(time_text(us), us, justify="right"),
-                    Cell(_share(us, p.step_us), us, justify="right"),
+                    Cell(share_text(us, p.step_us), us, justify="right"),
                     Cell(what, style=style),
                     Cell(where or "-"),
                     key=key,
@@ -152,7 +148,7 @@ Then each graph break by its time per step, then each compiled region.
             if item.nested:
                 parts.append(Text(f"enters {', '.join(item.nested)}", style="dim"))
         else:
-            parts += [Text(""), Text(f"{time_text(us)} per step ({_share(us, p.step_us)} of the step): {note}")]
+            parts += [Text(""), Text(f"{time_text(us)} per step ({share_text(us, p.step_us)} of the step): {note}")]
         self.query_one(DetailPane).show(*parts)
 
     def search(self, ctx: Context, query: str) -> list[SearchHit]:
