@@ -38,7 +38,7 @@ from typing import Any, Literal
 
 import msgspec
 
-from dyn_inspect.engine import recorder, tracehook
+from dyn_inspect.engine import kernel_meta, recorder, tracehook
 from dyn_inspect.engine.eventlog import (
     NODE_TAG_ENV,
     NOTICE_FD_ENV,
@@ -70,6 +70,7 @@ class LaunchSpec:
     provenance: bool = True
     profile_kernels: int = 0  # N steady-state steps to profile per kernel (engine/profiler.py)
     all_graphs: bool = False  # also the graphs before Inductor's passes (engine/tracehook.py)
+    kernel_ir: bool = False  # keep each Triton kernel's IR stages (engine/kernel_meta.py)
     extra_env: dict[str, str] = field(default_factory=dict)
 
 
@@ -95,6 +96,10 @@ def child_env(run_dir: Path, spec: LaunchSpec) -> dict[str, str]:
         env[recorder.PROVENANCE_ENV] = "0"
     if spec.all_graphs:
         env[tracehook.ALL_GRAPHS_ENV] = "1"
+    if spec.kernel_ir:
+        env[kernel_meta.IR_ENV] = "1"
+    else:
+        env.pop(kernel_meta.IR_ENV, None)
     if spec.profile_kernels > 0:
         env["DYN_INSPECT_PROFILE_KERNELS"] = str(spec.profile_kernels)
     else:
@@ -300,6 +305,7 @@ class Launch:
                     tool_version=TOOL_VERSION,
                     compile_disabled=spec.compile_disabled,
                     profile_steps=spec.profile_kernels,
+                    kernel_ir=spec.kernel_ir,
                 )
             )
         except OSError as exc:

@@ -47,6 +47,7 @@ gives each graph break its time per step.
 from __future__ import annotations
 
 import atexit
+import json
 import os
 import re
 import sys
@@ -57,7 +58,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from dyn_inspect.engine.region_profile import CALL_PREFIX, step_profile
-from dyn_inspect.engine.schema import KernelProfile, StepProfile
+from dyn_inspect.engine.schema import KernelLaunch, KernelProfile, StepProfile
 
 PROFILE_ENV = "DYN_INSPECT_PROFILE_KERNELS"
 PEAK_GBPS_ENV = "DYN_INSPECT_PEAK_GBPS"
@@ -220,6 +221,49 @@ class _Agg:
     flop_total: float = 0.0
     dtype: str | None = None
     launch: str | None = None
+    launches: dict[tuple[Any, ...], KernelLaunch] = field(default_factory=dict)
+    n_regs: int | None = None
+    shared: int | None = None
+
+
+_MAX_SIGNATURES = 16  # distinct launch signatures kept per kernel (a dynamic kernel's sizes)
+
+
+def _device_meta(events: list[Any]) -> dict[int, dict[str, Any]]:
+    """CUPTI's metadata of each GPU kernel (grid, block, registers per thread, shared
+    memory), by the correlation id of the CPU op that launched it."""
+    out: dict[int, dict[str, Any]] = {}
+    for e in events:
+        if not str(getattr(e, "device_type", "")).endswith("CUDA"):
+            continue
+        corr = getattr(e, "linked_correlation_id", 0) or 0
+        raw = getattr(e, "metadata_json", None)
+        if not corr or not raw or corr in out:
+            continue
+        try:
+            text = str(raw).strip()
+            data = json.loads(text if text.startswith("{") else "{" + text + "}")
+        except ValueError:
+            continue
+        if isinstance(data, dict):
+            out[corr] = data
+    return out
+
+
+def _signature(event: Any, meta: dict[str, Any] | None) -> KernelLaunch:
+    """One Triton launch's arguments as the profiler recorded them (``record_shapes``):
+    shapes and dtypes, strides where torch records them, scalar values; grid and block
+    from CUPTI."""
+    shapes = [list(map(int, s)) if isinstance(s, list | tuple) else [] for s in (getattr(event, "input_shapes", None) or [])]
+    dtypes = [str(d) for d in (getattr(event, "input_dtypes", None) or [])]
+    strides_raw = getattr(event, "structured_input_strides", None) or []
+    strides = [list(map(int, s)) if isinstance(s, list | tuple) and all(isinstance(x, int) for x in s) else [] for s in strides_raw]
+    concrete = list(getattr(event, "concrete_inputs", None) or [])
+    scalars: list[Any] = [c if isinstance(c, int | float | bool) or (isinstance(c, str) and c) else None for c in concrete]
+    meta = meta or {}
+    grid = [int(x) for x in meta.get("grid") or [] if isinstance(x, int)]
+    block = [int(x) for x in meta.get("block") or [] if isinstance(x, int)]
+    return KernelLaunch(shapes=shapes, strides=strides, dtypes=dtypes, scalars=scalars, grid=grid, block=block)
 
 
 def _launch_config(kwinputs: Any) -> str | None:
@@ -286,6 +330,7 @@ def aggregate(events: Iterable[Any], torch: Any, use_cuda: bool) -> list[_Agg]:
     # An op's FLOPs are shared among the device kernels it launched, by their time, so each
     # kernel's rate is the op's rate (cuDNN's backward launches dgrad, wgrad and helpers).
     launched: dict[int, float] = {}
+    device_meta = _device_meta(events) if use_cuda else {}
     for fe in events:
         kernels = getattr(fe, "kernels", None)
         if kernels and str(getattr(fe, "device_type", "")).endswith("CPU"):
@@ -309,11 +354,24 @@ def aggregate(events: Iterable[Any], torch: Any, use_cuda: bool) -> list[_Agg]:
             if gb is None and op is None:
                 gb = _arg_gb(fe)
             launch = _launch_config(kwinputs)
+            meta = device_meta.get(getattr(fe, "id", -1))
             for k in kernels:
                 a = agg_for(k.name, where, f"cuda:{k.device}", op)
                 a.calls += 1
                 a.total_us += float(k.duration)
                 a.launch = launch or a.launch
+                if meta:
+                    a.n_regs = _int_or(meta.get("registers per thread"), a.n_regs)
+                    a.shared = _int_or(meta.get("shared memory"), a.shared)
+                if op is None and len(a.launches) <= _MAX_SIGNATURES:
+                    sig = _signature(fe, meta)
+                    key = (repr(sig.shapes), repr(sig.strides), repr(sig.dtypes), repr(sig.scalars), repr(sig.grid), repr(sig.block))
+                    kept = a.launches.get(key)
+                    if kept is None and len(a.launches) < _MAX_SIGNATURES:
+                        kept = a.launches[key] = sig
+                    if kept is not None:
+                        kept.calls += 1
+                        kept.total_us = round(kept.total_us + float(k.duration), 3)
                 if gb:
                     a.gb_total += float(gb)
                     a.gb_calls += 1
@@ -372,9 +430,16 @@ def to_events(aggs: list[_Agg], steps: int, step_us: float | None, peaks: Device
                 peak_tflops=peaks.tflops_for(a.dtype) if on_gpu and a.flop_total else None,
                 step_us=round(step_us, 3) if step_us else None,
                 launch=a.launch,
+                launches=sorted(a.launches.values(), key=lambda x: -x.calls)[:8],
+                n_regs=a.n_regs,
+                shared=a.shared,
             )
         )
     return out
+
+
+def _int_or(value: Any, default: int | None) -> int | None:
+    return int(value) if isinstance(value, int | float) else default
 
 
 # --- the step window -------------------------------------------------------------------

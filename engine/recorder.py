@@ -25,14 +25,15 @@ import threading
 import time
 import traceback
 from collections import deque
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from dyn_inspect.engine import cache_dir, environment, torch_compat
 from dyn_inspect.engine.eventlog import EventLog, process_log_name, tell_launcher
 from dyn_inspect.engine.normalizers import Normalizer, PendingBreak, TraceRecord, on_torch_thread
-from dyn_inspect.engine.schema import Event, ExceptionInfo, InductorCacheDir, Loc, ProcessEnd, ProcessStart
+from dyn_inspect.engine.schema import Blob, Event, ExceptionInfo, InductorCacheDir, Loc, ProcessEnd, ProcessStart
 
 RUN_DIR_ENV = "DYN_INSPECT_RUN_DIR"
 LAUNCHER_PID_ENV = "DYN_INSPECT_LAUNCHER_PID"
@@ -111,6 +112,11 @@ class _Worker:
             self.recorder._process(record, pending)
 
 
+@dataclass
+class _Build:
+    build: Callable[[Callable[[str | bytes], Blob]], list[Event]]
+
+
 class Recorder:
     """Owns this process's log; created lazily so processes that never compile leave none."""
 
@@ -187,7 +193,28 @@ class Recorder:
             return
         self._process(record, pending)
 
+    def submit_build(self, build: Callable[[Callable[[str | bytes], Blob]], list[Event]]) -> None:
+        """Events made outside the trace stream that need the blob store (kernel_meta.py):
+        ``build(put)`` runs on the writer thread, in order with torch's records."""
+        if self.paused:
+            return
+        item = _Build(build)
+        worker = self._worker
+        if worker is not None and worker.pid == os.getpid():
+            worker.submit((item, None))  # type: ignore[arg-type]
+            return
+        self._process(item, None)  # type: ignore[arg-type]
+
     def _process(self, record: TraceRecord, pending: PendingBreak | None) -> None:
+        if isinstance(record, _Build):
+            try:
+                with self._lock:
+                    log = self._open()
+                    for event in record.build(log.blobs.put):
+                        log.write(event)
+            except Exception:  # noqa: BLE001 - recording must never break the user's program
+                self.errors += 1
+            return
         try:
             with self._lock:
                 log = self._open()
@@ -365,6 +392,7 @@ def activate(run_dir: str | Path | None = None) -> Recorder | None:
     os.register_at_fork(after_in_child=lambda: _after_fork_in_child(recorder))  # its own log
     atexit.register(recorder.finish)
     _start_kernel_profiler(recorder)  # after finish: atexit runs it first
+    _start_kernel_meta(recorder)
     if eager:
         recorder._open()  # after the hooks: process_start says which are active
     hooks.say_start()
@@ -383,6 +411,24 @@ def _start_kernel_profiler(recorder: Recorder) -> None:
             profiler.install(recorder, steps)
     except Exception as exc:  # noqa: BLE001 - recording must go on without the profile
         sys.stderr.write(f"dyn-inspect: --profile unavailable ({exc!r})\n")
+
+
+def _start_kernel_meta(recorder: Recorder) -> None:
+    """Triton kernels' compile metadata (engine/kernel_meta.py): where Triton is installed."""
+    hooks = torch_compat.HOOKS
+    try:
+        from dyn_inspect.engine import kernel_meta
+
+        def epoch() -> int:
+            n = recorder._normalizer
+            return n.ctx.epoch if n is not None else 0
+
+        if kernel_meta.install(recorder.submit_build, epoch, lambda why: hooks.degrade("kernel_meta", why)):
+            hooks.active("kernel_meta")
+        else:
+            hooks.off("kernel_meta", "Triton is not installed")
+    except Exception as exc:  # noqa: BLE001 - recording must go on without kernel metadata
+        hooks.degrade("kernel_meta", f"install failed: {exc!r}")
 
 
 def current() -> Recorder | None:

@@ -121,6 +121,7 @@ class RunStart(Event, tag="run_start"):
     tool_version: str
     compile_disabled: bool = False
     profile_steps: int = 0  # ``--profile N`` (0: not profiled): verify profiles its re-run the same
+    kernel_ir: bool = False  # ``--kernel-ir``: Triton kernels' IR stages kept
 
 
 class RunEnd(Event, tag="run_end"):
@@ -259,6 +260,64 @@ class Kernel(Event, tag="kernel"):
     lines: int = 0
 
 
+class KernelLaunch(msgspec.Struct, omit_defaults=True):
+    """The arguments of a kernel's launches that shared one signature: per argument its
+    shape, stride and dtype (tensors) or value (scalars, in ``scalars``; None for a tensor),
+    the grid and block the GPU ran (CUPTI), and how many launches and how long they took."""
+
+    shapes: list[list[int]] = []
+    strides: list[list[int]] = []
+    dtypes: list[str] = []
+    scalars: list[Any] = []
+    grid: list[int] = []
+    block: list[int] = []
+    calls: int = 0
+    total_us: float = 0.0
+
+
+class KernelConfig(msgspec.Struct, omit_defaults=True):
+    """One Triton config of a kernel (Inductor's ``triton.Config``): its block sizes
+    (``kwargs``: XBLOCK, R0_BLOCK, ...), warps and stages, and what the compiled binary
+    uses: registers per thread, spilled registers, shared memory in bytes. ``time_ms`` is
+    the autotuner's benchmark of this config (None: not benchmarked; ``failed``: it could not
+    run, e.g. out of resources)."""
+
+    kwargs: dict[str, Any] = {}
+    num_warps: int | None = None
+    num_stages: int | None = None
+    n_regs: int | None = None
+    n_spills: int | None = None
+    shared: int | None = None
+    time_ms: float | None = None
+    failed: bool = False
+
+
+class KernelMeta(Event, tag="kernel_meta"):
+    """A Triton kernel's compile metadata, from Inductor's ``CachingAutotuner`` in this
+    process (engine/kernel_meta.py): the config it runs with (``chosen``), the configs the
+    autotuner tried with their timings (``tried``; ``autotune``: "benchmark" when it timed
+    several configs, "coordesc" for coordinate-descent tuning, None for a single config),
+    the compile target ("cuda sm_90"), the Triton cache hash, and the size in bytes of
+    each IR stage in Triton's cache (``ir_bytes``). ``ir`` holds the stages' text
+    (ttir, ttgir, llir, ptx, sass) when the run asked for them (``--kernel-ir``). A later
+    event for the same (cid, name, backward) replaces an earlier one (the config is known
+    only once the first launch autotuned). ``first_launch``: the arguments of the launch
+    that autotuned, for a repro when no profile recorded launches."""
+
+    name: str
+    backward: bool = False
+    target: str | None = None
+    warp_size: int | None = None
+    chosen: KernelConfig | None = None
+    tried: list[KernelConfig] = []
+    autotune: str | None = None
+    triton_hash: str | None = None
+    module_path: str | None = None  # the kernel's Python module in Inductor's cache
+    ir_bytes: dict[str, int] = {}
+    ir: dict[str, Blob] = {}
+    first_launch: KernelLaunch | None = None
+
+
 class KernelProvenance(Event, tag="kernel_provenance"):
     """Which user source lines each kernel came from (Inductor provenance tracking)."""
 
@@ -378,6 +437,9 @@ class KernelProfile(Event, tag="kernel_profile"):
     peak_tflops: float | None = None
     step_us: float | None = None  # wall time of one profiled step (mean), the same on every event
     launch: str | None = None  # Triton: the launch config the autotuner picked ("XBLOCK=128 num_warps=4 ...")
+    launches: list[KernelLaunch] = []  # Triton: the launches by argument signature, most frequent first
+    n_regs: int | None = None  # registers per thread and static shared memory, from CUPTI
+    shared: int | None = None
 
 
 class RegionTime(msgspec.Struct, omit_defaults=True):
@@ -462,6 +524,7 @@ AnyEvent = (
     | OutputCode
     | Kernel
     | KernelProvenance
+    | KernelMeta
     | PathAlias
     | NotebookCell
     | Symbol

@@ -45,6 +45,7 @@ LOSES = {
     "graph_breaks": "no graph-break types or Dynamo stacks (text only)",
     "provenance": "no kernel → source lines",
     "profiler": "no kernel profile",
+    "kernel_meta": "no Triton kernel metadata (configs, registers, IR)",
     "environment": "environment partly unknown",
 }
 

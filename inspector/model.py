@@ -32,6 +32,7 @@ from dyn_inspect.engine.schema import (
     GraphBreak,
     Guards,
     Kernel,
+    KernelMeta,
     KernelProfile,
     KernelProvenance,
     Loc,
@@ -91,6 +92,7 @@ class KernelInfo:
     compile: CompileInfo
     lines: list[Loc] = field(default_factory=list)
     profile: KernelProfile | None = None
+    meta: KernelMeta | None = None  # Triton: compile metadata (config, registers, IR sizes)
 
     @property
     def name(self) -> str:
@@ -289,6 +291,7 @@ class RunModel:
         self.recompiles: list[RecompileInfo] = []
         self.recompile_limits: list[tuple[str, RecompileLimit]] = []
         self.kernels: list[KernelInfo] = []
+        self.kernel_metas: dict[tuple[str, str | None, str, bool], KernelMeta] = {}
         self.kernel_profiles: list[tuple[str, KernelProfile]] = []  # (log, event), library kernels too
         self.step_profiles: list[tuple[str, StepProfile]] = []  # (log, event): one per profiled process
         # per process log: a path a cached artifact named → this run's file (PathAlias)
@@ -420,9 +423,20 @@ class RunModel:
         if event.cid is None:
             return
         c = self.compile(log, event.cid)
-        k = KernelInfo(event, c)
+        k = KernelInfo(event, c, meta=self.kernel_metas.get((log, event.cid, event.name, event.backward)))
         c.kernels.append(k)
         self.kernels.append(k)
+
+    def _kernel_meta(self, event: KernelMeta, log: str) -> None:
+        """The later event for a kernel replaces the earlier (the winner is known only
+        once the first launch autotuned)."""
+        key = (log, event.cid, event.name, event.backward)
+        self.kernel_metas[key] = event
+        if event.cid is None:
+            return
+        for k in self.compile(log, event.cid).kernels:
+            if k.name == event.name and k.event.backward == event.backward:
+                k.meta = event
 
     def _kernel_provenance(self, event: KernelProvenance, log: str) -> None:
         if event.cid is None:
@@ -614,6 +628,7 @@ _HANDLERS: dict[type, Callable[[RunModel, Any, str], None] | None] = {
     ProcessStart: RunModel._process_start,
     ProcessEnd: RunModel._process_end,
     KernelProfile: RunModel._kernel_profile,
+    KernelMeta: RunModel._kernel_meta,
     StepProfile: RunModel._step_profile,
     PathAlias: RunModel._path_alias,
     NotebookCell: RunModel._notebook_cell,

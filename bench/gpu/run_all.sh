@@ -3,6 +3,7 @@
 #
 #   bash bench/gpu/run_all.sh record            # example (CUDA, + max-autotune), GPT-2, ResNet-50
 #   bash bench/gpu/run_all.sh cost              # dyn-inspect cost of the example and GPT-2 (--profile)
+#   bash bench/gpu/run_all.sh kernels           # Triton metadata, IR, launches, repros (--kernel-ir)
 #   bash bench/gpu/run_all.sh bench-gpt2        # overhead benchmark, GPT-2 small
 #   bash bench/gpu/run_all.sh bench-resnet50    # overhead benchmark, ResNet-50
 #
@@ -11,7 +12,7 @@
 # The machine has no network: the wheels of our own dependencies that the image lacks
 # travel in .whl/ (see docs/performance.md for how they are fetched).
 set -uo pipefail
-[ $# -ge 1 ] || { echo "usage: bash bench/gpu/run_all.sh record|diagnose|cost|stats|bench-<workload>"; exit 2; }
+[ $# -ge 1 ] || { echo "usage: bash bench/gpu/run_all.sh record|diagnose|cost|kernels|stats|bench-<workload>"; exit 2; }
 ROOT=$(pwd)
 OUT=${OUT:-/tmp/dyn-inspect-out}
 mkdir -p "$OUT"
@@ -95,6 +96,43 @@ cost)
     "${DI[@]}" cost "$run" ${eager:+--eager "$eager"} --json > "$OUT/cost-$name.json"
     "${DI[@]}" causes "$run" > "$OUT/causes-$name.txt"
   done
+  ;;
+kernels)
+  # Triton compile metadata, IR stages, launch records and repros (issue 33): the example
+  # (default heuristics, then pointwise autotuning + coordinate descent) and GPT-2 small.
+  python3 -c "import torch, triton; print('torch', torch.__version__, 'triton', triton.__version__)"
+  t0=$SECONDS; record example-plain "$ROOT/examples" train.py --device cuda --steps 6; echo "WALL example-plain $((SECONDS - t0))"
+  t0=$SECONDS; record example "$ROOT/examples" --profile 3 --kernel-ir train.py --device cuda --steps 10; echo "WALL example-ir $((SECONDS - t0))"
+  TORCHINDUCTOR_MAX_AUTOTUNE_POINTWISE=1 TORCHINDUCTOR_COORDINATE_DESCENT_TUNING=1 \
+    record example-autotune "$ROOT/examples" --kernel-ir train.py --device cuda --steps 4
+  record gpt2 "$ROOT" --profile 3 --kernel-ir bench/workloads/gpt2.py --seq-lens 256 --steps 8 --warmup 1
+  for name in example example-autotune gpt2; do
+    run=$(ls -d "$SCRATCH/runs/$name"/2* 2>/dev/null | head -1)
+    [ -n "$run" ] || continue
+    du -sh "$run"
+    "${DI[@]}" summary "$run" > "$OUT/summary-$name.txt" 2>&1
+    "${DI[@]}" kernels "$run" > "$OUT/kernels-$name.txt" 2>&1
+    "${DI[@]}" kernels "$run" --json > "$OUT/kernels-$name.json" 2>&1
+    grep -h '"kernel_meta"' "$run"/p*.jsonl | head -3 > "$OUT/meta-sample-$name.jsonl"
+    grep -h '"kernel_profile"' "$run"/p*.jsonl | head -3 > "$OUT/profile-sample-$name.jsonl"
+    # The three most expensive Triton kernels: detail, PTX beside the source, repro run.
+    python3 - "$OUT/kernels-$name.json" > "$SCRATCH/top-$name.txt" <<'PY'
+import json, sys
+ks = [k for k in json.load(open(sys.argv[1]))["kernels"] if k["backend"] == "triton"]
+ks.sort(key=lambda k: -((k.get("profile") or {}).get("us_per_step") or 0))
+for k in ks[:3]:
+    print(k["name"], k["compile_id"], "--backward" if k["backward"] else "")
+PY
+    while read -r kname kcid kbw; do
+      "${DI[@]}" kernel "$kname" "$run" --compile "$kcid" $kbw > "$OUT/kernel-$name-$kname.txt" 2>&1
+      "${DI[@]}" kernel "$kname" "$run" --compile "$kcid" $kbw --stage ptx --side-by-side > "$OUT/ptx-$name-$kname.txt" 2>&1
+      "${DI[@]}" kernel "$kname" "$run" --compile "$kcid" $kbw --stage sass | head -40 > "$OUT/sass-$name-$kname.txt" 2>&1
+      "${DI[@]}" kernel "$kname" "$run" --compile "$kcid" $kbw --repro -o "$OUT/repro-$name-$kname.py" 2>&1
+      echo "=== repro $name $kname"; python3 "$OUT/repro-$name-$kname.py" 2>&1 | tail -5
+    done < "$SCRATCH/top-$name.txt"
+  done
+  (cd "$SCRATCH/runs" && tar czf "$OUT/kernel-runs.tgz" example example-autotune)
+  ls -la "$OUT"
   ;;
 stats)
   # Recording cost on the compile thread, per record kind (DYN_INSPECT_TRACE_STATS).

@@ -16,6 +16,7 @@ COMMAND_MODULES: dict[str, str] = {
     "recompiles": "recompiles",
     "causes": "causes",
     "kernels": "kernels",
+    "kernel": "kernel",
     "graph": "graph",
     "runs": "runs",
     "check": "check",

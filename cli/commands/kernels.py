@@ -12,6 +12,7 @@ from typing import Any
 from rich.table import Table
 
 from dyn_inspect.inspector.analysis.costs import SORTS, cost_of, kernel_cost, rate_text, sort_key, time_text
+from dyn_inspect.inspector.analysis.kernel_compile import compile_output, config_text, launch_findings, launch_outputs, launches
 from dyn_inspect.inspector.analysis.kernels import Vectorization, effective_isa, kernels_at, kernels_by_compile, vectorization
 from dyn_inspect.inspector.console import make_console
 from dyn_inspect.inspector.locations import file_line, parse_file_line, short_path
@@ -29,13 +30,18 @@ def prepare_parser(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--runs-dir", metavar="DIR")
     parser.add_argument("--at", metavar="FILE:LINE", help="only kernels generated from this source line (Inductor provenance)")
     parser.add_argument(
-        "--sort", choices=SORTS, help="order: time (per step, default for a profiled run), calls, bandwidth, flops, name, compile"
+        "--sort",
+        choices=SORTS,
+        help="order: time (per step, default for a profiled run), calls, bandwidth, flops, "
+        "registers, spills, shared (Triton compile metadata), name, compile",
     )
     parser.add_argument("--json", action="store_true", help="machine-readable output")
     add_rank_argument(parser)
 
 
-def kernel_dict(model: RunModel, k: KernelInfo) -> typed.Kernel:
+def kernel_dict(model: RunModel, k: KernelInfo, source: str | None = None) -> typed.Kernel:
+    """``source``: the kernel's source text, for the launch findings (read it only when
+    the kernel has launches)."""
     e = k.event
     return typed.Kernel(
         name=k.name,
@@ -50,6 +56,9 @@ def kernel_dict(model: RunModel, k: KernelInfo) -> typed.Kernel:
         lines_of_code=e.lines,
         source_lines=[source_loc(loc) for loc in k.lines],
         profile=_profile_dict(k),
+        compile=compile_output(k),
+        launches=launch_outputs(k),
+        launch_findings=launch_findings(k, source),
     )
 
 
@@ -109,7 +118,7 @@ def run(args: argparse.Namespace) -> int:
             run=str(r.path),
             at=args.at,
             sort=order,
-            kernels=[kernel_dict(m, k) for _, ks in groups for k in ks],
+            kernels=[kernel_dict(m, k, r.blob_text(k.event.source) if launches(k) else None) for _, ks in groups for k in ks],
             vectorization=coverage_dict(cov),
         )
         sys.stdout.write(to_json(data) + "\n")
@@ -119,6 +128,7 @@ def run(args: argparse.Namespace) -> int:
     where = f" from {args.at}" if args.at else ""
     sorted_by = f", by {order}" if order else ""
     console.print(f"kernels{where}: {len(kernels)}{sorted_by} — {short_path(str(r.path))}", markup=False, highlight=False)
+    with_meta = any(k.meta is not None for k in kernels)
     if kernels:
         table = Table(box=None, pad_edge=False, show_edge=False, header_style="bold cyan")
         # A kernel name is an identifier: never folded mid-name (the ops and lines wrap instead).
@@ -126,6 +136,10 @@ def run(args: argparse.Namespace) -> int:
         table.add_column("kernel", no_wrap=True, min_width=max(len(k.name) for k in kernels))
         if profiled:
             for col in ("time/step", "calls/step", "GB/s", "GFLOP/s"):
+                table.add_column(col, justify="right", no_wrap=True)
+        if with_meta:
+            table.add_column("config", overflow="fold")
+            for col in ("regs", "spills", "smem"):
                 table.add_column(col, justify="right", no_wrap=True)
         for col in ("backend", "fused ops", "vectorized", "source lines"):
             table.add_column(col, overflow="fold")
@@ -141,7 +155,15 @@ def run(args: argparse.Namespace) -> int:
                     if c is not None
                     else ["-", "-", "-", "-"]
                 )
-            table.add_row(cid, k.name, *cost_cells, k.event.backend, ", ".join(k.event.fused_ops) or "-", vec, lines)
+            meta_cells: list[str] = []
+            if with_meta:
+                chosen = k.meta.chosen if k.meta is not None else None
+                meta_cells = [
+                    config_text(chosen),
+                    *(_num(getattr(chosen, f, None) if chosen is not None else None) for f in ("n_regs", "n_spills")),
+                    _bytes(chosen.shared if chosen is not None else None),
+                ]
+            table.add_row(cid, k.name, *cost_cells, *meta_cells, k.event.backend, ", ".join(k.event.fused_ops) or "-", vec, lines)
         console.print(table)
     elif args.at:
         console.print(
@@ -182,6 +204,16 @@ def _print_library(console: Any, m: RunModel) -> None:
         )
     console.print(f"library kernels (profiled): {len(library)}", markup=False, highlight=False)
     console.print(table)
+
+
+def _num(v: int | None) -> str:
+    return "-" if v is None else str(v)
+
+
+def _bytes(v: int | None) -> str:
+    if v is None:
+        return "-"
+    return f"{v / 1024:.1f} KiB" if v >= 1024 else f"{v} B"
 
 
 def library_kernel_name(name: str) -> str:

@@ -43,6 +43,11 @@ def prepare_parser(parser: argparse.ArgumentParser) -> None:
         action="store_true",
         help="also record the graphs Inductor prints before its pre-grad, joint and post-grad passes (costs compile time)",
     )
+    parser.add_argument(
+        "--kernel-ir",
+        action="store_true",
+        help="keep each Triton kernel's IR (TTIR, TTGIR, LLIR, PTX, SASS) for `dyn-inspect kernel NAME --stage` (GPU runs)",
+    )
     parser.add_argument("--runs-dir", metavar="DIR", help="where runs are stored (default ./.dyn-inspect/runs, env DYN_INSPECT_RUNS_DIR)")
     parser.add_argument("--json", action="store_true", help="print the end summary as JSON")
     parser.add_argument("target", nargs="?", help="script.py, or with `--` a command (e.g. -- torchrun ...)")
@@ -83,6 +88,7 @@ def _spec(args: argparse.Namespace):  # noqa: ANN202 - LaunchSpec, imported lazi
         provenance=not args.no_provenance,
         profile_kernels=getattr(args, "profile_kernels", 0) or 0,
         all_graphs=getattr(args, "all_graphs", False),
+        kernel_ir=getattr(args, "kernel_ir", False),
     )
 
 

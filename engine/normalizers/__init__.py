@@ -23,6 +23,7 @@ from dyn_inspect.engine.eventlog import BlobStore
 from dyn_inspect.engine.normalizers.locations import is_library_file, package_path
 from dyn_inspect.engine.schema import (
     Event,
+    KernelMeta,
     KernelProfile,
     Loc,
     LogHeader,
@@ -280,7 +281,18 @@ Emitter = Callable[[Any, TraceOut], None]
 EMITTERS: dict[type[Event], Emitter] = {}
 # Kinds with no torch record: process lifetime, kernels split out of the output code,
 # recompile-limit notes derived from the metrics, profiles, our path aliases, notebook cells.
-NOT_EMITTED: set[type[Event]] = {LogHeader, ProcessStart, ProcessEnd, RunStart, RunEnd, PathAlias, KernelProfile, StepProfile, NotebookCell}
+NOT_EMITTED: set[type[Event]] = {
+    LogHeader,
+    ProcessStart,
+    ProcessEnd,
+    RunStart,
+    RunEnd,
+    PathAlias,
+    KernelProfile,
+    KernelMeta,
+    StepProfile,
+    NotebookCell,
+}
 
 
 def emits(*types: type[Event]) -> Callable[[Emitter], Emitter]:

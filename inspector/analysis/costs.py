@@ -13,7 +13,8 @@ from dyn_inspect.engine.schema import KernelProfile
 from dyn_inspect.inspector.model import KernelInfo
 
 SortBy = Literal["time", "calls", "bandwidth", "flops", "name", "compile"]
-SORTS: tuple[str, ...] = ("time", "calls", "bandwidth", "flops", "name", "compile")
+SORTS: tuple[str, ...] = ("time", "calls", "bandwidth", "flops", "registers", "spills", "shared", "name", "compile")
+_META_SORTS = {"registers": "n_regs", "spills": "n_spills", "shared": "shared"}
 
 
 @dataclass(frozen=True)
@@ -62,6 +63,10 @@ def sort_key(by: str, k: KernelInfo) -> tuple[object, ...]:
         return (k.name,)
     if by == "compile":
         return (k.compile.cid, k.name)
+    if by in _META_SORTS:  # Triton compile metadata: most first, kernels without it last
+        chosen = k.meta.chosen if k.meta is not None else None
+        got = getattr(chosen, _META_SORTS[by], None) if chosen is not None else None
+        return (1, 0, k.name) if got is None else (0, -got, k.name)
     if c is None:
         return (1, 0.0, k.name)
     value = {"time": c.us_per_step, "calls": c.calls_per_step, "bandwidth": c.gbps or 0.0, "flops": c.tflops or 0.0}.get(by, c.us_per_step)

@@ -56,6 +56,7 @@ OUTPUTS: dict[str, Any] = {
     "causes --json": reports.CausesReport,
     "check --json": reports.CheckReport,
     "kernels --json": reports.KernelsReport,
+    "kernel --json": reports.KernelReport,
     "diff --json": reports.DiffReport,
     "recompiles --json": reports.RecompilesReport,
     "graph --json": reports.GraphReport,

@@ -3,7 +3,7 @@ is the key order printed; docs/cli.md says what each key means."""
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Any, Literal
 
 import msgspec
 from msgspec import UNSET, UnsetType
@@ -326,6 +326,48 @@ class KernelProfile(Output):
     peak_tflops: float | None
 
 
+class KernelTriedConfig(Output):
+    """One config the autotuner tried (``time_ms``: its benchmark; None when not timed)."""
+
+    config: str
+    time_ms: float | None
+    failed: bool
+    registers: int | None
+    spills: int | None
+    shared_bytes: int | None
+
+
+class KernelCompile(Output):
+    """What Triton made of a kernel (``inspector/analysis/kernel_compile.py``)."""
+
+    target: str | None
+    config: str
+    block: dict[str, Any]
+    num_warps: int | None
+    num_stages: int | None
+    registers: int | None
+    spills: int | None
+    shared_bytes: int | None
+    autotune: str
+    tried: list[KernelTriedConfig]
+    triton_hash: str | None
+    ir_bytes: dict[str, int]
+    ir_kept: list[str]
+
+
+class KernelLaunchRecord(Output):
+    """Launches of one argument signature (``--profile``; else the one that autotuned)."""
+
+    shapes: list[list[int]]
+    strides: list[list[int]]
+    dtypes: list[str]
+    scalars: list[Any]
+    grid: list[int]
+    block: list[int]
+    calls: int
+    us_per_launch: float | None
+
+
 class Kernel(Output):
     name: str
     compile_id: str
@@ -339,6 +381,9 @@ class Kernel(Output):
     lines_of_code: int | None
     source_lines: list[SourceLoc | None]
     profile: KernelProfile | None
+    compile: KernelCompile | None = None
+    launches: list[KernelLaunchRecord] = []
+    launch_findings: list[str] = []
 
 
 class Vectorization(Output):
@@ -348,6 +393,16 @@ class Vectorization(Output):
     by_isa: dict[str, int]
     cpu_isa: str | None
     scalar_kernels: list[str]
+
+
+class KernelReport(Output):
+    """``dyn-inspect kernel NAME --json``: one kernel, the IR stages kept, one stage's text."""
+
+    run: str
+    kernel: Kernel
+    stages_kept: list[str]
+    stage: str | None
+    text: str | None
 
 
 class KernelsReport(Output):

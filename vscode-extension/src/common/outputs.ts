@@ -9,6 +9,7 @@ export interface Outputs {
     "causes --json": CausesReport;
     "check --json": CheckReport;
     "kernels --json": KernelsReport;
+    "kernel --json": KernelReport;
     "diff --json": DiffReport;
     "recompiles --json": RecompilesReport;
     "graph --json": GraphReport;
@@ -652,6 +653,9 @@ export interface Kernel {
     lines_of_code: number | null;
     source_lines: (SourceLoc | null)[];
     profile: KernelProfile | null;
+    compile?: KernelCompile | null;
+    launches?: KernelLaunchRecord[];
+    launch_findings?: string[];
 }
 
 export interface KernelChanges {
@@ -659,6 +663,39 @@ export interface KernelChanges {
     removed: DiffKernelCount[];
     changed: DiffKernelChange[];
     unchanged: number;
+}
+
+/**
+ * What Triton made of a kernel (`inspector/analysis/kernel_compile.py`).
+ */
+export interface KernelCompile {
+    target: string | null;
+    config: string;
+    block: Record<string, unknown>;
+    num_warps: number | null;
+    num_stages: number | null;
+    registers: number | null;
+    spills: number | null;
+    shared_bytes: number | null;
+    autotune: string;
+    tried: KernelTriedConfig[];
+    triton_hash: string | null;
+    ir_bytes: Record<string, number>;
+    ir_kept: string[];
+}
+
+/**
+ * Launches of one argument signature (`--profile`; else the one that autotuned).
+ */
+export interface KernelLaunchRecord {
+    shapes: number[][];
+    strides: number[][];
+    dtypes: string[];
+    scalars: unknown[];
+    grid: number[];
+    block: number[];
+    calls: number;
+    us_per_launch: number | null;
 }
 
 export interface KernelProfile {
@@ -675,6 +712,17 @@ export interface KernelProfile {
 }
 
 /**
+ * `dyn-inspect kernel NAME --json`: one kernel, the IR stages kept, one stage's text.
+ */
+export interface KernelReport {
+    run: string;
+    kernel: Kernel;
+    stages_kept: string[];
+    stage: string | null;
+    text: string | null;
+}
+
+/**
  * `dyn-inspect kernels --json`.
  */
 export interface KernelsReport {
@@ -683,6 +731,18 @@ export interface KernelsReport {
     sort: string | null;
     kernels: Kernel[];
     vectorization: Vectorization;
+}
+
+/**
+ * One config the autotuner tried (`time_ms`: its benchmark; None when not timed).
+ */
+export interface KernelTriedConfig {
+    config: string;
+    time_ms: number | null;
+    failed: boolean;
+    registers: number | null;
+    spills: number | null;
+    shared_bytes: number | null;
 }
 
 export interface LimitHit {

@@ -1,0 +1,169 @@
+"""``dyn-inspect kernel NAME [RUN] [--stage S [--side-by-side]] [--repro [-o FILE]]``: one
+kernel in full — what it fuses and where it came from, what Triton made of it (config,
+autotuning, registers, spills, shared memory, target), how it was launched (``--profile``),
+its IR stages (``--kernel-ir`` runs), and a runnable repro of it."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from rich.table import Table
+from rich.text import Text
+
+from dyn_inspect.cli.commands.kernels import kernel_dict
+from dyn_inspect.inspector.analysis.kernel_compile import IR_STAGES, KernelSignature, ir_text, launch_text, launches, stages_kept
+from dyn_inspect.inspector.analysis.kernel_repro import repro
+from dyn_inspect.inspector.console import make_console
+from dyn_inspect.inspector.errors import InspectorError
+from dyn_inspect.inspector.locations import file_line, short_path
+from dyn_inspect.inspector.model import KernelInfo, RunModel
+from dyn_inspect.inspector.outputs import reports as typed
+from dyn_inspect.inspector.outputs import to_json
+from dyn_inspect.inspector.ranks import add_rank_argument
+from dyn_inspect.inspector.reports import open_cli_run, print_read_warnings
+
+HELP = "one kernel in full: compile metadata, launches, IR stages (--stage), a runnable repro (--repro)"
+
+
+def prepare_parser(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("name", help="kernel name (as `dyn-inspect kernels` lists it)")
+    parser.add_argument("run", nargs="?", help="run directory or id (default: latest)")
+    parser.add_argument("--runs-dir", metavar="DIR")
+    parser.add_argument("--compile", metavar="CID", help="the compile, when several made a kernel of this name")
+    parser.add_argument("--backward", action="store_true", help="the backward graph's kernel of this name")
+    parser.add_argument("--stage", choices=IR_STAGES, help="print one stage: the kernel's source, or an IR kept by `run --kernel-ir`")
+    parser.add_argument("--side-by-side", action="store_true", help="with --stage: the kernel's source beside the stage")
+    parser.add_argument("--repro", action="store_true", help="write a script that runs and times this kernel as compiled")
+    parser.add_argument("-o", "--output", metavar="FILE", help="with --repro: where to write it (default: stdout)")
+    parser.add_argument("--json", action="store_true", help="machine-readable output")
+    add_rank_argument(parser)
+
+
+def find_kernel(model: RunModel, name: str, cid: str | None, backward: bool) -> KernelInfo:
+    """The one kernel the arguments name, or an error listing the candidates."""
+    found = [k for k in model.kernels if k.name == name]
+    if not found:
+        raise InspectorError(f"no kernel named {name!r} in this run (`dyn-inspect kernels` lists them)")
+    if cid is not None:
+        found = [k for k in found if k.compile.cid == cid]
+        if not found:
+            raise InspectorError(f"no kernel {name!r} in compile {cid}")
+    if len(found) > 1:
+        narrowed = [k for k in found if k.event.backward == backward]
+        found = narrowed or found
+    if len(found) > 1:
+        where = ", ".join(f"{k.compile.cid}{' bw' if k.event.backward else ''}" for k in found)
+        raise InspectorError(f"{len(found)} kernels named {name!r} (compiles {where}): pick one with --compile")
+    return found[0]
+
+
+def run(args: argparse.Namespace) -> int:
+    r = open_cli_run(args.run, args.runs_dir, args.rank)
+    print_read_warnings(r)
+    k = find_kernel(r.model, args.name, args.compile, args.backward)
+    source = r.blob_text(k.event.source)
+    if args.repro:
+        out = repro(k, source, str(r.path), Path(args.output).name if args.output else "k.py")
+        if out.script is None:
+            raise InspectorError(out.why_not or "no repro")
+        if args.output:
+            Path(args.output).write_text(out.script, encoding="utf-8")
+            print(f"wrote {args.output}: python {args.output} runs {k.name} as compiled")
+        else:
+            sys.stdout.write(out.script)
+        return 0
+    stage_text: str | None = None
+    if args.stage:
+        stage_text = ir_text(r, k, args.stage)
+        if stage_text is None:
+            kept = ", ".join(stages_kept(k))
+            hint = " (record with `dyn-inspect run --kernel-ir` on a GPU)" if k.event.backend == "triton" else " (IR stages are Triton's)"
+            raise InspectorError(f"{k.name}: no {args.stage} kept; this run has: {kept}{hint}")
+    if args.json:
+        report = typed.KernelReport(
+            run=str(r.path),
+            kernel=kernel_dict(r.model, k, source),
+            stages_kept=stages_kept(k),
+            stage=args.stage,
+            text=stage_text,
+        )
+        sys.stdout.write(to_json(report) + "\n")
+        return 0
+    console = make_console()
+    if args.stage:
+        assert stage_text is not None
+        lines = ", ".join(dict.fromkeys(file_line(loc.file, loc.line) for loc in k.lines)) or "no user line recorded"
+        console.print(f"{k.name} — {args.stage} (compile {k.compile.cid}) — from {lines}", markup=False, highlight=False)
+        if args.side_by_side and args.stage != "source":
+            table = Table(box=None, pad_edge=False, show_edge=False, header_style="bold cyan", expand=True)
+            table.add_column("source", overflow="fold", ratio=1)
+            table.add_column(args.stage, overflow="fold", ratio=1)
+            table.add_row(Text(source), Text(stage_text))
+            console.print(table)
+        else:
+            sys.stdout.write(stage_text if stage_text.endswith("\n") else stage_text + "\n")
+        return 0
+    _print_detail(console, r.model, k, source, str(r.path))
+    return 0
+
+
+def _print_detail(console: object, m: RunModel, k: KernelInfo, source: str, run_path: str) -> None:
+    d = kernel_dict(m, k, source)
+    say = lambda text: console.print(text, markup=False, highlight=False)  # type: ignore[attr-defined]  # noqa: E731
+    say(
+        f"{d.name} — compile {d.compile_id}{' (backward)' if d.backward else ''}, {d.backend}, {d.lines_of_code} lines — {short_path(run_path)}"
+    )
+    if d.fused_ops:
+        say("  fused: " + ", ".join(d.fused_ops))
+    lines = ", ".join(dict.fromkeys(file_line(loc.file, loc.line) for loc in k.lines))
+    say("  from: " + (lines or "no user line recorded"))
+    if d.isa or d.vectorized:
+        say(f"  vectorized: {d.isa or d.vectorized}")
+    c = d.compile
+    if c is not None:
+        res = ", ".join(
+            part
+            for part in (
+                f"{c.registers} registers" if c.registers is not None else "",
+                f"{c.spills} spills" if c.spills is not None else "",
+                f"{c.shared_bytes} B shared memory" if c.shared_bytes is not None else "",
+            )
+            if part
+        )
+        say(f"  target: {c.target or '-'} · config: {c.config}" + (f" · {res}" if res else ""))
+        say(f"  autotune: {c.autotune}")
+        if c.tried:
+            table = Table(box=None, pad_edge=False, show_edge=False, header_style="bold cyan")
+            for col in ("config tried", "time", "regs", "spills", "smem"):
+                table.add_column(col, justify="left" if col == "config tried" else "right")
+            for t in c.tried:
+                time = "failed" if t.failed else (f"{t.time_ms * 1e3:.1f} µs" if t.time_ms is not None else "-")
+                table.add_row(
+                    "    " + t.config,
+                    time,
+                    *("-" if v is None else str(v) for v in (t.registers, t.spills, t.shared_bytes)),
+                )
+            console.print(table)  # type: ignore[attr-defined]
+        if c.ir_bytes:
+            sizes = ", ".join(f"{s} {n / 1024:.1f} KiB{' (kept)' if s in c.ir_kept else ''}" for s, n in c.ir_bytes.items())
+            say(f"  IR: {sizes}")
+    elif d.backend == "triton":
+        say("  compile metadata: not recorded (Triton's autotuner was not seen: an imported log, or a run of an older dyn-inspect)")
+    p = d.profile
+    if p is not None:
+        say(f"  profiled: {p.us_per_step:.1f} µs per step, {p.calls_per_step:g} calls per step")
+    found = launches(k)
+    if found:
+        names = KernelSignature.of(source).args
+        origin = "profiled launches" if k.profile is not None and k.profile.launches else "the launch that autotuned"
+        say(f"  launches ({origin}):")
+        for launch, rec in zip(found, d.launches, strict=False):
+            grid = f" grid {rec.grid} block {rec.block}" if rec.grid else ""
+            per = f", {rec.us_per_launch:.1f} µs each" if rec.us_per_launch else ""
+            say(f"    {rec.calls}× {launch_text(launch, names)}{grid}{per}")
+    for finding in d.launch_findings:
+        say(f"  ! {finding}")
+    kept = stages_kept(k)
+    say(f"  stages: {', '.join(kept)} (`dyn-inspect kernel {d.name} --stage S`)")

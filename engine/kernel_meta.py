@@ -1,0 +1,378 @@
+"""Each Triton kernel's compile metadata and IR, read from Inductor's ``CachingAutotuner``.
+
+Torch's structured trace says which Triton kernels a graph made (their source, in the
+output code) but not what Triton made of them: the config the autotuner chose, the
+configs it tried and their timings, registers, spills, shared memory, the IR stages.
+Those live on the ``CachingAutotuner`` object of each kernel in the process that runs it,
+so we read them there. Four methods run once per kernel (never per launch) and are
+wrapped: ``precompile`` (the launchers exist: configs, registers, spills, shared memory),
+``benchmark_all_configs`` (the timings it returns), ``autotune_to_one_config`` (the
+winner) and ``coordinate_descent_tuning`` (its winner and the configs it timed). Each
+wrapper calls torch's original with the same arguments and only reads attributes after it
+returns, so what compiles, runs and is cached does not change.
+
+The wrappers are installed when ``torch._inductor.runtime.triton_heuristics`` is imported
+(a one-shot import hook; a process that never compiles for a GPU never imports it, and
+we do not import it for it). One ``KernelMeta`` per kernel goes to the recorder's writer
+thread, which also reads the IR sizes from Triton's cache directory (the files Triton
+writes for every compile: ``.ttir``, ``.ttgir``, ``.llir``, ``.ptx``, ``.cubin``) and,
+under ``--kernel-ir`` (``DYN_INSPECT_KERNEL_IR=1``), keeps their text in the run's blobs,
+with SASS from ``cuobjdump`` where Triton or CUDA ships one; ``DYN_INSPECT_KERNEL_IR_MB``
+bounds the total kept (default 256 MB), and a stage over a fifth of it is not kept.
+"""
+
+from __future__ import annotations
+
+import importlib.abc
+import importlib.util
+import math
+import os
+import shutil
+import subprocess
+import sys
+import threading
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+from dyn_inspect.engine import compile_ids
+from dyn_inspect.engine.schema import Blob, KernelConfig, KernelLaunch, KernelMeta
+
+TARGET_MODULE = "torch._inductor.runtime.triton_heuristics"
+IR_ENV = "DYN_INSPECT_KERNEL_IR"
+IR_MB_ENV = "DYN_INSPECT_KERNEL_IR_MB"
+STAGES = ("ttir", "ttgir", "llir", "ptx", "sass")
+_FILE_STAGES = ("ttir", "ttgir", "llir", "ptx", "cubin")
+_MARK = "_dyn_inspect"
+
+# What the recorder gives us: submit(build) runs build(blobs_put) on its writer thread and
+# writes the events it returns; epoch() is the current Dynamo reset epoch.
+Submit = Callable[[Callable[[Callable[[str | bytes], Blob]], list[Any]]], None]
+
+
+class _State:
+    def __init__(self, submit: Submit, epoch: Callable[[], int], keep_ir: bool) -> None:
+        self.submit = submit
+        self.epoch = epoch
+        self.keep_ir = keep_ir
+        self.ir_budget = _budget_bytes()
+        self.timings: dict[int, dict[Any, float]] = {}  # id(autotuner) → its last benchmark
+        self.lock = threading.Lock()
+
+
+_state: _State | None = None
+
+
+def _budget_bytes() -> int:
+    try:
+        return int(float(os.environ.get(IR_MB_ENV, "256")) * 1e6)
+    except ValueError:
+        return 256_000_000
+
+
+def install(submit: Submit, epoch: Callable[[], int], on_error: Callable[[str], None]) -> bool:
+    """Wrap the autotuner now if Inductor's Triton runtime is imported, else when it is.
+    False where Triton is not installed (nothing to read)."""
+    global _state
+    if importlib.util.find_spec("triton") is None:
+        return False
+    _state = _State(submit, epoch, os.environ.get(IR_ENV) == "1")
+    module = sys.modules.get(TARGET_MODULE)
+    if module is not None:
+        return _patch(module, on_error)
+    if not any(isinstance(f, _PatchOnImport) for f in sys.meta_path):
+        sys.meta_path.insert(0, _PatchOnImport(on_error))
+    return True
+
+
+class _PatchOnImport(importlib.abc.MetaPathFinder):
+    """Patches ``triton_heuristics`` right after it executes, then leaves ``sys.meta_path``."""
+
+    def __init__(self, on_error: Callable[[str], None]) -> None:
+        self.on_error = on_error
+
+    def find_spec(self, name: str, path: Sequence[str] | None, target: Any = None) -> Any:
+        if name != TARGET_MODULE:
+            return None
+        sys.meta_path.remove(self)
+        spec = importlib.util.find_spec(name)
+        loader = getattr(spec, "loader", None) if spec is not None else None
+        original = getattr(loader, "exec_module", None)
+        if spec is None or original is None:
+            return spec
+        run: Callable[[Any], None] = original
+        on_error = self.on_error
+
+        class _Loader(importlib.abc.Loader):
+            """The module's own loader, which patches after executing it (``get_source`` and
+            the rest are the original's)."""
+
+            def create_module(self, spec: Any) -> Any:
+                return loader.create_module(spec)  # type: ignore[union-attr]
+
+            def exec_module(self, module: Any) -> None:
+                run(module)
+                _patch(module, on_error)
+
+            def __getattr__(self, name: str) -> Any:
+                return getattr(loader, name)
+
+        spec.loader = _Loader()
+        return spec
+
+
+def _patch(module: Any, on_error: Callable[[str], None]) -> bool:
+    cls = getattr(module, "CachingAutotuner", None)
+    if cls is None:
+        on_error("torch._inductor.runtime.triton_heuristics.CachingAutotuner not found")
+        return False
+
+    def fenced(what: str, fn: Callable[..., None]) -> Callable[..., None]:
+        def call(*args: Any) -> None:
+            try:
+                fn(*args)
+            except Exception as err:  # noqa: BLE001 - metadata is optional; the kernel is not
+                on_error(f"{what}: {err!r}")
+
+        return call
+
+    note = fenced("kernel metadata", _note)
+    keep_timings = fenced("autotune timings", _keep_timings)
+
+    def wrap(name: str, after: Callable[[Any, Any, tuple[Any, ...]], None]) -> None:
+        original = cls.__dict__.get(name)
+        if original is None or getattr(original, _MARK, False):
+            return
+
+        def method(self: Any, *args: Any, **kwargs: Any) -> Any:
+            out = original(self, *args, **kwargs)
+            after(self, out, args)
+            return out
+
+        method.__name__ = original.__name__
+        method.__qualname__ = original.__qualname__
+        method.__doc__ = original.__doc__
+        setattr(method, _MARK, True)
+        setattr(cls, name, method)
+
+    wrap("precompile", lambda self, out, args: note(self, None, None))
+    wrap("benchmark_all_configs", lambda self, out, args: keep_timings(self, out))
+    wrap("autotune_to_one_config", lambda self, out, args: note(self, "benchmark", args))
+    wrap("coordinate_descent_tuning", lambda self, out, args: note(self, "coordesc", args, out))
+    return True
+
+
+def _keep_timings(tuner: Any, timings: Any) -> None:
+    if _state is not None and isinstance(timings, dict):
+        with _state.lock:
+            _state.timings[id(tuner)] = dict(timings)
+
+
+def _config(launcher: Any, config: Any = None, time_ms: float | None = None) -> KernelConfig:
+    cfg = config if config is not None else getattr(launcher, "config", None)
+    failed = time_ms is not None and not math.isfinite(time_ms)
+    return KernelConfig(
+        kwargs={str(k): v for k, v in (getattr(cfg, "kwargs", None) or {}).items() if isinstance(v, int | float | str | bool)},
+        num_warps=_int(getattr(cfg, "num_warps", None)),
+        num_stages=_int(getattr(cfg, "num_stages", None)),
+        n_regs=_int(getattr(launcher, "n_regs", None)) if launcher is not None else None,
+        n_spills=_int(getattr(launcher, "n_spills", None)) if launcher is not None else None,
+        shared=_int(getattr(launcher, "shared", None)) if launcher is not None else None,
+        time_ms=round(float(time_ms), 6) if time_ms is not None and not failed else None,
+        failed=failed,
+    )
+
+
+def _int(v: Any) -> int | None:
+    try:
+        return int(v) if v is not None else None
+    except (TypeError, ValueError):
+        return None
+
+
+def launch_of(args: Sequence[Any]) -> KernelLaunch:
+    """The signature of one launch's arguments (tensors: shape, stride, dtype; else values)."""
+    out = KernelLaunch(calls=1)
+    for a in args:
+        shape = getattr(a, "shape", None)
+        if shape is not None and hasattr(a, "stride") and hasattr(a, "dtype"):
+            out.shapes.append([int(d) for d in shape])
+            out.strides.append([int(s) for s in a.stride()])
+            out.dtypes.append(str(a.dtype).removeprefix("torch."))
+            out.scalars.append(None)
+        else:
+            out.shapes.append([])
+            out.strides.append([])
+            out.dtypes.append(type(a).__name__)
+            out.scalars.append(a if isinstance(a, int | float | bool | str) or a is None else repr(a))
+    return out
+
+
+def _note(tuner: Any, autotune: str | None, args: tuple[Any, ...] | None, winner: Any = None) -> None:
+    state = _state
+    launchers = list(getattr(tuner, "launchers", None) or [])
+    if state is None or not launchers:
+        return  # precompile(warm_cache_only=True) in a compile worker: no launchers here
+    if autotune == "coordesc" and (winner is None or getattr(tuner, "_should_coordesc_tune", True) is False):
+        return
+    meta = getattr(tuner, "inductor_meta", None) or {}
+    fn = getattr(tuner, "fn", None)
+    name = str(meta.get("kernel_name") or getattr(fn, "__name__", "") or "")
+    if not name:
+        return
+    torch_cid = getattr(tuner, "compile_id", None)
+    cid = compile_ids.qualify(str(torch_cid), state.epoch()) if torch_cid is not None else None
+    tried: list[KernelConfig] = []
+    chosen_launcher = winner if winner is not None else launchers[0]
+    if autotune == "benchmark":
+        with state.lock:
+            timings = state.timings.pop(id(tuner), {})
+        tried = [_config(lch, None, t) for lch, t in timings.items()]
+        if not timings:
+            autotune = None
+    elif autotune == "coordesc":
+        results = getattr(getattr(tuner, "coordesc_tuner", None), "cached_benchmark_results", None) or {}
+        tried = [_hashable_config(key, t) for key, t in results.items()]
+    elif len(launchers) > 1:
+        # Several configs, not yet benchmarked (that happens at the first launch): list
+        # them; the event written after autotuning names the winner.
+        tried = [_config(lch) for lch in launchers]
+        chosen_launcher = None
+    chosen = _config(chosen_launcher) if chosen_launcher is not None else None
+    props = getattr(tuner, "device_props", None)
+    target, warp = _target(chosen_launcher or launchers[0], props)
+    triton_hash = getattr(chosen_launcher or launchers[0], "cache_hash", None)
+    first = launch_of(args) if args else None
+    event_args = {
+        "name": name,
+        "backward": bool(getattr(tuner, "is_backward", False)),
+        "target": target,
+        "warp_size": warp,
+        "chosen": chosen,
+        "tried": tried,
+        "autotune": autotune,
+        "triton_hash": str(triton_hash) if triton_hash else None,
+        "module_path": getattr(tuner, "filename", None),
+        "first_launch": first,
+    }
+    fn_name = str(getattr(fn, "__name__", "") or name)
+    binary = getattr(chosen_launcher or launchers[0], "bin", None)  # None under the static launcher
+    state.submit(lambda put: [_event(event_args, cid, fn_name, binary, put)])
+
+
+def _hashable_config(key: Any, time_ms: float) -> KernelConfig:
+    """Coordinate descent keys its results by ``triton_config_to_hashable``: a tuple of
+    ``(kwarg, value)`` pairs plus ``num_warps``/``num_stages`` entries, in one order or
+    another across versions; read what we recognize."""
+    kwargs: dict[str, Any] = {}
+    warps = stages = None
+    items = key if isinstance(key, tuple | list) else ()
+    for item in items:
+        if isinstance(item, tuple | list) and len(item) == 2 and isinstance(item[0], str):
+            k, v = item
+            if k == "num_warps":
+                warps = _int(v)
+            elif k == "num_stages":
+                stages = _int(v)
+            elif isinstance(v, int | float | str | bool):
+                kwargs[k] = v
+    failed = not math.isfinite(time_ms)
+    return KernelConfig(kwargs=kwargs, num_warps=warps, num_stages=stages, time_ms=None if failed else round(time_ms, 6), failed=failed)
+
+
+def _target(launcher: Any, props: Any) -> tuple[str | None, int | None]:
+    binary = getattr(launcher, "bin", None)
+    t = getattr(getattr(binary, "metadata", None), "target", None)
+    if t is not None:
+        backend, arch, warp = getattr(t, "backend", None), getattr(t, "arch", None), getattr(t, "warp_size", None)
+        arch_text = f"sm_{arch}" if backend == "cuda" and isinstance(arch, int) else str(arch)
+        return f"{backend} {arch_text}", _int(warp)
+    if props is not None:
+        kind, cc = getattr(props, "type", None), getattr(props, "cc", None)
+        cc_text = f"sm_{cc}" if kind == "cuda" and isinstance(cc, int) else str(cc)
+        return (f"{kind} {cc_text}" if kind else None), _int(getattr(props, "warp_size", None))
+    return None, None
+
+
+def _cache_dir(triton_hash: str | None) -> Path | None:
+    if not triton_hash:
+        return None
+    try:
+        from triton.runtime.cache import get_cache_manager
+
+        d = getattr(get_cache_manager(triton_hash), "cache_dir", None)
+        return Path(d) if d and Path(d).is_dir() else None
+    except Exception:  # noqa: BLE001 - an older or remote Triton cache: no files to read
+        return None
+
+
+def _event(args: dict[str, Any], cid: str | None, fn_name: str, binary: Any, put: Callable[[str | bytes], Blob]) -> KernelMeta:
+    """On the writer thread: the event, with IR sizes (and text under ``--kernel-ir``)."""
+    stages: dict[str, str | bytes] = {}
+    d = _cache_dir(args["triton_hash"])
+    asm: Any = None
+    for stage in _FILE_STAGES:
+        data: str | bytes | None = None
+        if d is not None and (d / f"{fn_name}.{stage}").is_file():
+            raw = (d / f"{fn_name}.{stage}").read_bytes()
+            data = raw if stage == "cubin" else raw.decode("utf-8", "replace")
+        else:
+            if asm is None:
+                asm = getattr(binary, "asm", None) or {}  # no cache files: the compiled kernel's own
+            try:
+                data = asm[stage] if stage in asm else None
+            except Exception:  # noqa: BLE001 - a lazy asm dict that cannot load a stage
+                data = None
+        if data is not None:
+            stages[stage] = data
+    ir_bytes = {s: len(v.encode() if isinstance(v, str) else v) for s, v in stages.items()}
+    ir: dict[str, Blob] = {}
+    state = _state
+    if state is not None and state.keep_ir:
+        cubin = stages.get("cubin")
+        if isinstance(cubin, bytes):
+            sass = sass_of(cubin)
+            if sass:
+                stages["sass"] = sass
+                ir_bytes["sass"] = len(sass.encode())
+        for stage in STAGES:
+            text = stages.get(stage)
+            if not isinstance(text, str):
+                continue
+            size = ir_bytes[stage]
+            with state.lock:
+                if size > state.ir_budget // 5 or size > state.ir_budget:
+                    continue
+                state.ir_budget -= size
+            ir[stage] = put(text)
+    return KernelMeta(cid=cid, ir_bytes=ir_bytes, ir=ir, **args)
+
+
+def cuobjdump() -> str | None:
+    """Triton's bundled cuobjdump (the one that matches its ptxas), else CUDA's on PATH."""
+    try:
+        import triton
+
+        bundled = Path(triton.__file__).parent / "backends" / "nvidia" / "bin" / "cuobjdump"
+        if bundled.is_file():
+            return str(bundled)
+    except Exception:  # noqa: BLE001
+        pass
+    return shutil.which("cuobjdump")
+
+
+def sass_of(cubin: bytes) -> str | None:
+    """SASS of a cubin (``cuobjdump -sass``), or None without the tool."""
+    tool = cuobjdump()
+    if tool is None:
+        return None
+    import tempfile
+
+    with tempfile.NamedTemporaryFile(suffix=".cubin") as f:
+        f.write(cubin)
+        f.flush()
+        try:
+            done = subprocess.run([tool, "-sass", f.name], capture_output=True, text=True, timeout=60, check=False)
+        except (OSError, subprocess.TimeoutExpired):
+            return None
+    return done.stdout if done.returncode == 0 and done.stdout.strip() else None

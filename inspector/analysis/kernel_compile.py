@@ -1,0 +1,251 @@
+"""What Triton made of each kernel, and how it was launched: the answers every face shows.
+
+From a kernel's ``KernelMeta`` (engine/kernel_meta.py): the config it runs with, what the
+autotuner tried, registers, spills, shared memory, the target and the IR stages kept. From
+its ``KernelProfile`` (``--profile``): the launches by argument signature, and which ones
+differ from what the kernel was compiled for. "Compiled for" is what the kernel's source
+says (its ``triton_meta`` signature and ``size_hints``): a pointer argument launched with
+another dtype, or a size argument past the size hint the autotuner chose the config for
+(a dynamic kernel tuned on a small example and run on large inputs).
+
+Public API: ``config_text(cfg)``, ``autotune_text(meta)``, ``KernelSignature.of(source)``,
+``launches(k)``, ``launch_findings(k)``, ``ir_text(reader, k, stage)``, ``IR_STAGES``.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from dataclasses import dataclass, field
+
+from dyn_inspect.engine.schema import KernelConfig, KernelLaunch, KernelMeta
+from dyn_inspect.inspector.model import KernelInfo
+from dyn_inspect.inspector.outputs import reports as typed
+from dyn_inspect.inspector.run import Run
+
+IR_STAGES = ("source", "ttir", "ttgir", "llir", "ptx", "sass")
+
+# The profiler's C++ dtype names and torch's, as Triton's signature spells them.
+_TRITON_DTYPE = {
+    "float": "fp32",
+    "float32": "fp32",
+    "double": "fp64",
+    "float64": "fp64",
+    "c10::Half": "fp16",
+    "float16": "fp16",
+    "c10::BFloat16": "bf16",
+    "bfloat16": "bf16",
+    "long int": "i64",
+    "int64": "i64",
+    "int": "i32",
+    "int32": "i32",
+    "short int": "i16",
+    "int16": "i16",
+    "signed char": "i8",
+    "int8": "i8",
+    "unsigned char": "u8",
+    "uint8": "u8",
+    "bool": "i1",
+    "c10::Float8_e4m3fn": "fp8e4nv",
+    "float8_e4m3fn": "fp8e4nv",
+    "c10::Float8_e5m2": "fp8e5",
+    "float8_e5m2": "fp8e5",
+}
+TORCH_DTYPE = {
+    "float": "float32",
+    "double": "float64",
+    "c10::Half": "float16",
+    "c10::BFloat16": "bfloat16",
+    "long int": "int64",
+    "int": "int32",
+    "short int": "int16",
+    "signed char": "int8",
+    "unsigned char": "uint8",
+    "bool": "bool",
+    "c10::Float8_e4m3fn": "float8_e4m3fn",
+    "c10::Float8_e5m2": "float8_e5m2",
+}
+
+
+def config_text(cfg: KernelConfig | None) -> str:
+    """``XBLOCK=128 R0_BLOCK=8 num_warps=4 num_stages=1`` (what Inductor's logs print)."""
+    if cfg is None:
+        return "-"
+    parts = [f"{k}={v}" for k, v in cfg.kwargs.items()]
+    parts += [f"{k}={v}" for k, v in (("num_warps", cfg.num_warps), ("num_stages", cfg.num_stages)) if v is not None]
+    return " ".join(parts) or "-"
+
+
+def autotune_text(meta: KernelMeta) -> str:
+    """How the config was chosen, in one line."""
+    timed = [c for c in meta.tried if c.time_ms is not None]
+    failed = sum(1 for c in meta.tried if c.failed)
+    if meta.autotune is None:
+        if meta.chosen is None and meta.tried:
+            return f"{len(meta.tried)} configs, not autotuned yet (the kernel never launched)"
+        return "one config (no autotuning)"
+    how = "coordinate descent" if meta.autotune == "coordesc" else "benchmarked"
+    text = f"{how} {len(meta.tried)} configs"
+    if timed:
+        best, worst = min(c.time_ms for c in timed if c.time_ms is not None), max(c.time_ms for c in timed if c.time_ms is not None)
+        text += f": best {best * 1e3:.1f} µs, slowest {worst * 1e3:.1f} µs"
+    if failed:
+        text += f", {failed} could not run"
+    return text
+
+
+@dataclass
+class KernelSignature:
+    """What a Triton kernel's source says it was compiled for."""
+
+    args: list[str] = field(default_factory=list)  # non-constexpr arguments, in launch order
+    types: dict[str, str] = field(default_factory=dict)  # "in_ptr0" → "*fp32", "xnumel" → "i32"
+    size_hints: dict[str, int] = field(default_factory=dict)  # "x" → 1024, "r0_" → 256
+
+    @classmethod
+    def of(cls, source: str) -> KernelSignature:
+        out = cls()
+        m = re.search(r"'signature': (\{[^}]*\})", source)
+        if m:
+            try:
+                sig = ast.literal_eval(m[1])
+            except (ValueError, SyntaxError):
+                sig = {}
+            if isinstance(sig, dict):
+                out.types = {str(k): str(v) for k, v in sig.items() if v != "constexpr"}
+                out.args = list(out.types)
+        h = re.search(r"size_hints=(\{[^}]*\}|\[[^\]]*\])", source)
+        if h:
+            try:
+                hints = ast.literal_eval(h[1])
+            except (ValueError, SyntaxError):
+                hints = None
+            if isinstance(hints, dict):
+                out.size_hints = {str(k): int(v) for k, v in hints.items() if isinstance(v, int)}
+            elif isinstance(hints, list):  # older Inductor: [x, r]
+                out.size_hints = {p: int(v) for p, v in zip(("x", "r0_"), hints, strict=False) if isinstance(v, int)}
+        return out
+
+
+def launches(k: KernelInfo) -> list[KernelLaunch]:
+    """The kernel's launches by signature, most frequent first: the profile's, else the one
+    launch that autotuned (recorded without a profile)."""
+    if k.profile is not None and k.profile.launches:
+        return list(k.profile.launches)
+    if k.meta is not None and k.meta.first_launch is not None:
+        return [k.meta.first_launch]
+    return []
+
+
+def _numel_prefix(arg: str) -> str | None:
+    """``xnumel`` → ``x``, ``r0_numel`` → ``r0_``, ``rnumel`` → ``r0_`` (older name)."""
+    if not arg.endswith("numel"):
+        return None
+    head = arg[: -len("numel")]
+    return "r0_" if head == "r" else head
+
+
+def launch_findings(k: KernelInfo, source: str | None) -> list[str]:
+    """Launches that differ from what the kernel was compiled for, one sentence each."""
+    if source is None:
+        return []
+    sig = KernelSignature.of(source)
+    out: list[str] = []
+    seen_dtype: set[tuple[str, str]] = set()
+    for launch in launches(k):
+        for i, arg in enumerate(sig.args):
+            if i >= len(launch.dtypes):
+                break
+            compiled = sig.types.get(arg, "")
+            if compiled.startswith("*") and launch.shapes[i : i + 1] and launch.scalars[i : i + 1] == [None]:
+                got = _TRITON_DTYPE.get(launch.dtypes[i])
+                if got is not None and got != compiled[1:] and (arg, got) not in seen_dtype:
+                    seen_dtype.add((arg, got))
+                    out.append(f"{arg} launched as {got}, compiled for {compiled}")
+            prefix = _numel_prefix(arg)
+            value = launch.scalars[i] if i < len(launch.scalars) else None
+            hint = sig.size_hints.get(prefix or "")
+            if prefix and isinstance(value, int) and hint and value > hint:
+                out.append(f"{arg}={value} in {launch.calls} launch(es): past the size hint {prefix}={hint} its config was tuned for")
+    shapes = {repr(launch.shapes) for launch in launches(k)}
+    if len(shapes) > 1:
+        out.append(f"launched with {len(shapes)} different argument shapes (a dynamic-shape kernel)")
+    return list(dict.fromkeys(out))
+
+
+def ir_text(run: Run, k: KernelInfo, stage: str) -> str | None:
+    """One IR stage of a kernel (``source``: its Triton/C++ source), or None when not kept."""
+    if stage == "source":
+        return run.blob_text(k.event.source) or None
+    blob = k.meta.ir.get(stage) if k.meta is not None else None
+    return (run.blob_text(blob) or None) if blob is not None else None
+
+
+def stages_kept(k: KernelInfo) -> list[str]:
+    """The stages ``ir_text`` can show for this kernel, in compile order."""
+    kept = set(k.meta.ir) if k.meta is not None else set()
+    return ["source", *(s for s in IR_STAGES[1:] if s in kept)]
+
+
+def compile_output(k: KernelInfo) -> typed.KernelCompile | None:
+    """The typed answer every face renders (None: no metadata, e.g. a C++ kernel)."""
+    m = k.meta
+    if m is None:
+        return None
+    c = m.chosen
+    tried = sorted(m.tried, key=lambda t: (t.failed, t.time_ms if t.time_ms is not None else float("inf")))
+    return typed.KernelCompile(
+        target=m.target,
+        config=config_text(c),
+        block=dict(c.kwargs) if c else {},
+        num_warps=c.num_warps if c else None,
+        num_stages=c.num_stages if c else None,
+        registers=c.n_regs if c else None,
+        spills=c.n_spills if c else None,
+        shared_bytes=c.shared if c else None,
+        autotune=autotune_text(m),
+        tried=[
+            typed.KernelTriedConfig(
+                config=config_text(t),
+                time_ms=t.time_ms,
+                failed=t.failed,
+                registers=t.n_regs,
+                spills=t.n_spills,
+                shared_bytes=t.shared,
+            )
+            for t in tried
+        ],
+        triton_hash=m.triton_hash,
+        ir_bytes=dict(m.ir_bytes),
+        ir_kept=[s for s in IR_STAGES[1:] if s in m.ir],
+    )
+
+
+def launch_outputs(k: KernelInfo) -> list[typed.KernelLaunchRecord]:
+    return [
+        typed.KernelLaunchRecord(
+            shapes=launch.shapes,
+            strides=launch.strides,
+            dtypes=launch.dtypes,
+            scalars=launch.scalars,
+            grid=launch.grid,
+            block=launch.block,
+            calls=launch.calls,
+            us_per_launch=round(launch.total_us / launch.calls, 3) if launch.calls and launch.total_us else None,
+        )
+        for launch in launches(k)
+    ]
+
+
+def launch_text(launch: KernelLaunch, names: list[str] | None = None) -> str:
+    """``in_ptr0 fp32[64, 256], xnumel=16384`` for one launch signature."""
+    parts = []
+    for i, dtype in enumerate(launch.dtypes):
+        name = names[i] if names and i < len(names) else f"arg{i}"
+        scalar = launch.scalars[i] if i < len(launch.scalars) else None
+        if scalar is not None:
+            parts.append(f"{name}={scalar}")
+        else:
+            shape = launch.shapes[i] if i < len(launch.shapes) else []
+            parts.append(f"{name} {_TRITON_DTYPE.get(dtype, dtype)}{shape}")
+    return ", ".join(parts)
