@@ -4,12 +4,18 @@ Torch's structured trace says which Triton kernels a graph made (their source, i
 output code) but not what Triton made of them: the config the autotuner chose, the
 configs it tried and their timings, registers, spills, shared memory, the IR stages.
 Those live on the ``CachingAutotuner`` object of each kernel in the process that runs it,
-so we read them there. Four methods run once per kernel (never per launch) and are
-wrapped: ``precompile`` (the launchers exist: configs, registers, spills, shared memory),
-``benchmark_all_configs`` (the timings it returns), ``autotune_to_one_config`` (the
-winner) and ``coordinate_descent_tuning`` (its winner and the configs it timed). Each
-wrapper calls torch's original with the same arguments and only reads attributes after it
-returns, so what compiles, runs and is cached does not change.
+so we read them there. Three methods that run once per kernel (never per launch) are
+wrapped: ``precompile`` (the launchers exist), ``benchmark_all_configs`` (the timings it
+returns) and ``coordinate_descent_tuning`` (that it ran). ``precompile`` arms a one-shot
+``run`` on the instance: the kernel's first launch goes through it (the generated code
+looks ``kernel.run`` up at every call), it removes itself, calls the class's ``run``
+(which autotunes, if the kernel does) and then notes the kernel: the config that won, what
+was tried, registers, spills, shared memory, and that launch's argument shapes, strides
+and dtypes (what a repro needs). Later launches find no instance attribute and call the
+class's method directly: nothing is added on the launch path. Each wrapper calls torch's
+original with the same arguments and only reads attributes after it returns, so what
+compiles, runs and is cached does not change. A kernel that never launches through
+``run`` (never called, or launched from C++ under ``cpp_wrapper``) is not noted.
 
 The wrappers are installed when ``torch._inductor.runtime.triton_heuristics`` is imported
 (a one-shot import hook; a process that never compiles for a GPU never imports it, and
@@ -57,6 +63,7 @@ class _State:
         self.keep_ir = keep_ir
         self.ir_budget = _budget_bytes()
         self.timings: dict[int, dict[Any, float]] = {}  # id(autotuner) → its last benchmark
+        self.coordesc: set[int] = set()  # id(autotuner) of those coordinate descent tuned
         self.lock = threading.Lock()
 
 
@@ -136,8 +143,9 @@ def _patch(module: Any, on_error: Callable[[str], None]) -> bool:
 
         return call
 
-    note = fenced("kernel metadata", _note)
+    arm = fenced("kernel metadata", _arm)
     keep_timings = fenced("autotune timings", _keep_timings)
+    coordesc_ran = fenced("autotune timings", _coordesc_ran)
 
     def wrap(name: str, after: Callable[[Any, Any, tuple[Any, ...]], None]) -> None:
         original = cls.__dict__.get(name)
@@ -155,11 +163,33 @@ def _patch(module: Any, on_error: Callable[[str], None]) -> bool:
         setattr(method, _MARK, True)
         setattr(cls, name, method)
 
-    wrap("precompile", lambda self, out, args: note(self, None, None))
+    wrap("precompile", lambda self, out, args: arm(self, on_error))
     wrap("benchmark_all_configs", lambda self, out, args: keep_timings(self, out))
-    wrap("autotune_to_one_config", lambda self, out, args: note(self, "benchmark", args))
-    wrap("coordinate_descent_tuning", lambda self, out, args: note(self, "coordesc", args, out))
+    wrap("coordinate_descent_tuning", lambda self, out, args: coordesc_ran(self))
     return True
+
+
+def _arm(tuner: Any, on_error: Callable[[str], None]) -> None:
+    """The one-shot ``run`` on this instance (see the module docstring)."""
+    if _state is None or not getattr(tuner, "launchers", None) or "run" in vars(tuner):
+        return  # a compile worker's precompile (no launchers), or armed already
+
+    def first_run(*args: Any, **kwargs: Any) -> Any:
+        vars(tuner).pop("run", None)  # from now on the class's run, directly
+        out = type(tuner).run(tuner, *args, **kwargs)
+        try:
+            _note(tuner, args)
+        except Exception as err:  # noqa: BLE001 - metadata is optional; the launch is not
+            on_error(f"kernel metadata: {err!r}")
+        return out
+
+    tuner.run = first_run
+
+
+def _coordesc_ran(tuner: Any) -> None:
+    if _state is not None:
+        with _state.lock:
+            _state.coordesc.add(id(tuner))
 
 
 def _keep_timings(tuner: Any, timings: Any) -> None:
@@ -208,12 +238,11 @@ def launch_of(args: Sequence[Any]) -> KernelLaunch:
     return out
 
 
-def _note(tuner: Any, autotune: str | None, args: tuple[Any, ...] | None, winner: Any = None) -> None:
+def _note(tuner: Any, args: tuple[Any, ...]) -> None:
+    """After the kernel's first launch (its autotuning, if any, done): the event."""
     state = _state
     launchers = list(getattr(tuner, "launchers", None) or [])
     if state is None or not launchers:
-        return  # precompile(warm_cache_only=True) in a compile worker: no launchers here
-    if autotune == "coordesc" and (winner is None or getattr(tuner, "_should_coordesc_tune", True) is False):
         return
     meta = getattr(tuner, "inductor_meta", None) or {}
     fn = getattr(tuner, "fn", None)
@@ -222,26 +251,24 @@ def _note(tuner: Any, autotune: str | None, args: tuple[Any, ...] | None, winner
         return
     torch_cid = getattr(tuner, "compile_id", None)
     cid = compile_ids.qualify(str(torch_cid), state.epoch()) if torch_cid is not None else None
+    with state.lock:
+        timings = state.timings.pop(id(tuner), {})
+        coordesc = id(tuner) in state.coordesc
+        state.coordesc.discard(id(tuner))
+    autotune: str | None = None
     tried: list[KernelConfig] = []
-    chosen_launcher = winner if winner is not None else launchers[0]
-    if autotune == "benchmark":
-        with state.lock:
-            timings = state.timings.pop(id(tuner), {})
-        tried = [_config(lch, None, t) for lch, t in timings.items()]
-        if not timings:
-            autotune = None
-    elif autotune == "coordesc":
-        results = getattr(getattr(tuner, "coordesc_tuner", None), "cached_benchmark_results", None) or {}
+    results = getattr(getattr(tuner, "coordesc_tuner", None), "cached_benchmark_results", None) or {}
+    if coordesc and results:
+        autotune = "coordesc"
         tried = [_hashable_config(key, t) for key, t in results.items()]
-    elif len(launchers) > 1:
-        # Several configs, not yet benchmarked (that happens at the first launch): list
-        # them; the event written after autotuning names the winner.
-        tried = [_config(lch) for lch in launchers]
-        chosen_launcher = None
-    chosen = _config(chosen_launcher) if chosen_launcher is not None else None
+    elif timings:
+        autotune = "benchmark"
+        tried = [_config(lch, None, t) for lch, t in timings.items()]
+    chosen_launcher = launchers[0]  # after autotuning, the winner is the only launcher
+    chosen = _config(chosen_launcher)
     props = getattr(tuner, "device_props", None)
-    target, warp = _target(chosen_launcher or launchers[0], props)
-    triton_hash = getattr(chosen_launcher or launchers[0], "cache_hash", None)
+    target, warp = _target(chosen_launcher, props)
+    triton_hash = getattr(chosen_launcher, "cache_hash", None)
     first = launch_of(args) if args else None
     event_args = {
         "name": name,
@@ -256,7 +283,7 @@ def _note(tuner: Any, autotune: str | None, args: tuple[Any, ...] | None, winner
         "first_launch": first,
     }
     fn_name = str(getattr(fn, "__name__", "") or name)
-    binary = getattr(chosen_launcher or launchers[0], "bin", None)  # None under the static launcher
+    binary = getattr(chosen_launcher, "bin", None)  # None under the static launcher
     state.submit(lambda put: [_event(event_args, cid, fn_name, binary, put)])
 
 
@@ -294,22 +321,49 @@ def _target(launcher: Any, props: Any) -> tuple[str | None, int | None]:
     return None, None
 
 
-def _cache_dir(triton_hash: str | None) -> Path | None:
+def _cache_roots() -> list[Path]:
+    """Where Triton writes its cache: TRITON_CACHE_DIR (Inductor sets it to its own
+    ``triton/<device>`` folder before compiling), else Triton's default."""
+    roots: list[Path] = []
+    if os.environ.get("TRITON_CACHE_DIR"):
+        roots.append(Path(os.environ["TRITON_CACHE_DIR"]))
+    try:
+        from triton import knobs  # Triton >= 3.4
+
+        d = getattr(getattr(knobs, "cache", None), "dir", None)
+        if d:
+            roots.append(Path(d))
+    except Exception:  # noqa: BLE001 - an older Triton: its default below
+        pass
+    roots.append(Path.home() / ".triton" / "cache")
+    return roots
+
+
+def _cache_dir(triton_hash: str | None, fn_name: str) -> Path | None:
+    """The Triton cache folder of one compiled kernel. Inductor's launchers carry its path
+    key (``cache_hash``); a cache manager may add its own layout, so it is asked first."""
     if not triton_hash:
         return None
+    candidates: list[Path] = []
     try:
         from triton.runtime.cache import get_cache_manager
 
         d = getattr(get_cache_manager(triton_hash), "cache_dir", None)
-        return Path(d) if d and Path(d).is_dir() else None
-    except Exception:  # noqa: BLE001 - an older or remote Triton cache: no files to read
-        return None
+        if d:
+            candidates.append(Path(d))
+    except Exception:  # noqa: BLE001 - an older or remote Triton cache: the roots below
+        pass
+    candidates += [root / triton_hash for root in _cache_roots()]
+    for d in candidates:
+        if (d / f"{fn_name}.ttir").is_file() or (d / f"{fn_name}.cubin").is_file():
+            return d
+    return None
 
 
 def _event(args: dict[str, Any], cid: str | None, fn_name: str, binary: Any, put: Callable[[str | bytes], Blob]) -> KernelMeta:
     """On the writer thread: the event, with IR sizes (and text under ``--kernel-ir``)."""
     stages: dict[str, str | bytes] = {}
-    d = _cache_dir(args["triton_hash"])
+    d = _cache_dir(args["triton_hash"], fn_name)
     asm: Any = None
     for stage in _FILE_STAGES:
         data: str | bytes | None = None

@@ -229,15 +229,24 @@ class _Agg:
 _MAX_SIGNATURES = 16  # distinct launch signatures kept per kernel (a dynamic kernel's sizes)
 
 
-def _device_meta(events: list[Any]) -> dict[int, dict[str, Any]]:
+def device_meta(prof: Any) -> dict[int, dict[str, Any]]:
     """CUPTI's metadata of each GPU kernel (grid, block, registers per thread, shared
-    memory), by the correlation id of the CPU op that launched it."""
+    memory), by the correlation id of the CPU op that launched it (its FunctionEvent's id).
+    Read from the Kineto events themselves, the way torch links kernels to ops: the
+    FunctionEvent's own fields for it differ across versions (and ``metadata_json`` warns)."""
     out: dict[int, dict[str, Any]] = {}
-    for e in events:
-        if not str(getattr(e, "device_type", "")).endswith("CUDA"):
-            continue
-        corr = getattr(e, "linked_correlation_id", 0) or 0
-        raw = getattr(e, "metadata_json", None)
+    try:
+        kineto = prof.profiler.kineto_results.events()
+    except Exception:  # noqa: BLE001 - no Kineto results (a CPU-only or older profiler)
+        return out
+    for e in kineto:
+        try:
+            if not str(e.device_type()).endswith("CUDA"):
+                continue
+            corr = int(e.linked_correlation_id() or 0)
+            raw = e.metadata_json()
+        except Exception:  # noqa: BLE001 - a field this torch's KinetoEvent lacks
+            return out
         if not corr or not raw or corr in out:
             continue
         try:
@@ -315,8 +324,10 @@ def _flop_source(event: Any) -> Any:
     return None
 
 
-def aggregate(events: Iterable[Any], torch: Any, use_cuda: bool) -> list[_Agg]:
-    """Sum the profiler's events per (kernel, graph, direction); only compiled code."""
+def aggregate(events: Iterable[Any], torch: Any, use_cuda: bool, launch_meta: dict[int, dict[str, Any]] | None = None) -> list[_Agg]:
+    """Sum the profiler's events per (kernel, graph, direction); only compiled code.
+    ``launch_meta``: CUPTI's metadata per launching op (``device_meta``), for grids,
+    blocks, registers and shared memory."""
     aggs: dict[tuple[str, str | None, str | None, bool], _Agg] = {}
     events = list(events)
 
@@ -330,7 +341,7 @@ def aggregate(events: Iterable[Any], torch: Any, use_cuda: bool) -> list[_Agg]:
     # An op's FLOPs are shared among the device kernels it launched, by their time, so each
     # kernel's rate is the op's rate (cuDNN's backward launches dgrad, wgrad and helpers).
     launched: dict[int, float] = {}
-    device_meta = _device_meta(events) if use_cuda else {}
+    device_meta = launch_meta or {}
     for fe in events:
         kernels = getattr(fe, "kernels", None)
         if kernels and str(getattr(fe, "device_type", "")).endswith("CPU"):
@@ -577,9 +588,10 @@ class StepProfiler:
         steps = completed if completed is not None else self.steps
         self.done = True
         events = list(prof.events())
+        launch_meta = device_meta(prof) if self._cuda else {}
         if os.environ.get("DYN_INSPECT_PROFILE_DUMP"):
-            _dump(events, os.environ["DYN_INSPECT_PROFILE_DUMP"])
-        aggs = aggregate(events, torch, self._cuda)
+            _dump(events, os.environ["DYN_INSPECT_PROFILE_DUMP"], launch_meta)
+        aggs = aggregate(events, torch, self._cuda, launch_meta)
         out: list[Any] = to_events(aggs, steps, wall / steps * 1e6 if steps else None, device_peaks(torch))
         breakdown = step_profile(events, steps, wall * 1e6, self._cuda)
         breakdown.t = time.time()
@@ -662,11 +674,11 @@ def requested() -> int:
         return 0
 
 
-def _dump(events: list[Any], path: str) -> None:
+def _dump(events: list[Any], path: str, launch_meta: dict[int, dict[str, Any]]) -> None:
     """DYN_INSPECT_PROFILE_DUMP=FILE: what the profiler handed us, for checking a new torch."""
     import json
 
-    rows = []
+    rows: list[dict[str, Any]] = [{"device_meta_sample": dict(list(launch_meta.items())[:4])}]
     for fe in events:
         if not str(getattr(fe, "device_type", "")).endswith("CPU"):
             continue
@@ -685,6 +697,9 @@ def _dump(events: list[Any], path: str) -> None:
                 "kwinputs": repr(getattr(fe, "kwinputs", None))[:300],
                 "input_shapes": repr(getattr(fe, "input_shapes", None))[:300],
                 "input_dtypes": repr(getattr(fe, "input_dtypes", "<no attribute>"))[:200],
+                "concrete_inputs": repr(getattr(fe, "concrete_inputs", "<no attribute>"))[:200],
+                "strides": repr(getattr(fe, "structured_input_strides", "<no attribute>"))[:200],
+                "id": getattr(fe, "id", None),
                 "parents": chain,
             }
         )

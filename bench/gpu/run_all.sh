@@ -101,8 +101,9 @@ kernels)
   # Triton compile metadata, IR stages, launch records and repros (issue 33): the example
   # (default heuristics, then pointwise autotuning + coordinate descent) and GPT-2 small.
   python3 -c "import torch, triton; print('torch', torch.__version__, 'triton', triton.__version__)"
+  TORCHINDUCTOR_CACHE_DIR="$SCRATCH/ic-probe" python3 bench/gpu/probe_kernel_meta.py 2>&1 | tail -20
   t0=$SECONDS; record example-plain "$ROOT/examples" train.py --device cuda --steps 6; echo "WALL example-plain $((SECONDS - t0))"
-  t0=$SECONDS; record example "$ROOT/examples" --profile 3 --kernel-ir train.py --device cuda --steps 10; echo "WALL example-ir $((SECONDS - t0))"
+  t0=$SECONDS; DYN_INSPECT_PROFILE_DUMP="$OUT/profile-dump-example.json" record example "$ROOT/examples" --profile 3 --kernel-ir train.py --device cuda --steps 10; echo "WALL example-ir $((SECONDS - t0))"
   TORCHINDUCTOR_MAX_AUTOTUNE_POINTWISE=1 TORCHINDUCTOR_COORDINATE_DESCENT_TUNING=1 \
     record example-autotune "$ROOT/examples" --kernel-ir train.py --device cuda --steps 4
   record gpt2 "$ROOT" --profile 3 --kernel-ir bench/workloads/gpt2.py --seq-lens 256 --steps 8 --warmup 1
@@ -131,8 +132,11 @@ PY
       echo "=== repro $name $kname"; python3 "$OUT/repro-$name-$kname.py" 2>&1 | tail -5
     done < "$SCRATCH/top-$name.txt"
   done
-  (cd "$SCRATCH/runs" && tar czf "$OUT/kernel-runs.tgz" example example-autotune)
+  (cd "$SCRATCH/runs" && tar czf "$SCRATCH/kernel-runs.tgz" example example-autotune)
+  # The device tool brings back 8 files at most: everything in two archives.
   ls -la "$OUT"
+  (cd "$OUT" && tar czf "$SCRATCH/kernels-out.tgz" . && find . -mindepth 1 -delete)
+  mv "$SCRATCH/kernel-runs.tgz" "$SCRATCH/kernels-out.tgz" "$OUT/"
   ;;
 stats)
   # Recording cost on the compile thread, per record kind (DYN_INSPECT_TRACE_STATS).

@@ -9,6 +9,7 @@ import argparse
 import sys
 from pathlib import Path
 
+from rich.padding import Padding
 from rich.table import Table
 from rich.text import Text
 
@@ -135,17 +136,18 @@ def _print_detail(console: object, m: RunModel, k: KernelInfo, source: str, run_
         say(f"  target: {c.target or '-'} · config: {c.config}" + (f" · {res}" if res else ""))
         say(f"  autotune: {c.autotune}")
         if c.tried:
-            table = Table(box=None, pad_edge=False, show_edge=False, header_style="bold cyan")
-            for col in ("config tried", "time", "regs", "spills", "smem"):
+            # Indented under the header lines: rich's padding, not spaces in the cells.
+            table = Table(box=None, pad_edge=False, show_edge=False, header_style="bold cyan", padding=(0, 1, 0, 1))
+            for col in ("config tried", "time", "regs", "spills", "smem (B)"):
                 table.add_column(col, justify="left" if col == "config tried" else "right")
             for t in c.tried:
                 time = "failed" if t.failed else (f"{t.time_ms * 1e3:.1f} µs" if t.time_ms is not None else "-")
                 table.add_row(
-                    "    " + t.config,
+                    t.config,
                     time,
                     *("-" if v is None else str(v) for v in (t.registers, t.spills, t.shared_bytes)),
                 )
-            console.print(table)  # type: ignore[attr-defined]
+            console.print(Padding(table, (0, 0, 0, 3), expand=False))  # type: ignore[attr-defined]
         if c.ir_bytes:
             sizes = ", ".join(f"{s} {n / 1024:.1f} KiB{' (kept)' if s in c.ir_kept else ''}" for s, n in c.ir_bytes.items())
             say(f"  IR: {sizes}")
@@ -154,15 +156,14 @@ def _print_detail(console: object, m: RunModel, k: KernelInfo, source: str, run_
     p = d.profile
     if p is not None:
         say(f"  profiled: {p.us_per_step:.1f} µs per step, {p.calls_per_step:g} calls per step")
-    found = launches(k)
+    found = launches(k, source)
     if found:
         names = KernelSignature.of(source).args
-        origin = "profiled launches" if k.profile is not None and k.profile.launches else "the launch that autotuned"
+        origin = "profiled launches" if k.profile is not None and k.profile.launches else "the first launch"
         say(f"  launches ({origin}):")
         for launch, rec in zip(found, d.launches, strict=False):
-            grid = f" grid {rec.grid} block {rec.block}" if rec.grid else ""
             per = f", {rec.us_per_launch:.1f} µs each" if rec.us_per_launch else ""
-            say(f"    {rec.calls}× {launch_text(launch, names)}{grid}{per}")
+            say(f"    {rec.calls}× {launch_text(launch, names)}{per}")
     for finding in d.launch_findings:
         say(f"  ! {finding}")
     kept = stages_kept(k)

@@ -57,7 +57,7 @@ def kernel_dict(model: RunModel, k: KernelInfo, source: str | None = None) -> ty
         source_lines=[source_loc(loc) for loc in k.lines],
         profile=_profile_dict(k),
         compile=compile_output(k),
-        launches=launch_outputs(k),
+        launches=launch_outputs(k, source),
         launch_findings=launch_findings(k, source),
     )
 
@@ -131,16 +131,20 @@ def run(args: argparse.Namespace) -> int:
     with_meta = any(k.meta is not None for k in kernels)
     if kernels:
         table = Table(box=None, pad_edge=False, show_edge=False, header_style="bold cyan")
-        # A kernel name is an identifier: never folded mid-name (the ops and lines wrap instead).
-        table.add_column("compile", no_wrap=True)
-        table.add_column("kernel", no_wrap=True, min_width=max(len(k.name) for k in kernels))
+        # A kernel name is an identifier: kept whole while it fits beside the figures (the
+        # ops and lines wrap first); one longer than that (GPT-2's backward fuses twenty ops
+        # into 170 characters) folds onto a second line rather than squeezing every figure
+        # to an ellipsis. Figures never shrink below their header.
+        table.add_column("compile", no_wrap=True, min_width=7)
+        longest = max(len(k.name) for k in kernels)
+        table.add_column("kernel", overflow="fold", min_width=min(longest, 64))
         if profiled:
             for col in ("time/step", "calls/step", "GB/s", "GFLOP/s"):
-                table.add_column(col, justify="right", no_wrap=True)
+                table.add_column(col, justify="right", no_wrap=True, min_width=len(col))
         if with_meta:
-            table.add_column("config", overflow="fold")
+            table.add_column("config", overflow="fold", min_width=12)
             for col in ("regs", "spills", "smem"):
-                table.add_column(col, justify="right", no_wrap=True)
+                table.add_column(col, justify="right", no_wrap=True, min_width=max(len(col), 6))
         for col in ("backend", "fused ops", "vectorized", "source lines"):
             table.add_column(col, overflow="fold")
         for k in kernels:

@@ -9,7 +9,7 @@ another dtype, or a size argument past the size hint the autotuner chose the con
 (a dynamic kernel tuned on a small example and run on large inputs).
 
 Public API: ``config_text(cfg)``, ``autotune_text(meta)``, ``KernelSignature.of(source)``,
-``launches(k)``, ``launch_findings(k)``, ``ir_text(reader, k, stage)``, ``IR_STAGES``.
+``launches(k, source)``, ``launch_findings(k, source)``, ``ir_text(reader, k, stage)``, ``IR_STAGES``.
 """
 
 from __future__ import annotations
@@ -67,6 +67,23 @@ TORCH_DTYPE = {
 }
 
 
+# Triton's type names (a signature's "*fp32", "i32") as torch's dtype names.
+_TORCH_OF_TRITON = {
+    "fp32": "float32",
+    "fp64": "float64",
+    "fp16": "float16",
+    "bf16": "bfloat16",
+    "i64": "int64",
+    "i32": "int32",
+    "i16": "int16",
+    "i8": "int8",
+    "u8": "uint8",
+    "i1": "bool",
+    "fp8e4nv": "float8_e4m3fn",
+    "fp8e5": "float8_e5m2",
+}
+
+
 def config_text(cfg: KernelConfig | None) -> str:
     """``XBLOCK=128 R0_BLOCK=8 num_warps=4 num_stages=1`` (what Inductor's logs print)."""
     if cfg is None:
@@ -98,7 +115,7 @@ def autotune_text(meta: KernelMeta) -> str:
 class KernelSignature:
     """What a Triton kernel's source says it was compiled for."""
 
-    args: list[str] = field(default_factory=list)  # non-constexpr arguments, in launch order
+    args: list[str] = field(default_factory=list)  # what a launch passes, in order
     types: dict[str, str] = field(default_factory=dict)  # "in_ptr0" → "*fp32", "xnumel" → "i32"
     size_hints: dict[str, int] = field(default_factory=dict)  # "x" → 1024, "r0_" → 256
 
@@ -112,8 +129,15 @@ class KernelSignature:
             except (ValueError, SyntaxError):
                 sig = {}
             if isinstance(sig, dict):
-                out.types = {str(k): str(v) for k, v in sig.items() if v != "constexpr"}
+                out.types = {str(k): str(v) for k, v in sig.items()}
                 out.args = list(out.types)
+        # What a launch passes: the def line's parameters but the ``tl.constexpr`` ones (the
+        # config's XBLOCK...). A size Inductor made constant (``'xnumel': 'constexpr'`` in
+        # the signature) is still passed.
+        d = re.search(r"^def \w+\(([^)]*)\):", source, re.MULTILINE)
+        if d:
+            params = [p.strip() for p in d[1].split(",") if p.strip()]
+            out.args = [p for p in params if ":" not in p]
         h = re.search(r"size_hints=(\{[^}]*\}|\[[^\]]*\])", source)
         if h:
             try:
@@ -127,14 +151,59 @@ class KernelSignature:
         return out
 
 
-def launches(k: KernelInfo) -> list[KernelLaunch]:
-    """The kernel's launches by signature, most frequent first: the profile's, else the one
-    launch that autotuned (recorded without a profile)."""
+def launches(k: KernelInfo, source: str | None = None) -> list[KernelLaunch]:
+    """The kernel's launches by signature, most frequent first: the profile's, else the
+    kernel's first launch (recorded by the engine without a profile). A profiled launch
+    whose dtypes or strides this torch's profiler does not record (2.11 records shapes
+    only) takes them from the first launch where the shapes agree, else dtypes from the
+    source's signature (``source`` given)."""
+    first = k.meta.first_launch if k.meta is not None else None
     if k.profile is not None and k.profile.launches:
-        return list(k.profile.launches)
-    if k.meta is not None and k.meta.first_launch is not None:
-        return [k.meta.first_launch]
-    return []
+        sig = KernelSignature.of(source) if source else None
+        return [_complete(launch, first, sig) for launch in k.profile.launches]
+    return [first] if first is not None else []
+
+
+def same_signature(launch: KernelLaunch, first: KernelLaunch) -> bool:
+    """The profiled launch is the first launch's signature, as far as the profiler saw it."""
+    if len(launch.shapes) != len(first.shapes):
+        return False
+    for i, shape in enumerate(launch.shapes):
+        if shape and shape != first.shapes[i]:
+            return False
+        value = launch.scalars[i] if i < len(launch.scalars) else None
+        if value is not None and value != (first.scalars[i] if i < len(first.scalars) else None):
+            return False
+    return True
+
+
+def _complete(launch: KernelLaunch, first: KernelLaunch | None, sig: KernelSignature | None) -> KernelLaunch:
+    if launch.dtypes and len(launch.dtypes) == len(launch.shapes):
+        return launch
+    if first is not None and same_signature(launch, first):
+        return KernelLaunch(
+            shapes=first.shapes,
+            strides=first.strides,
+            dtypes=first.dtypes,
+            scalars=first.scalars,
+            grid=launch.grid,
+            block=launch.block,
+            calls=launch.calls,
+            total_us=launch.total_us,
+        )
+    if sig is not None and len(sig.args) == len(launch.shapes):
+        dtypes = [_TORCH_OF_TRITON.get(sig.types.get(a, "").lstrip("*"), "") for a in sig.args]
+        return KernelLaunch(
+            shapes=launch.shapes,
+            strides=launch.strides,
+            dtypes=dtypes,
+            scalars=launch.scalars,
+            grid=launch.grid,
+            block=launch.block,
+            calls=launch.calls,
+            total_us=launch.total_us,
+        )
+    return launch
 
 
 def _numel_prefix(arg: str) -> str | None:
@@ -152,7 +221,7 @@ def launch_findings(k: KernelInfo, source: str | None) -> list[str]:
     sig = KernelSignature.of(source)
     out: list[str] = []
     seen_dtype: set[tuple[str, str]] = set()
-    for launch in launches(k):
+    for launch in launches(k, source):
         for i, arg in enumerate(sig.args):
             if i >= len(launch.dtypes):
                 break
@@ -167,7 +236,7 @@ def launch_findings(k: KernelInfo, source: str | None) -> list[str]:
             hint = sig.size_hints.get(prefix or "")
             if prefix and isinstance(value, int) and hint and value > hint:
                 out.append(f"{arg}={value} in {launch.calls} launch(es): past the size hint {prefix}={hint} its config was tuned for")
-    shapes = {repr(launch.shapes) for launch in launches(k)}
+    shapes = {repr(launch.shapes) for launch in launches(k, source)}
     if len(shapes) > 1:
         out.append(f"launched with {len(shapes)} different argument shapes (a dynamic-shape kernel)")
     return list(dict.fromkeys(out))
@@ -221,7 +290,7 @@ def compile_output(k: KernelInfo) -> typed.KernelCompile | None:
     )
 
 
-def launch_outputs(k: KernelInfo) -> list[typed.KernelLaunchRecord]:
+def launch_outputs(k: KernelInfo, source: str | None = None) -> list[typed.KernelLaunchRecord]:
     return [
         typed.KernelLaunchRecord(
             shapes=launch.shapes,
@@ -233,7 +302,7 @@ def launch_outputs(k: KernelInfo) -> list[typed.KernelLaunchRecord]:
             calls=launch.calls,
             us_per_launch=round(launch.total_us / launch.calls, 3) if launch.calls and launch.total_us else None,
         )
-        for launch in launches(k)
+        for launch in launches(k, source)
     ]
 
 
@@ -248,4 +317,6 @@ def launch_text(launch: KernelLaunch, names: list[str] | None = None) -> str:
         else:
             shape = launch.shapes[i] if i < len(launch.shapes) else []
             parts.append(f"{name} {_TRITON_DTYPE.get(dtype, dtype)}{shape}")
-    return ", ".join(parts)
+    if launch.grid:
+        parts.append(f"grid {tuple(launch.grid)}" + (f" block {tuple(launch.block)}" if launch.block else ""))
+    return ", ".join(parts) or "(arguments not recorded)"

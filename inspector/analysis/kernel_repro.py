@@ -9,8 +9,9 @@ bounds), passes the recorded scalar arguments, launches it, and times it with
 ``triton.testing.do_bench`` beside the time the run's profile measured per launch.
 
 The launch comes from ``--profile``'s launch records (the most frequent signature), else
-from the one launch that autotuned (recorded without a profile). A kernel with neither
-(a single-config kernel in an unprofiled run) has no repro, and ``repro`` says why. C++
+from the kernel's first launch (the engine records it without a profile). A kernel with
+neither (one that never launched through Inductor's ``run``) has no repro, and ``repro``
+says why. C++
 kernels have no repro: the profiler records no arguments for them.
 """
 
@@ -18,8 +19,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from dyn_inspect.inspector.analysis.kernel_compile import TORCH_DTYPE, KernelSignature, launches
+from dyn_inspect.inspector.analysis.kernel_compile import TORCH_DTYPE, KernelSignature, config_text, launches, same_signature
 from dyn_inspect.inspector.model import KernelInfo
+
+_TENSOR_DTYPES = frozenset(TORCH_DTYPE.values())
 
 _TEMPLATE = '''#!/usr/bin/env python3
 """Runs one Triton kernel as Inductor compiled it, on seeded random inputs of a recorded launch.
@@ -69,10 +72,12 @@ def main():
         for c in kernel.configs
         if dict(c.kwargs) == CONFIG["kwargs"] and c.num_warps == CONFIG["num_warps"] and c.num_stages == CONFIG["num_stages"]
     ]
-    if pinned:
-        kernel.configs = pinned[:1]  # as compiled: no autotuning
-    else:
-        print("note: the recorded config is not among this source's configs: Inductor autotunes again")
+    if not pinned:  # coordinate descent's winner is none of the source's configs
+        from triton import Config
+
+        pinned = [Config(CONFIG["kwargs"], num_warps=CONFIG["num_warps"] or 4, num_stages=CONFIG["num_stages"] or 1)]
+    kernel.configs = pinned[:1]  # as compiled: no autotuning
+    kernel.inductor_meta = {{**kernel.inductor_meta, "coordinate_descent_tuning": False}}
     args = make_args("cuda")
     stream = torch.cuda.current_stream().cuda_stream
     kernel.run(*args, stream=stream)
@@ -101,8 +106,8 @@ def _arg(launch_dtype: str, shape: list[int], stride: list[int], scalar: object)
     if scalar is not None:
         return ("scalar", scalar, [], "")
     dtype = TORCH_DTYPE.get(launch_dtype, launch_dtype)
-    if not dtype or dtype in ("Scalar", "int", "float") and not shape:
-        return None  # a scalar whose value the profiler did not record
+    if dtype not in _TENSOR_DTYPES:
+        return None  # a scalar whose value was not recorded, or an argument of no known kind
     if not stride:
         # The profiler records no strides on this torch: contiguous.
         stride, n = [], 1
@@ -119,22 +124,30 @@ def repro(k: KernelInfo, source: str, run_label: str, file_name: str = "k.py") -
         return Repro(
             None, f"{e.name} is a {e.backend} kernel: repros are for Triton kernels (the profiler records no C++ kernel arguments)"
         )
-    found = launches(k)
-    if not found:
-        return Repro(None, f"{e.name}: no launch recorded — re-run with `dyn-inspect run --profile N` to record its launches")
-    launch = found[0]
+    sig = KernelSignature.of(source)
+    first = k.meta.first_launch if k.meta is not None else None
+    profiled = launches(k, source) if k.profile is not None and k.profile.launches else []
+    # The first launch's record is complete (the engine reads the tensors themselves); a
+    # profiled one may lack what this torch's profiler does not record.
+    launch = first if first is not None else (profiled[0] if profiled else None)
+    if launch is None:
+        return Repro(None, f"{e.name}: no launch recorded (it never launched through Inductor's `run`)")
+    match = next((p for p in profiled if same_signature(p, launch)), None)
     args: list[tuple[str, object, list[int], str]] = []
     for i, dtype in enumerate(launch.dtypes):
+        shape = launch.shapes[i] if i < len(launch.shapes) else []
+        name = sig.args[i] if i < len(sig.args) else f"argument {i}"
+        if launch is not first and not shape and sig.types.get(name, "").startswith("*"):
+            return Repro(None, f"{e.name}: the profiler did not record the shape of {name} (a pointer argument)")
         a = _arg(
             dtype,
-            launch.shapes[i] if i < len(launch.shapes) else [],
+            shape,
             launch.strides[i] if i < len(launch.strides) else [],
             launch.scalars[i] if i < len(launch.scalars) else None,
         )
         if a is None:
-            return Repro(None, f"{e.name}: argument {i} of the recorded launch has no value (the profiler did not record it)")
+            return Repro(None, f"{e.name}: {name} of the recorded launch has no value (the profiler did not record it)")
         args.append(a)
-    sig = KernelSignature.of(source)
     if sig.args and len(sig.args) != len(args):
         return Repro(None, f"{e.name}: the recorded launch has {len(args)} arguments, the source takes {len(sig.args)}")
     meta = k.meta
@@ -144,17 +157,12 @@ def repro(k: KernelInfo, source: str, run_label: str, file_name: str = "k.py") -
         "num_warps": chosen.num_warps if chosen else None,
         "num_stages": chosen.num_stages if chosen else None,
     }
-    from dyn_inspect.inspector.analysis.kernel_compile import config_text
-
-    profiled_us = None
-    p = k.profile
-    if p is not None and p.calls:
-        profiled_us = round((launch.total_us / launch.calls) if launch.calls and launch.total_us else p.total_us / p.calls, 3)
+    profiled_us = round(match.total_us / match.calls, 3) if match is not None and match.calls and match.total_us else None
     launch_text = ", ".join(
         f"{a[3]}{list(a[1])}" if a[0] == "tensor" else f"{sig.args[i] if i < len(sig.args) else i}={a[1]}"  # type: ignore[call-overload]
         for i, a in enumerate(args)
     )
-    origin = "the most frequent profiled launch" if p is not None and p.launches else "the launch that autotuned"
+    origin = "the kernel's first launch" if launch is first else "the most frequent profiled launch"
     script = _TEMPLATE.format(
         name=e.name,
         cid=k.compile.cid,
