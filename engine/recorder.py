@@ -416,6 +416,9 @@ def _start_kernel_profiler(recorder: Recorder) -> None:
 def _start_kernel_meta(recorder: Recorder) -> None:
     """Triton kernels' compile metadata (engine/kernel_meta.py): where Triton is installed."""
     hooks = torch_compat.HOOKS
+    if os.environ.get("DYN_INSPECT_KERNEL_META") == "0":  # the benchmark's "without" arm
+        hooks.off("kernel_meta", "DYN_INSPECT_KERNEL_META=0")
+        return
     try:
         from dyn_inspect.engine import kernel_meta
 

@@ -41,8 +41,11 @@ for t in tuners[:2]:
         if h:
             from triton.runtime.cache import get_cache_manager
 
-            d = get_cache_manager(h).cache_dir
-            print("  cache manager dir", d, os.path.isdir(d), sorted(os.listdir(d))[:12] if os.path.isdir(d) else None)
+            try:
+                d = get_cache_manager(h).cache_dir
+                print("  cache manager dir", d, os.path.isdir(d), sorted(os.listdir(d))[:12] if os.path.isdir(d) else None)
+            except ValueError as err:  # Triton's manager wants the hex hash; launchers carry the path key
+                print("  cache manager:", err)
             root = os.environ.get("TRITON_CACHE_DIR", "")
             print(
                 "  root/hash",

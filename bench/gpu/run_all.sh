@@ -12,7 +12,7 @@
 # The machine has no network: the wheels of our own dependencies that the image lacks
 # travel in .whl/ (see docs/performance.md for how they are fetched).
 set -uo pipefail
-[ $# -ge 1 ] || { echo "usage: bash bench/gpu/run_all.sh record|diagnose|cost|kernels|stats|bench-<workload>"; exit 2; }
+[ $# -ge 1 ] || { echo "usage: bash bench/gpu/run_all.sh record|diagnose|cost|kernels|probe|stats|bench-<workload>"; exit 2; }
 ROOT=$(pwd)
 OUT=${OUT:-/tmp/dyn-inspect-out}
 mkdir -p "$OUT"
@@ -137,6 +137,13 @@ PY
   ls -la "$OUT"
   (cd "$OUT" && tar czf "$SCRATCH/kernels-out.tgz" . && find . -mindepth 1 -delete)
   mv "$SCRATCH/kernel-runs.tgz" "$SCRATCH/kernels-out.tgz" "$OUT/"
+  ;;
+probe)
+  # What this torch/Triton hands the kernel-metadata hook and the profiler (new versions),
+  # then any repro scripts named in REPROS (dyn-inspect kernel NAME --repro -o F).
+  TORCHINDUCTOR_CACHE_DIR="$SCRATCH/ic-probe" python3 bench/gpu/probe_kernel_meta.py 2>&1 | tail -20
+  TORCHINDUCTOR_CACHE_DIR="$SCRATCH/ic-probe2" python3 bench/gpu/probe_kineto.py 2>&1 | tail -20
+  for f in ${REPROS:-}; do echo "=== repro $f"; python3 "$f" 2>&1 | tail -4; done
   ;;
 stats)
   # Recording cost on the compile thread, per record kind (DYN_INSPECT_TRACE_STATS).

@@ -14,7 +14,15 @@ from rich.table import Table
 from rich.text import Text
 
 from dyn_inspect.cli.commands.kernels import kernel_dict
-from dyn_inspect.inspector.analysis.kernel_compile import IR_STAGES, KernelSignature, ir_text, launch_text, launches, stages_kept
+from dyn_inspect.inspector.analysis.kernel_compile import (
+    IR_STAGES,
+    KernelSignature,
+    compile_headline,
+    ir_text,
+    launch_text,
+    launches,
+    stages_kept,
+)
 from dyn_inspect.inspector.analysis.kernel_repro import repro
 from dyn_inspect.inspector.console import make_console
 from dyn_inspect.inspector.errors import InspectorError
@@ -124,16 +132,7 @@ def _print_detail(console: object, m: RunModel, k: KernelInfo, source: str, run_
         say(f"  vectorized: {d.isa or d.vectorized}")
     c = d.compile
     if c is not None:
-        res = ", ".join(
-            part
-            for part in (
-                f"{c.registers} registers" if c.registers is not None else "",
-                f"{c.spills} spills" if c.spills is not None else "",
-                f"{c.shared_bytes} B shared memory" if c.shared_bytes is not None else "",
-            )
-            if part
-        )
-        say(f"  target: {c.target or '-'} · config: {c.config}" + (f" · {res}" if res else ""))
+        say(f"  compiled: {compile_headline(c)}")
         say(f"  autotune: {c.autotune}")
         if c.tried:
             # Indented under the header lines: rich's padding, not spaces in the cells.

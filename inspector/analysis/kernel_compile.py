@@ -18,6 +18,8 @@ import ast
 import re
 from dataclasses import dataclass, field
 
+import msgspec
+
 from dyn_inspect.engine.schema import KernelConfig, KernelLaunch, KernelMeta
 from dyn_inspect.inspector.model import KernelInfo
 from dyn_inspect.inspector.outputs import reports as typed
@@ -118,6 +120,7 @@ class KernelSignature:
     args: list[str] = field(default_factory=list)  # what a launch passes, in order
     types: dict[str, str] = field(default_factory=dict)  # "in_ptr0" → "*fp32", "xnumel" → "i32"
     size_hints: dict[str, int] = field(default_factory=dict)  # "x" → 1024, "r0_" → 256
+    grid_type: str | None = None  # Inductor's launch grid: "Grid1D", "Grid2D", ...
 
     @classmethod
     def of(cls, source: str) -> KernelSignature:
@@ -138,6 +141,8 @@ class KernelSignature:
         if d:
             params = [p.strip() for p in d[1].split(",") if p.strip()]
             out.args = [p for p in params if ":" not in p]
+        g = re.search(r"'grid_type': '(\w+)'", source)
+        out.grid_type = g[1] if g else None
         h = re.search(r"size_hints=(\{[^}]*\}|\[[^\]]*\])", source)
         if h:
             try:
@@ -156,12 +161,38 @@ def launches(k: KernelInfo, source: str | None = None) -> list[KernelLaunch]:
     kernel's first launch (recorded by the engine without a profile). A profiled launch
     whose dtypes or strides this torch's profiler does not record (2.11 records shapes
     only) takes them from the first launch where the shapes agree, else dtypes from the
-    source's signature (``source`` given)."""
+    source's signature (``source`` given). A launch without CUPTI's grid gets the one
+    Inductor computes for a one-dimensional grid (``grid_computed`` says which)."""
     first = k.meta.first_launch if k.meta is not None else None
+    sig = KernelSignature.of(source) if source else None
     if k.profile is not None and k.profile.launches:
-        sig = KernelSignature.of(source) if source else None
-        return [_complete(launch, first, sig) for launch in k.profile.launches]
-    return [first] if first is not None else []
+        found = [_complete(launch, first, sig) for launch in k.profile.launches]
+    else:
+        found = [first] if first is not None else []
+    return [_with_grid(launch, sig, k.meta) for launch in found]
+
+
+def grid_computed(launch: KernelLaunch, k: KernelInfo) -> bool:
+    """Whether ``launch``'s grid is ours (``_with_grid``), not CUPTI's record."""
+    recorded = [p.grid for p in (k.profile.launches if k.profile is not None else [])]
+    return bool(launch.grid) and launch.grid not in recorded
+
+
+def _with_grid(launch: KernelLaunch, sig: KernelSignature | None, meta: KernelMeta | None) -> KernelLaunch:
+    """Inductor's ``Grid1D``: ``ceil(xnumel / XBLOCK)`` programs of ``num_warps × warp
+    size`` threads. Other grid types (2D, cooperative, split reductions) stay unknown:
+    no guess."""
+    if launch.grid or sig is None or sig.grid_type != "Grid1D" or meta is None or meta.chosen is None:
+        return launch
+    xblock = meta.chosen.kwargs.get("XBLOCK")
+    try:
+        xnumel = launch.scalars[sig.args.index("xnumel")]
+    except (ValueError, IndexError):
+        return launch
+    if not isinstance(xblock, int) or not isinstance(xnumel, int) or xblock <= 0:
+        return launch
+    threads = (meta.chosen.num_warps or 0) * (meta.warp_size or 32)
+    return msgspec.structs.replace(launch, grid=[-(-xnumel // xblock), 1, 1], block=[threads, 1, 1] if threads else [])
 
 
 def same_signature(launch: KernelLaunch, first: KernelLaunch) -> bool:
@@ -290,6 +321,21 @@ def compile_output(k: KernelInfo) -> typed.KernelCompile | None:
     )
 
 
+def compile_headline(c: typed.KernelCompile) -> str:
+    """``cuda sm_90 · XBLOCK=16 num_warps=4 num_stages=1 · 32 registers, 0 spills, 256 B
+    shared memory``: one line every face prints for a kernel's compile metadata."""
+    res = ", ".join(
+        part
+        for part in (
+            f"{c.registers} registers" if c.registers is not None else "",
+            f"{c.spills} spills" if c.spills is not None else "",
+            f"{c.shared_bytes} B shared memory" if c.shared_bytes is not None else "",
+        )
+        if part
+    )
+    return f"{c.target or '-'} · {c.config}" + (f" · {res}" if res else "")
+
+
 def launch_outputs(k: KernelInfo, source: str | None = None) -> list[typed.KernelLaunchRecord]:
     return [
         typed.KernelLaunchRecord(
@@ -299,6 +345,7 @@ def launch_outputs(k: KernelInfo, source: str | None = None) -> list[typed.Kerne
             scalars=launch.scalars,
             grid=launch.grid,
             block=launch.block,
+            grid_computed=grid_computed(launch, k),
             calls=launch.calls,
             us_per_launch=round(launch.total_us / launch.calls, 3) if launch.calls and launch.total_us else None,
         )
@@ -318,5 +365,5 @@ def launch_text(launch: KernelLaunch, names: list[str] | None = None) -> str:
             shape = launch.shapes[i] if i < len(launch.shapes) else []
             parts.append(f"{name} {_TRITON_DTYPE.get(dtype, dtype)}{shape}")
     if launch.grid:
-        parts.append(f"grid {tuple(launch.grid)}" + (f" block {tuple(launch.block)}" if launch.block else ""))
+        parts.append(f"grid {tuple(launch.grid)}" + (f" × {launch.block[0]} threads" if launch.block else ""))
     return ", ".join(parts) or "(arguments not recorded)"

@@ -366,6 +366,7 @@ class KernelLaunchRecord(Output):
     block: list[int]
     calls: int
     us_per_launch: float | None
+    grid_computed: bool = False  # Inductor's Grid1D formula, where CUPTI's record is absent
 
 
 class Kernel(Output):
