@@ -23,6 +23,7 @@ from dyn_inspect.inspector.analysis.kernel_compile import (
     launches,
     stages_kept,
 )
+from dyn_inspect.inspector.analysis.kernel_ir_lines import MAPPED_STAGES, line_map
 from dyn_inspect.inspector.analysis.kernel_repro import repro
 from dyn_inspect.inspector.console import make_console
 from dyn_inspect.inspector.errors import InspectorError
@@ -105,12 +106,21 @@ def run(args: argparse.Namespace) -> int:
         assert stage_text is not None
         lines = ", ".join(dict.fromkeys(file_line(loc.file, loc.line) for loc in k.lines)) or "no user line recorded"
         console.print(f"{k.name} — {args.stage} (compile {k.compile.cid}) — from {lines}", markup=False, highlight=False)
-        if args.side_by_side and args.stage != "source":
-            table = Table(box=None, pad_edge=False, show_edge=False, header_style="bold cyan", expand=True)
+        if args.side_by_side and args.stage in MAPPED_STAGES:
+            # Each run of IR lines beside the kernel line it came from, in IR order.
+            src_lines = source.splitlines()
+            table = Table(box=None, pad_edge=False, show_edge=False, header_style="bold cyan", expand=True, show_lines=True)
+            table.add_column("line", justify="right", no_wrap=True)
             table.add_column("source", overflow="fold", ratio=1)
             table.add_column(args.stage, overflow="fold", ratio=1)
-            table.add_row(Text(source), Text(stage_text))
+            for line, ir in line_map(args.stage, stage_text):
+                text = src_lines[line - 1].strip() if line is not None and 0 < line <= len(src_lines) else ""
+                table.add_row(str(line) if line is not None else "-", Text(text), Text("\n".join(ir)))
             console.print(table)
+        elif args.side_by_side and args.stage != "source":
+            say_err = f"dyn-inspect: {args.stage} carries no line information (cuobjdump -sass): shown whole\n"
+            sys.stderr.write(say_err)
+            sys.stdout.write(stage_text if stage_text.endswith("\n") else stage_text + "\n")
         else:
             sys.stdout.write(stage_text if stage_text.endswith("\n") else stage_text + "\n")
         return 0
