@@ -18,6 +18,7 @@ from __future__ import annotations
 import ast
 import json
 import tarfile
+import zipfile
 from pathlib import Path
 
 import msgspec
@@ -255,3 +256,21 @@ def test_repro_script(runs: dict[str, Run], tmp_path: Path, capsys: pytest.Captu
     ]
     assert "do_bench_cudagraph" in script and '"coordinate_descent_tuning": False' in script
     assert f"def {SUM}(" in script
+
+
+def test_export_of_one_kernel_carries_its_repro(runs: dict[str, Run], tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    run = runs["h200_kernels"]
+    out = tmp_path / "bundle.zip"
+    code, _, _ = cli(capsys, "export", str(run.path), "--kernel", SUM, "-o", str(out), "--no-pictures")
+    assert code == 0
+    with zipfile.ZipFile(out) as z:
+        names = z.namelist()
+        manifest = json.loads(z.read("manifest.json"))
+        script = z.read(f"compiles/p812/5_1/kernels/backward/{SUM}.repro.py").decode()
+    # Only the compile that made the kernel; its source and repro side by side.
+    assert [c["compile_id"] for c in manifest["compiles"]] == ["5/1"]
+    assert f"compiles/p812/5_1/kernels/backward/{SUM}.py" in names
+    ast.parse(script)
+    assert f"NAME = {SUM!r}" in script and "XBLOCK': 16, 'R0_BLOCK': 32" in script
+    code, _, err = cli(capsys, "export", str(run.path), "--kernel", "triton_nope", "-o", str(tmp_path / "x.zip"))
+    assert code != 0 and "no kernel named 'triton_nope'" in err and not (tmp_path / "x.zip").exists()

@@ -31,6 +31,14 @@ def prepare_parser(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--at", metavar="FILE:LINE", help="only the compiles that touched this source line")
     parser.add_argument(
+        "--kernel",
+        metavar="NAME",
+        nargs="+",
+        action="extend",
+        dest="kernels",
+        help="only the compiles that made these kernels (each Triton kernel's standalone repro is in the bundle)",
+    )
+    parser.add_argument(
         "--redact-source", action="store_true", help="leave out the model's source text and stack lines (keeps graphs, kernels, metrics)"
     )
     parser.add_argument(
@@ -91,6 +99,7 @@ def run(args: argparse.Namespace) -> int:
         args.output,
         compile_ids=args.compile_ids,
         at=args.at,
+        kernels=args.kernels,
         redact_source=args.redact_source,
         force=args.force,
         on_plan=announce,

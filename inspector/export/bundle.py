@@ -60,6 +60,7 @@ from dyn_inspect.engine.schema import (
 )
 from dyn_inspect.inspector import outputs
 from dyn_inspect.inspector.analysis import graphs as fx_graphs
+from dyn_inspect.inspector.analysis import kernel_repro
 from dyn_inspect.inspector.console import safe_text
 from dyn_inspect.inspector.errors import InspectorError
 from dyn_inspect.inspector.export import pictures, report
@@ -314,6 +315,7 @@ def plan_export(
     force: bool = False,
     command: Sequence[str] | None = None,
     pictures: PictureOptions | None = None,
+    kernels: Sequence[str] | None = None,
 ) -> ExportPlan:
     path = resolve_output(run, out, force)
     run.refresh()
@@ -325,6 +327,7 @@ def plan_export(
         at,
         lambda c: run.blob_text(g.code) if (g := c.graph("dynamo")) is not None else "",
         cwd=cwd,
+        kernels=kernels,
     )
     all_events: dict[str, list[Event | UnknownEvent]] = {}
     for log, ev in run.events():
@@ -590,6 +593,15 @@ class _Writer:
                 )
                 if path:
                     self.kernel_paths[(c.log, c.cid, ev.name, ev.backward)] = path
+                if ev.backend == "triton" and (source := self.payload(ev.source, "code")):
+                    # The kernel alone, on inputs of its recorded launch (kernel_repro.py).
+                    stem = f"{base}/kernels/{which}/{safe_name(ev.name)}.repro"
+                    made = kernel_repro.repro(k, source, self.run.path.name, f"{safe_name(ev.name)}.repro.py")
+                    if made.script is not None:
+                        stored = self.write_text(
+                            f"{stem}.py", made.script, f"standalone repro of {ev.backend} kernel {ev.name} of compile {label}"
+                        )
+                        items.append(CompileFile(role=f"kernel_repro:{ev.name}", path=stored))
         for n, b in enumerate(c.breaks, start=1):
             add("graph_break", b.text, f"{base}/graph_breaks/{n}.txt", "text", f"graph break at line {b.loc.line}")
         if c.recompile is not None:
@@ -1022,6 +1034,7 @@ def export_run(
     on_plan: Callable[[ExportPlan], None] | None = None,
     command: Sequence[str] | None = None,
     pictures: PictureOptions | None = None,
+    kernels: Sequence[str] | None = None,
 ) -> ExportResult:
     """Write ``run`` (or the selected compiles) as one bug-report zip at ``out``.
 
@@ -1029,10 +1042,19 @@ def export_run(
     ``force``. ``on_plan`` sees the plan (size estimate, whether source is included) before
     anything is written. ``pictures`` sets how the graphs' SVGs are drawn (default: in
     parallel, ``pictures.BUDGET_S`` seconds in all, graphs up to ``pictures.MAX_NODES``
-    nodes). Raises ``InspectorError`` for bad input.
+    nodes). ``kernels``: only the compiles that made these kernels (``--kernel NAME``).
+    Raises ``InspectorError`` for bad input.
     """
     plan = plan_export(
-        run, out, compile_ids=compile_ids, at=at, redact_source=redact_source, force=force, command=command, pictures=pictures
+        run,
+        out,
+        compile_ids=compile_ids,
+        at=at,
+        redact_source=redact_source,
+        force=force,
+        command=command,
+        pictures=pictures,
+        kernels=kernels,
     )
     if on_plan is not None:
         on_plan(plan)

@@ -26,6 +26,7 @@ class Selection:
     whole_run: bool = True
     compile_ids: list[str] = field(default_factory=list)
     at: str | None = None
+    kernels: list[str] = field(default_factory=list)  # --kernel NAME: the compiles that made it
 
     def __contains__(self, key: CompileKey) -> bool:
         return self.whole_run or key in self._set
@@ -109,10 +110,11 @@ def select(
     at: str | None,
     graph_text: Callable[[CompileInfo], str],
     cwd: str | None = None,
+    kernels: Sequence[str] | None = None,
 ) -> Selection:
     """``graph_text(c)``: the compile's Dynamo graph code (its ``# File:`` comments say
     which lines it came from); called only for ``--at``."""
-    if not compile_ids and not at:
+    if not compile_ids and not at and not kernels:
         return Selection(keys=list(model.compiles), whole_run=True)
     chosen: list[CompileKey] = []
     for raw in compile_ids or []:
@@ -128,6 +130,11 @@ def select(
         if not hits:
             raise InspectorError(f"nothing in this run was compiled at {file}:{line}")
         chosen.extend(k for k in hits if k not in chosen)
+    for name in kernels or []:
+        made = [(k.compile.log, k.compile.cid) for k in model.kernels if k.name == name]
+        if not made:
+            raise InspectorError(f"no kernel named {name!r} in this run (`dyn-inspect kernels` lists them)")
+        chosen.extend(k for k in dict.fromkeys(made) if k not in chosen)
     order = {k: i for i, k in enumerate(model.compiles)}
     chosen.sort(key=order.__getitem__)
-    return Selection(keys=chosen, whole_run=False, compile_ids=list(compile_ids or []), at=at)
+    return Selection(keys=chosen, whole_run=False, compile_ids=list(compile_ids or []), at=at, kernels=list(kernels or []))
