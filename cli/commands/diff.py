@@ -1,6 +1,8 @@
 """``dyn-inspect diff RUN_A RUN_B``: what changed from run A to run B — graph breaks,
-recompile causes and kernels added, removed or changed in count, and compile time (total,
-by stage, by frame)."""
+recompile causes and kernels added, removed or changed in count, the kernels of both runs
+whose compile metadata or cost changed (config, registers, spills, shared memory, IR sizes,
+target, time per step: one line each, ``a → b`` per changed value), and compile time
+(total, by stage, by frame)."""
 
 from __future__ import annotations
 
@@ -9,7 +11,8 @@ import sys
 from dataclasses import asdict
 from typing import Any
 
-from dyn_inspect.inspector.analysis.diff import Changes, RunDiff, diff_runs
+from dyn_inspect.inspector.analysis.costs import time_text
+from dyn_inspect.inspector.analysis.diff import Changes, KernelChange, KernelFacts, RunDiff, diff_runs
 from dyn_inspect.inspector.console import make_console
 from dyn_inspect.inspector.outputs import reports as typed
 from dyn_inspect.inspector.outputs import to_json
@@ -27,15 +30,77 @@ def prepare_parser(parser: argparse.ArgumentParser) -> None:
     add_rank_argument(parser)
 
 
-def changes_dict(c: Changes[Any], kinds: tuple[type[Any], type[Any], type[Any]]) -> Any:
-    """``kinds``: the Structs of the whole changes, of an added/removed item, of a changed one."""
+# A kernel change's time per step moves by more than this share of A's to count.
+KERNEL_TIME_CHANGE = 0.05
+
+
+def changes_dict(c: Changes[Any], kinds: tuple[type[Any], type[Any], type[Any]], **extra: Any) -> Any:
+    """``kinds``: the Structs of the whole changes, of an added/removed item, of a changed one;
+    ``extra``: more fields of the whole."""
     whole, counted, changed = kinds
     return whole(
         added=[counted(**asdict(item), count=n) for item, n in c.added],
         removed=[counted(**asdict(item), count=n) for item, n in c.removed],
         changed=[changed(**asdict(item), count_a=a, count_b=b) for item, a, b in c.changed],
         unchanged=c.same,
+        **extra,
     )
+
+
+def facts_dict(f: KernelFacts) -> typed.DiffKernelFacts:
+    return typed.DiffKernelFacts(
+        config=f.config,
+        registers=f.registers,
+        spills=f.spills,
+        shared_bytes=f.shared_bytes,
+        ir_bytes=dict(f.ir_bytes),
+        target=f.target,
+        us_per_step=round(f.us_per_step, 3) if f.us_per_step is not None else None,
+    )
+
+
+def kernel_change_dict(c: KernelChange) -> typed.DiffKernelMetaChange:
+    return typed.DiffKernelMetaChange(
+        **asdict(c.item),
+        compile_id=c.compile_id,
+        backward=c.backward,
+        a=facts_dict(c.a),
+        b=facts_dict(c.b),
+        changed=list(c.changed),
+    )
+
+
+def _bytes(v: int) -> str:
+    return f"{v / 1024:.1f} KiB" if v >= 1024 else f"{v} B"
+
+
+def _bytes_change(a: int, b: int) -> str:
+    """``18.3 KiB → 14.0 KiB``; in bytes where the KiB would read the same."""
+    ta, tb = _bytes(a), _bytes(b)
+    return f"{ta} → {tb}" if ta != tb else f"{a} B → {b} B"
+
+
+def _us(v: float) -> str:
+    return f"{v:.2f} µs" if v < 100 else time_text(v)
+
+
+def value_change_text(c: KernelChange, what: str) -> str:
+    """``registers 32 → 24``: one entry of ``c.changed`` as the text line shows it."""
+    a, b = c.a, c.b
+    if what.startswith("ir_bytes."):
+        stage = what.removeprefix("ir_bytes.")
+        return f"{stage} {_bytes_change(a.ir_bytes[stage], b.ir_bytes[stage])}"
+    if what == "shared_bytes":
+        return f"shared {_bytes_change(a.shared_bytes or 0, b.shared_bytes or 0)}"
+    if what == "us_per_step":
+        ta, tb = a.us_per_step or 0.0, b.us_per_step or 0.0
+        share = f" ({(tb - ta) / ta:+.0%})" if ta else ""
+        return f"time/step {_us(ta)} → {_us(tb)}{share}"
+    return f"{what} {getattr(a, what)} → {getattr(b, what)}"
+
+
+def kernel_change_text(c: KernelChange) -> str:
+    return f"{c}: " + ", ".join(value_change_text(c, what) for what in c.changed)
 
 
 def diff_dict(d: RunDiff, a: str, b: str) -> typed.DiffReport:
@@ -44,7 +109,11 @@ def diff_dict(d: RunDiff, a: str, b: str) -> typed.DiffReport:
         b=b,
         graph_breaks=changes_dict(d.breaks, (typed.BreakChanges, typed.DiffBreakCount, typed.DiffBreakChange)),
         recompiles=changes_dict(d.recompiles, (typed.RecompileChanges, typed.DiffRecompileCount, typed.DiffRecompileChange)),
-        kernels=changes_dict(d.kernels, (typed.KernelChanges, typed.DiffKernelCount, typed.DiffKernelChange)),
+        kernels=changes_dict(
+            d.kernels,
+            (typed.KernelChanges, typed.DiffKernelCount, typed.DiffKernelChange),
+            meta_changed=[kernel_change_dict(c) for c in d.kernel_changes],
+        ),
         compile_time=typed.CompileTimeDiff(
             a_s=round(d.compile_time_a_s, 4),
             b_s=round(d.compile_time_b_s, 4),
@@ -64,7 +133,7 @@ def run(args: argparse.Namespace) -> int:
     b = open_cli_run(args.run_b, args.runs_dir, args.rank)
     print_read_warnings(a)
     print_read_warnings(b)
-    d = diff_runs(a.model, b.model, min_time_change_s=0.05)
+    d = diff_runs(a.model, b.model, min_time_change_s=0.05, min_kernel_time_change=KERNEL_TIME_CHANGE)
     if args.json:
         sys.stdout.write(to_json(diff_dict(d, str(a.path), str(b.path))) + "\n")
         return 0
@@ -79,6 +148,10 @@ def run(args: argparse.Namespace) -> int:
             say(f"  - {item}  ×{n}")
         for item, n_a, n_b in changes.changed:
             say(f"  ~ {item}  ×{n_a} → ×{n_b}")
+        if changes is d.kernels and d.kernel_changes:
+            say(f"  compile metadata or cost changed: {len(d.kernel_changes)} (paired by kernel, compile id and direction)")
+            for c in d.kernel_changes:
+                say(f"  ≠ {kernel_change_text(c)}")
     say(f"compile time: {d.compile_time_a_s:.2f}s → {d.compile_time_b_s:.2f}s ({d.compile_time_delta_s:+.2f}s)")
     for s in d.stages:
         say(f"  {s.name}: {s.a_s:.2f}s → {s.b_s:.2f}s ({s.delta_s:+.2f}s)")

@@ -10,8 +10,21 @@ checkout or after an edit above the line:
 - a kernel: backend, name and fused ATen ops;
 - compile time: per frame (relative file, function) and per stage.
 
+Kernels in both runs are also compared one compiled kernel at a time
+(``RunDiff.kernel_changes``): what Triton made of it and what it cost — the config it runs
+with, registers, spills, shared memory, the size of each IR stage, the target, and its
+profiled time per step. Inductor numbers kernels per graph, so one name occurs in several
+compiles (``triton_poi_fused_add_0`` in 0/0 and in 1/0); these pairs are keyed by the
+identity above plus the compile id and the backward flag, and the n-th kernel of a key in
+A pairs with the n-th in B. A kernel whose key the other run lacks (another compile id,
+e.g. after a recompile earlier in the run) is not paired. A value is compared only where both runs recorded it (compile metadata,
+``--profile``, an IR stage); a time per step changes when it moved by more than
+``min_kernel_time_change`` of A's. These changes are informative: ``check --baseline``
+gates on new breaks and recompile causes only.
+
 Public API: ``diff_runs(model_a, model_b) -> RunDiff``, ``break_items(model)``,
-``recompile_items(model)``, ``kernel_items(model)`` (the run's cwd: ``locations.run_cwd``).
+``recompile_items(model)``, ``kernel_items(model)``, ``kernel_facts(kernel)``,
+``kernel_changes(model_a, model_b)`` (the run's cwd: ``locations.run_cwd``).
 """
 
 from __future__ import annotations
@@ -21,10 +34,12 @@ from dataclasses import dataclass, field
 from typing import Generic, TypeVar
 
 from dyn_inspect.inspector.analysis.breaks import identity
+from dyn_inspect.inspector.analysis.costs import kernel_cost
 from dyn_inspect.inspector.analysis.guard_failures import parse_reason
+from dyn_inspect.inspector.analysis.kernel_compile import config_text
 from dyn_inspect.inspector.analysis.recompiles import reasons_of
 from dyn_inspect.inspector.locations import relative, run_cwd
-from dyn_inspect.inspector.model import RunModel
+from dyn_inspect.inspector.model import KernelInfo, RunModel
 
 K = TypeVar("K")
 
@@ -122,6 +137,103 @@ def kernel_items(model: RunModel) -> dict[tuple[str, str, tuple[str, ...]], tupl
 
 
 @dataclass
+class KernelFacts:
+    """What one compiled kernel was made into and cost; None (``ir_bytes``: no stage) where
+    the run did not record it (no compile metadata, no ``--profile``, not a Triton kernel)."""
+
+    config: str | None  # ``config_text`` of the chosen config
+    registers: int | None  # per thread
+    spills: int | None
+    shared_bytes: int | None
+    ir_bytes: dict[str, int]  # stage -> bytes
+    target: str | None  # "cuda sm_90"
+    us_per_step: float | None  # profiled time per step
+
+
+def kernel_facts(k: KernelInfo) -> KernelFacts:
+    meta = k.meta
+    chosen = meta.chosen if meta is not None else None
+    cost = kernel_cost(k)
+    return KernelFacts(
+        config=config_text(chosen) if chosen is not None else None,
+        registers=chosen.n_regs if chosen is not None else None,
+        spills=chosen.n_spills if chosen is not None else None,
+        shared_bytes=chosen.shared if chosen is not None else None,
+        ir_bytes=dict(meta.ir_bytes) if meta is not None else {},
+        target=meta.target if meta is not None else None,
+        us_per_step=cost.us_per_step if cost is not None else None,
+    )
+
+
+# The facts compared, in the order they are reported (then ``ir_bytes.<stage>``, then time).
+FACTS = ("config", "registers", "spills", "shared_bytes", "target")
+IR_NOISE = 0.05
+
+
+@dataclass
+class KernelChange:
+    """A kernel in both runs (same identity, compile id and direction) whose compile
+    metadata or cost differs. ``changed`` names what differs, in report order: fields of
+    ``KernelFacts``, an IR stage as ``ir_bytes.<stage>`` (``ir_bytes.ptx``)."""
+
+    item: KernelItem
+    compile_id: str
+    backward: bool
+    a: KernelFacts
+    b: KernelFacts
+    changed: list[str]
+
+    def __str__(self) -> str:
+        return f"{self.item.name} ({self.compile_id}{' backward' if self.backward else ''})"
+
+
+def changed_facts(a: KernelFacts, b: KernelFacts, min_time_change: float = 0.0) -> list[str]:
+    """What differs between two kernels' facts, where both recorded it."""
+    out = [f for f in FACTS if getattr(a, f) is not None and getattr(b, f) is not None and getattr(a, f) != getattr(b, f)]
+    # An IR stage holds the kernel file's path (MLIR locs, PTX .file, LLVM DIFile), which
+    # differs from run to run: a size counts as changed past 5% (the same kernel recorded
+    # in two cache folders differed by 3%), or whatever the change once the config changed.
+    config_changed = "config" in out
+    out += [
+        f"ir_bytes.{s}"
+        for s, n in a.ir_bytes.items()
+        if s in b.ir_bytes and b.ir_bytes[s] != n and (config_changed or abs(b.ir_bytes[s] - n) > IR_NOISE * n)
+    ]
+    ta, tb = a.us_per_step, b.us_per_step
+    if ta is not None and tb is not None and tb != ta and abs(tb - ta) > min_time_change * ta:
+        out.append("us_per_step")
+    return out
+
+
+def _kernels_by_key(model: RunModel) -> dict[tuple[object, ...], KernelInfo]:
+    """(identity, compile id, backward, n-th of that key) -> kernel."""
+    out: dict[tuple[object, ...], KernelInfo] = {}
+    seen: dict[tuple[object, ...], int] = defaultdict(int)
+    for k in model.kernels:
+        key = (k.event.backend, k.name, tuple(k.event.fused_ops), k.compile.cid, k.event.backward)
+        out[key + (seen[key],)] = k
+        seen[key] += 1
+    return out
+
+
+def kernel_changes(a: RunModel, b: RunModel, min_time_change: float = 0.0) -> list[KernelChange]:
+    """The kernels of both runs whose compile metadata or cost changed, in B's order.
+    ``min_time_change``: the share of A's time per step a time must move by to count."""
+    in_a = _kernels_by_key(a)
+    out: list[KernelChange] = []
+    for key, kb in _kernels_by_key(b).items():
+        ka = in_a.get(key)
+        if ka is None:
+            continue
+        fa, fb = kernel_facts(ka), kernel_facts(kb)
+        changed = changed_facts(fa, fb, min_time_change)
+        if changed:
+            item = KernelItem(kb.event.backend, kb.name, tuple(kb.event.fused_ops))
+            out.append(KernelChange(item, kb.compile.cid, kb.event.backward, fa, fb, changed))
+    return out
+
+
+@dataclass
 class Changes(Generic[K]):
     """Items only in B (added), only in A (removed), in both with another count (changed)."""
 
@@ -179,14 +291,17 @@ class RunDiff:
     compile_time_b_s: float
     stages: list[TimeChange]
     frames: list[TimeChange]  # frames whose compile time changed, biggest change first
+    kernel_changes: list[KernelChange] = field(default_factory=list)  # kernels in both, metadata or cost changed
 
     @property
     def compile_time_delta_s(self) -> float:
         return self.compile_time_b_s - self.compile_time_a_s
 
 
-def diff_runs(a: RunModel, b: RunModel, min_time_change_s: float = 0.0) -> RunDiff:
-    """Everything that differs between two runs (B relative to A)."""
+def diff_runs(a: RunModel, b: RunModel, min_time_change_s: float = 0.0, min_kernel_time_change: float = 0.0) -> RunDiff:
+    """Everything that differs between two runs (B relative to A). ``min_time_change_s``:
+    how much a frame's compile time must move to be listed; ``min_kernel_time_change``: the
+    share of A's time per step a kernel's must move by (0.05: 5%)."""
     sa, sb = a.compile_time_by_stage(), b.compile_time_by_stage()
     stages = [TimeChange(s, sa.get(s, 0.0), sb.get(s, 0.0)) for s in dict.fromkeys([*sa, *sb])]
     fa, fb = frame_times(a), frame_times(b)
@@ -202,4 +317,5 @@ def diff_runs(a: RunModel, b: RunModel, min_time_change_s: float = 0.0) -> RunDi
         compile_time_b_s=b.total_compile_time(),
         stages=stages,
         frames=frames,
+        kernel_changes=kernel_changes(a, b, min_kernel_time_change),
     )

@@ -584,11 +584,38 @@ class RecompileChanges(Output):
     unchanged: int
 
 
+class DiffKernelFacts(Output):
+    """One run's side of a kernel's change: the config it ran with (``config_text``),
+    registers per thread, spilled registers, shared memory, bytes per IR stage, the target
+    and the profiled time per step; null (``ir_bytes``: {}) where that run did not record it."""
+
+    config: str | None
+    registers: int | None
+    spills: int | None
+    shared_bytes: int | None
+    ir_bytes: dict[str, int]
+    target: str | None
+    us_per_step: float | None
+
+
+class DiffKernelMetaChange(DiffKernel):
+    """A kernel in both runs (same identity, compile id and direction) whose compile
+    metadata or cost differs; ``changed`` names what: ``config``, ``registers``,
+    ``spills``, ``shared_bytes``, ``target``, ``ir_bytes.<stage>``, ``us_per_step``."""
+
+    compile_id: str
+    backward: bool
+    a: DiffKernelFacts
+    b: DiffKernelFacts
+    changed: list[str]
+
+
 class KernelChanges(Output):
     added: list[DiffKernelCount]
     removed: list[DiffKernelCount]
     changed: list[DiffKernelChange]
     unchanged: int
+    meta_changed: list[DiffKernelMetaChange] = []  # informative: ``check --baseline`` does not gate on them
 
 
 class StageTime(Output):

@@ -377,6 +377,37 @@ export interface DiffKernelCount {
     count: number;
 }
 
+/**
+ * One run's side of a kernel's change: the config it ran with (`config_text`),
+ * registers per thread, spilled registers, shared memory, bytes per IR stage, the target
+ * and the profiled time per step; null (`ir_bytes`: {}) where that run did not record it.
+ */
+export interface DiffKernelFacts {
+    config: string | null;
+    registers: number | null;
+    spills: number | null;
+    shared_bytes: number | null;
+    ir_bytes: Record<string, number>;
+    target: string | null;
+    us_per_step: number | null;
+}
+
+/**
+ * A kernel in both runs (same identity, compile id and direction) whose compile
+ * metadata or cost differs; `changed` names what: `config`, `registers`,
+ * `spills`, `shared_bytes`, `target`, `ir_bytes.<stage>`, `us_per_step`.
+ */
+export interface DiffKernelMetaChange {
+    backend: string;
+    name: string;
+    fused_ops: string[];
+    compile_id: string;
+    backward: boolean;
+    a: DiffKernelFacts;
+    b: DiffKernelFacts;
+    changed: string[];
+}
+
 export interface DiffRecompileChange {
     file: string;
     function: string;
@@ -663,6 +694,7 @@ export interface KernelChanges {
     removed: DiffKernelCount[];
     changed: DiffKernelChange[];
     unchanged: number;
+    meta_changed?: DiffKernelMetaChange[];
 }
 
 /**
@@ -696,6 +728,7 @@ export interface KernelLaunchRecord {
     block: number[];
     calls: number;
     us_per_launch: number | null;
+    grid_computed?: boolean;
 }
 
 export interface KernelProfile {
