@@ -138,6 +138,24 @@ PY
   (cd "$OUT" && tar czf "$SCRATCH/kernels-out.tgz" . && find . -mindepth 1 -delete)
   mv "$SCRATCH/kernel-runs.tgz" "$SCRATCH/kernels-out.tgz" "$OUT/"
   ;;
+kernels-cost)
+  # What recording kernel metadata costs (docs/performance.md): the example and GPT-2 small
+  # with the hook off (DYN_INSPECT_KERNEL_META=0), on (the default) and with --kernel-ir
+  # (IR text and SASS kept), alternating, each on cold caches; wall and compile time.
+  cost() {  # workload mode round cwd args...
+    local w=$1 mode=$2 i=$3 cwd=$4; shift 4
+    local extra=() meta=1 t0=$SECONDS
+    [ "$mode" = off ] && meta=0
+    [ "$mode" = ir ] && extra=(--kernel-ir)
+    DYN_INSPECT_KERNEL_META=$meta record "$w-$mode-$i" "$cwd" "${extra[@]}" "$@" > "$SCRATCH/cost.log" 2>&1
+    echo "COST $w $mode $i wall $((SECONDS - t0)) s | $(grep -h 'compile time' "$SCRATCH/cost.log" | head -1 | sed 's/.*compile time/compile time/')"
+  }
+  for i in 1 2; do
+    for mode in off on ir; do cost example $mode $i "$ROOT/examples" train.py --device cuda --steps 6; done
+  done
+  for mode in off ir; do cost gpt2 $mode 1 "$ROOT" bench/workloads/gpt2.py --seq-lens 256 --steps 4 --warmup 1; done
+  du -sh "$SCRATCH"/runs/*/2*
+  ;;
 probe)
   # What this torch/Triton hands the kernel-metadata hook and the profiler (new versions),
   # then any repro scripts named in REPROS (dyn-inspect kernel NAME --repro -o F).
