@@ -355,9 +355,16 @@ def _cache_dir(triton_hash: str | None, fn_name: str) -> Path | None:
         pass
     candidates += [root / triton_hash for root in _cache_roots()]
     for d in candidates:
-        if (d / f"{fn_name}.ttir").is_file() or (d / f"{fn_name}.cubin").is_file():
+        if any((d / f"{stem}.{ext}").is_file() for stem in _stems(fn_name) for ext in ("ttir", "cubin")):
             return d
     return None
+
+
+def _stems(fn_name: str) -> tuple[str, ...]:
+    """The names Triton gives a kernel's cache files: its name, cut to 150 characters (its
+    compiler truncates long names for the file system: GPT-2's fused backward kernels
+    run to 170)."""
+    return (fn_name, fn_name[:150]) if len(fn_name) > 150 else (fn_name,)
 
 
 def _event(args: dict[str, Any], cid: str | None, fn_name: str, binary: Any, put: Callable[[str | bytes], Blob]) -> KernelMeta:
@@ -367,8 +374,9 @@ def _event(args: dict[str, Any], cid: str | None, fn_name: str, binary: Any, put
     asm: Any = None
     for stage in _FILE_STAGES:
         data: str | bytes | None = None
-        if d is not None and (d / f"{fn_name}.{stage}").is_file():
-            raw = (d / f"{fn_name}.{stage}").read_bytes()
+        path = next((p for stem in _stems(fn_name) if d is not None and (p := d / f"{stem}.{stage}").is_file()), None)
+        if path is not None:
+            raw = path.read_bytes()
             data = raw if stage == "cubin" else raw.decode("utf-8", "replace")
         else:
             if asm is None:
