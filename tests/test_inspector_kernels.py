@@ -73,3 +73,26 @@ def test_gpu_run_has_no_cpu_coverage(gpu_trace_run: Run) -> None:
     cov = vectorization(gpu_trace_run.model)
     assert cov.cpp_kernels == 0 and cov.share is None
     assert {k.event.backend for k in gpu_trace_run.model.kernels} == {"triton"}
+
+
+def test_kernel_command_on_a_cpp_kernel(program: Recorded, program_run: Run, capsys: pytest.CaptureFixture[str]) -> None:
+    """`dyn-inspect kernel` on the CPU (issue 33): what applies to C++ — source, ISA, no
+    Triton metadata, IR stages or repro, each said in one line."""
+    from dyn_inspect.cli import main
+
+    m = program_run.model
+    (scalar,) = kernels_at(m, str(program.program), marker_line(program.program, "KERNEL:scalar"))
+    path = str(program_run.path)
+    assert main(["kernel", scalar.name, path, "--compile", scalar.compile.cid]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith(f"{scalar.name} — compile {scalar.compile.cid}, cpp, ")
+    assert "aten.cos" in out and "stages: source (" in out
+    assert "compiled:" not in out and "launches" not in out  # no Triton metadata on a C++ kernel
+    assert main(["kernel", scalar.name, path, "--compile", scalar.compile.cid, "--stage", "source"]) == 0
+    assert "at::vec" not in capsys.readouterr().out  # the scalar kernel's own C++
+    assert main(["kernel", scalar.name, path, "--compile", scalar.compile.cid, "--stage", "ptx"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"dyn-inspect: {scalar.name}: no ptx kept") and len(err.strip().splitlines()) == 1
+    assert main(["kernel", scalar.name, path, "--compile", scalar.compile.cid, "--repro"]) == 2
+    err = capsys.readouterr().err
+    assert "is a cpp kernel: repros are for Triton kernels" in err and len(err.strip().splitlines()) == 1
