@@ -33,6 +33,7 @@ from pathlib import Path
 import msgspec
 
 from dyn_inspect.inspector.analysis import causes as _causes
+from dyn_inspect.inspector.analysis.kernel_compile import compile_headline, compile_output
 from dyn_inspect.inspector.analysis.recompiles import reasons_of, recompile_timeline
 from dyn_inspect.inspector.analysis.step_costs import break_costs
 from dyn_inspect.inspector.analysis.suggestions import suggest
@@ -91,6 +92,9 @@ class KernelRef:
     compile_ids: tuple[str, ...]  # the first few (a kernel may come back in hundreds of recompiles)
     backward: bool = False
     compiles: int = 0  # how many compiles produced it
+    # Triton's compile metadata, one headline per distinct one (kernel_compile.compile_headline),
+    # in compile order: a kernel recompiled for other shapes may have been tuned differently
+    compiled: tuple[str, ...] = ()
 
 
 @dataclass
@@ -716,12 +720,17 @@ def _add_kernels(m: RunModel, ws: Workspace, files: dict[str, FileFindings]) -> 
     # (path, line) -> kernel identity -> compile ids (a dict as an ordered set)
     merged: dict[tuple[str, int], dict[tuple[str, tuple[str, ...], bool], dict[str, None]]] = defaultdict(dict)
     meta: dict[tuple[str, tuple[str, ...], bool], str] = {}
+    # kernel identity -> its distinct compile headlines (a dict as an ordered set)
+    compiled: dict[tuple[str, tuple[str, ...], bool], dict[str, None]] = defaultdict(dict)
     codes: dict[tuple[str, int], str | None] = {}
     for k in m.kernels:
         if not k.lines:
             continue
         ident = (k.name, tuple(k.event.fused_ops), k.event.backward)
         meta[ident] = k.event.backend
+        c = compile_output(k) if k.meta is not None else None
+        if c is not None:
+            compiled[ident][compile_headline(c)] = None
         for recorded in k.lines:
             loc = ws.local_loc(recorded)
             if loc is None:
@@ -736,7 +745,8 @@ def _add_kernels(m: RunModel, ws: Workspace, files: dict[str, FileFindings]) -> 
         refs = []
         for (name, ops, bwd), ids in kernels.items():
             first = tuple(itertools.islice(ids, KERNEL_IDS_SHOWN))
-            refs.append(KernelRef(name, meta[(name, ops, bwd)], ops, first, bwd, len(ids)))
+            headlines = tuple(compiled.get((name, ops, bwd), ()))
+            refs.append(KernelRef(name, meta[(name, ops, bwd)], ops, first, bwd, len(ids), headlines))
         ff.kernels_by_line[line] = refs
         ff.kernel_line_code[line] = codes.get((path, line))
     for entry in m.line_profile():

@@ -39,7 +39,7 @@ from dyn_inspect.inspector.run import Run
 from dyn_inspect.lsp.findings import FileFindings, RunIndex, Workspace
 from dyn_inspect.lsp.run_source import Touch
 
-FORMAT = 3  # bump when RunIndex or the findings' meaning changes
+FORMAT = 4  # bump when RunIndex or the findings' meaning changes
 MAX_ENTRIES = 64
 
 

@@ -1,6 +1,7 @@
 """Hover on a marked line: the whole story in Markdown — full reason, explanation, hints and
 link for a graph break; compiles, failed guards and suggestions for a recompile; the failure
-for a compile error; and the kernels this line was fused into (name, backend, fused ops)."""
+for a compile error; and the kernels this line was fused into (name, backend, fused ops and,
+for Triton, the compile headline: target, config, registers, spills, shared memory)."""
 
 from __future__ import annotations
 
@@ -111,7 +112,11 @@ def _kernels_md(kernels: Sequence[KernelRef]) -> list[str]:
         ops = ", ".join(k.fused_ops) if k.fused_ops else "—"
         bwd = " (backward)" if k.backward else ""
         more = f" (+{k.compiles - len(k.compile_ids)} more)" if k.compiles > len(k.compile_ids) else ""
-        out.append(f"- `{k.name}` — {k.backend}{bwd}; fused ops: {ops}; compile {', '.join(k.compile_ids)}{more}")
+        compiled = ""
+        if k.compiled:
+            others = f" (+{len(k.compiled) - 1} more, from its other compiles)" if len(k.compiled) > 1 else ""
+            compiled = f"; compiled: {_code(k.compiled[0])}{others}"
+        out.append(f"- `{k.name}` — {k.backend}{bwd}; fused ops: {ops}; compile {', '.join(k.compile_ids)}{more}{compiled}")
     if len(kernels) > MAX_KERNELS:
         out.append(f"- … and {len(kernels) - MAX_KERNELS} more")
     return out

@@ -118,6 +118,7 @@ class KernelRow:
     lines: list[str]
     path: str | None
     profile_us: float | None
+    compiled: str | None = None  # Triton's compile metadata in one line (kernel_compile.compile_headline)
 
 
 @dataclass
@@ -267,6 +268,7 @@ def build(
     )
     from dyn_inspect.inspector.analysis.breaks import break_sites
     from dyn_inspect.inspector.analysis.failures import failure_sites, line_text
+    from dyn_inspect.inspector.analysis.kernel_compile import compile_headline, compile_output
 
     for site in break_sites(model):
         b, user = site.first, site.user_frame or site.loc
@@ -312,6 +314,7 @@ def build(
         data.limits.append(f"{lim.co_name or '?'} ({where(loc)}): {lim.reason} — the frame runs eagerly from then on")
     for k in model.kernels:
         ev = k.event
+        compiled = compile_output(k)
         data.kernels.append(
             KernelRow(
                 ev.name,
@@ -323,6 +326,7 @@ def build(
                 list(dict.fromkeys(where(loc) for loc in k.lines)),
                 kernel_paths.get((k.compile.log, k.compile.cid, ev.name, ev.backward)),
                 k.profile.total_us / max(k.profile.calls, 1) if k.profile else None,
+                compile_headline(compiled) if compiled is not None else None,
             )
         )
     data.stages = model.compile_time_by_stage()

@@ -1,8 +1,9 @@
 """Kernels: every generated kernel (name, compile, backend, fused ATen ops, the user lines it
 came from, size) with its Triton or C++ source highlighted; the filter narrows by name, op
 or source line (``train.py:27``). A ``--profile-kernels`` run adds time per step, calls per
-step and achieved GB/s and GFLOP/s (``analysis.costs``); a click on a header (or **s**)
-sorts by that column."""
+step and achieved GB/s and GFLOP/s (``analysis.costs``); a run with Triton's compile
+metadata adds each kernel's config, registers, spills and shared memory
+(``analysis.kernel_compile``); a click on a header (or **s**) sorts by that column."""
 
 from __future__ import annotations
 
@@ -11,10 +12,11 @@ from textual.app import ComposeResult
 from textual.containers import Vertical
 from textual.widgets import DataTable, Input
 
-from dyn_inspect.inspector.analysis.costs import kernel_cost, rate_text, time_text
+from dyn_inspect.inspector.analysis.costs import kernel_cost, rate_text, sort_key, time_text
+from dyn_inspect.inspector.analysis.kernel_compile import config_text
 from dyn_inspect.inspector.events import Loc
 from dyn_inspect.inspector.locations import same_file, split_file_line
-from dyn_inspect.inspector.model import KernelInfo
+from dyn_inspect.inspector.model import KernelInfo, KernelMeta
 from dyn_inspect.tui import digest
 from dyn_inspect.tui.display import display_loc
 from dyn_inspect.tui.views.base import COMMON_KEYS, Context, SearchHit, matches
@@ -41,6 +43,27 @@ def _cid_order(cid: str) -> tuple[int, ...]:
     return tuple(int(n) for n in cid.replace("@r", "/").split("/") if n.isdigit())
 
 
+def _bytes(v: int | None) -> str:
+    if v is None:
+        return "-"
+    return f"{v / 1024:.1f} KiB" if v >= 1024 else f"{v} B"
+
+
+def meta_cells(k: KernelInfo) -> dict[str, Cell]:
+    """The compile-metadata cells (column key → cell) of a kernel: its config, registers,
+    spills and shared memory; "-" for a kernel without metadata (sorted after the others)."""
+    chosen = k.meta.chosen if k.meta is not None else None
+    regs = chosen.n_regs if chosen is not None else None
+    spills = chosen.n_spills if chosen is not None else None
+    shared = chosen.shared if chosen is not None else None
+    return {
+        "config": Cell(config_text(chosen), (chosen is None, config_text(chosen))),
+        "regs": Cell("-" if regs is None else str(regs), sort_key("registers", k), justify="right"),
+        "spills": Cell("-" if spills is None else str(spills), sort_key("spills", k), justify="right"),
+        "smem": Cell(_bytes(shared), sort_key("shared", k), justify="right"),
+    }
+
+
 def lines_text(k: KernelInfo, cwd: str | None, limit: int = 3) -> str:
     shown = [display_loc(loc, cwd) for loc in k.lines[:limit]]
     more = len(k.lines) - limit
@@ -58,13 +81,17 @@ from (provenance). The source shows below.
 
 - **f** filter: a name, an op, or a source line such as `train.py:27`
 - **s** cycles the order: time per step, calls, GB/s, GFLOP/s, name, compile (a run
-  without `--profile-kernels`: name, compile, size); a click on a column header sorts by
-  that column (again: reversed)
+  without `--profile-kernels`: name, compile, size), then registers, spills and shared
+  memory where Triton's compile metadata was recorded; a click on a column header sorts
+  by that column (again: reversed)
 - **↑/↓** select · **o** open the kernel's first source line in `$EDITOR`
 
 With `--profile-kernels`, *Time/step*, *Calls/step*, *GB/s* and *GFLOP/s* are the
 steady-state figures (bandwidth from Inductor's byte estimate, FLOP/s for matmuls and
-convolutions; a percentage is of the device's peak).
+convolutions; a percentage is of the device's peak). A Triton run adds *Config* (the
+autotuner's choice), *Regs*, *Spills* and *Smem* (shared memory) per kernel, and the
+detail shows the configs tried, the IR stages kept and launches that differ from what the
+kernel was compiled for.
 """
         + COMMON_KEYS
     )
@@ -72,6 +99,8 @@ convolutions; a percentage is of the device's peak).
     BINDINGS = [("f", "focus_filter", "Filter"), ("s", "cycle_sort", "Sort")]
     SORT_CYCLE = ("time", "calls", "gbps", "gflops", "name", "cid")
     PLAIN_SORT_CYCLE = ("name", "cid", "size")
+    META_SORT_CYCLE = ("regs", "spills", "smem")
+    META_COLUMNS = ("config", "regs", "spills", "smem")
 
     def __init__(self, *, id: str | None = None) -> None:  # noqa: A002
         super().__init__(id=id)
@@ -83,6 +112,8 @@ convolutions; a percentage is of the device's peak).
         self._profiles = 0  # model.kernel_profiles seen: profiles arrive at the end of a run
         self._sort: tuple[str, bool] | None = None  # (column key, reverse)
         self._profiled = False  # the cost columns are shown
+        self._with_meta = False  # the compile-metadata columns are shown
+        self._metas: dict[str, KernelMeta | None] = {}  # row key → the KernelMeta its cells show
 
     def compose(self) -> ComposeResult:
         with Vertical():
@@ -91,7 +122,7 @@ convolutions; a percentage is of the device's peak).
             yield DetailPane(id="kernel-source", classes="detail")
 
     def on_mount(self) -> None:
-        self._add_columns(profiled=False)
+        self._add_columns(profiled=False, with_meta=False)
         self.query_one(DetailPane).show(Text("No kernels recorded (yet).", style="dim"))
 
     def tab_label(self, ctx: Context) -> str:
@@ -100,19 +131,23 @@ convolutions; a percentage is of the device's peak).
     def sync(self, ctx: Context) -> None:
         super().sync(ctx)
         profiles = len(ctx.run.model.kernel_profiles)
-        if ctx.scope != self._scope or profiles != self._profiles:
+        if ctx.scope != self._scope or profiles != self._profiles or (not self._with_meta and _has_meta(ctx)):
             self._scope = ctx.scope
             self._profiles = profiles
             self._rebuild()
             return
         self._add(ctx.run.model.kernels[self._seen :], self._seen)
+        if self._with_meta:
+            self._refresh_meta()
 
-    def _add_columns(self, profiled: bool) -> None:
-        """The cost columns only for a profiled run: four columns of "-" would push the
-        fused ops off a terminal's width."""
+    def _add_columns(self, profiled: bool, with_meta: bool) -> None:
+        """The cost columns only for a profiled run, the compile-metadata columns only when
+        some kernel has Triton's metadata (a CPU run has none): four columns of "-" would
+        push the fused ops off a terminal's width."""
         table = self.query_one(DataTable)
         table.clear(columns=True)
         self._profiled = profiled
+        self._with_meta = with_meta
         table.add_column("Kernel", key="name")
         table.add_column("Compile", key="cid")
         if profiled:
@@ -120,6 +155,11 @@ convolutions; a percentage is of the device's peak).
             table.add_column("Calls/step", key="calls")
             table.add_column("GB/s", key="gbps")
             table.add_column("GFLOP/s", key="gflops")
+        if with_meta:
+            table.add_column("Config", key="config")
+            table.add_column("Regs", key="regs")
+            table.add_column("Spills", key="spills")
+            table.add_column("Smem", key="smem")
         table.add_column("Backend", key="backend")
         table.add_column("Size", key="size")
         table.add_column("Source lines", key="lines")
@@ -128,12 +168,15 @@ convolutions; a percentage is of the device's peak).
     def _rebuild(self) -> None:
         table = self.query_one(DataTable)
         profiled = bool(self.ctx and self.ctx.run.model.kernel_profiles)
-        if profiled != self._profiled:
-            self._add_columns(profiled)
-            if self._sort is not None and self._sort[0] in ("time", "calls", "gbps", "gflops"):
+        with_meta = self.ctx is not None and _has_meta(self.ctx)
+        if profiled != self._profiled or with_meta != self._with_meta:
+            self._add_columns(profiled, with_meta)
+            gone = (() if profiled else ("time", "calls", "gbps", "gflops")) + (() if with_meta else self.META_COLUMNS)
+            if self._sort is not None and self._sort[0] in gone:
                 self._sort = None
         table.clear()
         self._kernels.clear()
+        self._metas.clear()
         self._seen = 0
         self._shown = None
         if self.ctx is not None:
@@ -166,6 +209,8 @@ convolutions; a percentage is of the device's peak).
                 if self._profiled
                 else ()
             )
+            meta = tuple(meta_cells(k).values()) if self._with_meta else ()
+            self._metas[key] = k.meta
             rows.append(
                 (
                     key,
@@ -173,6 +218,7 @@ convolutions; a percentage is of the device's peak).
                         Cell(e.name + (" (bw)" if e.backward else "")),
                         Cell(k.compile.cid, _cid_order(k.compile.cid)),
                         *costs,
+                        *meta,
                         Cell(e.backend),
                         Cell(f"{e.lines} lines", e.lines, justify="right"),
                         Cell(lines_text(k, ctx.cwd), [(loc.file, loc.line) for loc in k.lines]),
@@ -188,6 +234,23 @@ convolutions; a percentage is of the device's peak).
         if self._shown is None and table.row_count:
             self._show(str(table.coordinate_to_cell_key(table.cursor_coordinate).row_key.value))
 
+    def _refresh_meta(self) -> None:
+        """Rewrite the metadata cells of rows whose kernel's metadata came (or changed:
+        the config is known once the first launch autotuned) since they were drawn."""
+        table = self.query_one(DataTable)
+        changed = False
+        for key, k in self._kernels.items():
+            if k.meta is self._metas.get(key):
+                continue
+            self._metas[key] = k.meta
+            for column, cell in meta_cells(k).items():
+                table.update_cell(key, column, cell)
+            changed = True
+            if key == self._shown:
+                self._show(key)
+        if changed and self._sort is not None and self._sort[0] in self.META_COLUMNS:
+            table.sort(self._sort[0], reverse=self._sort[1])
+
     def sort_by(self, column: str, reverse: bool = False) -> None:
         """Order the table by a column (its cells' sort values: costs most first)."""
         self._sort = (column, reverse)
@@ -195,7 +258,7 @@ convolutions; a percentage is of the device's peak).
 
     def action_cycle_sort(self) -> None:
         current = self._sort[0] if self._sort else None
-        cycle = self.SORT_CYCLE if self._profiled else self.PLAIN_SORT_CYCLE
+        cycle = (self.SORT_CYCLE if self._profiled else self.PLAIN_SORT_CYCLE) + (self.META_SORT_CYCLE if self._with_meta else ())
         self.sort_by(cycle[(cycle.index(current) + 1) % len(cycle)] if current in cycle else cycle[0])
 
     def on_data_table_header_selected(self, event: DataTable.HeaderSelected) -> None:
@@ -250,3 +313,10 @@ convolutions; a percentage is of the device's peak).
     def selected_location(self) -> Loc | None:
         k = self._kernels.get(self._shown or "")
         return k.lines[0] if k is not None and k.lines else None
+
+
+def _has_meta(ctx: Context) -> bool:
+    """Some kernel of the run has Triton's compile metadata (none on a CPU run: looked for
+    only once the model holds metadata)."""
+    model = ctx.run.model
+    return bool(model.kernel_metas) and any(k.meta is not None for k in model.kernels)

@@ -13,6 +13,7 @@ from textual.app import ComposeResult
 from textual.containers import Horizontal
 from textual.widgets import DataTable
 
+from dyn_inspect.inspector.analysis.kernel_compile import compile_headline, compile_output, launch_findings, launches
 from dyn_inspect.inspector.events import Kernel
 from dyn_inspect.inspector.model import FrameInfo, KernelInfo
 from dyn_inspect.tui.digest import Scope
@@ -177,8 +178,9 @@ def frame_key(f: FrameInfo) -> str:
     return f.key
 
 
-def kernel_source(ctx: Context, k: Kernel) -> list[RenderableType]:
-    text, more = cut_code(ctx.run.blob_text(k.source))
+def kernel_source(ctx: Context, k: Kernel, source: str | None = None) -> list[RenderableType]:
+    """``source``: the kernel's source text when already read (else read from the run)."""
+    text, more = cut_code(ctx.run.blob_text(k.source) if source is None else source)
     lexer = "cpp" if k.backend == "cpp" else "python"
     view: list[RenderableType] = [code_view(text or "// kernel source missing from the run", lexer)]
     if more:
@@ -195,6 +197,8 @@ def kernel_detail(ctx: Context, k: KernelInfo) -> list[RenderableType]:
         parts.append(Text("from: " + ", ".join(display_loc(loc, ctx.cwd) for loc in k.lines), style="cyan"))
     if e.vectorized:
         parts.append(Text(f"vectorized: {e.vectorized}", style="dim"))
+    source = ctx.run.blob_text(e.source)
+    parts.extend(kernel_compile_lines(ctx, k))
     p = k.profile
     if p is not None and p.steps:
         measured = f"profiled: {p.total_us / p.steps:.1f} µs per step ({p.calls / p.steps:g} calls)"
@@ -203,5 +207,48 @@ def kernel_detail(ctx: Context, k: KernelInfo) -> list[RenderableType]:
         if p.tflops:
             measured += f", {p.tflops:.2f} TFLOP/s"
         parts.append(Text(measured, style="green"))
-    parts.extend(kernel_source(ctx, e))
+    if launches(k):  # launches that differ from what the kernel was compiled for
+        parts.extend(Text(f"! {finding}", style="yellow") for finding in launch_findings(k, source))
+    parts.extend(kernel_source(ctx, e, source))
     return parts
+
+
+TRIED_SHOWN = 6  # the autotuner's configs listed in the pane (fastest first); the rest counted
+
+
+def kernel_compile_lines(ctx: Context, k: KernelInfo) -> list[RenderableType]:
+    """What Triton made of the kernel (``analysis.kernel_compile``): the config and its
+    registers, spills and shared memory, how it was chosen and the configs tried (fastest
+    first), and the IR stages kept."""
+    parts: list[RenderableType] = []
+    c = compile_output(k)
+    if c is not None:
+        parts.append(Text.assemble(("compiled: ", "bold"), compile_headline(c)))
+        parts.append(Text(f"autotune: {c.autotune}"))
+        for t in c.tried[:TRIED_SHOWN]:
+            time = "failed" if t.failed else (f"{t.time_ms * 1e3:.1f} µs" if t.time_ms is not None else "not timed")
+            parts.append(Text(f"  {t.config} — {time}", style="dim"))
+        if len(c.tried) > TRIED_SHOWN:
+            parts.append(Text(f"  … {len(c.tried) - TRIED_SHOWN} more configs", style="dim"))
+        if c.ir_kept:
+            stage = "ptx" if "ptx" in c.ir_kept else c.ir_kept[-1]
+            parts.append(Text(f"IR: {', '.join(c.ir_kept)} — {_kernel_command(ctx, k)} --stage {stage}", style="cyan"))
+        elif c.ir_bytes:
+            parts.append(Text("IR: not kept (record with `dyn-inspect run --kernel-ir` to read it)", style="dim"))
+    elif k.event.backend == "triton":
+        parts.append(
+            Text("compile metadata: not recorded (Triton's autotuner was not seen: an imported log, or an older dyn-inspect)", style="dim")
+        )
+    return parts
+
+
+def _kernel_command(ctx: Context, k: KernelInfo) -> str:
+    """``dyn-inspect kernel NAME``, with ``--compile``/``--backward`` where the name alone
+    names more than one kernel of the run."""
+    same = [o for o in ctx.run.model.kernels if o.name == k.name]
+    command = f"dyn-inspect kernel {k.name}"
+    if len(same) > 1:
+        command += f" --compile {k.compile.cid}"
+        if k.event.backward and sum(1 for o in same if o.compile.cid == k.compile.cid) > 1:
+            command += " --backward"
+    return command
