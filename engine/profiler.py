@@ -29,7 +29,12 @@ on CPU) with the ATen op in ``op``. The graph comes from the profiler's
 to each Triton kernel's metadata without the benchmark harness) or, when that is missing,
 the bytes of the kernel's tensor arguments; FLOPs come from the profiler's count for
 matmuls and convolutions. Peaks are datasheet figures for known GPUs
-(``DYN_INSPECT_PEAK_GBPS`` / ``DYN_INSPECT_PEAK_TFLOPS`` override them).
+(``DYN_INSPECT_PEAK_GBPS`` / ``DYN_INSPECT_PEAK_TFLOPS`` override them). Each Triton
+kernel's profile also keeps its launches by argument signature (``launches``: the shapes,
+dtypes, strides and scalar values the profiler records with ``record_shapes`` — torch 2.11
+records shapes and scalars only — with calls and time each, up to 16 signatures, the 8 most
+frequent written) and, where the Kineto events carry CUPTI's kernel metadata, the grid,
+block, registers and shared memory (``device_meta``).
 
 The same window gives one ``StepProfile`` (engine/region_profile.py): where each step's
 host time went — compiled regions, their eager code, guard checks, backward graphs, the
