@@ -35,10 +35,11 @@ from dyn_inspect.lsp.placement import place
 from dyn_inspect.lsp.settings import Settings
 from dyn_inspect.tui.app import InspectorApp
 from dyn_inspect.tui.messages import RunUpdated
-from dyn_inspect.tui.views.base import Context, View
+from dyn_inspect.tui.views.base import Context
 from dyn_inspect.tui.views.kernels import KernelsView
 from dyn_inspect.tui.views.table import kernel_detail
 from dyn_inspect.tui.widgets import DetailPane
+from test_tui import settle
 
 FIXTURE = Path(__file__).parent / "fixtures" / "h200_kernel_runs.tar.gz"
 TRAIN = EXAMPLES / "train.py"
@@ -76,16 +77,6 @@ def _app(run: Run) -> InspectorApp:
     return InspectorApp(run.path, run=run, clock=lambda: 0.0)
 
 
-async def _settle(pilot, seconds: float = 0.05) -> None:
-    await pilot.pause(seconds)
-    await pilot.wait_for_scheduled_animations()
-    for _ in range(100):
-        if not any(view.detail_pending for view in pilot.app.query(View)):
-            break
-        await pilot.pause(0.02)
-    await pilot.pause(0)
-
-
 def _columns(table: DataTable) -> dict[str, str]:
     """Column key → label."""
     return {str(key.value): str(col.label) for key, col in table.columns.items()}
@@ -104,7 +95,7 @@ def _row(table: DataTable, name: str) -> dict[str, str]:
 async def _pane_of(app: InspectorApp, pilot, name: str) -> str:
     """The kernel pane's text with ``name`` filtered to and selected."""
     await pilot.press("f", *name, "enter")
-    await _settle(pilot)
+    await settle(pilot)
     table = app.query_one("#kernels-table", DataTable)
     assert table.row_count == 1
     return app.query_one("#kernel-source", DetailPane).text()
@@ -115,7 +106,7 @@ async def test_kernel_pane_shows_config_registers_autotuning_ir_and_launch_findi
     app = _app(run)
     async with app.run_test(size=SIZE) as pilot:
         await pilot.press("5")
-        await _settle(pilot)
+        await settle(pilot)
         table = app.query_one("#kernels-table", DataTable)
         columns = _columns(table)
         keys = list(columns)
@@ -153,7 +144,7 @@ async def test_kernel_pane_counts_the_configs_past_six(runs: dict[str, Path]) ->
     app = _app(run)
     async with app.run_test(size=SIZE) as pilot:
         await pilot.press("5")
-        await _settle(pilot)
+        await settle(pilot)
         lines = (await _pane_of(app, pilot, KERNEL)).splitlines()
         assert any(line.startswith("autotune: coordinate descent 12 configs") for line in lines)
         assert sum(1 for line in lines if line.startswith("  R0_BLOCK=")) == 6
@@ -186,7 +177,7 @@ async def test_metadata_columns_come_with_the_first_kernel_meta_of_a_live_run(ru
     app = _app(run)
     async with app.run_test(size=SIZE) as pilot:
         await pilot.press("5")
-        await _settle(pilot)
+        await settle(pilot)
         table = app.query_one("#kernels-table", DataTable)
         assert "regs" not in _columns(table)  # no metadata yet: the table a CPU run has
         pane = await _pane_of(app, pilot, KERNEL)
@@ -197,7 +188,7 @@ async def test_metadata_columns_come_with_the_first_kernel_meta_of_a_live_run(ru
             for k in model.kernels:
                 k.meta = metas[id(k)]
         app.post_message(RunUpdated(len(kept)))
-        await _settle(pilot)
+        await settle(pilot)
         assert "regs" in _columns(table)
         assert _row(table, KERNEL)["regs"] == "32"
         assert f"compiled: {HEADLINE}" in app.query_one("#kernel-source", DetailPane).text().splitlines()
@@ -207,7 +198,7 @@ async def test_metadata_columns_come_with_the_first_kernel_meta_of_a_live_run(ru
         with app.lock:
             k.meta = msgspec.structs.replace(k.meta, chosen=msgspec.structs.replace(k.meta.chosen, n_regs=40))
         app.post_message(RunUpdated(1))
-        await _settle(pilot)
+        await settle(pilot)
         assert _row(table, KERNEL)["regs"] == "40"
         assert "40 registers" in app.query_one("#kernel-source", DetailPane).text()
 
