@@ -133,6 +133,10 @@ def _patch(module: Any, on_error: Callable[[str], None]) -> bool:
     if cls is None:
         on_error("torch._inductor.runtime.triton_heuristics.CachingAutotuner not found")
         return False
+    if not callable(cls.__dict__.get("precompile")) or not callable(cls.__dict__.get("run")):
+        # Without these nothing is noted; the autotuning wrappers alone would record nothing.
+        on_error("CachingAutotuner has no precompile/run of its own in this torch")
+        return False
 
     def fenced(what: str, fn: Callable[..., None]) -> Callable[..., None]:
         def call(*args: Any) -> None:
