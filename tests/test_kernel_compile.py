@@ -255,6 +255,12 @@ def test_repro_script(runs: dict[str, Run], tmp_path: Path, capsys: pytest.Captu
         ("scalar", first.scalars[3], [], ""),
     ]
     assert "do_bench_cudagraph" in script and '"coordinate_descent_tuning": False' in script
+    # An existing file is kept unless --force; an unwritable path is one line.
+    code, _, err = cli(capsys, "kernel", SUM, str(run.path), "--repro", "-o", str(out))
+    assert code == 2 and err.strip() == f"dyn-inspect: {out} exists: pass --force to overwrite it"
+    assert cli(capsys, "kernel", SUM, str(run.path), "--repro", "-o", str(out), "--force")[0] == 0
+    code, _, err = cli(capsys, "kernel", SUM, str(run.path), "--repro", "-o", str(tmp_path / "no" / "k.py"))
+    assert code == 2 and err.startswith("dyn-inspect: cannot write ") and len(err.strip().splitlines()) == 1
     assert f"def {SUM}(" in script
 
 

@@ -47,6 +47,7 @@ def prepare_parser(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--side-by-side", action="store_true", help="with --stage: the kernel's source beside the stage")
     parser.add_argument("--repro", action="store_true", help="write a script that runs and times this kernel as compiled")
     parser.add_argument("-o", "--output", metavar="FILE", help="with --repro: where to write it (default: stdout)")
+    parser.add_argument("--force", action="store_true", help="with -o: overwrite FILE if it exists")
     parser.add_argument("--json", action="store_true", help="machine-readable output")
     add_rank_argument(parser)
 
@@ -79,7 +80,13 @@ def run(args: argparse.Namespace) -> int:
         if out.script is None:
             raise InspectorError(out.why_not or "no repro")
         if args.output:
-            Path(args.output).write_text(out.script, encoding="utf-8")
+            target = Path(args.output)
+            if target.exists() and not args.force:
+                raise InspectorError(f"{args.output} exists: pass --force to overwrite it")
+            try:
+                target.write_text(out.script, encoding="utf-8")
+            except OSError as err:
+                raise InspectorError(f"cannot write {args.output}: {err.strerror or err}") from err
             print(f"wrote {args.output}: python {args.output} runs {k.name} as compiled")
         else:
             sys.stdout.write(out.script)
