@@ -280,3 +280,20 @@ def test_export_of_one_kernel_carries_its_repro(runs: dict[str, Run], tmp_path: 
     assert f"NAME = {SUM!r}" in script and "XBLOCK': 16, 'R0_BLOCK': 32" in script
     code, _, err = cli(capsys, "export", str(run.path), "--kernel", "triton_nope", "-o", str(tmp_path / "x.zip"))
     assert code != 0 and "no kernel named 'triton_nope'" in err and not (tmp_path / "x.zip").exists()
+
+
+def test_repro_of_a_crafted_run_is_still_one_valid_script(runs: dict[str, Run]) -> None:
+    """A run is untrusted input: a name that would end the script's docstring or escape a
+    string goes in as a repr, and the docstring stays one docstring."""
+    run = runs["h200_kernels"]
+    k = kernel(run, SUM)
+    crafted = 'x"""\nimport os; os.system("echo owned") #\\'
+    k2 = KernelInfo(msgspec.structs.replace(k.event, name=crafted), k.compile, k.lines, k.profile, k.meta)
+    script = repro(k2, run.blob_text(k.event.source), 'run"""', "k.py").script
+    assert script is not None
+    tree = ast.parse(script)
+    (doc, *_) = tree.body
+    assert isinstance(doc, ast.Expr) and isinstance(doc.value, ast.Constant)
+    assert "import os" not in {ast.unparse(n) for n in tree.body}  # no statement smuggled out of the docstring
+    names = [n for n in tree.body if isinstance(n, ast.Assign) and getattr(n.targets[0], "id", "") == "NAME"]
+    assert ast.literal_eval(names[0].value) == crafted

@@ -27,14 +27,15 @@ _TENSOR_DTYPES = frozenset(TORCH_DTYPE.values())
 _TEMPLATE = '''#!/usr/bin/env python3
 """Runs one Triton kernel as Inductor compiled it, on seeded random inputs of a recorded launch.
 
-kernel:   {name} (compile {cid}{bw})
+kernel:   {name_doc} (compile {cid}{bw})
 run:      {run}
 config:   {config}
 launch:   {launch_text} ({origin})
 profiled: {profiled}
 
-Made by `dyn-inspect kernel {name} --repro`. Needs the torch and Triton the run used (or
+Made by `dyn-inspect kernel {name_doc} --repro`. Needs the torch and Triton the run used (or
 ones that read this source alike) and a GPU. Usage: python {file} [--iters N]
+It runs the kernel source the run recorded: run it for runs you trust, as any repro.
 """
 
 import argparse
@@ -125,6 +126,12 @@ def _arg(launch_dtype: str, shape: list[int], stride: list[int], scalar: object)
     return ("tensor", list(shape), list(stride), dtype)
 
 
+def _doc(text: str) -> str:
+    """Text from the run, safe inside the script's docstring: one line, no backslash or
+    quote run that could end it (a run is untrusted input; its values go in as reprs)."""
+    return " ".join(text.split()).replace("\\", "/").replace('"', "'")
+
+
 def repro(k: KernelInfo, source: str, run_label: str, file_name: str = "k.py") -> Repro:
     """The script, or why there is none."""
     e = k.event
@@ -171,14 +178,15 @@ def repro(k: KernelInfo, source: str, run_label: str, file_name: str = "k.py") -
     origin = "the kernel's first launch" if launch is first else "the most frequent profiled launch"
     script = _TEMPLATE.format(
         name=e.name,
-        cid=k.compile.cid,
+        name_doc=_doc(e.name),
+        cid=_doc(k.compile.cid),
         bw=", backward" if e.backward else "",
-        run=run_label,
-        config=config_text(chosen),
-        launch_text=launch_text,
+        run=_doc(run_label),
+        config=_doc(config_text(chosen)),
+        launch_text=_doc(launch_text),
         origin=origin,
         profiled=f"{profiled_us} us per launch" if profiled_us else "not profiled",
-        file=file_name,
+        file=_doc(file_name),
         source=source,
         config_dict=config_dict,
         args=args,
