@@ -287,7 +287,7 @@ def test_repro_of_a_crafted_run_is_still_one_valid_script(runs: dict[str, Run]) 
     string goes in as a repr, and the docstring stays one docstring."""
     run = runs["h200_kernels"]
     k = kernel(run, SUM)
-    crafted = 'x"""\nimport os; os.system("echo owned") #\\'
+    crafted = 'x"""\nimport os; os.system("echo owned") #\x1b[2J\\'
     k2 = KernelInfo(msgspec.structs.replace(k.event, name=crafted), k.compile, k.lines, k.profile, k.meta)
     script = repro(k2, run.blob_text(k.event.source), 'run"""', "k.py").script
     assert script is not None
@@ -297,3 +297,4 @@ def test_repro_of_a_crafted_run_is_still_one_valid_script(runs: dict[str, Run]) 
     assert "import os" not in {ast.unparse(n) for n in tree.body}  # no statement smuggled out of the docstring
     names = [n for n in tree.body if isinstance(n, ast.Assign) and getattr(n.targets[0], "id", "") == "NAME"]
     assert ast.literal_eval(names[0].value) == crafted
+    assert "\x1b" not in script  # no terminal escape reaches a `cat k.py`

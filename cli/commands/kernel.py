@@ -25,7 +25,7 @@ from dyn_inspect.inspector.analysis.kernel_compile import (
 )
 from dyn_inspect.inspector.analysis.kernel_ir_lines import MAPPED_STAGES, line_map
 from dyn_inspect.inspector.analysis.kernel_repro import repro
-from dyn_inspect.inspector.console import make_console
+from dyn_inspect.inspector.console import make_console, safe_text
 from dyn_inspect.inspector.errors import InspectorError
 from dyn_inspect.inspector.locations import file_line, short_path
 from dyn_inspect.inspector.model import KernelInfo, RunModel
@@ -127,9 +127,9 @@ def run(args: argparse.Namespace) -> int:
         elif args.side_by_side and args.stage != "source":
             say_err = f"dyn-inspect: {args.stage} carries no line information (cuobjdump -sass): shown whole\n"
             sys.stderr.write(say_err)
-            sys.stdout.write(stage_text if stage_text.endswith("\n") else stage_text + "\n")
+            sys.stdout.write(safe_text(stage_text if stage_text.endswith("\n") else stage_text + "\n"))
         else:
-            sys.stdout.write(stage_text if stage_text.endswith("\n") else stage_text + "\n")
+            sys.stdout.write(safe_text(stage_text if stage_text.endswith("\n") else stage_text + "\n"))
         return 0
     _print_detail(console, r.model, k, source, str(r.path))
     return 0

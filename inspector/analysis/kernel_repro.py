@@ -21,6 +21,7 @@ from dataclasses import dataclass
 
 from dyn_inspect.inspector.analysis.kernel_compile import TORCH_DTYPE, KernelSignature, config_text, launches, same_signature
 from dyn_inspect.inspector.model import KernelInfo
+from dyn_inspect.inspector.reader import safe_text
 
 _TENSOR_DTYPES = frozenset(TORCH_DTYPE.values())
 
@@ -129,7 +130,7 @@ def _arg(launch_dtype: str, shape: list[int], stride: list[int], scalar: object)
 def _doc(text: str) -> str:
     """Text from the run, safe inside the script's docstring: one line, no backslash or
     quote run that could end it (a run is untrusted input; its values go in as reprs)."""
-    return " ".join(text.split()).replace("\\", "/").replace('"', "'")
+    return safe_text(" ".join(text.split())).replace("\\", "/").replace('"', "'")
 
 
 def repro(k: KernelInfo, source: str, run_label: str, file_name: str = "k.py") -> Repro:
