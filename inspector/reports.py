@@ -1,6 +1,6 @@
 """Reports built from a run's model, as the typed outputs (``inspector/outputs``): what
-`summary --json` prints and what the text summary renders. Stable keys; paths absolute;
-times in seconds."""
+`summary --json` prints and what the text summary renders, the cost report, and one
+kernel (``kernels``/``kernel``). Stable keys; paths absolute; times in seconds."""
 
 from __future__ import annotations
 
@@ -11,11 +11,14 @@ import msgspec
 from dyn_inspect.engine.torch_compat import degraded_notes
 from dyn_inspect.inspector import ranks
 from dyn_inspect.inspector.analysis.breaks import BreakSite, break_sites
+from dyn_inspect.inspector.analysis.costs import kernel_cost
 from dyn_inspect.inspector.analysis.failures import FailureSite, failure_sites, line_text
+from dyn_inspect.inspector.analysis.kernel_compile import compile_output, launch_findings, launch_outputs
+from dyn_inspect.inspector.analysis.kernels import Vectorization, effective_isa
 from dyn_inspect.inspector.analysis.messages import headline, label
 from dyn_inspect.inspector.analysis.no_graph import no_graph
 from dyn_inspect.inspector.analysis.step_costs import BreakCost, break_costs, compare_eager, step_costs
-from dyn_inspect.inspector.model import RecompileInfo
+from dyn_inspect.inspector.model import KernelInfo, RecompileInfo, RunModel
 from dyn_inspect.inspector.outputs import Counts, Divergence, NodeStatus, RankGroup, environment, source_loc
 from dyn_inspect.inspector.outputs import reports as typed
 from dyn_inspect.inspector.run import Run
@@ -255,6 +258,58 @@ def _us(value: float) -> float:
 
 
 # -- shared by the report commands (breaks, recompiles, kernels, graph, check, diff) ------
+
+
+def kernel(model: RunModel, k: KernelInfo, source: str | None = None) -> typed.Kernel:
+    """One kernel for ``kernels --json``, ``kernel`` (text and JSON). ``source``: the kernel's source text, for the launch findings (read it only when
+    the kernel has launches)."""
+    e = k.event
+    return typed.Kernel(
+        name=k.name,
+        compile_id=k.compile.cid,
+        log=k.compile.log,
+        backend=e.backend,
+        backward=e.backward,
+        fused_ops=list(e.fused_ops),
+        source_nodes=list(e.source_nodes),
+        vectorized=e.vectorized,
+        isa=effective_isa(model, k),
+        lines_of_code=e.lines,
+        source_lines=[source_loc(loc) for loc in k.lines],
+        profile=kernel_profile(k),
+        compile=compile_output(k),
+        launches=launch_outputs(k, source),
+        launch_findings=launch_findings(k, source),
+    )
+
+
+def kernel_profile(k: KernelInfo) -> typed.KernelProfile | None:
+    p, c = k.profile, kernel_cost(k)
+    if p is None or c is None:
+        return None
+    return typed.KernelProfile(
+        calls=p.calls,
+        total_us=p.total_us,
+        steps=p.steps,
+        us_per_step=round(c.us_per_step, 3),
+        calls_per_step=c.calls_per_step,
+        share_of_step=round(c.share, 4) if c.share is not None else None,
+        bandwidth_gbps=c.gbps,
+        tflops=c.tflops,
+        peak_gbps=c.peak_gbps,
+        peak_tflops=c.peak_tflops,
+    )
+
+
+def vectorization_coverage(v: Vectorization) -> typed.Vectorization:
+    return typed.Vectorization(
+        cpp_kernels=v.cpp_kernels,
+        vectorized=v.vectorized,
+        share=round(v.share, 4) if v.share is not None else None,
+        by_isa=dict(v.by_isa),
+        cpu_isa=v.cpu_isa,
+        scalar_kernels=list(v.scalar),
+    )
 
 
 def open_cli_run(arg: str | None, runs_dir: str | None, rank: int | None = None) -> Run:

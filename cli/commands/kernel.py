@@ -13,7 +13,7 @@ from rich.padding import Padding
 from rich.table import Table
 from rich.text import Text
 
-from dyn_inspect.cli.commands.kernels import kernel_dict
+from dyn_inspect.inspector import reports
 from dyn_inspect.inspector.analysis.kernel_compile import (
     IR_STAGES,
     KernelSignature,
@@ -101,7 +101,7 @@ def run(args: argparse.Namespace) -> int:
     if args.json:
         report = typed.KernelReport(
             run=str(r.path),
-            kernel=kernel_dict(r.model, k, source),
+            kernel=reports.kernel(r.model, k, source),
             stages_kept=stages_kept(k),
             stage=args.stage,
             text=stage_text,
@@ -136,7 +136,7 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _print_detail(console: object, m: RunModel, k: KernelInfo, source: str, run_path: str) -> None:
-    d = kernel_dict(m, k, source)
+    d = reports.kernel(m, k, source)
     say = lambda text: console.print(text, markup=False, highlight=False)  # type: ignore[attr-defined]  # noqa: E731
     say(
         f"{d.name} — compile {d.compile_id}{' (backward)' if d.backward else ''}, {d.backend}, {d.lines_of_code} lines — {short_path(run_path)}"

@@ -11,14 +11,15 @@ from typing import Any
 
 from rich.table import Table
 
+from dyn_inspect.inspector import reports
 from dyn_inspect.inspector.analysis.costs import SORTS, cost_of, kernel_cost, rate_text, sort_key, time_text
-from dyn_inspect.inspector.analysis.kernel_compile import compile_output, config_text, launch_findings, launch_outputs, launches
+from dyn_inspect.inspector.analysis.kernel_compile import config_text, launches
 from dyn_inspect.inspector.analysis.kernels import Vectorization, effective_isa, kernels_at, kernels_by_compile, vectorization
 from dyn_inspect.inspector.console import make_console
 from dyn_inspect.inspector.locations import file_line, parse_file_line, short_path
 from dyn_inspect.inspector.model import CompileInfo, KernelInfo, RunModel
 from dyn_inspect.inspector.outputs import reports as typed
-from dyn_inspect.inspector.outputs import source_loc, to_json
+from dyn_inspect.inspector.outputs import to_json
 from dyn_inspect.inspector.ranks import add_rank_argument
 from dyn_inspect.inspector.reports import open_cli_run, print_read_warnings
 
@@ -37,58 +38,6 @@ def prepare_parser(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--json", action="store_true", help="machine-readable output")
     add_rank_argument(parser)
-
-
-def kernel_dict(model: RunModel, k: KernelInfo, source: str | None = None) -> typed.Kernel:
-    """``source``: the kernel's source text, for the launch findings (read it only when
-    the kernel has launches)."""
-    e = k.event
-    return typed.Kernel(
-        name=k.name,
-        compile_id=k.compile.cid,
-        log=k.compile.log,
-        backend=e.backend,
-        backward=e.backward,
-        fused_ops=list(e.fused_ops),
-        source_nodes=list(e.source_nodes),
-        vectorized=e.vectorized,
-        isa=effective_isa(model, k),
-        lines_of_code=e.lines,
-        source_lines=[source_loc(loc) for loc in k.lines],
-        profile=_profile_dict(k),
-        compile=compile_output(k),
-        launches=launch_outputs(k, source),
-        launch_findings=launch_findings(k, source),
-    )
-
-
-def _profile_dict(k: KernelInfo) -> typed.KernelProfile | None:
-    p, c = k.profile, kernel_cost(k)
-    if p is None or c is None:
-        return None
-    return typed.KernelProfile(
-        calls=p.calls,
-        total_us=p.total_us,
-        steps=p.steps,
-        us_per_step=round(c.us_per_step, 3),
-        calls_per_step=c.calls_per_step,
-        share_of_step=round(c.share, 4) if c.share is not None else None,
-        bandwidth_gbps=c.gbps,
-        tflops=c.tflops,
-        peak_gbps=c.peak_gbps,
-        peak_tflops=c.peak_tflops,
-    )
-
-
-def coverage_dict(v: Vectorization) -> typed.Vectorization:
-    return typed.Vectorization(
-        cpp_kernels=v.cpp_kernels,
-        vectorized=v.vectorized,
-        share=round(v.share, 4) if v.share is not None else None,
-        by_isa=dict(v.by_isa),
-        cpu_isa=v.cpu_isa,
-        scalar_kernels=list(v.scalar),
-    )
 
 
 def coverage_text(v: Vectorization) -> str:
@@ -118,8 +67,8 @@ def run(args: argparse.Namespace) -> int:
             run=str(r.path),
             at=args.at,
             sort=order,
-            kernels=[kernel_dict(m, k, r.blob_text(k.event.source) if launches(k) else None) for _, ks in groups for k in ks],
-            vectorization=coverage_dict(cov),
+            kernels=[reports.kernel(m, k, r.blob_text(k.event.source) if launches(k) else None) for _, ks in groups for k in ks],
+            vectorization=reports.vectorization_coverage(cov),
         )
         sys.stdout.write(to_json(data) + "\n")
         return 0
