@@ -156,6 +156,24 @@ kernels-cost)
   for mode in off ir; do cost gpt2 $mode 1 "$ROOT" bench/workloads/gpt2.py --seq-lens 256 --steps 4 --warmup 1; done
   du -sh "$SCRATCH"/runs/*/2*
   ;;
+ir-coverage)
+  # Every Triton kernel of GPT-2 small has its IR (--kernel-ir): the 150-character file
+  # names Triton cuts its long kernel names to included.
+  record gpt2 "$ROOT" --kernel-ir bench/workloads/gpt2.py --seq-lens 256 --steps 2 --warmup 1 > "$SCRATCH/gpt2.log" 2>&1
+  run=$(ls -d "$SCRATCH/runs/gpt2"/2* | head -1)
+  "${DI[@]}" kernels "$run" --json > "$SCRATCH/kernels.json"
+  python3 - "$SCRATCH/kernels.json" <<'PY'
+import json, sys
+ks = [k for k in json.load(open(sys.argv[1]))["kernels"] if k["backend"] == "triton"]
+with_meta = [k for k in ks if k["compile"]]
+full = [k for k in with_meta if len(k["compile"]["ir_kept"]) == 5]
+longest = max(len(k["name"]) for k in ks)
+print(f"IR-COVERAGE triton {len(ks)}, with metadata {len(with_meta)}, with all 5 IR stages {len(full)}; longest name {longest}")
+for k in ks:
+    if k not in full:
+        print("  missing:", k["name"], (k["compile"] or {}).get("ir_kept"))
+PY
+  ;;
 probe)
   # What this torch/Triton hands the kernel-metadata hook and the profiler (new versions),
   # then any repro scripts named in REPROS (dyn-inspect kernel NAME --repro -o F).
