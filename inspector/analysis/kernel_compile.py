@@ -212,28 +212,11 @@ def _complete(launch: KernelLaunch, first: KernelLaunch | None, sig: KernelSigna
     if launch.dtypes and len(launch.dtypes) == len(launch.shapes):
         return launch
     if first is not None and same_signature(launch, first):
-        return KernelLaunch(
-            shapes=first.shapes,
-            strides=first.strides,
-            dtypes=first.dtypes,
-            scalars=first.scalars,
-            grid=launch.grid,
-            block=launch.block,
-            calls=launch.calls,
-            total_us=launch.total_us,
-        )
+        # The first launch's arguments, this signature's counts, times and grid.
+        return msgspec.structs.replace(first, grid=launch.grid, block=launch.block, calls=launch.calls, total_us=launch.total_us)
     if sig is not None and len(sig.args) == len(launch.shapes):
         dtypes = [_TORCH_OF_TRITON.get(sig.types.get(a, "").lstrip("*"), "") for a in sig.args]
-        return KernelLaunch(
-            shapes=launch.shapes,
-            strides=launch.strides,
-            dtypes=dtypes,
-            scalars=launch.scalars,
-            grid=launch.grid,
-            block=launch.block,
-            calls=launch.calls,
-            total_us=launch.total_us,
-        )
+        return msgspec.structs.replace(launch, dtypes=dtypes)
     return launch
 
 
