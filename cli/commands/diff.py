@@ -11,7 +11,7 @@ import sys
 from dataclasses import asdict
 from typing import Any
 
-from dyn_inspect.inspector.analysis.costs import time_text
+from dyn_inspect.inspector.analysis.costs import bytes_text, time_text
 from dyn_inspect.inspector.analysis.diff import Changes, KernelChange, KernelFacts, RunDiff, diff_runs
 from dyn_inspect.inspector.console import make_console
 from dyn_inspect.inspector.outputs import reports as typed
@@ -70,13 +70,9 @@ def kernel_change_dict(c: KernelChange) -> typed.DiffKernelMetaChange:
     )
 
 
-def _bytes(v: int) -> str:
-    return f"{v / 1024:.1f} KiB" if v >= 1024 else f"{v} B"
-
-
 def _bytes_change(a: int, b: int) -> str:
     """``18.3 KiB → 14.0 KiB``; in bytes where the KiB would read the same."""
-    ta, tb = _bytes(a), _bytes(b)
+    ta, tb = bytes_text(a), bytes_text(b)
     return f"{ta} → {tb}" if ta != tb else f"{a} B → {b} B"
 
 

@@ -12,7 +12,7 @@ from typing import Any
 from rich.table import Table
 
 from dyn_inspect.inspector import reports
-from dyn_inspect.inspector.analysis.costs import SORTS, cost_of, kernel_cost, rate_text, sort_key, time_text
+from dyn_inspect.inspector.analysis.costs import SORTS, bytes_text, cost_of, kernel_cost, rate_text, sort_key, time_text
 from dyn_inspect.inspector.analysis.kernel_compile import config_text, launches
 from dyn_inspect.inspector.analysis.kernels import Vectorization, effective_isa, kernels_at, kernels_by_compile, vectorization
 from dyn_inspect.inspector.console import make_console
@@ -114,7 +114,7 @@ def run(args: argparse.Namespace) -> int:
                 meta_cells = [
                     config_text(chosen),
                     *(_num(getattr(chosen, f, None) if chosen is not None else None) for f in ("n_regs", "n_spills")),
-                    _bytes(chosen.shared if chosen is not None else None),
+                    bytes_text(chosen.shared if chosen is not None else None),
                 ]
             table.add_row(cid, k.name, *cost_cells, *meta_cells, k.event.backend, ", ".join(k.event.fused_ops) or "-", vec, lines)
         console.print(table)
@@ -161,12 +161,6 @@ def _print_library(console: Any, m: RunModel) -> None:
 
 def _num(v: int | None) -> str:
     return "-" if v is None else str(v)
-
-
-def _bytes(v: int | None) -> str:
-    if v is None:
-        return "-"
-    return f"{v / 1024:.1f} KiB" if v >= 1024 else f"{v} B"
 
 
 def library_kernel_name(name: str) -> str:

@@ -82,6 +82,13 @@ def time_text(us: float) -> str:
     return f"{us / 1e6:.2f} s"
 
 
+def bytes_text(n: int | None) -> str:
+    """A size as the kernel faces print it: "256 B", "8.0 KiB"; "-" when not recorded."""
+    if n is None:
+        return "-"
+    return f"{n / 1024:.1f} KiB" if n >= 1024 else f"{n} B"
+
+
 def share_text(part: float, whole: float) -> str:
     """``part`` as a share of ``whole`` ("12.3%"), "-" when there is no whole."""
     return f"{part / whole:.1%}" if whole else "-"

@@ -12,7 +12,7 @@ from textual.app import ComposeResult
 from textual.containers import Vertical
 from textual.widgets import DataTable, Input
 
-from dyn_inspect.inspector.analysis.costs import kernel_cost, rate_text, sort_key, time_text
+from dyn_inspect.inspector.analysis.costs import bytes_text, kernel_cost, rate_text, sort_key, time_text
 from dyn_inspect.inspector.analysis.kernel_compile import config_text
 from dyn_inspect.inspector.events import Loc
 from dyn_inspect.inspector.locations import same_file, split_file_line
@@ -43,12 +43,6 @@ def _cid_order(cid: str) -> tuple[int, ...]:
     return tuple(int(n) for n in cid.replace("@r", "/").split("/") if n.isdigit())
 
 
-def _bytes(v: int | None) -> str:
-    if v is None:
-        return "-"
-    return f"{v / 1024:.1f} KiB" if v >= 1024 else f"{v} B"
-
-
 def meta_cells(k: KernelInfo) -> dict[str, Cell]:
     """The compile-metadata cells (column key → cell) of a kernel: its config, registers,
     spills and shared memory; "-" for a kernel without metadata (sorted after the others)."""
@@ -60,7 +54,7 @@ def meta_cells(k: KernelInfo) -> dict[str, Cell]:
         "config": Cell(config_text(chosen), (chosen is None, config_text(chosen))),
         "regs": Cell("-" if regs is None else str(regs), sort_key("registers", k), justify="right"),
         "spills": Cell("-" if spills is None else str(spills), sort_key("spills", k), justify="right"),
-        "smem": Cell(_bytes(shared), sort_key("shared", k), justify="right"),
+        "smem": Cell(bytes_text(shared), sort_key("shared", k), justify="right"),
     }
 
 
