@@ -67,23 +67,9 @@ TORCH_DTYPE = {
     "c10::Float8_e4m3fn": "float8_e4m3fn",
     "c10::Float8_e5m2": "float8_e5m2",
 }
-
-
-# Triton's type names (a signature's "*fp32", "i32") as torch's dtype names.
-_TORCH_OF_TRITON = {
-    "fp32": "float32",
-    "fp64": "float64",
-    "fp16": "float16",
-    "bf16": "bfloat16",
-    "i64": "int64",
-    "i32": "int32",
-    "i16": "int16",
-    "i8": "int8",
-    "u8": "uint8",
-    "i1": "bool",
-    "fp8e4nv": "float8_e4m3fn",
-    "fp8e5": "float8_e5m2",
-}
+# Triton's type names (a signature's "*fp32", "i32") as torch's dtype names: the inverse
+# of _TRITON_DTYPE over torch's own names.
+_TORCH_OF_TRITON = {triton: name for name, triton in _TRITON_DTYPE.items() if name in set(TORCH_DTYPE.values())}
 
 
 def config_text(cfg: KernelConfig | None) -> str:
@@ -235,7 +221,8 @@ def launch_findings(k: KernelInfo, source: str | None) -> list[str]:
     sig = KernelSignature.of(source)
     out: list[str] = []
     seen_dtype: set[tuple[str, str]] = set()
-    for launch in launches(k, source):
+    found = launches(k, source)
+    for launch in found:
         for i, arg in enumerate(sig.args):
             if i >= len(launch.dtypes):
                 break
@@ -250,7 +237,7 @@ def launch_findings(k: KernelInfo, source: str | None) -> list[str]:
             hint = sig.size_hints.get(prefix or "")
             if prefix and isinstance(value, int) and hint and value > hint:
                 out.append(f"{arg}={value} in {launch.calls} launch(es): past the size hint {prefix}={hint} its config was tuned for")
-    shapes = {repr(launch.shapes) for launch in launches(k, source)}
+    shapes = {repr(launch.shapes) for launch in found}
     if len(shapes) > 1:
         out.append(f"launched with {len(shapes)} different argument shapes (a dynamic-shape kernel)")
     return list(dict.fromkeys(out))
