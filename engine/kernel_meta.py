@@ -61,7 +61,8 @@ class _State:
         self.submit = submit
         self.epoch = epoch
         self.keep_ir = keep_ir
-        self.ir_budget = _budget_bytes()
+        self.ir_budget = _budget_bytes()  # what is left to keep
+        self.ir_stage_cap = self.ir_budget // 5  # no stage over a fifth of the whole budget
         self.timings: dict[int, dict[Any, float]] = {}  # id(autotuner) → its last benchmark
         self.coordesc: set[int] = set()  # id(autotuner) of those coordinate descent tuned
         self.lock = threading.Lock()
@@ -344,21 +345,13 @@ def _cache_roots() -> list[Path]:
 
 
 def _cache_dir(triton_hash: str | None, fn_name: str) -> Path | None:
-    """The Triton cache folder of one compiled kernel. Inductor's launchers carry its path
-    key (``cache_hash``); a cache manager may add its own layout, so it is asked first."""
+    """The Triton cache folder of one compiled kernel: ``<root>/<path key>``. Inductor's
+    launchers carry the path key (``cache_hash``); Triton's ``get_cache_manager`` wants
+    the hex hash it is made from (it raised on the path key on the H200), so it is not
+    asked."""
     if not triton_hash:
         return None
-    candidates: list[Path] = []
-    try:
-        from triton.runtime.cache import get_cache_manager
-
-        d = getattr(get_cache_manager(triton_hash), "cache_dir", None)
-        if d:
-            candidates.append(Path(d))
-    except Exception:  # noqa: BLE001 - an older or remote Triton cache: the roots below
-        pass
-    candidates += [root / triton_hash for root in _cache_roots()]
-    for d in candidates:
+    for d in (root / triton_hash for root in _cache_roots()):
         if any((d / f"{stem}.{ext}").is_file() for stem in _stems(fn_name) for ext in ("ttir", "cubin")):
             return d
     return None
@@ -366,8 +359,8 @@ def _cache_dir(triton_hash: str | None, fn_name: str) -> Path | None:
 
 def _stems(fn_name: str) -> tuple[str, ...]:
     """The names Triton gives a kernel's cache files: its name, cut to 150 characters (its
-    compiler truncates long names for the file system: GPT-2's fused backward kernels
-    run to 170)."""
+    compiler truncates long names for the file system: GPT-2 small's fused loss backward
+    has 156)."""
     return (fn_name, fn_name[:150]) if len(fn_name) > 150 else (fn_name,)
 
 
@@ -407,7 +400,7 @@ def _event(args: dict[str, Any], cid: str | None, fn_name: str, binary: Any, put
                 continue
             size = ir_bytes[stage]
             with state.lock:
-                if size > state.ir_budget // 5 or size > state.ir_budget:
+                if size > state.ir_stage_cap or size > state.ir_budget:
                     continue
                 state.ir_budget -= size
             ir[stage] = put(text)

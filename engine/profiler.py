@@ -379,7 +379,7 @@ def aggregate(events: Iterable[Any], torch: Any, use_cuda: bool, launch_meta: di
                 if meta:
                     a.n_regs = _int_or(meta.get("registers per thread"), a.n_regs)
                     a.shared = _int_or(meta.get("shared memory"), a.shared)
-                if op is None and len(a.launches) <= _MAX_SIGNATURES:
+                if op is None:
                     sig = _signature(fe, meta)
                     key = (repr(sig.shapes), repr(sig.strides), repr(sig.dtypes), repr(sig.scalars), repr(sig.grid), repr(sig.block))
                     kept = a.launches.get(key)

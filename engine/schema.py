@@ -299,10 +299,10 @@ class KernelMeta(Event, tag="kernel_meta"):
     several configs, "coordesc" for coordinate-descent tuning, None for a single config),
     the compile target ("cuda sm_90"), the Triton cache hash, and the size in bytes of
     each IR stage in Triton's cache (``ir_bytes``). ``ir`` holds the stages' text
-    (ttir, ttgir, llir, ptx, sass) when the run asked for them (``--kernel-ir``). A later
-    event for the same (cid, name, backward) replaces an earlier one (the config is known
-    only once the first launch autotuned). ``first_launch``: the arguments of the launch
-    that autotuned, for a repro when no profile recorded launches."""
+    (ttir, ttgir, llir, ptx, sass) when the run asked for them (``--kernel-ir``). Written
+    after the kernel's first launch, once its autotuning is done; a later event for the
+    same (cid, name, backward) replaces an earlier one. ``first_launch``: that launch's
+    arguments (shapes, strides, dtypes, scalars), what a repro builds its inputs from."""
 
     name: str
     backward: bool = False
