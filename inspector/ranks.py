@@ -4,8 +4,8 @@ and the divergence report.
 A run under ``torchrun`` (or an imported multi-rank TORCH_TRACE directory) holds one
 process log per rank, tagged with its rank in ``process_start``. Every face shows all
 ranks merged by default; ``filter_rank(run, R)`` gives the same ``Run`` API restricted to
-rank R's processes, so a command's ``--rank R`` is one call (``add_rank_argument`` +
-``select_rank``).
+rank R's processes, so a command's ``--rank R`` is one call (``select_rank``; the option
+itself is the CLI's, ``cli/common.py``).
 
 ``divergence_report(model)`` compares what each rank compiled. Ranks of one SPMD job
 should compile the same graphs: a rank that breaks the graph elsewhere, recompiles
@@ -29,7 +29,6 @@ holds the lowest rank is the reference), so a 2-rank run where rank 1 differs sa
 
 from __future__ import annotations
 
-import argparse
 import copy
 import re
 from collections import Counter, defaultdict
@@ -125,27 +124,6 @@ def format_ranks(ranks: Iterable[int]) -> str:
         if r is not None:
             start = prev = r
     return "ranks " + ", ".join(parts)
-
-
-def parse_ranks(text: str) -> tuple[int, ...]:
-    """``--rank`` values: "3", "0-3,7", "0–3" (an en dash too) → sorted unique ranks."""
-    out: set[int] = set()
-    for part in text.replace("–", "-").split(","):
-        part = part.strip()
-        lo, dash, hi = part.partition("-")
-        try:
-            if dash:
-                a, b = int(lo), int(hi)
-                if a > b:
-                    raise argparse.ArgumentTypeError(f"rank range {part!r} runs backwards (write {b}-{a})")
-                out.update(range(a, b + 1))
-            else:
-                out.add(int(part))
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"expected ranks like 3 or 0-3,7, got {text!r}") from None
-    if any(r < 0 for r in out):
-        raise argparse.ArgumentTypeError(f"ranks are not negative, got {text!r}")
-    return tuple(sorted(out))
 
 
 # -- nodes (multi-node runs) ---------------------------------------------------------------
@@ -306,12 +284,6 @@ def filter_rank(run: Run, rank: int | Sequence[int]) -> Run:
     view.model = RankModel(rank)
     view.refresh()
     return view
-
-
-def add_rank_argument(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument(
-        "--rank", type=parse_ranks, metavar="R", help="only these ranks' processes: 3, or ranges like 0-3,7 (default: all ranks)"
-    )
 
 
 def select_rank(run: Run, rank: RankSelection) -> Run:

@@ -19,6 +19,7 @@ import pytest
 
 from corpus_support import CORPUS, DYN_INSPECT, marker_line
 from dyn_inspect.cli import main
+from dyn_inspect.cli.common import parse_ranks
 from dyn_inspect.engine.importer import import_trace
 from dyn_inspect.inspector.errors import InspectorError
 from dyn_inspect.inspector.ranks import (
@@ -30,7 +31,6 @@ from dyn_inspect.inspector.ranks import (
     filter_rank,
     format_ranks,
     logs_by_rank,
-    parse_ranks,
     select_rank,
 )
 from dyn_inspect.inspector.reports import summary_dict

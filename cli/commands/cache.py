@@ -9,13 +9,12 @@ import sys
 
 from rich.table import Table
 
+from dyn_inspect.cli.common import add_rank_argument, open_cli_run, print_read_warnings
 from dyn_inspect.inspector.analysis.cache import CacheLookup, CompileCache, cache_report, component_words, miss_diff
 from dyn_inspect.inspector.console import make_console
 from dyn_inspect.inspector.locations import short_path
 from dyn_inspect.inspector.outputs import reports as typed
 from dyn_inspect.inspector.outputs import to_json
-from dyn_inspect.inspector.ranks import add_rank_argument
-from dyn_inspect.inspector.reports import open_cli_run, print_read_warnings
 from dyn_inspect.inspector.run import Run
 
 HELP = "compile caches per compile: FX graph / AOTAutograd / Triton hit, miss or bypass with torch's reason"

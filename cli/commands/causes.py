@@ -7,12 +7,11 @@ import argparse
 import sys
 from pathlib import Path
 
+from dyn_inspect.cli.common import add_rank_argument, open_cli_run, print_read_warnings
 from dyn_inspect.inspector.analysis.causes import Cause, causes
 from dyn_inspect.inspector.console import make_console
 from dyn_inspect.inspector.outputs import reports as typed
 from dyn_inspect.inspector.outputs import to_json
-from dyn_inspect.inspector.ranks import add_rank_argument
-from dyn_inspect.inspector.reports import open_cli_run, print_read_warnings
 
 HELP = "group recompiles and graph breaks by root cause, with one fix per cause"
 

@@ -15,6 +15,7 @@ from typing import Any
 
 import msgspec
 
+from dyn_inspect.cli.common import add_rank_argument, open_cli_run, print_read_warnings
 from dyn_inspect.inspector.analysis.breaks import break_sites
 from dyn_inspect.inspector.analysis.diff import break_items, compare, recompile_items
 from dyn_inspect.inspector.analysis.failures import compile_failures, line_text
@@ -22,8 +23,8 @@ from dyn_inspect.inspector.console import make_console
 from dyn_inspect.inspector.locations import short_path
 from dyn_inspect.inspector.outputs import reports as typed
 from dyn_inspect.inspector.outputs import to_json
-from dyn_inspect.inspector.ranks import add_rank_argument, divergence_report, format_ranks
-from dyn_inspect.inspector.reports import divergence, open_cli_run, print_read_warnings
+from dyn_inspect.inspector.ranks import divergence_report, format_ranks
+from dyn_inspect.inspector.reports import divergence
 
 HELP = "CI gate: exit 1 when graph breaks/recompiles exceed limits or are new vs a baseline run"
 

@@ -11,14 +11,13 @@ import sys
 
 from rich.table import Table
 
+from dyn_inspect.cli.common import add_rank_argument, open_cli_run, print_read_warnings
 from dyn_inspect.inspector.analysis.bytecode import CompileCode, ResumeFunction, compile_code, find
 from dyn_inspect.inspector.console import make_console
 from dyn_inspect.inspector.errors import InspectorError
 from dyn_inspect.inspector.locations import file_line, short_path
 from dyn_inspect.inspector.outputs import reports as typed
 from dyn_inspect.inspector.outputs import source_loc, to_json
-from dyn_inspect.inspector.ranks import add_rank_argument
-from dyn_inspect.inspector.reports import open_cli_run, print_read_warnings
 from dyn_inspect.inspector.source_files import source_line
 
 HELP = "Dynamo's code for one compile: original vs transformed bytecode by source line, resume functions, guards"

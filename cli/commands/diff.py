@@ -11,13 +11,12 @@ import sys
 from dataclasses import asdict
 from typing import Any
 
+from dyn_inspect.cli.common import add_rank_argument, open_cli_run, print_read_warnings
 from dyn_inspect.inspector.analysis.costs import bytes_text, time_text
 from dyn_inspect.inspector.analysis.diff import Changes, KernelChange, KernelFacts, RunDiff, diff_runs
 from dyn_inspect.inspector.console import make_console
 from dyn_inspect.inspector.outputs import reports as typed
 from dyn_inspect.inspector.outputs import to_json
-from dyn_inspect.inspector.ranks import add_rank_argument
-from dyn_inspect.inspector.reports import open_cli_run, print_read_warnings
 
 HELP = "compare two runs: graph breaks, recompiles, kernels and compile time added/removed/changed"
 

@@ -12,6 +12,7 @@ from typing import Any
 import networkx as nx
 from rich.table import Table
 
+from dyn_inspect.cli.common import add_rank_argument, open_cli_run, print_read_warnings
 from dyn_inspect.inspector.analysis.graphs import GraphDiff, compile_graph, diff_graphs, op_histogram, to_dot, write_svg
 from dyn_inspect.inspector.analysis.guards import find_compile
 from dyn_inspect.inspector.console import make_console, write_private
@@ -20,8 +21,6 @@ from dyn_inspect.inspector.locations import short_path
 from dyn_inspect.inspector.model import CompileInfo
 from dyn_inspect.inspector.outputs import reports as typed
 from dyn_inspect.inspector.outputs import to_json
-from dyn_inspect.inspector.ranks import add_rank_argument
-from dyn_inspect.inspector.reports import open_cli_run, print_read_warnings
 from dyn_inspect.inspector.run import Run
 
 HELP = "show a compile's FX graph at a stage (table, --json, --dot, --svg) or diff it with another compile"

@@ -13,6 +13,7 @@ from rich.padding import Padding
 from rich.table import Table
 from rich.text import Text
 
+from dyn_inspect.cli.common import add_rank_argument, open_cli_run, print_read_warnings
 from dyn_inspect.inspector import reports
 from dyn_inspect.inspector.analysis.kernel_compile import (
     IR_STAGES,
@@ -31,8 +32,6 @@ from dyn_inspect.inspector.locations import file_line, short_path
 from dyn_inspect.inspector.model import KernelInfo, RunModel
 from dyn_inspect.inspector.outputs import reports as typed
 from dyn_inspect.inspector.outputs import to_json
-from dyn_inspect.inspector.ranks import add_rank_argument
-from dyn_inspect.inspector.reports import open_cli_run, print_read_warnings
 
 HELP = "one kernel in full: compile metadata, launches, IR stages (--stage), a runnable repro (--repro)"
 

@@ -11,6 +11,7 @@ from typing import Any
 
 from rich.table import Table
 
+from dyn_inspect.cli.common import add_rank_argument, open_cli_run, print_read_warnings
 from dyn_inspect.inspector import reports
 from dyn_inspect.inspector.analysis.costs import SORTS, bytes_text, cost_of, kernel_cost, rate_text, sort_key, time_text
 from dyn_inspect.inspector.analysis.kernel_compile import config_text, launches
@@ -20,8 +21,6 @@ from dyn_inspect.inspector.locations import file_line, parse_file_line, short_pa
 from dyn_inspect.inspector.model import CompileInfo, KernelInfo, RunModel
 from dyn_inspect.inspector.outputs import reports as typed
 from dyn_inspect.inspector.outputs import to_json
-from dyn_inspect.inspector.ranks import add_rank_argument
-from dyn_inspect.inspector.reports import open_cli_run, print_read_warnings
 
 HELP = "list generated kernels by compile or by source line (--at FILE:LINE), with vectorization coverage"
 

@@ -8,6 +8,7 @@ import argparse
 import sys
 from dataclasses import asdict
 
+from dyn_inspect.cli.common import add_rank_argument, open_cli_run, print_read_warnings
 from dyn_inspect.inspector.analysis.causes import describe_fix, recompile_causes
 from dyn_inspect.inspector.analysis.guard_failures import GuardFailure
 from dyn_inspect.inspector.analysis.recompiles import TimelineEntry, frames_with_recompiles, recompile_limit_of, recompile_timeline
@@ -17,8 +18,6 @@ from dyn_inspect.inspector.locations import def_line, file_line, short_path
 from dyn_inspect.inspector.model import FrameInfo
 from dyn_inspect.inspector.outputs import reports as typed
 from dyn_inspect.inspector.outputs import to_json
-from dyn_inspect.inspector.ranks import add_rank_argument
-from dyn_inspect.inspector.reports import open_cli_run, print_read_warnings
 
 HELP = "explain recompiles: per frame, which guard failed, on what value, and what to do"
 MAX_OLDER_ENTRIES = 2  # older cache entries' failures printed per recompile (text output)

@@ -8,13 +8,12 @@ import argparse
 import sys
 from typing import Any
 
+from dyn_inspect.cli.common import add_rank_argument, open_cli_run, print_read_warnings
 from dyn_inspect.inspector.analysis.shapes import CompileShapes, compile_shapes, readable_source
 from dyn_inspect.inspector.console import make_console
 from dyn_inspect.inspector.locations import file_line, short_path
 from dyn_inspect.inspector.outputs import reports as typed
 from dyn_inspect.inspector.outputs import source_loc, to_json
-from dyn_inspect.inspector.ranks import add_rank_argument
-from dyn_inspect.inspector.reports import open_cli_run, print_read_warnings
 
 HELP = "dynamic shapes per compile: symbols created, dims specialized (and the line that did it), shape guards"
 

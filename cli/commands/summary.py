@@ -9,13 +9,14 @@ from typing import IO, Any
 
 from rich.text import Text
 
+from dyn_inspect.cli.common import add_rank_argument
 from dyn_inspect.inspector.analysis.causes import describe_fix, recompile_causes
 from dyn_inspect.inspector.analysis.costs import time_text
 from dyn_inspect.inspector.analysis.recompiles import TimelineEntry, frames_with_recompiles, recompile_timeline
 from dyn_inspect.inspector.console import make_console
 from dyn_inspect.inspector.locations import def_line, file_line, short_path
 from dyn_inspect.inspector.outputs import to_json
-from dyn_inspect.inspector.ranks import add_rank_argument, format_ranks, select_rank
+from dyn_inspect.inspector.ranks import format_ranks, select_rank
 from dyn_inspect.inspector.reports import summary, summary_dict
 from dyn_inspect.inspector.run import Run, open_run
 

@@ -7,10 +7,9 @@ import argparse
 import os
 import sys
 
+from dyn_inspect.cli.common import add_rank_argument, open_cli_run, print_read_warnings
 from dyn_inspect.inspector.analysis.timeline import chrome_trace, encode
 from dyn_inspect.inspector.errors import InspectorError
-from dyn_inspect.inspector.ranks import add_rank_argument
-from dyn_inspect.inspector.reports import open_cli_run, print_read_warnings
 
 HELP = "write the compile timeline (torch's stage timings + breaks/recompiles) as a Chrome/Perfetto trace"
 

@@ -1,0 +1,54 @@
+"""What the report commands share: the ``--rank R`` option, opening the run a command names
+(narrowed to those ranks) and printing what could not be read of it on stderr."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from dyn_inspect.inspector.errors import InspectorError
+from dyn_inspect.inspector.ranks import select_rank
+from dyn_inspect.inspector.reports.reading import read_warnings
+from dyn_inspect.inspector.run import Run, open_run
+
+
+def parse_ranks(text: str) -> tuple[int, ...]:
+    """``--rank`` values: "3", "0-3,7", "0–3" (an en dash too) → sorted unique ranks."""
+    out: set[int] = set()
+    for part in text.replace("–", "-").split(","):
+        part = part.strip()
+        lo, dash, hi = part.partition("-")
+        try:
+            if dash:
+                a, b = int(lo), int(hi)
+                if a > b:
+                    raise argparse.ArgumentTypeError(f"rank range {part!r} runs backwards (write {b}-{a})")
+                out.update(range(a, b + 1))
+            else:
+                out.add(int(part))
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"expected ranks like 3 or 0-3,7, got {text!r}") from None
+    if any(r < 0 for r in out):
+        raise argparse.ArgumentTypeError(f"ranks are not negative, got {text!r}")
+    return tuple(sorted(out))
+
+
+def add_rank_argument(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--rank", type=parse_ranks, metavar="R", help="only these ranks' processes: 3, or ranges like 0-3,7 (default: all ranks)"
+    )
+
+
+def open_cli_run(arg: str | None, runs_dir: str | None, rank: int | None = None) -> Run:
+    """``open_run`` for a command that must answer from events: an empty run is an error
+    (one line, exit 2) rather than an empty report. ``rank`` narrows it to one rank's
+    processes (``--rank R``)."""
+    run = open_run(arg, runs_dir)
+    if run.model.event_count == 0:
+        raise InspectorError(f"{run.path} holds no events (an empty or unstarted run)")
+    return select_rank(run, rank)
+
+
+def print_read_warnings(run: Run) -> None:
+    for line in read_warnings(run):
+        print(f"dyn-inspect: warning: {line}", file=sys.stderr)

@@ -1,0 +1,49 @@
+"""The report layer: one builder per question, from the analyses' results
+(``inspector/analysis/``) to the typed outputs (``inspector/outputs/``) that every face
+renders — ``--json`` and the text reports, the TUI, the language server, the bundle. A
+count, headline, location, cost or fix is computed here once; faces only render it.
+
+One module per question:
+
+- ``summary``: the run at a glance (``summary --json``);
+- ``breaks``: where it graph-breaks;
+- ``recompiles``: why it recompiled;
+- ``failures``: what failed to compile;
+- ``divergence``: how the ranks of a distributed run differ;
+- ``kernels``: which kernels it generated, and one kernel's answer;
+- ``cost``: what a step costs, and each break per step;
+- ``reading``: what could not be read of the run.
+
+This package re-exports what its callers import by name
+(``from dyn_inspect.inspector.reports import summary``); the other builders are imported
+from their own module.
+"""
+
+from __future__ import annotations
+
+from dyn_inspect.inspector.reports.breaks import break_site
+from dyn_inspect.inspector.reports.cost import NOT_PROFILED, cost
+from dyn_inspect.inspector.reports.divergence import divergence, node_status, rank_group
+from dyn_inspect.inspector.reports.failures import failure_site
+from dyn_inspect.inspector.reports.kernels import kernel, kernel_profile, vectorization_coverage
+from dyn_inspect.inspector.reports.reading import read_warnings
+from dyn_inspect.inspector.reports.recompiles import recompile_row
+from dyn_inspect.inspector.reports.summary import STDERR_TAIL_LINES, summary, summary_dict
+
+__all__ = [
+    "NOT_PROFILED",
+    "STDERR_TAIL_LINES",
+    "break_site",
+    "cost",
+    "divergence",
+    "failure_site",
+    "kernel",
+    "kernel_profile",
+    "node_status",
+    "rank_group",
+    "read_warnings",
+    "recompile_row",
+    "summary",
+    "summary_dict",
+    "vectorization_coverage",
+]

@@ -1,0 +1,39 @@
+"""Where the run graph-breaks: each deduplicated break site with the user line it is
+attributed to, its headline and what torch reported (``inspector/analysis/breaks.py``;
+headlines from ``inspector/analysis/messages.py``)."""
+
+from __future__ import annotations
+
+from dyn_inspect.inspector.analysis.breaks import BreakSite
+from dyn_inspect.inspector.analysis.messages import headline
+from dyn_inspect.inspector.analysis.step_costs import BreakCost
+from dyn_inspect.inspector.outputs import reports as typed
+from dyn_inspect.inspector.outputs import source_loc
+from dyn_inspect.inspector.reports.rounding import us
+
+
+def break_site(site: BreakSite, on_ranks: list[int], per_step: BreakCost | None = None) -> typed.SummaryBreak:
+    """A break for ``summary --json``: the user line first (``user_loc``: the nearest user
+    frame, torch's own ``loc`` when that is user code), then what torch reported."""
+    group = site.group
+    b = group.first
+    return typed.SummaryBreak(
+        user_loc=source_loc(site.user_frame or site.loc),
+        in_library=site.in_library,
+        key=group.key,
+        headline=headline(b),  # what the user wrote, said first ("`print(...)` can't be traced")
+        type=b.gb_type,
+        gb_id=b.gb_id,
+        url=b.url,
+        count=group.count,
+        loc=source_loc(b.loc),
+        reason=b.reason,
+        explanation=b.explanation,
+        context=site.context,
+        hints=list(b.hints),
+        compile_ids=sorted({e.cid or "" for _, e in group.hits}),
+        user_stack=[source_loc(f) for f in b.user_stack],
+        ranks=on_ranks,
+        us_per_step=us(per_step.us) if per_step is not None else None,
+        step_cost=per_step.text if per_step is not None else None,
+    )

@@ -1,0 +1,64 @@
+"""Which kernels a run generated and what each one is: one kernel's answer (fused ops,
+backend, vectorization, user lines, profile, what Triton made of it, its launches) for
+``kernels``, ``kernel``, the bundle and the editor, and the run's vectorization coverage."""
+
+from __future__ import annotations
+
+from dyn_inspect.inspector.analysis.costs import kernel_cost
+from dyn_inspect.inspector.analysis.kernel_compile import compile_output, launch_findings, launch_outputs
+from dyn_inspect.inspector.analysis.kernels import Vectorization, effective_isa
+from dyn_inspect.inspector.model import KernelInfo, RunModel
+from dyn_inspect.inspector.outputs import reports as typed
+from dyn_inspect.inspector.outputs import source_loc
+
+
+def kernel(model: RunModel, k: KernelInfo, source: str | None = None) -> typed.Kernel:
+    """One kernel for ``kernels --json``, ``kernel`` (text and JSON). ``source``: the kernel's source text, for the launch findings (read it only when
+    the kernel has launches)."""
+    e = k.event
+    return typed.Kernel(
+        name=k.name,
+        compile_id=k.compile.cid,
+        log=k.compile.log,
+        backend=e.backend,
+        backward=e.backward,
+        fused_ops=list(e.fused_ops),
+        source_nodes=list(e.source_nodes),
+        vectorized=e.vectorized,
+        isa=effective_isa(model, k),
+        lines_of_code=e.lines,
+        source_lines=[source_loc(loc) for loc in k.lines],
+        profile=kernel_profile(k),
+        compile=compile_output(k),
+        launches=launch_outputs(k, source),
+        launch_findings=launch_findings(k, source),
+    )
+
+
+def kernel_profile(k: KernelInfo) -> typed.KernelProfile | None:
+    p, c = k.profile, kernel_cost(k)
+    if p is None or c is None:
+        return None
+    return typed.KernelProfile(
+        calls=p.calls,
+        total_us=p.total_us,
+        steps=p.steps,
+        us_per_step=round(c.us_per_step, 3),
+        calls_per_step=c.calls_per_step,
+        share_of_step=round(c.share, 4) if c.share is not None else None,
+        bandwidth_gbps=c.gbps,
+        tflops=c.tflops,
+        peak_gbps=c.peak_gbps,
+        peak_tflops=c.peak_tflops,
+    )
+
+
+def vectorization_coverage(v: Vectorization) -> typed.Vectorization:
+    return typed.Vectorization(
+        cpp_kernels=v.cpp_kernels,
+        vectorized=v.vectorized,
+        share=round(v.share, 4) if v.share is not None else None,
+        by_isa=dict(v.by_isa),
+        cpu_isa=v.cpu_isa,
+        scalar_kernels=list(v.scalar),
+    )
