@@ -24,6 +24,8 @@ plan, exit_code, stopped) -> typed.VerifyReport``.
 from __future__ import annotations
 
 import os
+import re
+import shlex
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -33,6 +35,7 @@ from dyn_inspect.inspector.analysis.causes import Cause, causes
 from dyn_inspect.inspector.analysis.costs import time_text
 from dyn_inspect.inspector.analysis.diff import diff_runs
 from dyn_inspect.inspector.analysis.failures import FailureSite, failure_sites, line_text
+from dyn_inspect.inspector.errors import InspectorError
 from dyn_inspect.inspector.locations import nearest_user_frame, run_cwd, short_path
 from dyn_inspect.inspector.model import RunModel
 from dyn_inspect.inspector.outputs import reports as typed
@@ -74,7 +77,43 @@ def _exists(base: str, rel: str, module: bool) -> bool:
 
 
 def plan_rerun(start: RunStart, here: str) -> RerunPlan:
-    """Where and what verify re-runs for a run started as ``start``, asked from ``here``."""
+    """Where and what verify re-runs for a run started as ``start``, asked from ``here``.
+    Raises ``InspectorError`` when the run says "script" or "module" but its command would
+    start something else (``_not_as_recorded``)."""
+    plan = _plan(start, here)
+    why = _not_as_recorded(start, plan)
+    if why is not None:
+        raise InspectorError(
+            f"verify will not re-run this run: it says it was recorded as a {start.mode}, but {why} "
+            f"(`{shlex.join(plan.command)}` would start something else; a run directory is untrusted: docs/security.md)"
+        )
+    return plan
+
+
+# What ``python -m`` takes: a dotted name of identifiers (never an option such as ``--``).
+_MODULE_NAME = re.compile(r"[^\W\d]\w*(?:\.[^\W\d]\w*)*")
+
+
+def _not_as_recorded(start: RunStart, plan: RerunPlan) -> str | None:
+    """Why re-running ``plan`` would not start the script or module the run names, or None.
+
+    ``dyn-inspect run`` decides from its arguments what it starts (cli/commands/run.py): a
+    target that ends in ``.py``, or is a file that is not executable, is a script; ``--`` or
+    an executable (``/bin/sh``) starts a command. The mode and the command both come from the
+    run's ``launcher.jsonl``, which anyone may have written: a "script" ``--`` followed by
+    ``sh -c ...`` re-ran that command without the ``--yes`` a recorded command needs."""
+    cmd = plan.command
+    if start.mode == "script" and len(cmd) >= 2:
+        script = cmd[1]
+        path = os.path.join(plan.cwd, script)
+        if script.startswith("-") or not (script.endswith(".py") or (os.path.isfile(path) and not os.access(path, os.X_OK))):
+            return f"its script {script!r} is not a Python script"
+    if start.mode == "module" and len(cmd) >= 3 and _MODULE_NAME.fullmatch(cmd[2]) is None:
+        return f"its module {cmd[2]!r} is not a module name"
+    return None
+
+
+def _plan(start: RunStart, here: str) -> RerunPlan:
     recorded = start.cwd
     cmd = list(start.command)
     if _same_dir(here, recorded):

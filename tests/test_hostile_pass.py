@@ -1,0 +1,208 @@
+"""Issue 29's fresh adversarial pass: what it found that no earlier test covered.
+
+- ``verify`` re-ran a command without ``--yes`` when a crafted ``launcher.jsonl`` called it
+  a script or a module: ``python -- sh -c ...`` or ``python /bin/sh -c ...`` with mode
+  ``script`` became ``dyn-inspect run -- sh -c ...`` (and the editor's one click did the same).
+- ``import`` of a TORCH_TRACE naming ``/proc/self/environ``, ``/dev/stdin`` or a FIFO as the
+  program's file prints none of it and returns (item 2 names ``import``; the other faces
+  are in tests/test_hostile_sources.py).
+- ``rm -rf .dyn-inspect`` while a program records: ``rm`` succeeds, nothing is re-created,
+  the program's output and exit code are its own, and one line says recording stopped.
+
+The scenario table of the pass is in the issue's note; tests/test_hostile.py,
+tests/test_hostile_input.py and tests/test_hostile_sources.py hold the others.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+import time
+import zipfile
+from pathlib import Path
+
+import pytest
+
+from dyn_inspect.engine.eventlog import EventLog
+from dyn_inspect.engine.schema import RunEnd, RunStart
+from dyn_inspect.lsp.verify import run_verify
+
+CLI = [sys.executable, "-m", "dyn_inspect.cli"]
+DYN_INSPECT = Path(sys.executable).parent / "dyn-inspect"
+SECRET = "xyz29-pass-not-for-printing"
+FIXTURES = Path(__file__).parent / "fixtures"
+
+
+def _env(**extra: str) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("DYN_INSPECT_") or k == "DYN_INSPECT_KEY_DIR"}
+    env.update(NO_COLOR="1", **extra)
+    return env
+
+
+def cli(*args: str, cwd: Path | None = None, timeout: float = 120) -> subprocess.CompletedProcess[str]:
+    # stdin: a pipe nobody writes to (a reader of /dev/stdin would wait on it until the timeout)
+    proc = subprocess.Popen(
+        [*CLI, *args],
+        cwd=cwd,
+        env=_env(DYN_SECRET_TOKEN=SECRET),
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        out, err = proc.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.communicate()
+        pytest.fail(f"dyn-inspect {' '.join(args)} did not return in {timeout}s")
+    return subprocess.CompletedProcess(proc.args, proc.returncode, out, err)
+
+
+# -- verify: a "script" or "module" that is a command ----------------------------------------
+
+
+def _crafted_run(tmp: Path, mode: str, command: list[str]) -> Path:
+    run = tmp / "runs" / "20261204-000000-abcdef"
+    run.mkdir(parents=True)
+    log = EventLog(run, "launcher.jsonl")
+    log.write(RunStart(t=time.time(), command=command, cwd=str(tmp), mode=mode, tool_version="0.1.0"))  # type: ignore[arg-type]
+    log.write(RunEnd(exit_code=0, duration_s=1.0))
+    log.close()
+    return run
+
+
+DISGUISED = {
+    "script --": ("script", [sys.executable, "--", "sh", "-c", "touch {marker}"]),
+    "script /bin/sh": ("script", [sys.executable, "/bin/sh", "-c", "touch {marker}"]),
+    "script sh on PATH": ("script", [sys.executable, "sh", "-c", "touch {marker}"]),
+    "script option": ("script", [sys.executable, "--kernel-ir", "--", "sh", "-c", "touch {marker}"]),
+    "module --": ("module", [sys.executable, "-m", "--", "sh", "-c", "touch {marker}"]),
+}
+
+
+@pytest.mark.parametrize("variant", list(DISGUISED))
+def test_verify_never_runs_a_command_disguised_as_a_script_or_module(variant: str, tmp_path: Path) -> None:
+    marker = tmp_path / "PWNED"
+    mode, command = DISGUISED[variant]
+    run = _crafted_run(tmp_path, mode, [c.format(marker=marker) for c in command])
+    done = cli("verify", str(run), cwd=tmp_path)
+    assert not marker.exists(), done.stderr
+    assert done.returncode == 2 and "Traceback" not in done.stderr, done.stderr[-2000:]
+    assert len(done.stderr.strip().splitlines()) == 1 and "would start something else" in done.stderr, done.stderr
+    with pytest.raises(RuntimeError, match="would start something else"):  # the editor's "verify the fix"
+        run_verify(str(run), timeout_s=60)
+    assert not marker.exists()
+
+
+def test_a_real_script_or_module_run_is_still_re_run(tmp_path: Path) -> None:
+    """The check refuses only what would not run as the recorded script/module."""
+    from dyn_inspect.inspector.analysis.verify import plan_rerun
+
+    (tmp_path / "prog.py").write_text("")
+    (tmp_path / "tool").write_text("")  # a script without .py, not executable: run calls it a script
+    (tmp_path / "tool").chmod(0o644)
+
+    def start(mode: str, command: list[str]) -> RunStart:
+        return RunStart(t=time.time(), command=command, cwd=str(tmp_path), mode=mode, tool_version="0")  # type: ignore[arg-type]
+
+    for mode, command in (
+        ("script", ["python", "prog.py", "--lr", "1"]),
+        ("script", ["python", str(tmp_path / "prog.py")]),
+        ("script", ["python", "tool"]),
+        ("module", ["python", "-m", "pkg.train", "--", "x"]),
+    ):
+        assert plan_rerun(start(mode, command), str(tmp_path)).command == command
+
+
+# -- import: a trace whose program file is no source --------------------------------------
+
+TORCH_FILE = "/data/users/xmfan/a/pytorch/test/dynamo/test_misc.py"  # comp_failure.log's failing frame (line 10755)
+
+
+@pytest.mark.parametrize("kind", ["secret", "secret_py", "environ", "stdin", "fifo"])
+def test_import_of_a_trace_naming_hostile_files_prints_none_of_them(kind: str, tmp_path: Path) -> None:
+    """tlparse's comp_failure.log, its failing frame's file renamed: a file outside every
+    root (as .txt and .py, long enough to have the failing line), the environment, stdin, a
+    FIFO. The import and the faces after it name the file and print none of it."""
+    work, outside = tmp_path / "work", tmp_path / "outside"
+    work.mkdir()
+    outside.mkdir()
+    secret = "".join(f"{SECRET} line {i}\n" for i in range(1, 12200))
+    target = {
+        "secret": str(outside / "notes.txt"),
+        "secret_py": str(outside / "keys.py"),
+        "environ": "/proc/self/environ",
+        "stdin": "/dev/stdin",
+        "fifo": str(outside / "evil.py"),
+    }[kind]
+    if kind.startswith("secret"):
+        Path(target).write_text(secret)
+    if kind == "fifo":
+        os.mkfifo(target)
+    text = (FIXTURES / "comp_failure.log").read_text(encoding="utf-8")
+    assert TORCH_FILE in text
+    (work / "trace.log").write_text(text.replace(TORCH_FILE, target), encoding="utf-8")
+    done = cli("import", "trace.log", "--runs-dir", "runs", cwd=work)
+    assert done.returncode == 0 and "Traceback" not in done.stderr, done.stderr[-2000:]
+    assert f"{target}:10755" in done.stdout  # the failure names the file, and shows none of it
+    for args in (["summary"], ["summary", "--json"], ["check", "--json"], ["export", "-o", "b.zip"]):
+        after = cli(*args, "runs/latest", cwd=work)
+        assert SECRET not in done.stdout + done.stderr + after.stdout + after.stderr, args
+    with zipfile.ZipFile(work / "b.zip") as z:
+        assert all(SECRET.encode() not in z.read(n) for n in z.namelist())
+
+
+# -- rm -rf of the runs directory while a program records ---------------------------------
+
+RECORDING = """
+import os, sys, time
+import torch
+
+open("ready", "w").close()
+i = 0
+deadline = time.monotonic() + 120
+while not os.path.exists("stop") and time.monotonic() < deadline:
+    f = torch.compile(lambda x, i=i: (x * i).sin(), backend="eager")  # a new frame: a new compile and its blobs
+    f(torch.randn(3 + i % 5))
+    i += 1
+print("compiled", i > 0)
+"""
+
+
+def test_rm_rf_while_recording_is_not_undone_and_said_once(tmp_path: Path) -> None:
+    """The blob store's ``mkdir -p`` re-created the deleted run ("Directory not empty" for
+    ``rm`` 9 times in 10) and nothing said recording stopped."""
+    (tmp_path / "prog.py").write_text(RECORDING)
+    root = tmp_path / ".dyn-inspect"
+    proc = subprocess.Popen(
+        [str(DYN_INSPECT), "--no-tui", "prog.py"],
+        cwd=tmp_path,
+        env=_env(),
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        deadline = time.monotonic() + 120
+        while not (tmp_path / "ready").exists() or not any(root.glob("runs/*/p*.jsonl")):
+            assert proc.poll() is None and time.monotonic() < deadline, proc.communicate()
+            time.sleep(0.05)
+        time.sleep(1.0)  # compiling: blobs are being written
+        shutil.rmtree(root)  # failed "Directory not empty" when a blob re-created the run meanwhile
+        for _ in range(10):  # it goes on compiling: nothing comes back
+            time.sleep(0.2)
+            assert not root.exists(), sorted(str(p) for p in root.rglob("*"))
+        (tmp_path / "stop").touch()
+        out, err = proc.communicate(timeout=120)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 0 and out == "compiled True\n", err[-2000:]
+    assert not root.exists()  # nothing re-created it, the end of the run included
+    stopped = [line for line in err.splitlines() if "recording stopped" in line]
+    assert len(stopped) == 1 and "deleted" in stopped[0], err[-2000:]
+    assert "Traceback" not in err
