@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 import inductor_pool
-from corpus_support import Corpus, Recording, records
+from corpus_support import LIVE_CHECK, Corpus, Recording, records
 from dyn_inspect.inspector.run import Run
 
 FIXTURES = Path(__file__).parent / "fixtures"
@@ -97,6 +97,7 @@ RUN_FIXTURES = {
 }
 _needed: list[str] = []
 _needed_plain: list[str] = []  # programs whose plain (torch-only) run the selection needs
+_needed_live: list[str] = []  # LIVE_CHECK, when a selected test compares its kept account with a live one
 
 
 def _records_real_runs(item: pytest.Item) -> bool:
@@ -124,6 +125,8 @@ def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config
         program = getattr(item, "callspec", None) and item.callspec.params.get("program")
         if "differential" in getattr(item, "fixturenames", ()) and program and program not in _needed_plain:
             _needed_plain.append(program)
+        if "kept_truth_live" in getattr(item, "fixturenames", ()) and not _needed_live:
+            _needed_live.append(LIVE_CHECK)
 
 
 @pytest.fixture(scope="session")
@@ -137,7 +140,15 @@ def corpus(tmp_path_factory: pytest.TempPathFactory) -> Corpus:
     # programs other tests wait on get the cores first.
     c.prestart([*_needed, *(p for p in _needed_plain if p not in _needed)])
     c.prestart_plain(_needed_plain)
+    for name in _needed_live:
+        c.prestart_plain_live(name)
     return c
+
+
+@pytest.fixture(scope="session")
+def kept_truth_live(corpus: Corpus) -> Recording:
+    """LIVE_CHECK's plain run made now, even when its kept account holds."""
+    return corpus.plain_live(LIVE_CHECK)
 
 
 def _run_fixture(program: str, doc: str) -> Callable[[Corpus], Run]:

@@ -7,12 +7,16 @@ line numbers up with ``marker_line`` instead of hard-coding them.
 from __future__ import annotations
 
 import fcntl
+import hashlib
+import importlib.metadata
 import json
 import os
+import platform
 import shlex
 import shutil
 import subprocess
 import sys
+import sysconfig
 import threading
 import time
 from collections.abc import Callable
@@ -132,6 +136,102 @@ WARM_FROM_COPY: set[str] = {"warm_cache", "cache_warm"}
 EXPECTED_EXIT: dict[str, int] = {"fullgraph_fail": 1, "exit3": 3, "first_forward_fail": 1, "raises": 1, "train_step_fail": 1}
 
 GROUND_TRUTH = ROOT / "tests" / "differential" / "ground_truth.py"
+
+# Torch's own account of each differential program's plain run, kept: what torch said about
+# an unchanged program under the same torch is what it says again, so a session reads the
+# kept account instead of compiling the program a second time. A kept account is used only
+# while its key holds (the program's own files, the harness, argv, environment, python,
+# machine and the torch/transformers versions: `truth_key`); otherwise the plain run is
+# live, as it is for every program with DYN_INSPECT_TRUTH=live. DYN_INSPECT_TRUTH=keep runs
+# them live and writes the accounts here (review the diff: it is torch's log). Each session
+# also runs one program live and compares (tests/test_differential.py).
+KEPT_TRUTH = ROOT / "tests" / "differential" / "kept"
+LIVE_CHECK = "breaks"  # the program whose plain run is also made live each session
+TRUTH_ENV = "DYN_INSPECT_TRUTH"
+# Paths in a kept account are written relative to these (most specific first), so a kept
+# account holds in any checkout and any virtual environment.
+_PLACES = (
+    ("@PURELIB@", sysconfig.get_paths()["purelib"]),
+    ("@STDLIB@", sysconfig.get_paths()["stdlib"]),
+    ("@ROOT@", str(ROOT)),
+)
+
+
+def _sha(path: Path) -> str | None:
+    try:
+        return hashlib.sha256(path.read_bytes()).hexdigest()
+    except OSError:
+        return None
+
+
+def _version(package: str) -> str | None:
+    try:
+        return importlib.metadata.version(package)
+    except importlib.metadata.PackageNotFoundError:
+        return None
+
+
+def truth_key(name: str, sources: list[str]) -> dict[str, object]:
+    """What torch's account of program ``name`` depends on; ``sources`` are the program's
+    files (relative to its working directory) that its plain run imported."""
+    cwd, argv = PROGRAMS[name]
+    return {
+        "argv": argv,
+        "env": PROGRAM_ENV.get(name, {}),
+        "warmed_from_copy": name in WARM_FROM_COPY,
+        "python": "{}.{}".format(*sys.version_info[:2]),
+        "machine": platform.machine(),
+        "packages": {p: _version(p) for p in ("torch", "transformers")},
+        "harness": _sha(GROUND_TRUTH),
+        "sources": {s: _sha(cwd / s) for s in sources},
+    }
+
+
+def _to_kept(text: str, out: Path) -> str:
+    for mark, place in (("@OUT@", str(out)), *_PLACES):
+        text = text.replace(place, mark)
+    return text
+
+
+def _from_kept(text: str, out: Path) -> str:
+    for mark, place in (("@OUT@", str(out)), *_PLACES):
+        text = text.replace(mark, place)
+    return text
+
+
+def load_kept_truth(name: str, out: Path) -> Recording | None:
+    """The kept account of ``name``'s plain run as a finished recording in ``out`` (its
+    ``truth.json`` written there), or None when there is none or its key no longer holds."""
+    if os.environ.get(TRUTH_ENV) in ("live", "keep"):
+        return None
+    try:
+        kept = json.loads((KEPT_TRUTH / f"{name}.json").read_text())
+    except (OSError, ValueError):
+        return None
+    if kept.get("key") != truth_key(name, list(kept.get("key", {}).get("sources", {}))):
+        return None
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "truth.json").write_text(_from_kept(json.dumps(kept["truth"]), out))
+    rec = Recording(f"{name}@plain", out, None, returncode=kept["returncode"])
+    rec.stdout = _from_kept("".join(kept["stdout"]), out)
+    rec.stderr = _from_kept("".join(kept["stderr"]), out)
+    return rec
+
+
+def keep_truth(name: str, rec: Recording) -> None:
+    """Writes the live plain run ``rec`` of ``name`` as its kept account."""
+    truth = json.loads((rec.runs_dir / "truth.json").read_text())
+    # an account without its sources would be keyed on no file: it would hold after any edit
+    assert truth.get("sources"), f"{name}: truth.json names no sources (a plain run from an older harness? clear {CACHE_ENV})"
+    kept = {
+        "key": truth_key(name, truth.get("sources", [])),
+        "returncode": rec.returncode,
+        "truth": json.loads(_to_kept(json.dumps(truth), rec.runs_dir)),
+        "stdout": _to_kept(rec.stdout, rec.runs_dir).splitlines(keepends=True),
+        "stderr": _to_kept(rec.stderr, rec.runs_dir).splitlines(keepends=True),
+    }
+    KEPT_TRUTH.mkdir(exist_ok=True)
+    (KEPT_TRUTH / f"{name}.json").write_text(json.dumps(kept, indent=1) + "\n")
 
 
 def records(fixture: Callable[..., object]) -> Callable[..., object]:
@@ -344,18 +444,32 @@ class Corpus:
         """The program run without dyn-inspect, under tests/differential/ground_truth.py with
         ``TORCH_LOGS=graph_breaks,recompiles,guards``: torch's own account (``truth.json`` in the
         returned recording's ``runs_dir``, torch's log in its ``stderr``). Started on first
-        use; ``prestart_plain`` starts several."""
-        return self._start_plain(name).wait()
+        use; ``prestart_plain`` starts several. A kept account that still holds is read
+        instead (``load_kept_truth``); with DYN_INSPECT_TRUTH=keep the live one is kept."""
+        rec = self._start_plain(name).wait()
+        if os.environ.get(TRUTH_ENV) == "keep" and rec.returncode is not None and (rec.runs_dir / "truth.json").is_file():
+            keep_truth(name, rec)
+        return rec
 
     def prestart_plain(self, names: list[str]) -> None:
         for name in names:
             self._start_plain(name)
 
-    def _start_plain(self, name: str) -> Recording:
-        key = f"{name}@plain"
+    def plain_live(self, name: str) -> Recording:
+        """The plain run of ``name`` run now, even when a kept account of it holds."""
+        return self._start_plain(name, live=True).wait()
+
+    def prestart_plain_live(self, name: str) -> None:
+        self._start_plain(name, live=True)
+
+    def _start_plain(self, name: str, live: bool = False) -> Recording:
+        key = f"{name}@plain" + ("-live" if live else "")
         if key in self.recordings:
             return self.recordings[key]
         out = self.root / key
+        if not live and (kept := load_kept_truth(name, out)) is not None:
+            self.recordings[key] = kept
+            return kept
         recording = self._start(name)
         rec = self.recordings[key] = Recording(key, out, None)
         # After the recording: its Inductor cache, less the FX-graph and AOT caches, seeds

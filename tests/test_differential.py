@@ -12,6 +12,7 @@ expected side is torch's. How to add a program: docs/testing.md.
 
 from __future__ import annotations
 
+import json
 import os
 from collections import Counter
 from dataclasses import dataclass
@@ -20,7 +21,7 @@ from pathlib import Path
 import pytest
 from differential.truth import Facts, Ours, ours, torch_side
 
-from corpus_support import DIFFERENTIAL, DYN_INSPECT, EXPECTED_EXIT, PROGRAMS, Corpus
+from corpus_support import DIFFERENTIAL, DYN_INSPECT, EXPECTED_EXIT, KEPT_TRUTH, LIVE_CHECK, PROGRAMS, Corpus, Recording, truth_key
 
 # A session's first comparison waits for recordings queued behind the rest of the corpus.
 pytestmark = [pytest.mark.corpus, pytest.mark.timeout(2400)]
@@ -124,3 +125,30 @@ def test_kernel_lines_are_this_runs_files(differential: Pair, program: str) -> N
                 elsewhere.append(f"{k['name']} -> {loc['file']}:{loc['line']}")
     assert not missing, f"{program}: kernels without source lines: {missing}"
     assert not elsewhere, f"{program}: kernel lines in files that do not exist here: {elsewhere}"
+
+
+def test_a_kept_account_is_what_torch_says_now(corpus: Corpus, kept_truth_live: Recording) -> None:
+    """The kept accounts are torch's: each session one program's plain run is made live too,
+    and torch's facts from it must be those of the account the session compared with."""
+    cwd = PROGRAMS[LIVE_CHECK][0]
+    kept = corpus.plain(LIVE_CHECK)
+    assert kept_truth_live.returncode is not None, kept_truth_live.stderr[-3000:]
+    live = torch_side(kept_truth_live.runs_dir / "truth.json", kept_truth_live.stderr, cwd, kept_truth_live.returncode)
+    assert torch_side(kept.runs_dir / "truth.json", kept.stderr, cwd, kept.returncode) == live
+    assert live.compiles > 0 and live.breaks, "the live run compiled nothing: the comparison would be vacuous"
+
+
+@pytest.mark.parametrize("program", DIFFERENTIAL)
+def test_kept_account_holds(program: str) -> None:
+    """Every differential program has a kept account whose key still holds under the torch it
+    was made with (a program or the harness edited without running DYN_INSPECT_TRUTH=keep
+    would silently make every session run it twice). Under another torch, python or machine
+    every account is stale by design and the plain runs are live."""
+    path = KEPT_TRUTH / f"{program}.json"
+    assert path.is_file(), f"no kept account for {program}: run DYN_INSPECT_TRUTH=keep (docs/testing.md)"
+    key = json.loads(path.read_text())["key"]
+    now = truth_key(program, list(key["sources"]))
+    made_under = {k: key[k] for k in ("python", "machine", "packages")}
+    if made_under != {k: now[k] for k in made_under}:
+        pytest.skip(f"kept accounts were made under {made_under}; this is { ({k: now[k] for k in made_under}) }")
+    assert key == now, f"{program}'s kept account is stale: run DYN_INSPECT_TRUTH=keep and review its diff"

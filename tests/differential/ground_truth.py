@@ -92,7 +92,15 @@ def _dump() -> None:
             }
         )
     counters = {group: dict(values) for group, values in dynamo_utils.counters.items()}
+    # The program's own files (modules imported from under its working directory, and the
+    # script): what a kept copy of this account is keyed on (tests/corpus_support.py).
+    cwd = os.path.realpath(os.getcwd())
+    files = {os.path.realpath(f) for m in list(sys.modules.values()) if isinstance(f := getattr(m, "__file__", None), str)}
+    if script:
+        files.add(os.path.realpath(script))
+    sources = sorted(os.path.relpath(f, cwd) for f in files if f.startswith(cwd + os.sep) and os.path.isfile(f))
     data = {
+        "sources": sources,
         "counters": counters,
         "metrics": metrics,
         "resets": resets,
@@ -106,6 +114,7 @@ def _dump() -> None:
 atexit.register(_dump)
 
 args = sys.argv[2:]
+script = args[0] if args and args[0] != "-m" else None
 if args and args[0] == "-m":
     sys.argv = [args[1], *args[2:]]
     sys.path.insert(0, os.getcwd())
