@@ -395,15 +395,36 @@ class Launch:
 
 
 # The signals python would receive that would end the launcher (or that the program may
-# handle: a checkpoint on SIGUSR1, a reload on SIGHUP) while the program runs on. Job control
-# (TSTP, TTIN, TTOU, CONT) keeps its default: the launcher and the program share one process
-# group, so Ctrl-Z, fg and bg stop and continue both. SIGPIPE is python's ignored signal
-# (and our own writes raise it); SIGCHLD is ours. docs/security.md, "Signals".
-FORWARDED_SIGNALS: tuple[signal.Signals, ...] = tuple(
+# handle: a checkpoint on SIGUSR1, a reload on SIGHUP) while the program runs on: every
+# default-terminating one another process may send (systemd's watchdog SIGABRT, a batch
+# system's SIGXCPU, real-time signals), not only the common ones — any other killed the
+# launcher alone and orphaned the program without run_end. Job control (TSTP, TTIN, TTOU,
+# CONT) keeps its default: the launcher and the program share one process group, so Ctrl-Z,
+# fg and bg stop and continue both. The faults (SEGV, BUS, FPE, ILL, TRAP, SYS) are a
+# process's own and keep theirs (a handler of ours would loop on a real fault). SIGPIPE and
+# SIGXFSZ are python's ignored signals (our own writes raise instead); SIGCHLD is ours.
+# docs/security.md, "Signals".
+FORWARDED_SIGNALS: tuple[int, ...] = tuple(
     getattr(signal, name)
-    for name in ("SIGHUP", "SIGINT", "SIGQUIT", "SIGTERM", "SIGUSR1", "SIGUSR2", "SIGALRM", "SIGVTALRM", "SIGPROF", "SIGWINCH", "SIGPWR")
+    for name in (
+        "SIGHUP",
+        "SIGINT",
+        "SIGQUIT",
+        "SIGTERM",
+        "SIGUSR1",
+        "SIGUSR2",
+        "SIGALRM",
+        "SIGVTALRM",
+        "SIGPROF",
+        "SIGWINCH",
+        "SIGPWR",
+        "SIGABRT",
+        "SIGXCPU",
+        "SIGIO",
+        "SIGSTKFLT",
+    )
     if hasattr(signal, name)
-)
+) + tuple(n for n in range(getattr(signal, "SIGRTMIN", 0), getattr(signal, "SIGRTMAX", -1) + 1) if n in signal.valid_signals())
 
 
 def _descends_from(pid: int, ancestor: int) -> bool:
@@ -478,7 +499,8 @@ def end_like(exit_code: int, sig: int | None) -> int:
 
             # The program's core (if any) is the one that matters, not the launcher's.
             resource.setrlimit(resource.RLIMIT_CORE, (0, resource.getrlimit(resource.RLIMIT_CORE)[1]))
-        signal.signal(sig, signal.SIG_DFL)
+        if sig != signal.SIGKILL:  # (always its default: setting it raises, and the exit was 137)
+            signal.signal(sig, signal.SIG_DFL)
         signal.pthread_sigmask(signal.SIG_UNBLOCK, {sig})
         os.kill(os.getpid(), sig)
     except (OSError, ValueError):

@@ -34,7 +34,11 @@ def start(tmp_path: Path, handled: str) -> subprocess.Popen[bytes]:
     env = {k: v for k, v in os.environ.items() if k != "DYN_INSPECT_RUNS_DIR"}
     return subprocess.Popen(
         [str(DYN_INSPECT), "--no-tui", "--runs-dir", str(tmp_path / "runs"), "prog.py", handled],
-        cwd=tmp_path, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+        cwd=tmp_path,
+        env=env,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
     )
 
 
@@ -52,7 +56,7 @@ def run_end(tmp_path: Path) -> dict:
     return next(e for e in events if e.get("kind") == "run_end")
 
 
-@pytest.mark.parametrize("name", ["SIGUSR1", "SIGUSR2", "SIGHUP", "SIGALRM", "SIGQUIT", "SIGWINCH"])
+@pytest.mark.parametrize("name", ["SIGUSR1", "SIGUSR2", "SIGHUP", "SIGALRM", "SIGQUIT", "SIGWINCH", "SIGABRT", "SIGXCPU", "SIGRTMIN"])
 def test_a_handled_signal_reaches_the_program_which_runs_on(tmp_path: Path, name: str) -> None:
     p = start(tmp_path, name)
     wait_ready(tmp_path, p)
@@ -63,7 +67,7 @@ def test_a_handled_signal_reaches_the_program_which_runs_on(tmp_path: Path, name
     assert run_end(tmp_path)["exit_code"] == 0
 
 
-@pytest.mark.parametrize("name", ["SIGHUP", "SIGUSR1", "SIGTERM", "SIGINT", "SIGALRM"])
+@pytest.mark.parametrize("name", ["SIGHUP", "SIGUSR1", "SIGTERM", "SIGINT", "SIGALRM", "SIGIO", "SIGRTMIN"])
 def test_the_launcher_dies_by_the_signal_that_killed_the_program(tmp_path: Path, name: str) -> None:
     p = start(tmp_path, "default")
     wait_ready(tmp_path, p)
@@ -94,7 +98,33 @@ def test_a_signal_the_program_sends_its_own_group_is_not_forwarded_again(tmp_pat
     env = {k: v for k, v in os.environ.items() if k != "DYN_INSPECT_RUNS_DIR"}
     p = subprocess.run(
         [str(DYN_INSPECT), "--no-tui", "--runs-dir", str(tmp_path / "runs"), "prog.py"],
-        cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120, start_new_session=True,
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        start_new_session=True,
     )
     assert p.returncode == 0, p.stderr
     assert p.stdout == "1\n"
+
+
+def test_a_program_killed_by_sigkill_ends_the_launcher_by_sigkill(tmp_path: Path) -> None:
+    """The OOM killer's SIGKILL: python's parent sees death by signal 9. ``end_like`` set
+    the killing signal's handler to SIG_DFL first, which SIGKILL refuses (EINVAL), and then
+    exited 137 instead (a supervisor's WIFSIGNALED was false)."""
+    (tmp_path / "prog.py").write_text("import os, signal\nos.kill(os.getpid(), signal.SIGKILL)\n")
+    plain = subprocess.run([sys.executable, "prog.py"], cwd=tmp_path, capture_output=True, timeout=120)
+    assert plain.returncode == -signal.SIGKILL
+    env = {k: v for k, v in os.environ.items() if k != "DYN_INSPECT_RUNS_DIR"}
+    ours = subprocess.run(
+        [str(DYN_INSPECT), "--no-tui", "--runs-dir", str(tmp_path / "runs"), "prog.py"],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert ours.returncode == -signal.SIGKILL, ours.stderr
+    end = run_end(tmp_path)
+    assert end["signal"] == signal.SIGKILL and end["exit_code"] == 128 + signal.SIGKILL
