@@ -9,12 +9,12 @@ import sys
 from rich.table import Table
 
 from dyn_inspect.cli.common import add_rank_argument, open_cli_run, print_read_warnings
-from dyn_inspect.inspector.analysis.breaks import BreakSite, break_sites
+from dyn_inspect.inspector.analysis.breaks import break_sites
 from dyn_inspect.inspector.analysis.messages import headline, label
 from dyn_inspect.inspector.console import make_console
 from dyn_inspect.inspector.locations import file_line, short_path
-from dyn_inspect.inspector.outputs import reports as typed
-from dyn_inspect.inspector.outputs import source_loc, to_json
+from dyn_inspect.inspector.outputs import to_json
+from dyn_inspect.inspector.reports.breaks import breaks_report
 
 HELP = "list graph breaks (deduplicated) with hit counts and the user line they come from"
 
@@ -32,41 +32,16 @@ def prepare_parser(parser: argparse.ArgumentParser) -> None:
     add_rank_argument(parser)
 
 
-def site_dict(site: BreakSite) -> typed.BreakSite:
-    b = site.first
-    return typed.BreakSite(
-        key=site.group.key,
-        headline=headline(b),
-        type=b.gb_type,
-        gb_id=b.gb_id,
-        url=b.url,
-        count=site.count,
-        loc=source_loc(site.loc),
-        in_library=site.in_library,
-        user_frame=source_loc(site.user_frame),
-        user_frames=[source_loc(f) for f in site.user_frames],
-        reason=b.reason,
-        explanation=b.explanation,
-        context=site.context,
-        hints=list(b.hints),
-        compile_ids=site.compile_ids,
-        stack=[source_loc(f) for f in site.stack],
-    )
-
-
 def run(args: argparse.Namespace) -> int:
     r = open_cli_run(args.run, args.runs_dir, args.rank)
     print_read_warnings(r)
     sites = break_sites(r.model, args.root)
+    report = breaks_report(r, sites, args.root)
     if args.json:
-        data = typed.BreaksReport(
-            run=str(r.path), root=args.root, unique=len(sites), total=sum(s.count for s in sites), breaks=[site_dict(s) for s in sites]
-        )
-        sys.stdout.write(to_json(data) + "\n")
+        sys.stdout.write(to_json(report) + "\n")
         return 0
     console = make_console()
-    total = sum(s.count for s in sites)
-    console.print(f"graph breaks: {len(sites)} unique / {total} total — {short_path(str(r.path))}", markup=False, highlight=False)
+    console.print(f"graph breaks: {report.unique} unique / {report.total} total — {short_path(str(r.path))}", markup=False, highlight=False)
     if not sites:
         return 0
     table = Table(box=None, pad_edge=False, show_edge=False, header_style="bold cyan")

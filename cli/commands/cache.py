@@ -10,12 +10,11 @@ import sys
 from rich.table import Table
 
 from dyn_inspect.cli.common import add_rank_argument, open_cli_run, print_read_warnings
-from dyn_inspect.inspector.analysis.cache import CacheLookup, CompileCache, cache_report, component_words, miss_diff
+from dyn_inspect.inspector.analysis.cache import CompileCache, cache_report, component_words, miss_diff
 from dyn_inspect.inspector.console import make_console
 from dyn_inspect.inspector.locations import short_path
-from dyn_inspect.inspector.outputs import reports as typed
 from dyn_inspect.inspector.outputs import to_json
-from dyn_inspect.inspector.run import Run
+from dyn_inspect.inspector.reports.cache import caches_report, dynamo_seconds
 
 HELP = "compile caches per compile: FX graph / AOTAutograd / Triton hit, miss or bypass with torch's reason"
 
@@ -27,31 +26,6 @@ def prepare_parser(parser: argparse.ArgumentParser) -> None:
     add_rank_argument(parser)
 
 
-def lookup_dict(lk: CacheLookup) -> typed.CacheLookup:
-    return typed.CacheLookup(
-        cache=lk.cache,
-        state=lk.state,
-        key=lk.key,
-        reason=lk.reason,
-        time_saved_s=lk.time_saved_s,
-        time_taken_s=lk.time_taken_s,
-        triton_kernels=list(lk.triton_kernels),
-    )
-
-
-def compile_dict(run: Run, cc: CompileCache) -> typed.CompileCache:
-    diff = miss_diff(run, cc)
-    return typed.CompileCache(
-        compile_id=cc.compile.cid,
-        log=cc.compile.log,
-        function=cc.function,
-        verdict=cc.verdict,
-        why_compiled=cc.why_compiled(),
-        lookups=[lookup_dict(lk) for lk in cc.lookups],
-        miss_differs_from=typed.MissDiffers(compile_id=diff.other_cid, components=list(diff.differs)) if diff else None,
-    )
-
-
 def _cell(cc: CompileCache, cache: str) -> str:
     found = cc.lookup(cache)
     return ", ".join(lk.state + (f" ({lk.time_saved_s:.1f}s saved)" if lk.time_saved_s else "") for lk in found) or "-"
@@ -61,18 +35,10 @@ def run(args: argparse.Namespace) -> int:
     r = open_cli_run(args.run, args.runs_dir, args.rank)
     print_read_warnings(r)
     report = cache_report(r)
-    dynamo_s = sum(c.capture.times.dynamo_s or 0.0 for c in r.model.compiles.values() if c.capture)
     if args.json:
-        data = typed.CacheReport(
-            run=str(r.path),
-            warm=report.warm,
-            time_saved_s=report.time_saved_s,
-            story=report.story(dynamo_s),
-            cold=report.cold(),
-            compiles=[compile_dict(r, cc) for cc in report.compiles],
-        )
-        sys.stdout.write(to_json(data) + "\n")
+        sys.stdout.write(to_json(caches_report(r, report)) + "\n")
         return 0
+    dynamo_s = dynamo_seconds(r.model)
     console = make_console()
 
     def say(text: str = "") -> None:

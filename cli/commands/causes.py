@@ -8,10 +8,10 @@ import sys
 from pathlib import Path
 
 from dyn_inspect.cli.common import add_rank_argument, open_cli_run, print_read_warnings
-from dyn_inspect.inspector.analysis.causes import Cause, causes
+from dyn_inspect.inspector.analysis.causes import causes
 from dyn_inspect.inspector.console import make_console
-from dyn_inspect.inspector.outputs import reports as typed
 from dyn_inspect.inspector.outputs import to_json
+from dyn_inspect.inspector.reports.causes import causes_report
 
 HELP = "group recompiles and graph breaks by root cause, with one fix per cause"
 
@@ -23,43 +23,12 @@ def prepare_parser(parser: argparse.ArgumentParser) -> None:
     add_rank_argument(parser)
 
 
-def cause_dict(c: Cause) -> typed.Cause:
-    fix = c.fix
-    return typed.Cause(
-        kind=c.kind,
-        title=c.title,
-        detail=c.detail,
-        recompiles=c.recompile_count,
-        compile_time_s=round(c.compile_time_s, 4),
-        graph_fragments=c.fragments,
-        compile_ids=[x.cid for x in c.recompiles],
-        frames=[f.name for f in c.frames],
-        values=list(c.values),
-        sites=[typed.CauseSite(file=s.file, line=s.line, name=s.name) for s in c.sites],
-        fix=None
-        if fix is None
-        else typed.CauseFix(
-            code=fix.code,
-            file=fix.file,
-            after_line=fix.after_line,
-            insert="" if fix.replaces is not None else fix.text,
-            why=fix.why,
-            keeps_behaviour=fix.keeps_behaviour,
-            replaces=fix.replaces,
-            replacement=fix.replacement,
-        ),
-        no_fix=c.no_fix,
-        us_per_step=round(c.step_us, 3) if c.run_time is not None else None,
-        step_cost=c.run_time,
-    )
-
-
 def run(args: argparse.Namespace) -> int:
     r = open_cli_run(args.run, args.runs_dir, args.rank)
     print_read_warnings(r)
     found = causes(r.model)
     if args.json:
-        sys.stdout.write(to_json(typed.CausesReport(run=str(r.path), causes=[cause_dict(c) for c in found])) + "\n")
+        sys.stdout.write(to_json(causes_report(r, found)) + "\n")
         return 0
     console = make_console()
     n_re = sum(c.recompile_count for c in found)

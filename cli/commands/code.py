@@ -12,12 +12,12 @@ import sys
 from rich.table import Table
 
 from dyn_inspect.cli.common import add_rank_argument, open_cli_run, print_read_warnings
-from dyn_inspect.inspector.analysis.bytecode import CompileCode, ResumeFunction, compile_code, find
+from dyn_inspect.inspector.analysis.bytecode import ResumeFunction, compile_code, find
 from dyn_inspect.inspector.console import make_console
 from dyn_inspect.inspector.errors import InspectorError
 from dyn_inspect.inspector.locations import file_line, short_path
-from dyn_inspect.inspector.outputs import reports as typed
-from dyn_inspect.inspector.outputs import source_loc, to_json
+from dyn_inspect.inspector.outputs import to_json
+from dyn_inspect.inspector.reports.code import code_report
 from dyn_inspect.inspector.source_files import source_line
 
 HELP = "Dynamo's code for one compile: original vs transformed bytecode by source line, resume functions, guards"
@@ -31,30 +31,10 @@ def prepare_parser(parser: argparse.ArgumentParser) -> None:
     add_rank_argument(parser)
 
 
-def _resume_dict(r: ResumeFunction) -> typed.ResumeFunction:
-    return typed.ResumeFunction(name=r.name, function=r.function, line=r.line, loc=source_loc(r.loc), compiles=list(r.compiles))
-
-
 def _resume_text(r: ResumeFunction) -> str:
     where = file_line(r.loc.file, r.line) if r.loc else f"line {r.line}"
     code = f": `{r.loc.code.split('  #')[0].strip()}`" if r.loc and r.loc.code else ""
     return f"{r.name} — resumes `{r.function}` after the graph break at {where}{code} (compiles {', '.join(r.compiles)})"
-
-
-def code_dict(cc: CompileCode) -> typed.CodeReport:
-    return typed.CodeReport(
-        compile_id=cc.compile.cid,
-        function=cc.function,
-        resume=_resume_dict(cc.resume) if cc.resume else None,
-        creates=[_resume_dict(r) for r in cc.creates],
-        blocks=[
-            typed.BytecodeBlock(
-                line=b.line, original=[i.text().strip() for i in b.original], modified=[i.text().strip() for i in b.modified]
-            )
-            for b in cc.blocks
-        ],
-        guards=[typed.GuardGroup(source=src, guards=[g.expr for g in gs]) for src, gs in cc.guards_by_source()],
-    )
 
 
 def run(args: argparse.Namespace) -> int:
@@ -66,7 +46,7 @@ def run(args: argparse.Namespace) -> int:
         raise InspectorError(f"no compile {args.compile_id} in {r.path.name} (compiles: {known or 'none'})")
     cc = compile_code(r, c)
     if args.json:
-        sys.stdout.write(to_json(code_dict(cc)) + "\n")
+        sys.stdout.write(to_json(code_report(cc)) + "\n")
         return 0
     console = make_console()
 

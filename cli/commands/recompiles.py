@@ -6,18 +6,14 @@ from __future__ import annotations
 
 import argparse
 import sys
-from dataclasses import asdict
 
 from dyn_inspect.cli.common import add_rank_argument, open_cli_run, print_read_warnings
 from dyn_inspect.inspector.analysis.causes import describe_fix, recompile_causes
-from dyn_inspect.inspector.analysis.guard_failures import GuardFailure
-from dyn_inspect.inspector.analysis.recompiles import TimelineEntry, frames_with_recompiles, recompile_limit_of, recompile_timeline
 from dyn_inspect.inspector.analysis.shapes import shapes_of
 from dyn_inspect.inspector.console import make_console
 from dyn_inspect.inspector.locations import def_line, file_line, short_path
-from dyn_inspect.inspector.model import FrameInfo
-from dyn_inspect.inspector.outputs import reports as typed
 from dyn_inspect.inspector.outputs import to_json
+from dyn_inspect.inspector.reports.recompiles import frame_timelines, recompiles_report
 
 HELP = "explain recompiles: per frame, which guard failed, on what value, and what to do"
 MAX_OLDER_ENTRIES = 2  # older cache entries' failures printed per recompile (text output)
@@ -31,54 +27,13 @@ def prepare_parser(parser: argparse.ArgumentParser) -> None:
     add_rank_argument(parser)
 
 
-def failure_dict(f: GuardFailure) -> typed.GuardFailure:
-    return typed.GuardFailure(**asdict(f))
-
-
-def entry_dict(e: TimelineEntry) -> typed.TimelineEntry:
-    c = e.compile
-    return typed.TimelineEntry(
-        index=e.index,
-        compile_id=e.cid,
-        t=e.t,
-        outcome=c.outcome,
-        compile_time_s=round(c.compile_time_s, 4),
-        failures=[failure_dict(f) for f in e.failures],
-        suggestion=typed.Suggestion(**asdict(e.suggestion)) if e.suggestion else None,
-        limit_reached=e.limit_reached,
-    )
-
-
-def frame_dict(frame: FrameInfo, timeline: list[TimelineEntry], limit: int | None) -> typed.RecompiledFrame:
-    return typed.RecompiledFrame(
-        function=frame.name,
-        file=frame.filename,
-        line=frame.firstlineno,
-        def_line=def_line(frame.filename, frame.firstlineno),
-        log=frame.log,
-        compiles=len(frame.compiles),
-        recompiles=sum(1 for e in timeline if e.is_recompile),
-        recompile_limit=limit,
-        limit_reached=any(e.limit_reached for e in timeline),
-        timeline=[entry_dict(e) for e in timeline],
-    )
-
-
 def run(args: argparse.Namespace) -> int:
     r = open_cli_run(args.run, args.runs_dir, args.rank)
     print_read_warnings(r)
     m = r.model
-    frames = m.frames_in_order() if args.all else frames_with_recompiles(m)
-    rows = [(f, recompile_timeline(m, f), recompile_limit_of(m, f)) for f in frames]
+    rows = frame_timelines(m, every_frame=args.all)
     if args.json:
-        data = typed.RecompilesReport(
-            run=str(r.path),
-            recompiles=len(m.recompiles),
-            limit_hits=len(m.recompile_limits),
-            recompile_limit_hits=len(m.recompile_limits),
-            frames=[frame_dict(f, t, lim) for f, t, lim in rows],
-        )
-        sys.stdout.write(to_json(data) + "\n")
+        sys.stdout.write(to_json(recompiles_report(r, rows)) + "\n")
         return 0
     console = make_console()
 

@@ -9,11 +9,11 @@ import sys
 from typing import Any
 
 from dyn_inspect.cli.common import add_rank_argument, open_cli_run, print_read_warnings
-from dyn_inspect.inspector.analysis.shapes import CompileShapes, compile_shapes, readable_source
+from dyn_inspect.inspector.analysis.shapes import compile_shapes, readable_source
 from dyn_inspect.inspector.console import make_console
 from dyn_inspect.inspector.locations import file_line, short_path
-from dyn_inspect.inspector.outputs import reports as typed
-from dyn_inspect.inspector.outputs import source_loc, to_json
+from dyn_inspect.inspector.outputs import to_json
+from dyn_inspect.inspector.reports.shapes import shapes_report
 
 HELP = "dynamic shapes per compile: symbols created, dims specialized (and the line that did it), shape guards"
 
@@ -29,50 +29,12 @@ def _where(loc: Any) -> str:
     return file_line(loc.file, loc.line) if loc is not None else "-"
 
 
-def shapes_dict(cs: CompileShapes) -> typed.CompileShapes:
-    return typed.CompileShapes(
-        compile_id=cs.compile.cid,
-        log=cs.compile.log,
-        function=cs.function,
-        automatic_dynamic=cs.automatic_dynamic,
-        symbols=[
-            typed.ShapeSymbol(
-                symbol=s.symbol,
-                name=s.name,
-                source=s.source,
-                value=s.value,
-                range=s.range,
-                loc=source_loc(s.loc),
-                specialized=s.specialized is not None,
-            )
-            for s in cs.symbols
-        ],
-        specializations=[
-            typed.ShapeSpecialization(
-                symbol=s.symbol,
-                name=s.name,
-                source=s.source,
-                value=s.value,
-                reason=s.reason,
-                loc=source_loc(s.loc),
-                text=s.describe(_where(s.loc) if s.loc else None),
-            )
-            for s in cs.specializations
-        ],
-        guards=[typed.ShapeGuard(expr=g.expr, readable=g.readable, loc=source_loc(g.loc), installed=g.installed) for g in cs.guards],
-        accepts=[
-            typed.DimAccepted(source=d.source, name=readable_source(d.source), low=d.low, high=d.high, dynamic=d.dynamic, text=d.text)
-            for d in cs.accepts
-        ],
-    )
-
-
 def run(args: argparse.Namespace) -> int:
     r = open_cli_run(args.run, args.runs_dir, args.rank)
     print_read_warnings(r)
     found = compile_shapes(r.model, r)
     if args.json:
-        sys.stdout.write(to_json(typed.ShapesReport(run=str(r.path), compiles=[shapes_dict(cs) for cs in found])) + "\n")
+        sys.stdout.write(to_json(shapes_report(r, found)) + "\n")
         return 0
     console = make_console()
 

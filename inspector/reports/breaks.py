@@ -10,6 +10,7 @@ from dyn_inspect.inspector.analysis.step_costs import BreakCost
 from dyn_inspect.inspector.outputs import reports as typed
 from dyn_inspect.inspector.outputs import source_loc
 from dyn_inspect.inspector.reports.rounding import us
+from dyn_inspect.inspector.run import Run
 
 
 def break_site(site: BreakSite, on_ranks: list[int], per_step: BreakCost | None = None) -> typed.SummaryBreak:
@@ -36,4 +37,35 @@ def break_site(site: BreakSite, on_ranks: list[int], per_step: BreakCost | None 
         ranks=on_ranks,
         us_per_step=us(per_step.us) if per_step is not None else None,
         step_cost=per_step.text if per_step is not None else None,
+    )
+
+
+def site_output(site: BreakSite) -> typed.BreakSite:
+    """One break site for ``breaks --json``: torch's location and the user frames it is
+    attributed to, the headline, what torch reported and the stack."""
+    b = site.first
+    return typed.BreakSite(
+        key=site.group.key,
+        headline=headline(b),
+        type=b.gb_type,
+        gb_id=b.gb_id,
+        url=b.url,
+        count=site.count,
+        loc=source_loc(site.loc),
+        in_library=site.in_library,
+        user_frame=source_loc(site.user_frame),
+        user_frames=[source_loc(f) for f in site.user_frames],
+        reason=b.reason,
+        explanation=b.explanation,
+        context=site.context,
+        hints=list(b.hints),
+        compile_ids=site.compile_ids,
+        stack=[source_loc(f) for f in site.stack],
+    )
+
+
+def breaks_report(run: Run, sites: list[BreakSite], root: str | None) -> typed.BreaksReport:
+    """What ``breaks --json`` prints: ``sites`` (``break_sites(model, root)``), counted."""
+    return typed.BreaksReport(
+        run=str(run.path), root=root, unique=len(sites), total=sum(s.count for s in sites), breaks=[site_output(s) for s in sites]
     )

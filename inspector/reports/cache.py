@@ -1,0 +1,52 @@
+"""What the compile caches did: per compile, the FX graph, AOTAutograd and Triton lookups
+(hit, miss, bypass) with torch's reason, and why a warm run still compiled
+(``inspector/analysis/cache.py``)."""
+
+from __future__ import annotations
+
+from dyn_inspect.inspector.analysis.cache import CacheLookup, CacheReport, CompileCache, miss_diff
+from dyn_inspect.inspector.model import RunModel
+from dyn_inspect.inspector.outputs import reports as typed
+from dyn_inspect.inspector.run import Run
+
+
+def dynamo_seconds(model: RunModel) -> float:
+    """The seconds Dynamo traced for (its tracing is never served from a cache)."""
+    return sum(c.capture.times.dynamo_s or 0.0 for c in model.compiles.values() if c.capture)
+
+
+def lookup_output(lk: CacheLookup) -> typed.CacheLookup:
+    return typed.CacheLookup(
+        cache=lk.cache,
+        state=lk.state,
+        key=lk.key,
+        reason=lk.reason,
+        time_saved_s=lk.time_saved_s,
+        time_taken_s=lk.time_taken_s,
+        triton_kernels=list(lk.triton_kernels),
+    )
+
+
+def compile_cache_output(run: Run, cc: CompileCache) -> typed.CompileCache:
+    diff = miss_diff(run, cc)
+    return typed.CompileCache(
+        compile_id=cc.compile.cid,
+        log=cc.compile.log,
+        function=cc.function,
+        verdict=cc.verdict,
+        why_compiled=cc.why_compiled(),
+        lookups=[lookup_output(lk) for lk in cc.lookups],
+        miss_differs_from=typed.MissDiffers(compile_id=diff.other_cid, components=list(diff.differs)) if diff else None,
+    )
+
+
+def caches_report(run: Run, found: CacheReport) -> typed.CacheReport:
+    """What ``cache --json`` prints: ``found`` (``analysis.cache.cache_report(run)``)."""
+    return typed.CacheReport(
+        run=str(run.path),
+        warm=found.warm,
+        time_saved_s=found.time_saved_s,
+        story=found.story(dynamo_seconds(run.model)),
+        cold=found.cold(),
+        compiles=[compile_cache_output(run, cc) for cc in found.compiles],
+    )

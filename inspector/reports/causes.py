@@ -1,0 +1,44 @@
+"""Which root causes the findings come from, most expensive first, each with the one fix
+that removes it where one is known (``inspector/analysis/causes.py``)."""
+
+from __future__ import annotations
+
+from dyn_inspect.inspector.analysis.causes import Cause
+from dyn_inspect.inspector.outputs import reports as typed
+from dyn_inspect.inspector.run import Run
+
+
+def cause_output(c: Cause) -> typed.Cause:
+    fix = c.fix
+    return typed.Cause(
+        kind=c.kind,
+        title=c.title,
+        detail=c.detail,
+        recompiles=c.recompile_count,
+        compile_time_s=round(c.compile_time_s, 4),
+        graph_fragments=c.fragments,
+        compile_ids=[x.cid for x in c.recompiles],
+        frames=[f.name for f in c.frames],
+        values=list(c.values),
+        sites=[typed.CauseSite(file=s.file, line=s.line, name=s.name) for s in c.sites],
+        fix=None
+        if fix is None
+        else typed.CauseFix(
+            code=fix.code,
+            file=fix.file,
+            after_line=fix.after_line,
+            insert="" if fix.replaces is not None else fix.text,
+            why=fix.why,
+            keeps_behaviour=fix.keeps_behaviour,
+            replaces=fix.replaces,
+            replacement=fix.replacement,
+        ),
+        no_fix=c.no_fix,
+        us_per_step=round(c.step_us, 3) if c.run_time is not None else None,
+        step_cost=c.run_time,
+    )
+
+
+def causes_report(run: Run, found: list[Cause]) -> typed.CausesReport:
+    """What ``causes --json`` prints: ``found`` (``causes(model)``)."""
+    return typed.CausesReport(run=str(run.path), causes=[cause_output(c) for c in found])

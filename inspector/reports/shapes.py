@@ -1,0 +1,54 @@
+"""Which shapes are dynamic: per compile, the symbols torch created (dim, example value,
+range, the user line), the dims it specialized back to a constant and the line that did it,
+the shape guards and the sizes the guard tree accepts (``inspector/analysis/shapes.py``)."""
+
+from __future__ import annotations
+
+from dyn_inspect.inspector.analysis.shapes import CompileShapes, readable_source
+from dyn_inspect.inspector.locations import file_line
+from dyn_inspect.inspector.outputs import reports as typed
+from dyn_inspect.inspector.outputs import source_loc
+from dyn_inspect.inspector.run import Run
+
+
+def compile_shapes_output(cs: CompileShapes) -> typed.CompileShapes:
+    return typed.CompileShapes(
+        compile_id=cs.compile.cid,
+        log=cs.compile.log,
+        function=cs.function,
+        automatic_dynamic=cs.automatic_dynamic,
+        symbols=[
+            typed.ShapeSymbol(
+                symbol=s.symbol,
+                name=s.name,
+                source=s.source,
+                value=s.value,
+                range=s.range,
+                loc=source_loc(s.loc),
+                specialized=s.specialized is not None,
+            )
+            for s in cs.symbols
+        ],
+        specializations=[
+            typed.ShapeSpecialization(
+                symbol=s.symbol,
+                name=s.name,
+                source=s.source,
+                value=s.value,
+                reason=s.reason,
+                loc=source_loc(s.loc),
+                text=s.describe(file_line(s.loc.file, s.loc.line) if s.loc else None),
+            )
+            for s in cs.specializations
+        ],
+        guards=[typed.ShapeGuard(expr=g.expr, readable=g.readable, loc=source_loc(g.loc), installed=g.installed) for g in cs.guards],
+        accepts=[
+            typed.DimAccepted(source=d.source, name=readable_source(d.source), low=d.low, high=d.high, dynamic=d.dynamic, text=d.text)
+            for d in cs.accepts
+        ],
+    )
+
+
+def shapes_report(run: Run, found: list[CompileShapes]) -> typed.ShapesReport:
+    """What ``shapes --json`` prints: ``found`` (``compile_shapes(model, run)``)."""
+    return typed.ShapesReport(run=str(run.path), compiles=[compile_shapes_output(cs) for cs in found])
