@@ -8,15 +8,13 @@ from __future__ import annotations
 
 import argparse
 import sys
-from dataclasses import asdict
-from typing import Any
 
 from dyn_inspect.cli.common import add_rank_argument, open_cli_run, print_read_warnings
 from dyn_inspect.inspector.analysis.costs import bytes_text, time_text
-from dyn_inspect.inspector.analysis.diff import Changes, KernelChange, KernelFacts, RunDiff, diff_runs
+from dyn_inspect.inspector.analysis.diff import KernelChange
 from dyn_inspect.inspector.console import make_console
-from dyn_inspect.inspector.outputs import reports as typed
 from dyn_inspect.inspector.outputs import to_json
+from dyn_inspect.inspector.reports.diff import diff_report, run_diff
 
 HELP = "compare two runs: graph breaks, recompiles, kernels and compile time added/removed/changed"
 
@@ -27,46 +25,6 @@ def prepare_parser(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--runs-dir", metavar="DIR")
     parser.add_argument("--json", action="store_true", help="machine-readable output")
     add_rank_argument(parser)
-
-
-# A kernel change's time per step moves by more than this share of A's to count.
-KERNEL_TIME_CHANGE = 0.05
-
-
-def changes_dict(c: Changes[Any], kinds: tuple[type[Any], type[Any], type[Any]], **extra: Any) -> Any:
-    """``kinds``: the Structs of the whole changes, of an added/removed item, of a changed one;
-    ``extra``: more fields of the whole."""
-    whole, counted, changed = kinds
-    return whole(
-        added=[counted(**asdict(item), count=n) for item, n in c.added],
-        removed=[counted(**asdict(item), count=n) for item, n in c.removed],
-        changed=[changed(**asdict(item), count_a=a, count_b=b) for item, a, b in c.changed],
-        unchanged=c.same,
-        **extra,
-    )
-
-
-def facts_dict(f: KernelFacts) -> typed.DiffKernelFacts:
-    return typed.DiffKernelFacts(
-        config=f.config,
-        registers=f.registers,
-        spills=f.spills,
-        shared_bytes=f.shared_bytes,
-        ir_bytes=dict(f.ir_bytes),
-        target=f.target,
-        us_per_step=round(f.us_per_step, 3) if f.us_per_step is not None else None,
-    )
-
-
-def kernel_change_dict(c: KernelChange) -> typed.DiffKernelMetaChange:
-    return typed.DiffKernelMetaChange(
-        **asdict(c.item),
-        compile_id=c.compile_id,
-        backward=c.backward,
-        a=facts_dict(c.a),
-        b=facts_dict(c.b),
-        changed=list(c.changed),
-    )
 
 
 def _bytes_change(a: int, b: int) -> str:
@@ -98,39 +56,14 @@ def kernel_change_text(c: KernelChange) -> str:
     return f"{c}: " + ", ".join(value_change_text(c, what) for what in c.changed)
 
 
-def diff_dict(d: RunDiff, a: str, b: str) -> typed.DiffReport:
-    return typed.DiffReport(
-        a=a,
-        b=b,
-        graph_breaks=changes_dict(d.breaks, (typed.BreakChanges, typed.DiffBreakCount, typed.DiffBreakChange)),
-        recompiles=changes_dict(d.recompiles, (typed.RecompileChanges, typed.DiffRecompileCount, typed.DiffRecompileChange)),
-        kernels=changes_dict(
-            d.kernels,
-            (typed.KernelChanges, typed.DiffKernelCount, typed.DiffKernelChange),
-            meta_changed=[kernel_change_dict(c) for c in d.kernel_changes],
-        ),
-        compile_time=typed.CompileTimeDiff(
-            a_s=round(d.compile_time_a_s, 4),
-            b_s=round(d.compile_time_b_s, 4),
-            delta_s=round(d.compile_time_delta_s, 4),
-            by_stage=[
-                typed.StageTime(stage=s.name, a_s=round(s.a_s, 4), b_s=round(s.b_s, 4), delta_s=round(s.delta_s, 4)) for s in d.stages
-            ],
-            by_frame=[
-                typed.FrameTime(frame=f.name, a_s=round(f.a_s, 4), b_s=round(f.b_s, 4), delta_s=round(f.delta_s, 4)) for f in d.frames
-            ],
-        ),
-    )
-
-
 def run(args: argparse.Namespace) -> int:
     a = open_cli_run(args.run_a, args.runs_dir, args.rank)
     b = open_cli_run(args.run_b, args.runs_dir, args.rank)
     print_read_warnings(a)
     print_read_warnings(b)
-    d = diff_runs(a.model, b.model, min_time_change_s=0.05, min_kernel_time_change=KERNEL_TIME_CHANGE)
+    d = run_diff(a.model, b.model)
     if args.json:
-        sys.stdout.write(to_json(diff_dict(d, str(a.path), str(b.path))) + "\n")
+        sys.stdout.write(to_json(diff_report(d, str(a.path), str(b.path))) + "\n")
         return 0
     console = make_console()
     say = lambda s: console.print(s, markup=False, highlight=False)  # noqa: E731

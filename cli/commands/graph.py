@@ -7,20 +7,19 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
-from typing import Any
 
 import networkx as nx
 from rich.table import Table
 
 from dyn_inspect.cli.common import add_rank_argument, open_cli_run, print_read_warnings
-from dyn_inspect.inspector.analysis.graphs import GraphDiff, compile_graph, diff_graphs, op_histogram, to_dot, write_svg
+from dyn_inspect.inspector.analysis.graphs import compile_graph, diff_graphs, op_histogram, to_dot, write_svg
 from dyn_inspect.inspector.analysis.guards import find_compile
 from dyn_inspect.inspector.console import make_console, write_private
 from dyn_inspect.inspector.errors import InspectorError
 from dyn_inspect.inspector.locations import short_path
 from dyn_inspect.inspector.model import CompileInfo
-from dyn_inspect.inspector.outputs import reports as typed
 from dyn_inspect.inspector.outputs import to_json
+from dyn_inspect.inspector.reports.graph import graph_diff_report, graph_report
 from dyn_inspect.inspector.run import Run
 
 HELP = "show a compile's FX graph at a stage (table, --json, --dot, --svg) or diff it with another compile"
@@ -76,27 +75,6 @@ def load_graph(run: Run, c: CompileInfo, stage: str) -> nx.DiGraph:
     return g
 
 
-NODE_KEYS = ("op", "target", "dtype", "shape", "stride", "device", "file", "line", "function", "code")
-
-
-def node_dict(name: str, data: dict[str, Any], g: nx.DiGraph) -> typed.GraphNode:
-    return typed.GraphNode(name=name, **{k: data.get(k) for k in NODE_KEYS}, inputs=list(g.predecessors(name)))
-
-
-def graph_diff_dict(d: GraphDiff, run: str) -> typed.GraphDiffReport:
-    return typed.GraphDiffReport(
-        run=run,
-        a=d.a,
-        b=d.b,
-        stage=d.stage,
-        nodes_a=d.nodes_a,
-        nodes_b=d.nodes_b,
-        ops_added=dict(d.added),
-        ops_removed=dict(d.removed),
-        changed=[typed.NodeChange(node=n, before=a, after=b) for n, a, b in d.changed],
-    )
-
-
 def run(args: argparse.Namespace) -> int:
     run_arg, cid = _split_target(args.target)
     r = open_cli_run(run_arg, args.runs_dir, args.rank)
@@ -108,7 +86,7 @@ def run(args: argparse.Namespace) -> int:
         other = resolve_compile(r, args.diff, args.log or c.log)
         d = diff_graphs(g, load_graph(r, other, args.stage), c.cid, other.cid, args.stage)
         if args.json:
-            sys.stdout.write(to_json(graph_diff_dict(d, str(r.path))) + "\n")
+            sys.stdout.write(to_json(graph_diff_report(d, str(r.path))) + "\n")
             return 0
         console = make_console()
         say = lambda s: console.print(s, markup=False, highlight=False)  # noqa: E731
@@ -137,20 +115,10 @@ def run(args: argparse.Namespace) -> int:
         else:
             print(f"dyn-inspect: {result.hint}", file=sys.stderr)
         return 0
-    hist = op_histogram(g)
     if args.json:
-        data = typed.GraphReport(
-            run=str(r.path),
-            compile_id=c.cid,
-            log=c.log,
-            stage=args.stage,
-            stages=list(dict.fromkeys(gr.stage for gr in c.graphs)),
-            nodes=[node_dict(n, d, g) for n, d in g.nodes(data=True)],
-            edges=[list(e) for e in g.edges()],
-            op_histogram=dict(hist),
-        )
-        sys.stdout.write(to_json(data) + "\n")
+        sys.stdout.write(to_json(graph_report(r, c, args.stage, g)) + "\n")
         return 0
+    hist = op_histogram(g)
     console = make_console()
     cap = c.capture
     fn = f"{cap.co_name} ({short_path(cap.co_filename or '?')}:{cap.co_firstlineno})" if cap else "?"

@@ -19,9 +19,8 @@ from dyn_inspect.engine.tracefile import MAX_LINE_MB, MAX_TOTAL_MB
 from dyn_inspect.inspector.console import make_console
 from dyn_inspect.inspector.errors import InspectorError
 from dyn_inspect.inspector.locations import short_path
-from dyn_inspect.inspector.outputs import reports as typed
 from dyn_inspect.inspector.outputs import to_json
-from dyn_inspect.inspector.reports import summary
+from dyn_inspect.inspector.reports.imports import import_nodes_report, import_report
 from dyn_inspect.inspector.run import Run
 
 HELP = "import a TORCH_TRACE log (file or directory of per-rank logs) as a run"
@@ -67,34 +66,6 @@ def _megabytes(text: str) -> int:
     if value < 1:
         raise argparse.ArgumentTypeError("the limit must be at least 1 MiB")
     return value
-
-
-def file_dict(f: FileImport) -> typed.ImportedFile:
-    s = f.stats
-    return typed.ImportedFile(
-        file=str(f.path),
-        processes=[
-            typed.ImportedProcess(log=p.log, pid=p.pid, rank=p.rank, records=p.records, events=p.events, compiles=p.compiles)
-            for p in f.processes
-        ],
-        records=s.records,
-        skipped_lines=typed.SkippedLines(not_glog=s.bad_prefix, bad_json=s.bad_json),
-        md5_mismatches=s.md5_mismatch,
-        truncated=s.truncated,
-        kept_raw=dict(f.raw_kinds.most_common()),
-        normalizer_failures=f.normalizer_failures,
-    )
-
-
-def import_dict(result: ImportResult) -> typed.Import:
-    return typed.Import(
-        run=str(result.run_dir),
-        source=str(result.source),
-        files=[file_dict(f) for f in result.files],
-        skipped_files=[str(p) for p in result.skipped],
-        events=result.events,
-        duration_s=round(result.duration_s, 3),
-    )
 
 
 def _file_line(f: FileImport) -> str:
@@ -173,7 +144,6 @@ def _import_nodes(args: argparse.Namespace) -> int:
     in the list), then merged into one run (inspector/merge.py); the parts are removed."""
     import tempfile
 
-    from dyn_inspect.cli.commands.merge import merge_dict
     from dyn_inspect.inspector.merge import merge_runs
 
     out = Path(args.output) if args.output else None
@@ -184,8 +154,7 @@ def _import_nodes(args: argparse.Namespace) -> int:
         merged = merge_runs([p.run_dir for p in parts], out=out, runs_dir=args.runs_dir)
     run = Run(merged.run_dir)
     if args.json:
-        nodes = typed.ImportNodesReport(import_=[import_dict(p) for p in parts], merge=merge_dict(merged), summary=summary(run))
-        sys.stdout.write(to_json(nodes) + "\n")
+        sys.stdout.write(to_json(import_nodes_report(parts, merged, run)) + "\n")
         return 0
     for i, part in enumerate(parts):
         print(f"node {i}: {part.source} — {len(part.files)} TORCH_TRACE file{'s' if len(part.files) != 1 else ''}")
@@ -204,7 +173,7 @@ def run(args: argparse.Namespace) -> int:
     result = _import_one(args, args.path[0], Path(args.output) if args.output else None)
     imported = Run(result.run_dir)
     if args.json:
-        sys.stdout.write(to_json(typed.ImportReport(import_=import_dict(result), summary=summary(imported))) + "\n")
+        sys.stdout.write(to_json(import_report(result, imported)) + "\n")
         return 0
     print_import(result, imported)
     return 0

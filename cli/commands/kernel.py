@@ -14,7 +14,6 @@ from rich.table import Table
 from rich.text import Text
 
 from dyn_inspect.cli.common import add_rank_argument, open_cli_run, print_read_warnings
-from dyn_inspect.inspector import reports
 from dyn_inspect.inspector.analysis.kernel_compile import (
     IR_STAGES,
     KernelSignature,
@@ -30,8 +29,8 @@ from dyn_inspect.inspector.console import make_console, safe_text
 from dyn_inspect.inspector.errors import InspectorError
 from dyn_inspect.inspector.locations import file_line, short_path
 from dyn_inspect.inspector.model import KernelInfo, RunModel
-from dyn_inspect.inspector.outputs import reports as typed
 from dyn_inspect.inspector.outputs import to_json
+from dyn_inspect.inspector.reports.kernels import kernel, kernel_report
 
 HELP = "one kernel in full: compile metadata, launches, IR stages (--stage), a runnable repro (--repro)"
 
@@ -98,14 +97,7 @@ def run(args: argparse.Namespace) -> int:
             hint = " (record with `dyn-inspect run --kernel-ir` on a GPU)" if k.event.backend == "triton" else " (IR stages are Triton's)"
             raise InspectorError(f"{k.name}: no {args.stage} kept; this run has: {kept}{hint}")
     if args.json:
-        report = typed.KernelReport(
-            run=str(r.path),
-            kernel=reports.kernel(r.model, k, source),
-            stages_kept=stages_kept(k),
-            stage=args.stage,
-            text=stage_text,
-        )
-        sys.stdout.write(to_json(report) + "\n")
+        sys.stdout.write(to_json(kernel_report(r, k, source, args.stage, stage_text)) + "\n")
         return 0
     console = make_console()
     if args.stage:
@@ -135,7 +127,7 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _print_detail(console: object, m: RunModel, k: KernelInfo, source: str, run_path: str) -> None:
-    d = reports.kernel(m, k, source)
+    d = kernel(m, k, source)
     say = lambda text: console.print(text, markup=False, highlight=False)  # type: ignore[attr-defined]  # noqa: E731
     say(
         f"{d.name} — compile {d.compile_id}{' (backward)' if d.backward else ''}, {d.backend}, {d.lines_of_code} lines — {short_path(run_path)}"

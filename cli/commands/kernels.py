@@ -12,15 +12,14 @@ from typing import Any
 from rich.table import Table
 
 from dyn_inspect.cli.common import add_rank_argument, open_cli_run, print_read_warnings
-from dyn_inspect.inspector import reports
-from dyn_inspect.inspector.analysis.costs import SORTS, bytes_text, cost_of, kernel_cost, rate_text, sort_key, time_text
-from dyn_inspect.inspector.analysis.kernel_compile import config_text, launches
-from dyn_inspect.inspector.analysis.kernels import Vectorization, effective_isa, kernels_at, kernels_by_compile, vectorization
+from dyn_inspect.inspector.analysis.costs import SORTS, bytes_text, cost_of, kernel_cost, rate_text, time_text
+from dyn_inspect.inspector.analysis.kernel_compile import config_text
+from dyn_inspect.inspector.analysis.kernels import Vectorization, effective_isa, vectorization
 from dyn_inspect.inspector.console import make_console
 from dyn_inspect.inspector.locations import file_line, parse_file_line, short_path
-from dyn_inspect.inspector.model import CompileInfo, KernelInfo, RunModel
-from dyn_inspect.inspector.outputs import reports as typed
+from dyn_inspect.inspector.model import RunModel
 from dyn_inspect.inspector.outputs import to_json
+from dyn_inspect.inspector.reports.kernels import kernels_report, listed_kernels
 
 HELP = "list generated kernels by compile or by source line (--at FILE:LINE), with vectorization coverage"
 
@@ -50,29 +49,13 @@ def run(args: argparse.Namespace) -> int:
     r = open_cli_run(args.run, args.runs_dir, args.rank)
     print_read_warnings(r)
     m = r.model
-    if args.at:
-        file, line = parse_file_line(args.at)
-        groups: list[tuple[CompileInfo | None, list[KernelInfo]]] = [(None, kernels_at(m, file, line))]
-    else:
-        groups = [(c, ks) for c, ks in kernels_by_compile(m)]
-    cov = vectorization(m)
-    profiled = any(k.profile is not None for _, ks in groups for k in ks)
-    order = args.sort or ("time" if profiled else None)
-    if order is not None:
-        flat = sorted((k for _, ks in groups for k in ks), key=lambda k: sort_key(order, k))
-        groups = [(None, flat)]
+    kernels, order = listed_kernels(m, parse_file_line(args.at) if args.at else None, args.sort)
     if args.json:
-        data = typed.KernelsReport(
-            run=str(r.path),
-            at=args.at,
-            sort=order,
-            kernels=[reports.kernel(m, k, r.blob_text(k.event.source) if launches(k) else None) for _, ks in groups for k in ks],
-            vectorization=reports.vectorization_coverage(cov),
-        )
-        sys.stdout.write(to_json(data) + "\n")
+        sys.stdout.write(to_json(kernels_report(r, kernels, args.at, order)) + "\n")
         return 0
+    cov = vectorization(m)
+    profiled = any(k.profile is not None for k in kernels)
     console = make_console()
-    kernels = [k for _, ks in groups for k in ks]
     where = f" from {args.at}" if args.at else ""
     sorted_by = f", by {order}" if order else ""
     console.print(f"kernels{where}: {len(kernels)}{sorted_by} — {short_path(str(r.path))}", markup=False, highlight=False)

@@ -13,11 +13,10 @@ import sys
 from pathlib import Path
 
 from dyn_inspect.inspector.locations import short_path
-from dyn_inspect.inspector.merge import MergeResult, merge_runs
-from dyn_inspect.inspector.outputs import reports as typed
+from dyn_inspect.inspector.merge import merge_runs
 from dyn_inspect.inspector.outputs import to_json
 from dyn_inspect.inspector.ranks import format_ranks
-from dyn_inspect.inspector.reports import summary
+from dyn_inspect.inspector.reports.merge import merge_report
 from dyn_inspect.inspector.run import Run
 
 HELP = "merge the per-node runs of one multi-node job into one run"
@@ -30,28 +29,11 @@ def prepare_parser(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--json", action="store_true", help="machine-readable output")
 
 
-def merge_dict(result: MergeResult) -> typed.Merge:
-    return typed.Merge(
-        run=str(result.run_dir),
-        inputs=[str(p) for p in result.inputs],
-        nodes=result.nodes,
-        clock_offsets_s={str(n): round(o, 6) for n, o in sorted(result.offsets.items())},
-        logs=[
-            typed.MergedLog(log=m.log, from_=m.source, node=m.node, rank=m.rank, events=m.events, skipped_lines=m.skipped_lines)
-            for m in result.logs
-        ],
-        events=result.events,
-        blobs=result.blobs,
-        notes=list(result.notes),
-        duration_s=round(result.duration_s, 3),
-    )
-
-
 def run(args: argparse.Namespace) -> int:
     result = merge_runs(args.runs, out=Path(args.output) if args.output else None, runs_dir=args.runs_dir)
     merged = Run(result.run_dir)
     if args.json:
-        sys.stdout.write(to_json(typed.MergeReport(merge=merge_dict(result), summary=summary(merged))) + "\n")
+        sys.stdout.write(to_json(merge_report(result, merged)) + "\n")
         return 0
     print(
         f"dyn-inspect: merged {len(result.inputs)} runs into {short_path(str(result.run_dir))} "

@@ -22,9 +22,10 @@ from rich.table import Table
 from dyn_inspect.engine.eventlog import runs_root
 from dyn_inspect.inspector.console import make_console
 from dyn_inspect.inspector.errors import InspectorError
-from dyn_inspect.inspector.outputs import Counts, to_json
 from dyn_inspect.inspector.outputs import reports as typed
+from dyn_inspect.inspector.outputs import to_json
 from dyn_inspect.inspector.reader import Refused, open_inside
+from dyn_inspect.inspector.reports.runs import runs_report
 from dyn_inspect.inspector.run import Run, latest_run, list_runs
 
 HELP = "list recorded runs: when, command, outcome, breaks/recompiles/kernels (--prune deletes old ones)"
@@ -108,35 +109,6 @@ def prune(root: Path, keep: int) -> tuple[list[Path], list[Path]]:
     return deleted, live
 
 
-def run_row(path: Any, latest: Any) -> typed.RunRow:
-    try:
-        r = Run(path)
-    except InspectorError as exc:
-        return typed.RunRow(id=path.name, path=str(path), latest=path == latest, status="unreadable", error=str(exc))
-    m = r.model
-    start = next((p.start for p in m.processes.values() if p.start), None)
-    started = m.run_start.t if m.run_start and m.run_start.t else (start.t if start else None)
-    return typed.RunRow(
-        id=path.name,
-        path=str(path),
-        latest=path == latest,
-        started=started,
-        command=list(m.run_start.command if m.run_start else (start.argv if start else [])),
-        status=m.status,
-        exit_code=m.exit_code,
-        duration_s=m.run_end.duration_s if m.run_end else None,
-        processes=len(m.processes),
-        frames=len(m.frames),
-        compiles=len(m.compiles),
-        graph_breaks=Counts(unique=len(m.breaks), total=m.total_break_hits()),
-        recompiles=len(m.recompiles),
-        recompile_limit_hits=len(m.recompile_limits),
-        kernels=len(m.kernels),
-        compile_time_s=round(m.total_compile_time(), 4),
-        problems=len(r.problems),
-    )
-
-
 def run(args: argparse.Namespace) -> int:
     root = runs_root(args.runs_dir)
     if args.keep is not None and not args.prune:
@@ -145,11 +117,11 @@ def run(args: argparse.Namespace) -> int:
         return _run_prune(args, root)
     paths = list_runs(root)
     latest = latest_run(root)
-    found = [run_row(p, latest) for p in paths]
+    report = runs_report(root, paths, latest)
     if args.json:
-        sys.stdout.write(to_json(typed.RunsReport(runs_dir=str(root), runs=found)) + "\n")
+        sys.stdout.write(to_json(report) + "\n")
         return 0
-    rows: list[dict[str, Any]] = msgspec.to_builtins(found)
+    rows: list[dict[str, Any]] = msgspec.to_builtins(report.runs)
     console = make_console()
     if not rows:
         console.print(f"no runs in {root} — record one with `dyn-inspect your_script.py`", markup=False, highlight=False)

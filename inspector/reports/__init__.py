@@ -8,11 +8,21 @@ One module per question:
 - ``summary``: the run at a glance (``summary --json``);
 - ``breaks``: where it graph-breaks;
 - ``recompiles``: why it recompiled;
+- ``causes``: which root causes, and the fix for each;
 - ``failures``: what failed to compile;
-- ``divergence``: how the ranks of a distributed run differ;
+- ``shapes``: which shapes are dynamic;
+- ``cache``: what the compile caches did;
+- ``code``: what Dynamo made of a compile's code;
+- ``graph``: one compile's FX graph, and its diff with another;
 - ``kernels``: which kernels it generated, and one kernel's answer;
 - ``cost``: what a step costs, and each break per step;
-- ``reading``: what could not be read of the run.
+- ``diff``: what changed between two runs;
+- ``check``: whether the run passes the CI gate;
+- ``divergence``: how the ranks of a distributed run differ;
+- ``runs``: which runs are recorded;
+- ``imports``, ``merge``: what an import of TORCH_TRACE logs, or a merge of runs, brought;
+- ``reading``: what could not be read of the run;
+- ``rounding``: how the builders round what was measured.
 
 This package re-exports what its callers import by name
 (``from dyn_inspect.inspector.reports import summary``); the other builders are imported

@@ -4,12 +4,13 @@ backend, vectorization, user lines, profile, what Triton made of it, its launche
 
 from __future__ import annotations
 
-from dyn_inspect.inspector.analysis.costs import kernel_cost
-from dyn_inspect.inspector.analysis.kernel_compile import compile_output, launch_findings, launch_outputs
-from dyn_inspect.inspector.analysis.kernels import Vectorization, effective_isa
+from dyn_inspect.inspector.analysis.costs import kernel_cost, sort_key
+from dyn_inspect.inspector.analysis.kernel_compile import compile_output, launch_findings, launch_outputs, launches, stages_kept
+from dyn_inspect.inspector.analysis.kernels import Vectorization, effective_isa, kernels_at, kernels_by_compile, vectorization
 from dyn_inspect.inspector.model import KernelInfo, RunModel
 from dyn_inspect.inspector.outputs import reports as typed
 from dyn_inspect.inspector.outputs import source_loc
+from dyn_inspect.inspector.run import Run
 
 
 def kernel(model: RunModel, k: KernelInfo, source: str | None = None) -> typed.Kernel:
@@ -62,3 +63,37 @@ def vectorization_coverage(v: Vectorization) -> typed.Vectorization:
         cpu_isa=v.cpu_isa,
         scalar_kernels=list(v.scalar),
     )
+
+
+def listed_kernels(model: RunModel, at: tuple[str, int] | None = None, sort: str | None = None) -> tuple[list[KernelInfo], str | None]:
+    """The kernels ``kernels`` lists and the order they are in: those generated from the
+    line ``at`` (``(file, line)``), else every compile's in compile order; sorted by
+    ``sort``, by time when none is given and a kernel was profiled (else ``None``)."""
+    if at is not None:
+        found = kernels_at(model, *at)
+    else:
+        found = [k for _, ks in kernels_by_compile(model) for k in ks]
+    profiled = any(k.profile is not None for k in found)
+    order = sort or ("time" if profiled else None)
+    if order is not None:
+        found = sorted(found, key=lambda k: sort_key(order, k))
+    return found, order
+
+
+def kernels_report(run: Run, found: list[KernelInfo], at: str | None, order: str | None) -> typed.KernelsReport:
+    """What ``kernels --json`` prints: ``found`` and ``order`` (``listed_kernels``); ``at``:
+    the line they were asked for, as given."""
+    m = run.model
+    return typed.KernelsReport(
+        run=str(run.path),
+        at=at,
+        sort=order,
+        kernels=[kernel(m, k, run.blob_text(k.event.source) if launches(k) else None) for k in found],
+        vectorization=vectorization_coverage(vectorization(m)),
+    )
+
+
+def kernel_report(run: Run, k: KernelInfo, source: str, stage: str | None = None, text: str | None = None) -> typed.KernelReport:
+    """What ``kernel NAME --json`` prints: kernel ``k`` (``source``: its source text), and
+    with ``stage`` that stage's ``text``."""
+    return typed.KernelReport(run=str(run.path), kernel=kernel(run.model, k, source), stages_kept=stages_kept(k), stage=stage, text=text)
