@@ -47,11 +47,11 @@ _generic = msgspec.json.Decoder(dict[str, Any])
 # C0 controls but tab and newline, DEL, C1 controls, and the bidirectional overrides that
 # make text display in another order than it reads ("Trojan Source").
 CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
-
-
-def _escape(m: re.Match[str]) -> str:
-    c = ord(m[0])
-    return f"\\x{c:02x}" if c < 0x100 else f"\\u{c:04x}"
+_CONTROL_CODES = [*range(0x00, 0x09), *range(0x0B, 0x20), *range(0x7F, 0xA0), *range(0x202A, 0x202F), *range(0x2066, 0x206A)]
+# Each one's visible escape, for str.translate: a payload dense with them (a crafted 1 GiB
+# blob of NULs) is escaped in C at the size of its result. CONTROL.sub with a Python call
+# per match took 80 bytes of memory per character: `graph` on such a blob grew past 24 GB.
+_ESCAPES = {c: f"\\x{c:02x}" if c < 0x100 else f"\\u{c:04x}" for c in _CONTROL_CODES}
 
 
 def safe_text(text: str) -> str:
@@ -59,7 +59,7 @@ def safe_text(text: str) -> str:
     newlines and tabs are kept."""
     if not text or CONTROL.search(text) is None:
         return text
-    return CONTROL.sub(_escape, text)
+    return text.translate(_ESCAPES)
 
 
 def _safe_value(value: Any) -> Any:
@@ -109,11 +109,24 @@ def _decoder(light: bool) -> msgspec.json.Decoder[Any]:
 _NO_TEXT = frozenset({LightChromium, Chromium})
 
 
+def safe_name(name: str) -> str:
+    """A file name of the run as text to show: bytes that are not UTF-8 (kept by the file
+    system as surrogates) and control characters written as visible escapes. A log named
+    ``p1\x1b]0;title\x07.jsonl`` is the run's data too: its name reached the terminal in
+    every read warning and in ``export``'s list of what it skipped."""
+    if name.isprintable():
+        return name
+    return safe_text(name.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace"))
+
+
 @dataclass
 class Problem:
-    file: str
+    file: str  # the log's name, made safe to show (``safe_name``)
     line: int
     message: str
+
+    def __post_init__(self) -> None:
+        self.file = safe_name(self.file)
 
     def __str__(self) -> str:
         # line 0: the whole file (not read at all)

@@ -6,16 +6,50 @@ from __future__ import annotations
 import codecs
 from collections import deque
 
-from rich.text import Text
+from rich.style import Style
+from rich.text import Span, Text
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical
 from textual.message import Message
 from textual.widgets import Input, RichLog, Static
 
+from dyn_inspect.inspector.links import link_url
+from dyn_inspect.inspector.reader import CONTROL, safe_text
 from dyn_inspect.tui.views.base import COMMON_KEYS, Context, SearchHit, View, matches
 
 SCROLLBACK = 10_000  # lines kept in the pane (and searched)
+
+
+def from_terminal(line: str) -> Text:
+    """A line of terminal output as Text: its colours kept (``Text.from_ansi``), and
+    nothing else that would drive the terminal. ``from_ansi`` drops the escape sequences it
+    knows, but leaves the others' characters in the text — ``ESC c`` (a full reset), an
+    8-bit CSI, SO/SI (another character set) — and makes an OSC 8 hyperlink of any url:
+    Textual wrote those to the terminal as they were. The output.log of a run opened with
+    ``dyn-inspect open`` is the run's, which anyone may have written: what is left is shown
+    as escapes (``\\x1bc``), and only an https url stays a link (docs/security.md)."""
+    text = Text.from_ansi(line)
+    plain = text.plain
+    if CONTROL.search(plain) is not None:
+        out = Text(style=text.style, end=text.end)
+        pos = 0
+        for m in CONTROL.finditer(plain):
+            out.append_text(text[pos : m.start()])
+            out.append(safe_text(m[0]))
+            pos = m.end()
+        out.append_text(text[pos:])
+        text = out
+    if any(isinstance(span.style, Style) and span.style.link for span in text.spans):
+        text.spans = [_safe_link(span) for span in text.spans]
+    return text
+
+
+def _safe_link(span: Span) -> Span:
+    style = span.style
+    if isinstance(style, Style) and style.link and link_url(style.link) is None:
+        return Span(span.start, span.end, style.update_link(None))
+    return span
 
 
 class LineAssembler:
@@ -121,7 +155,7 @@ program's stdin; **ctrl+d** there sends end-of-file.
                 log.clear()
             lines = lines[-SCROLLBACK:]
         for line in lines:
-            text = Text.from_ansi(line)
+            text = from_terminal(line)
             if len(self._lines) == self._lines.maxlen:
                 self._first += 1
             self._lines.append(text.plain)
@@ -134,7 +168,7 @@ program's stdin; **ctrl+d** there sends end-of-file.
     def _show_partial(self) -> None:
         if self.is_mounted:
             partial = self._assembler.partial
-            self.query_one("#output-partial", Static).update(Text.from_ansi(partial) if partial else "")
+            self.query_one("#output-partial", Static).update(from_terminal(partial) if partial else "")
 
     def show_notice(self, text: str) -> None:
         """A line from dyn-inspect itself (not the program), e.g. that no output was recorded."""
