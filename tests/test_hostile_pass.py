@@ -53,6 +53,7 @@ def cli(*args: str, cwd: Path | None = None, timeout: float = 120) -> subprocess
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
+        errors="replace",  # (a run path that is not UTF-8 is printed as its bytes)
     )
     try:
         out, err = proc.communicate(timeout=timeout)
@@ -341,3 +342,30 @@ def test_prune_deletes_only_dyn_inspect_runs(tmp_path: Path) -> None:
     done = cli("runs", "--prune", "--keep", "1", cwd=repo)
     assert "Traceback" not in done.stderr, done.stderr
     assert sorted(p.name for p in data.iterdir()) == ["alpha", "beta", "delta", "eps", "eta", "gamma", "models", "zeta"]
+
+
+def test_a_log_named_with_bytes_that_are_not_utf8_breaks_no_face(breaks_run: Run, tmp_path: Path) -> None:
+    """Issue 29 item 5's other half (integers >= 2**64: tests/test_hostile_input.py): a
+    ``*.jsonl`` whose name is not UTF-8 crashed the index writer, so every command, ``runs``
+    for the whole folder and the language server's listing failed. Here the run directory's
+    name is not UTF-8 either; a good run sits beside it."""
+    root = tmp_path / "runs"
+    root.mkdir()
+    good = _copy(breaks_run, root)
+    bad = os.fsencode(root) + b"/20261204-000000-\xff\xfe"
+    shutil.copytree(good, os.fsdecode(bad), symlinks=True)
+    log = next(p for p in sorted(Path(os.fsdecode(bad)).glob("p*.jsonl")) if p.stat().st_size > 1000)
+    os.rename(os.fsencode(log), bad + b"/p7\xff\xfe.jsonl")
+    for args in (
+        ["summary", os.fsdecode(bad)],
+        ["breaks", os.fsdecode(bad)],
+        ["summary", os.fsdecode(bad), "--json"],
+        ["runs", "--runs-dir", str(root)],
+        ["runs", "--runs-dir", str(root), "--json"],
+    ):
+        for _ in range(2):  # the second opens what the first indexed
+            done = cli(*args)
+            assert done.returncode == 0 and "Traceback" not in done.stderr, (args, done.stderr[-2000:])
+    listed = json.loads(done.stdout)["runs"]
+    assert len(listed) == 2 and all(r["status"] == "finished" for r in listed), listed
+    assert Run(os.fsdecode(bad)).model.break_groups() and Run(good).model.break_groups()
