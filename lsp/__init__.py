@@ -77,7 +77,9 @@ def serve(args: argparse.Namespace) -> int:
     if args.client_process_id is not None:
         _exit_with(args.client_process_id)
     from dyn_inspect.lsp.server import create_server
-    from dyn_inspect.lsp.wire import BoundedInput
+    from dyn_inspect.lsp.wire import BoundedInput, OneLineUnreadable
+
+    logging.getLogger("pygls.server").addFilter(OneLineUnreadable())  # its read loop's logger
 
     server = create_server()
     if address is not None:

@@ -11,6 +11,12 @@ pygls turns a request whose params do not match their LSP type into an exception
 ``json.loads``, before the request is dispatched: the client never got an answer and
 stderr got a traceback. ``AnsweringProtocol`` answers such a request with a JSON-RPC
 Invalid Params error (and drops such a notification) with one log line.
+
+A body that is not a JSON-RPC message (``[1,2]``, ``5``, a dict without ``jsonrpc``, a
+method that is no string, text that is not JSON, JSON nested 100k deep) is dropped with one
+log line; pygls logged each with a traceback (``OneLineUnreadable`` for the ones its read
+loop catches). A ``shutdown`` while another request runs (an editor's verify) is answered:
+pygls cancelled the others while iterating over the dict their cancelling shrinks.
 """
 
 from __future__ import annotations
@@ -20,8 +26,8 @@ import sys
 from typing import Any, BinaryIO
 
 from lsprotocol import types
-from pygls.exceptions import JsonRpcInvalidParams
-from pygls.protocol import LanguageServerProtocol
+from pygls.exceptions import JsonRpcInvalidParams, JsonRpcInvalidRequest
+from pygls.protocol import LanguageServerProtocol, lsp_method
 from pygls.protocol.json_rpc import JsonRPCNotification, JsonRPCRequestMessage
 
 logger = logging.getLogger(__name__)
@@ -64,23 +70,57 @@ def _brief(exc: BaseException) -> str:
     return text[:300]
 
 
+class OneLineUnreadable(logging.Filter):
+    """pygls' read loop logs a body it cannot decode (not JSON, nested too deep) with a
+    traceback: one line instead, saying why."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if record.exc_info and record.getMessage() == "Unable to handle message":
+            exc = record.exc_info[1]
+            record.msg, record.args = "unreadable message dropped: %s: %.200s", (type(exc).__name__, exc)
+            record.exc_info = record.exc_text = None
+            record.levelno, record.levelname = logging.WARNING, "WARNING"
+        return True
+
+
 class AnsweringProtocol(LanguageServerProtocol):
     """The LSP protocol, answering a request whose params have the wrong type."""
 
     def handle_message(self, message: Any) -> None:
         if getattr(message, "method", None) == IGNORED:  # already answered (or dropped) with its line
             return
+        if not isinstance(getattr(message, "jsonrpc", None), str):  # a list, a number, a dict that is no message
+            logger.warning("message that is no JSON-RPC message dropped: %.80r", message)
+            return
         super().handle_message(message)
+
+    @lsp_method(types.SHUTDOWN)
+    def lsp_shutdown(self, *args: Any) -> Any:
+        """pygls' shutdown, cancelling the other requests over a copy of their dict."""
+        if (user_handler := self.fm.features.get(types.SHUTDOWN)) is not None:
+            yield user_handler, args, None
+        current_id = self.msg_id
+        for msg_id, future in list(self._request_futures.items()):
+            if msg_id != current_id and not future.done():
+                future.cancel()
+        self._shutdown = True
+        return None
 
     def structure_message(self, data: dict[str, Any]) -> Any:
         if "jsonrpc" not in data or "error" in data or "method" not in data:
             return super().structure_message(data)
         method = data["method"]
         is_request = "id" in data
+        if not isinstance(method, str):
+            logger.warning("message with a method that is no string dropped: %.80r", method)
+            if is_request and isinstance(data["id"], int | str):
+                self._send_response(
+                    data["id"],
+                    error=types.ResponseError(code=JsonRpcInvalidRequest.CODE, message="Invalid request: the method is no string"),
+                )
+            return JsonRPCNotification(method=IGNORED, jsonrpc="2.0", params=None)
         try:
-            kind = (self.get_message_type(method) if isinstance(method, str) else None) or (
-                JsonRPCRequestMessage if is_request else JsonRPCNotification
-            )
+            kind = self.get_message_type(method) or (JsonRPCRequestMessage if is_request else JsonRPCNotification)
             return self._converter.structure(data, kind)
         except Exception as exc:
             logger.warning("invalid params for %.80r: %s", method, _brief(exc))

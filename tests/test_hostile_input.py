@@ -30,9 +30,24 @@ from dyn_inspect.inspector.run import Run  # noqa: E402
 
 CLI = [sys.executable, "-m", "dyn_inspect.cli"]
 COMMANDS = [
-    ["summary"], ["summary", "--json"], ["breaks"], ["breaks", "--json"], ["recompiles"], ["recompiles", "--json"],
-    ["causes"], ["causes", "--json"], ["kernels"], ["kernels", "--json"], ["cache"], ["cache", "--json"],
-    ["shapes"], ["shapes", "--json"], ["check"], ["check", "--json"], ["export"], ["export", "--json"],
+    ["summary"],
+    ["summary", "--json"],
+    ["breaks"],
+    ["breaks", "--json"],
+    ["recompiles"],
+    ["recompiles", "--json"],
+    ["causes"],
+    ["causes", "--json"],
+    ["kernels"],
+    ["kernels", "--json"],
+    ["cache"],
+    ["cache", "--json"],
+    ["shapes"],
+    ["shapes", "--json"],
+    ["check"],
+    ["check", "--json"],
+    ["export"],
+    ["export", "--json"],
 ]
 
 
@@ -49,8 +64,14 @@ def cli(*args: str, timeout: float = 120) -> subprocess.CompletedProcess[str]:
 
 def cli_batch(argvs: list[list[str]], out: Path, timeout: float = 600) -> list[subprocess.CompletedProcess[str]]:
     """Several commands in one process (tests/cli_batch.py), with ``cli``'s environment."""
-    proc = subprocess.run([sys.executable, str(Path(__file__).parent / "cli_batch.py"), str(out)], input=json.dumps(argvs),
-                          capture_output=True, text=True, timeout=timeout, env=_env())
+    proc = subprocess.run(
+        [sys.executable, str(Path(__file__).parent / "cli_batch.py"), str(out)],
+        input=json.dumps(argvs),
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        env=_env(),
+    )
     # what reached the process's own streams (a handler bound to them before a command
     # started) is checked too
     assert proc.returncode == 0 and "Traceback" not in proc.stdout + proc.stderr, proc.stderr[-3000:]
@@ -74,8 +95,10 @@ def hostile_corpus(breaks_run: Run, tmp_path_factory: pytest.TempPathFactory) ->
 
 @pytest.mark.parametrize(
     "scenario",
-    [pytest.param(n, marks=pytest.mark.xfail(reason=f"owned by {OWNED_ELSEWHERE[n]}", strict=False)) if n in OWNED_ELSEWHERE else n
-     for n in SCENARIOS],
+    [
+        pytest.param(n, marks=pytest.mark.xfail(reason=f"owned by {OWNED_ELSEWHERE[n]}", strict=False)) if n in OWNED_ELSEWHERE else n
+        for n in SCENARIOS
+    ],
 )
 def test_every_read_command_answers_a_hostile_run(scenario: str, hostile_corpus: dict[str, Path], tmp_path: Path) -> None:
     run_dir = hostile_corpus[scenario]
@@ -118,7 +141,13 @@ def test_only_https_urls_become_links(hostile_corpus: dict[str, Path], tmp_path:
     assert "javascript:" not in html.lower() and "](javascript" not in md
     assert "GB0" in html  # the break ids are still there, as text
     assert link_url("https://meta-pytorch.github.io/compile-graph-break-site/gb/gb0025.html")
-    for url in ("javascript:alert(1)", "http://x.org/", "https://x.org/a) [b](javascript:alert(1)", 'https://x.org/"onmouseover=', "data:text/html,x"):
+    for url in (
+        "javascript:alert(1)",
+        "http://x.org/",
+        "https://x.org/a) [b](javascript:alert(1)",
+        'https://x.org/"onmouseover=',
+        "data:text/html,x",
+    ):
         assert link_url(url) is None, url
 
 
@@ -225,3 +254,33 @@ def test_runs_lists_every_run_beside_hostile_ones(hostile_corpus: dict[str, Path
     listed = json.loads(done.stdout)["runs"]
     assert len(listed) == len(hostile_corpus)
     assert sum(r["status"] == "finished" for r in listed) >= 5  # the runs left readable read as before
+
+
+def test_lsp_bodies_that_are_no_messages_are_dropped_in_one_line_each(tmp_path: Path) -> None:
+    """Issue 29's pass: a body that is no JSON-RPC message (an array, a number, text that is
+    not JSON, JSON nested 200k deep, a method that is a number) got a traceback each on the
+    server's stderr (the editor's output panel); a shutdown arriving while another request
+    runs raised 'dictionary changed size during iteration' in pygls and was answered with an
+    error. Each is one line now, and every request after them is answered."""
+    bodies = [
+        b"[1, 2, 3]",
+        b"5",
+        b"{not json",
+        b"[" * 200_000 + b"]" * 200_000,
+        json.dumps({"jsonrpc": "2.0", "id": 5, "method": 5}).encode(),
+    ]
+    framed = b"".join(f"Content-Length: {len(b)}\r\n\r\n".encode() + b for b in bodies)
+    slow = {
+        "jsonrpc": "2.0",
+        "id": 9,
+        "method": "workspace/executeCommand",
+        "params": {"command": "dynInspect.verify", "arguments": [str(tmp_path / "none")]},
+    }
+    data = b"".join(_message(m) for m in INIT) + framed + _message(slow) + b"".join(_message(m) for m in SHUTDOWN)
+    code, out, err = _serve(data, tmp_path)
+    answers = _responses(out)
+    assert answers[5]["error"]["code"] == -32600  # the request whose method is a number: Invalid Request
+    assert 99 in answers and "error" not in answers[99], answers.get(99)
+    assert code == 0 and "Traceback" not in err, err[-3000:]
+    dropped = [line for line in err.splitlines() if "dropped" in line]
+    assert len(dropped) == len(bodies), err[-3000:]
