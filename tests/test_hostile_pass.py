@@ -261,6 +261,7 @@ def test_a_run_s_output_log_drives_no_terminal_in_the_tui(breaks_run: Run, tmp_p
     assert links == ["https://pytorch.org/"]
     # The view itself, on a copy of a real run whose output.log says so.
     run_dir = _copy(breaks_run, tmp_path)
+    run_dir = run_dir.rename(run_dir.with_name("r\x1bc"))  # the header shows the run's folder name: ESC c reset the terminal
     (run_dir / "output.log").write_bytes(b"hello\nreset:\x1bc:end\nc1:\xc2\x9b2J:end\nlink:\x1b]8;;javascript:x\x1b\\a\x1b]8;;\x1b\\\n")
     done = subprocess.run(
         [sys.executable, "-c", OUTPUT_PILOT, str(run_dir), str(Path(__file__).parent)],
@@ -273,6 +274,8 @@ def test_a_run_s_output_log_drives_no_terminal_in_the_tui(breaks_run: Run, tmp_p
     shown = json.loads(done.stdout.splitlines()[-1])
     assert "reset:\\x1bc:end" in shown["lines"] and "c1:\\x9b2J:end" in shown["lines"]
     assert not any(c in "".join(shown["segments"]) for c in CONTROL_BYTES) and shown["links"] == []
+    assert shown["header"][1] == "run r\\x1bc", shown["header"]
+    assert not any(c in "".join(shown["header"]) for c in CONTROL_BYTES)
 
 
 OUTPUT_PILOT = """
@@ -294,7 +297,8 @@ async def drive():
             if len(log.lines) >= 4:
                 break
         segments = [seg for strip in log.lines for seg in strip]
-        print(json.dumps({"lines": app.view("output").plain_lines(), "segments": [s.text for s in segments],
+        header = [str(app.query_one(f"#header-{part}").render()) for part in ("command", "run")]
+        print(json.dumps({"lines": app.view("output").plain_lines(), "segments": [s.text for s in segments], "header": header,
                           "links": [s.style.link for s in segments if s.style is not None and s.style.link]}))
         await pilot.press("q")
 

@@ -32,6 +32,7 @@ from textual.widgets import Label, TabbedContent, TabPane
 
 from dyn_inspect.inspector.errors import InspectorError
 from dyn_inspect.inspector.events import Loc, read_tail
+from dyn_inspect.inspector.reader import safe_name
 from dyn_inspect.inspector.run import Run
 from dyn_inspect.tui import digest, last_frame
 from dyn_inspect.tui._textual_hacks import DisplayHook, full_frame_text
@@ -277,7 +278,7 @@ class InspectorApp(DisplayHook[int]):
         # Textual's driver has the terminal now (a frame replayed by cli.main is under ours):
         # it leaves the alternate screen itself when the app stops.
         last_frame.hand_over()
-        self.query_one("#header-command", Label).update(Text(f"dyn-inspect  {self.run_path.name}"))
+        self.query_one("#header-command", Label).update(Text(f"dyn-inspect  {safe_name(self.run_path.name)}"))
         self._set_state(digest.RunState("starting", "loading…" if self._preloaded is None else "starting"))
         if self.launch is not None:
             self._start_child()
@@ -528,7 +529,7 @@ class InspectorApp(DisplayHook[int]):
             state = digest.RunState("finished" if code == 0 else "crashed", f"{'finished' if code == 0 else 'crashed'} · exit {code}", code)
         elif self.child is not None and self.child.alive and state.kind == "starting":
             state = digest.RunState("running", "running")  # a program that has not imported torch (yet)
-        self._show_header(digest.command_line(model, ctx.run.path.name), state, digest.environment_text(model))
+        self._show_header(digest.command_line(model, safe_name(ctx.run.path.name)), state, digest.environment_text(model))
         self._show_elapsed()
         ranks = model.ranks()
         if ranks != self._ranks:
@@ -550,7 +551,8 @@ class InspectorApp(DisplayHook[int]):
         self.query_one("#header-command", Label).update(Text(f"dyn-inspect  {command}"))
         self._set_state(state)
         self.query_one("#header-env", Label).update(Text(env))
-        self.query_one("#header-run", Label).update(Text(f"run {self.run_path.name}"))
+        # (the run directory's name is the run's too: `ESC c` in it reset the terminal)
+        self.query_one("#header-run", Label).update(Text(f"run {safe_name(self.run_path.name)}"))
 
     def _rank_select(self) -> Select[int] | None:
         """The rank selector, once the run has two ranks (a Select is costly to mount)."""
