@@ -52,3 +52,15 @@ def open_cli_run(arg: str | None, runs_dir: str | None, rank: int | None = None)
 def print_read_warnings(run: Run) -> None:
     for line in read_warnings(run):
         print(f"dyn-inspect: warning: {line}", file=sys.stderr)
+
+
+SKIPPED_SHOWN = 5  # the skipped files a command lists by name (then "and N more")
+
+
+def skipped_lines(items: list[str]) -> list[str]:
+    """One ``skipped:`` line per item, at most SKIPPED_SHOWN, then how many more: a run with
+    30,000 junk ``*.jsonl`` files printed 60,000 lines."""
+    lines = [f"  skipped: {s}" for s in items[:SKIPPED_SHOWN]]
+    if len(items) > SKIPPED_SHOWN:
+        lines.append(f"  … and {len(items) - SKIPPED_SHOWN} more skipped (--json lists them all)")
+    return lines

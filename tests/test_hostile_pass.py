@@ -330,10 +330,6 @@ def test_a_payload_dense_with_control_characters_is_escaped_in_bounded_memory(br
 # -- runs --prune through a repository's symlinked runs folder ------------------------------
 
 
-@pytest.mark.xfail(
-    strict=False,  # the fix (prune skips what Run cannot open) is being made in cli/commands/runs.py: drop this once it is in
-    reason="open at 0e3597b (issue 29 pass): cli/commands/runs.py's prune deleted folders that are no dyn-inspect run",
-)
 def test_prune_deletes_only_dyn_inspect_runs(tmp_path: Path) -> None:
     """A repository can carry ``.dyn-inspect/runs`` as a symlink (here to the user's data):
     ``runs --prune`` deleted every folder there holding a ``*.jsonl`` or a ``blobs/``,
@@ -376,3 +372,29 @@ def test_a_log_named_with_bytes_that_are_not_utf8_breaks_no_face(breaks_run: Run
     listed = json.loads(done.stdout)["runs"]
     assert len(listed) == 2 and all(r["status"] == "finished" for r in listed), listed
     assert Run(os.fsdecode(bad)).model.break_groups() and Run(good).model.break_groups()
+
+
+def test_thousands_of_junk_logs_are_counted_not_listed(breaks_run: Run, tmp_path: Path) -> None:
+    """A run with 3,000 junk ``*.jsonl`` files: ``summary`` printed one "skipped:" line each
+    (two each: 60,000 for 30,000 files) and export one more per file; now five, then how many more."""
+    run_dir = _copy(breaks_run, tmp_path)
+    for i in range(3000):
+        (run_dir / f"p{100000 + i}.jsonl").write_text("not json\n")
+    summary = cli("summary", str(run_dir))
+    assert summary.returncode == 0, summary.stderr[-2000:]
+    lines = [line for line in summary.stdout.splitlines() if "skipped" in line]
+    assert len(lines) == 6 and "5995 more" in lines[-1], lines[:8]  # two problems a file
+    export = cli("export", str(run_dir), "-o", str(tmp_path / "b.zip"), "--no-pictures")
+    assert export.returncode == 0, export.stderr[-2000:]
+    assert sum("skipped" in line for line in export.stdout.splitlines()) <= 6, export.stdout[-2000:]
+
+
+def test_a_run_folder_named_with_escapes_is_named_as_text_in_read_warnings(breaks_run: Run, tmp_path: Path) -> None:
+    """The read warning names the run folder: a folder ``r<ESC>c`` reset the terminal."""
+    run_dir = _copy(breaks_run, tmp_path)
+    evil = run_dir.with_name("r\x1bc" + run_dir.name)
+    run_dir.rename(evil)
+    (evil / "p99.jsonl").write_text('{"kind": "a_kind_from_the_future", "t": 1}\n')
+    done = cli("summary", str(evil))
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert "\x1b" not in done.stdout + done.stderr, (done.stdout + done.stderr)[-2000:]

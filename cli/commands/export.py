@@ -9,6 +9,7 @@ import math
 import sys
 import time
 
+from dyn_inspect.cli.common import skipped_lines
 from dyn_inspect.inspector.export import ExportPlan, PictureOptions, export_run
 from dyn_inspect.inspector.export.pictures import BUDGET_S, MAX_NODES
 from dyn_inspect.inspector.outputs import to_json
@@ -115,8 +116,8 @@ def run(args: argparse.Namespace) -> int:
         print(to_json(result.output()))
     else:
         print(f"wrote {result.path} ({_size(result.size_bytes)}, {result.files} files, {result.compiles} compiles)")
-        for s in result.skipped:
-            print(f"  skipped: {s}")
+        for line in skipped_lines([str(s) for s in result.skipped]):
+            print(line)
         for i in result.incomplete:
             print(f"  incomplete: {i}")
     return 0

@@ -22,6 +22,7 @@ from rich.table import Table
 from dyn_inspect.engine.eventlog import runs_root
 from dyn_inspect.inspector.console import make_console
 from dyn_inspect.inspector.errors import InspectorError
+from dyn_inspect.inspector.model import RunModel
 from dyn_inspect.inspector.outputs import reports as typed
 from dyn_inspect.inspector.outputs import to_json
 from dyn_inspect.inspector.reader import Refused, open_inside
@@ -77,12 +78,8 @@ def _header_pids(path: Path) -> list[int]:
     return pids
 
 
-def _is_live(path: Path) -> bool:
+def _is_live(path: Path, m: RunModel) -> bool:
     """Still recording: no end written and a writer of its logs alive on this host."""
-    try:
-        m = Run(path).model
-    except (InspectorError, OSError, ValueError):
-        return False  # unreadable: nothing is writing a readable log there
     if m.status != "running":
         return False
     host = socket.gethostname()
@@ -101,7 +98,13 @@ def prune(root: Path, keep: int) -> tuple[list[Path], list[Path]]:
     for path in old:
         if latest is not None and path.resolve() == latest.resolve():
             continue
-        if _is_live(path):
+        try:
+            m = Run(path).model
+        except (InspectorError, OSError, ValueError):
+            # Not a run of ours (`runs` lists it so): a runs folder can be a symlink to
+            # anyone's data, where any folder holding a *.jsonl would look like a run.
+            continue
+        if _is_live(path, m):
             live.append(path)
             continue
         shutil.rmtree(path)

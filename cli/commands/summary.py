@@ -9,7 +9,7 @@ from typing import IO, Any
 
 from rich.text import Text
 
-from dyn_inspect.cli.common import add_rank_argument
+from dyn_inspect.cli.common import add_rank_argument, skipped_lines
 from dyn_inspect.inspector.analysis.causes import describe_fix, recompile_causes
 from dyn_inspect.inspector.analysis.costs import time_text
 from dyn_inspect.inspector.analysis.recompiles import TimelineEntry, frames_with_recompiles, recompile_timeline
@@ -177,8 +177,8 @@ def print_summary(run: Run, as_json: bool = False, file: IO[str] | None = None, 
         say(f"  node {n['node']}{hosts}: {format_ranks(n['ranks'])} — {n['status']}")
     if len(data["ranks"]) > 1:
         print_rank_groups(data, say, show_all)
-    for p in data["problems"]:
-        console.print(f"  skipped: {p}", markup=False, highlight=False)
+    for line in skipped_lines(data["problems"]):
+        console.print(line, markup=False, highlight=False)
 
 
 def run(args: argparse.Namespace) -> int:
