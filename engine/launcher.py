@@ -454,12 +454,53 @@ def should_forward(info: Any, child: int) -> bool:
     return not (sender == os.getpid() or (sender > 0 and _descends_from(sender, child)))
 
 
-def _wait_forwarding(process: subprocess.Popen[bytes]) -> int:
+class _EarlySignals:
+    """Notes the forwarded signals that arrive while the program is being started, before
+    ``_wait_forwarding`` blocks them: one sent by then (``kill`` right after the program
+    wrote its first file, a supervisor's SIGTERM during the fork) reached python's default
+    action in the launcher alone, which died of it (or raised KeyboardInterrupt) and left
+    the program running orphaned. A signal python ignores here (``nohup``'s SIGHUP) is left
+    alone, so the program inherits it ignored as it would from python."""
+
+    def __init__(self) -> None:
+        self.pending: list[int] = []
+        self.previous: dict[int, Any] = {}
+        for sig in FORWARDED_SIGNALS:
+            try:
+                current = signal.getsignal(sig)
+                if current is signal.SIG_IGN or current is None:  # None: a handler not set from python
+                    continue
+                self.previous[sig] = signal.signal(sig, self._note)
+            except (OSError, ValueError):
+                pass
+
+    def _note(self, signum: int, _frame: object) -> None:
+        self.pending.append(signum)
+
+    def restore(self) -> None:
+        for sig, handler in self.previous.items():
+            try:
+                signal.signal(sig, handler)
+            except (OSError, ValueError, TypeError):
+                pass
+        self.previous.clear()
+
+
+def _wait_forwarding(process: subprocess.Popen[bytes], early: _EarlySignals) -> int:
     """Wait for the child, forwarding ``FORWARDED_SIGNALS`` as ``should_forward`` says. They
     stay blocked when the child has ended, so that the launcher writes ``run_end`` whatever
-    arrives then (``end_like`` unblocks them)."""
+    arrives then (``end_like`` unblocks them). Those ``early`` noted while the child was
+    being started are forwarded first (no sender is known for them: while the child did not
+    exist yet, nothing else could have delivered them to it)."""
     watched = {*FORWARDED_SIGNALS, signal.SIGCHLD}
     signal.pthread_sigmask(signal.SIG_BLOCK, watched)
+    early.restore()  # (blocked now: whatever arrives from here waits for sigtimedwait)
+    for signum in early.pending:
+        try:
+            process.send_signal(signum)
+        except OSError:
+            pass
+    early.pending.clear()
     while True:
         returncode = process.poll()
         if returncode is not None:
@@ -537,13 +578,18 @@ def run_foreground(spec: LaunchSpec) -> tuple[Path, int, int | None]:
     spec.extra_env[TAIL_ENV] = "1"
     _keep_closed_std_fds_closed()
     launch = Launch(spec)
+    early = _EarlySignals() if hasattr(signal, "sigtimedwait") else None
     try:
         process = launch.start()
-    except OSError as exc:
+    except BaseException as exc:
+        if early is not None:
+            early.restore()
+        if not isinstance(exc, OSError):
+            raise
         launch.finish(127)
         raise FileNotFoundError(f"cannot start {spec.command[0]}: {exc.strerror}") from exc
-    if hasattr(signal, "sigtimedwait"):
-        returncode = _wait_forwarding(process)
+    if early is not None:
+        returncode = _wait_forwarding(process, early)
     else:  # no POSIX signal waiting: the plain way (Ctrl-C reaches the child by itself)
         previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
         forward = lambda signum, _frame: process.send_signal(signum)  # noqa: E731

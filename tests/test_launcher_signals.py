@@ -128,3 +128,39 @@ def test_a_program_killed_by_sigkill_ends_the_launcher_by_sigkill(tmp_path: Path
     assert ours.returncode == -signal.SIGKILL, ours.stderr
     end = run_end(tmp_path)
     assert end["signal"] == signal.SIGKILL and end["exit_code"] == 128 + signal.SIGKILL
+
+
+# The launcher with a signal sent to it right after the program was started and before it
+# waits (``Launch.start`` wrapped to do so): on a loaded machine a test's signal landed
+# there, python's default action ended the launcher alone, and the program ran on orphaned.
+EARLY = """
+import os, signal, sys
+from dyn_inspect.engine import launcher
+start = launcher.Launch.start
+def start_then_signal(self, **kw):
+    process = start(self, **kw)
+    os.kill(os.getpid(), getattr(signal, sys.argv[1]))
+    return process
+launcher.Launch.start = start_then_signal
+from dyn_inspect.cli import main
+sys.exit(main(sys.argv[2:]))
+"""
+
+
+@pytest.mark.parametrize("name", ["SIGTERM", "SIGINT", "SIGHUP"])
+def test_a_signal_while_the_program_starts_reaches_it(tmp_path: Path, name: str) -> None:
+    (tmp_path / "prog.py").write_text(PROGRAM)
+    (tmp_path / "early.py").write_text(EARLY)
+    env = {k: v for k, v in os.environ.items() if k != "DYN_INSPECT_RUNS_DIR"}
+    p = subprocess.run(
+        [sys.executable, "early.py", name, "--no-tui", "--runs-dir", str(tmp_path / "runs"), "prog.py", "default"],
+        cwd=tmp_path,
+        env=env,
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        timeout=120,
+    )
+    sig = getattr(signal, name)
+    assert not (tmp_path / "handled").exists(), p.stderr  # the program ended by it, not by its loop
+    assert p.returncode == -sig, p.stderr  # and the launcher as the program did
+    assert run_end(tmp_path)["exit_code"] == (130 if sig == signal.SIGINT else 128 + sig)
