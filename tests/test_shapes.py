@@ -185,3 +185,14 @@ def test_unbacked_symbols_name_the_users_line_never_the_recorder(control_flow_ru
             assert loc is None or not is_ours(loc.file), loc
     # torch.cond's function recompiled on the length (the differential compares the count)
     assert "branchy" in found and found["branchy"].compile.cid == "0/1"
+
+
+def test_a_guard_logged_twice_is_listed_once(hf_gpt2_run: Run) -> None:
+    """GPT-2 with an attention mask (tests/corpus/hf_gpt2.py): while its forward is traced
+    dynamic, torch logs transformers' two mask-length checks twice each; its guard tree
+    holds each once, and so does ``shapes`` (CLI, TUI and hover render this list)."""
+    (forward,) = [cs for cs in compile_shapes(hf_gpt2_run.model, hf_gpt2_run) if cs.function == "forward" and cs.symbols]
+    assert len(forward.compile.shape_guards) > len(forward.guards)  # the log really holds repeats
+    installed = [g.readable for g in forward.installed_guards]
+    assert "attention_mask.shape[1] <= input_ids.shape[1]" in installed
+    assert len(installed) == len(set(installed)), installed

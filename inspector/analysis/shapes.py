@@ -186,7 +186,16 @@ def shapes_of(c: CompileInfo, run: Run | None = None) -> CompileShapes:
             unique.append(sym)
     symbols = [_symbol(s, by_symbol.get(s.symbol)) for s in unique]
     names = {s.symbol: s.name for s in symbols}
-    guards = [_guard(g, names) for g in c.shape_guards]
+    # torch logs a guard again when the same check runs twice while tracing (GPT-2 with an
+    # attention mask: transformers' two length checks, each logged twice): one row each, as
+    # the guard tree holds it once.
+    guards: list[ShapeGuardInfo] = []
+    logged: set[tuple[str, str | None, int | None]] = set()
+    for g in (_guard(g, names) for g in c.shape_guards):
+        key = (g.expr, g.loc.file if g.loc else None, g.loc.line if g.loc else None)
+        if key not in logged:
+            logged.add(key)
+            guards.append(g)
     accepts: list[DimBounds] = []
     if run is not None:
         tree = guard_lines(run, c)

@@ -1,5 +1,7 @@
 """A tiny random-init Hugging Face GPT-2 (from a config: nothing is downloaded), compiled,
-trained for a few steps on two sequence lengths: the second length recompiles."""
+trained for a few steps on growing sequence lengths with an attention mask (transformers
+relates the mask's length to the input's): the second length recompiles dynamic, the third
+reuses it."""
 
 import os
 
@@ -17,7 +19,9 @@ opt = torch.optim.SGD(model.parameters(), lr=0.01)
 
 for seq in (8, 12, 16):  # RECOMPILE:gpt2_seq
     input_ids = torch.randint(0, config.vocab_size, (2, seq))
-    out = compiled(input_ids=input_ids, labels=input_ids)
+    attention_mask = torch.ones_like(input_ids)
+    attention_mask[0, : seq // 4] = 0  # left padding on the first row
+    out = compiled(input_ids=input_ids, attention_mask=attention_mask, labels=input_ids)
     out.loss.backward()
     opt.step()
     opt.zero_grad()
