@@ -109,9 +109,12 @@ def test_fix_is_applied_and_verified(kind: str, tmp_path_factory: pytest.TempPat
     assert "Traceback" not in proc.stderr, proc.stderr[-3000:]
     assert proc.stdout == original.stdout  # the same losses / results
 
-    again: Recorded = record(fixed_text, base, case.program)
+    # recorded on the cache the plain run filled (the same graphs: FX/AOT hits, no second
+    # lowering), as a user re-running a fix would; the recompiles are Dynamo's either way
+    again: Recorded = record(fixed_text, base, case.program, inductor=folder / "inductor-plain")
     assert again.recompiles() == 0
     assert again.run.model.exit_code in (0, None) and again.stdout == original.stdout
+    assert again.run.model.cache_counts().get("fx_graph_hits", 0) > 0  # it was warm
 
 
 def _shape_guards_are_the_installed_ones(rec: Recorded) -> None:
@@ -217,7 +220,7 @@ def test_snippet_is_applied_and_verified(kind: str, tmp_path_factory: pytest.Tem
     assert "Traceback" not in proc.stderr, proc.stderr[-3000:]
     if case.output_kept:
         assert proc.stdout == original.stdout
-    again: Recorded = record(fixed_text, base, case.program)
+    again: Recorded = record(fixed_text, base, case.program, inductor=folder / "inductor-plain")  # warm, as above
     assert again.recompiles() == 0
     assert again.run.model.exit_code in (0, None) and again.stdout == proc.stdout
 

@@ -80,8 +80,10 @@ class Recorded:
         return len(self.run.model.recompiles)
 
 
-def record(text: str, base: Path, name: str = NAME) -> Recorded:
-    """``text`` as ``name`` in its own folder, recorded (or reused from the cache)."""
+def record(text: str, base: Path, name: str = NAME, inductor: Path | None = None) -> Recorded:
+    """``text`` as ``name`` in its own folder, recorded (or reused from the cache), in a
+    fresh Inductor cache of its own or, given ``inductor``, in that one (seeded either way
+    with the session's built C++)."""
     key = hashlib.sha256(text.encode()).hexdigest()[:16]
     cache = os.environ.get(CACHE_ENV)
     folder = (Path(cache) / "quick-fixes" if cache else base) / key
@@ -92,7 +94,7 @@ def record(text: str, base: Path, name: str = NAME) -> Recorded:
         folder.mkdir(parents=True)
         (folder / name).write_text(text)
         env = {k: v for k, v in os.environ.items() if k not in ("DYN_INSPECT_RUNS_DIR", "TORCH_LOGS", "TORCH_TRACE")}
-        env.update(DYN_INSPECT_NO_TUI="1", TORCHINDUCTOR_CACHE_DIR=seed(folder / "inductor"))
+        env.update(DYN_INSPECT_NO_TUI="1", TORCHINDUCTOR_CACHE_DIR=seed(inductor or folder / "inductor"))
         proc = subprocess.run(
             [str(DYN_INSPECT), "--no-tui", "--runs-dir", str(folder / "runs"), name],
             cwd=folder,
