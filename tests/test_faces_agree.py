@@ -13,6 +13,7 @@ import contextlib
 import html
 import io
 import json
+import shutil
 import zipfile
 from pathlib import Path
 
@@ -133,3 +134,38 @@ async def test_tables_take_the_width_on_a_small_terminal(breaks_run: Run, size: 
         detail = app.query_one("#break-detail")
         assert (table.size.width >= size[0] - 2) is stacked, table.size
         assert (detail.region.y > table.region.y) is stacked and (detail.region.x > table.region.x) is not stacked
+
+
+def test_a_break_is_shown_at_one_line_in_the_cli_and_the_tui(breaks_run: Run, tmp_path: Path) -> None:
+    """Issue 30: the TUI attributed a break itself (torch's innermost location whenever it was
+    not library code) while the CLI took the nearest user frame of the break's stack; they
+    parted when the two differ. A copy of the recording whose print break's innermost
+    location is another file of the user's that is not in the break's stack (as torch
+    reports for code it generated from the user's): both faces show the stack's line."""
+    from dyn_inspect.tui.digest import overview
+
+    copy = tmp_path / breaks_run.path.name
+    shutil.copytree(breaks_run.path, copy, symlinks=True)
+    line = marker_line(BREAKS, "BREAK:print")
+    other = str(CORPUS / "generated_from_breaks.py")
+    moved = 0
+    for log in copy.glob("*.jsonl"):
+        events = []
+        for raw in log.read_text().splitlines():
+            e = json.loads(raw)
+            if e.get("kind") == "graph_break" and e["loc"]["line"] == line and e["loc"]["file"].endswith("breaks.py"):
+                assert e["user_stack"] and e["user_stack"][-1]["line"] == line
+                e["loc"] = {"file": other, "line": 3}
+                moved += 1
+            events.append(json.dumps(e))
+        log.write_text("\n".join(events) + "\n")
+    assert moved
+    run = Run(copy)
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        assert main(["breaks", str(copy), "--json"]) == 0
+    sites = json.loads(out.getvalue())["breaks"]
+    (cli,) = [s for s in sites if s["loc"]["file"] == other]
+    assert _where(cli["user_frame"]["file"], cli["user_frame"]["line"]) == ("breaks.py", line)
+    tui = {(b.loc.file, b.loc.line) for b in overview(run.model).top_breaks}
+    assert (cli["user_frame"]["file"], line) in tui and (other, 3) not in tui

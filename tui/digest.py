@@ -9,12 +9,13 @@ from __future__ import annotations
 
 import msgspec
 
+from dyn_inspect.inspector.analysis.breaks import attributed_loc
 from dyn_inspect.inspector.analysis.failures import CompileFailure, compile_failures
 from dyn_inspect.inspector.analysis.messages import label
 from dyn_inspect.inspector.analysis.no_graph import no_graph
 from dyn_inspect.inspector.events import Loc
 from dyn_inspect.inspector.model import BreakGroup, CompileInfo, FrameInfo, KernelInfo, RunModel
-from dyn_inspect.tui.display import command_text, shown_loc
+from dyn_inspect.tui.display import command_text
 
 
 class Scope(msgspec.Struct, frozen=True):
@@ -213,7 +214,7 @@ class FailureRow(msgspec.Struct, frozen=True):
 
 class BreakRow(msgspec.Struct, frozen=True):
     count: int
-    loc: Loc  # where the break is attributed (``display.shown_loc``)
+    loc: Loc  # where the break is attributed (``analysis.breaks.attributed_loc``)
     headline: str  # the inspector's words for it, with torch's gb id (as every face shows it)
 
 
@@ -337,7 +338,7 @@ def overview(model: RunModel, scope: Scope = ALL, top: int = 5) -> Overview:
                 ("aot misses", cap.aot_cache_misses),
             ):
                 o.cache[key] = o.cache.get(key, 0) + value
-    o.top_breaks = [BreakRow(count, shown_loc(group), label(group.first)) for group, count in groups[:top]]
+    o.top_breaks = [BreakRow(count, attributed_loc(group), label(group.first)) for group, count in groups[:top]]
     recompiled = [f for f in fs if len(f.compiles) > 1 or f.recompile_limit is not None]
     o.top_recompiled = [
         RecompiledRow(len(f.compiles), f.name, f.filename, f.firstlineno, f.recompile_limit is not None)

@@ -10,11 +10,9 @@ from __future__ import annotations
 import os
 import shlex
 
-from dyn_inspect.inspector.events import Loc
-from dyn_inspect.inspector.locations import is_library, nearest_user_frame, run_cwd, short_loc, short_path
-from dyn_inspect.inspector.model import BreakGroup
+from dyn_inspect.inspector.locations import run_cwd, short_loc, short_path
 
-__all__ = ["command_text", "display_loc", "display_path", "duration", "run_cwd", "shown_loc"]
+__all__ = ["command_text", "display_loc", "display_path", "duration", "run_cwd"]
 
 # The one home of these is inspector/locations.py; the TUI's names for them:
 display_path = short_path
@@ -55,12 +53,3 @@ def _under(arg: str, cwd: str | None) -> str:
 
 def plural(n: int, word: str, many: str | None = None) -> str:
     return f"{n} {word if n == 1 else (many or word + 's')}"
-
-
-def shown_loc(group: BreakGroup) -> Loc:
-    """Where the break is attributed: the innermost user frame when torch reports a line in
-    library code (a break inside transformers is the user's call into it)."""
-    b = group.first
-    if not is_library(b.loc.file):
-        return b.loc
-    return nearest_user_frame([*b.user_stack, b.loc]) or b.loc

@@ -5,8 +5,9 @@ inlined helper; ``BreakSite.user_frame`` is the nearest frame of its stack insid
 workspace root (or, without a root, the innermost non-library frame) — the line the user
 can change. A site hit from several callers lists each distinct caller line.
 
-Public API: ``break_sites(model, root=None) -> list[BreakSite]``,
-``identity(group, cwd)`` (the cross-run key used by ``diff`` and ``check --baseline``).
+Public API: ``break_sites(model, root=None) -> list[BreakSite]``, ``attributed_loc(group)``
+(the one place a break is shown at, in every face), ``identity(group, cwd)`` (the
+cross-run key used by ``diff`` and ``check --baseline``).
 """
 
 from __future__ import annotations
@@ -63,6 +64,16 @@ def _stack_of(event: GraphBreak) -> list[Loc]:
     return list(event.user_stack) or [event.loc]
 
 
+def attributed_loc(group: BreakGroup, root: str | os.PathLike[str] | None = None) -> Loc:
+    """Where a break site is shown: the nearest user frame of its first hit's stack, else
+    torch's innermost location (``BreakSite.user_frame or BreakSite.loc``). The CLI, the
+    TUI and the report all show this line."""
+    frame = nearest_user_frame(_stack_of(group.first), root)
+    if frame is None or (frame.file, frame.line) == (group.loc.file, group.loc.line):
+        return group.loc  # (the same line: torch's location carries the columns)
+    return frame
+
+
 def break_sites(model: RunModel, root: str | os.PathLike[str] | None = None) -> list[BreakSite]:
     """Unique break sites, most hit first, each with its nearest user frame under ``root``."""
     out: list[BreakSite] = []
@@ -74,7 +85,7 @@ def break_sites(model: RunModel, root: str | os.PathLike[str] | None = None) -> 
             if f is not None and (f.file, f.line) not in seen:
                 seen.add((f.file, f.line))
                 frames.append(f)
-        first = nearest_user_frame(_stack_of(group.first), root)
+        first = nearest_user_frame(_stack_of(group.first), root)  # (attributed_loc: this, else loc)
         out.append(BreakSite(group, first, frames))
     return out
 

@@ -13,12 +13,13 @@ from textual.containers import Horizontal, Vertical
 from textual.widgets import DataTable, Label, OptionList
 from textual.widgets.option_list import Option
 
+from dyn_inspect.inspector.analysis.breaks import attributed_loc
 from dyn_inspect.inspector.analysis.messages import headline
 from dyn_inspect.inspector.events import Loc
 from dyn_inspect.inspector.locations import is_library
 from dyn_inspect.inspector.model import BreakGroup
 from dyn_inspect.tui import digest
-from dyn_inspect.tui.display import display_loc, shown_loc
+from dyn_inspect.tui.display import display_loc
 from dyn_inspect.tui.source import snippet
 from dyn_inspect.tui.views.base import COMMON_KEYS, Context, SearchHit, matches
 from dyn_inspect.tui.views.table import Cell, TableView
@@ -71,7 +72,7 @@ Each row is one break site (type + line), with how many times it was hit.
         return ((group.key, group, count) for group, count in digest.break_groups(ctx.run.model, ctx.scope))
 
     def row_cells(self, ctx: Context, group: BreakGroup, version: int) -> list[Cell]:
-        b, loc = group.first, shown_loc(group)
+        b, loc = group.first, attributed_loc(group)
         return [
             Cell(display_loc(loc, ctx.cwd), (loc.file, loc.line)),
             self.version_cell(ctx, group, version),
@@ -99,7 +100,7 @@ Each row is one break site (type + line), with how many times it was hit.
 
     def show(self, key: str) -> None:
         group = self._items[key]
-        self._frame = shown_loc(group)
+        self._frame = attributed_loc(group)
         self._stack = list(group.first.user_stack) or [group.first.loc]
         self._source = self._snippet(self._frame)
         self._render_info()
@@ -173,7 +174,7 @@ Each row is one break site (type + line), with how many times it was hit.
         hits = []
         for group, count in digest.break_groups(ctx.run.model, ctx.scope):
             b = group.first
-            where = display_loc(shown_loc(group), ctx.cwd)
+            where = display_loc(attributed_loc(group), ctx.cwd)
             if matches(query, where, b.gb_type, b.gb_id, b.reason, b.explanation, b.context, *b.hints):
                 hits.append(SearchHit(self.view_id, group.key, f"break   {where}  {headline(b)} ×{count}"))
         return hits
