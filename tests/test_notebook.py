@@ -279,3 +279,50 @@ async def test_squiggle_on_the_notebook_cells_line(client: LanguageClient, noteb
         )
     )
     await wait_for(lambda: sorted(d.range.start.line for d in ours(client, uris[1])) == [4, 5], client, what="the findings one line down")
+
+
+async def test_the_tui_shows_a_cells_recorded_source(notebooks) -> None:
+    """A cell's file (``/tmp/ipykernel_<pid>/<hash>.py``) is never on disk: the TUI's break
+    pane shows the line from the source the run recorded, under "cell [2]", where it said
+    "source not available here"."""
+    from dyn_inspect.inspector.run import Run
+    from dyn_inspect.tui.app import InspectorApp
+    from test_tui import SIZE, settle, static_text
+
+    _, _, cwd = notebooks
+    run = Run(_runs(cwd)[0])
+    (file,) = {f for f in run.model.cells if CELL_FILE.fullmatch(f)} & {g.first.loc.file for g in run.model.break_groups()}
+    assert not Path(file).exists()
+    app = InspectorApp(run.path, run=run, clock=lambda: 0.0, initial_view="breaks", cursor_blink=False)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        source = static_text(app, "#break-detail")
+    assert "cell [2]" in source.splitlines()[0], source
+    assert "source not available here" not in source
+    marked = next(line for line in source.splitlines() if "❱" in line)
+    assert "if x.sum() > 0:" in marked and " 5 " in marked, source
+
+
+def test_a_recorded_cell_never_stands_in_for_a_real_file(notebooks, tmp_path: Path) -> None:
+    """A crafted run whose ``notebook_cell`` names a file that exists (in the form of a cell's
+    name) cannot put its text in place of the file's: readers keep reading the file."""
+    from dyn_inspect.inspector.run import Run
+    from dyn_inspect.inspector.source_files import allow_root, read_source
+
+    _, _, cwd = notebooks
+    real_dir = tmp_path / "ipykernel_1"
+    real_dir.mkdir()
+    real = real_dir / "123.py"
+    real.write_text("the real file\n")
+    allow_root(str(tmp_path))
+    copy = tmp_path / "run"
+    shutil.copytree(_runs(cwd)[0], copy, symlinks=True)
+    for log in copy.glob("*.jsonl"):
+        events = [json.loads(line) for line in log.read_text().splitlines()]
+        for e in events:
+            if e.get("kind") == "notebook_cell" and e.get("cell") == 2:
+                e["file"] = str(real)
+        log.write_text("".join(json.dumps(e) + "\n" for e in events))
+    run = Run(copy)
+    assert str(real) in run.model.cells  # the crafted cell is read ...
+    assert read_source(str(real)) == "the real file\n"  # ... and never answers for the file
