@@ -108,7 +108,7 @@ def short_path(path: str, cwd: str | None = None) -> str:
     return path if rel.startswith("..") else rel
 
 
-def file_line(path: str, line: int | str, cwd: str | None = None) -> str:
+def file_line(path: str, line: int | str | None, cwd: str | None = None) -> str:
     """``FILE:LINE`` as ``short_loc`` writes it, from a path and a line."""
     cell = cell_label(path)
     if cell is not None:

@@ -326,3 +326,19 @@ def test_a_recorded_cell_never_stands_in_for_a_real_file(notebooks, tmp_path: Pa
     run = Run(copy)
     assert str(real) in run.model.cells  # the crafted cell is read ...
     assert read_source(str(real)) == "the real file\n"  # ... and never answers for the file
+
+
+def test_every_listing_writes_a_cell_one_way(notebooks) -> None:
+    """``cell [N], line L`` everywhere (issue 31): ``recompiles``, ``causes`` and the others
+    wrote ``cell [2]:4`` where ``summary`` wrote ``cell [2], line 4``."""
+    _, _, cwd = notebooks
+    run = _runs(cwd)[0]
+    said = {}
+    for command in ("recompiles", "causes", "summary", "breaks", "check", "graph"):
+        p = subprocess.run([str(DYN_INSPECT), command, str(run)], capture_output=True, text=True, timeout=120, cwd=cwd)
+        assert "Traceback" not in p.stderr, p.stderr
+        said[command] = p.stdout
+        assert not re.search(r"cell \[\d+\]:\d", p.stdout), (command, p.stdout)
+    # f is defined on cell 2's line 4 (DEFINE), its resume function starts at line 5
+    assert "f  cell [2], line 4  (2 compiles" in said["recompiles"], said["recompiles"]
+    assert "in f (cell [2], line 4)" in said["causes"], said["causes"]

@@ -17,7 +17,7 @@ import msgspec
 
 from dyn_inspect.cli.common import add_rank_argument, open_cli_run, print_read_warnings
 from dyn_inspect.inspector.console import make_console
-from dyn_inspect.inspector.locations import short_path
+from dyn_inspect.inspector.locations import file_line, short_path
 from dyn_inspect.inspector.outputs import reports as typed
 from dyn_inspect.inspector.outputs import to_json
 from dyn_inspect.inspector.ranks import format_ranks
@@ -78,7 +78,7 @@ def run(args: argparse.Namespace) -> int:
         if f["check"] == "max_graph_breaks":
             say(f"FAIL graph breaks: {f['actual']} unique sites > {f['limit']} allowed")
             for b in f["items"]:
-                say(f"  {short_path(b['file'])}:{b['line']}  {b['type']}  ×{b['count']}")
+                say(f"  {file_line(b['file'], b['line'])}  {b['type']}  ×{b['count']}")
         elif f["check"] == "max_recompiles":
             say(f"FAIL recompiles: {f['actual']} > {f['limit']} allowed")
             for x in f["items"]:
@@ -94,7 +94,7 @@ def run(args: argparse.Namespace) -> int:
         elif f["check"] == "max_failures":
             say(f"FAIL compile failures: {f['actual']} > {f['limit']} allowed")
             for x in f["items"]:
-                where = f"{short_path(x['file'])}:{x['line']}" if x["file"] else "?"
+                where = file_line(x["file"], x["line"]) if x["file"] else "?"
                 say(f"  [{x['compile_id']}] {where}  {x['function']}: {x['type']}: {x['message']}")
         elif f["check"] == "max_divergences":
             say(f"FAIL rank divergences: {f['actual']} > {f['limit']} allowed (listed above)")

@@ -15,7 +15,7 @@ from dyn_inspect.cli.common import add_rank_argument, open_cli_run, print_read_w
 from dyn_inspect.inspector.analysis.bytecode import ResumeFunction, compile_code, find
 from dyn_inspect.inspector.console import make_console
 from dyn_inspect.inspector.errors import InspectorError
-from dyn_inspect.inspector.locations import file_line, short_path
+from dyn_inspect.inspector.locations import file_line
 from dyn_inspect.inspector.outputs import to_json
 from dyn_inspect.inspector.reports.code import code_report
 from dyn_inspect.inspector.source_files import source_line
@@ -54,7 +54,7 @@ def run(args: argparse.Namespace) -> int:
         console.print(text, markup=False, highlight=False)
 
     cap = c.capture
-    where = f"{short_path(cap.co_filename)}:{cap.co_firstlineno}" if cap and cap.co_filename else "?"
+    where = file_line(cap.co_filename, cap.co_firstlineno) if cap and cap.co_filename else "?"
     say(f"compile {c.cid}  {cc.function}  ({where})")
     if cc.resume:
         say(f"  a resume function: {_resume_text(cc.resume)}")

@@ -16,7 +16,7 @@ from dyn_inspect.inspector.analysis.graphs import compile_graph, diff_graphs, op
 from dyn_inspect.inspector.analysis.guards import find_compile
 from dyn_inspect.inspector.console import make_console, write_private
 from dyn_inspect.inspector.errors import InspectorError
-from dyn_inspect.inspector.locations import short_path
+from dyn_inspect.inspector.locations import file_line
 from dyn_inspect.inspector.model import CompileInfo
 from dyn_inspect.inspector.outputs import to_json
 from dyn_inspect.inspector.reports.graph import graph_diff_report, graph_report
@@ -121,14 +121,14 @@ def run(args: argparse.Namespace) -> int:
     hist = op_histogram(g)
     console = make_console()
     cap = c.capture
-    fn = f"{cap.co_name} ({short_path(cap.co_filename or '?')}:{cap.co_firstlineno})" if cap else "?"
+    fn = f"{cap.co_name} ({file_line(cap.co_filename or '?', cap.co_firstlineno)})" if cap else "?"
     console.print(f"graph {c.cid} {args.stage} of {fn}: {g.number_of_nodes()} nodes", markup=False, highlight=False)
     table = Table(box=None, pad_edge=False, show_edge=False, header_style="bold cyan")
     for col in ("node", "op", "target", "type", "inputs", "source"):
         table.add_column(col, overflow="fold")
     for name, d in g.nodes(data=True):
         kind = f"{d.get('dtype', '')}{d.get('shape', '')}" if d.get("dtype") != "sym" else f"Sym({d.get('shape')})"
-        src = f"{short_path(str(d['file']))}:{d['line']}" if d.get("file") else ""
+        src = file_line(str(d["file"]), d["line"]) if d.get("file") else ""
         table.add_row(name, str(d.get("op")), str(d.get("target", "")), kind, ", ".join(g.predecessors(name)), src)
     console.print(table)
     console.print("ops: " + (", ".join(f"{op} ×{n}" for op, n in hist.items()) or "none"), markup=False, highlight=False)

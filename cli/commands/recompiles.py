@@ -52,7 +52,7 @@ def run(args: argparse.Namespace) -> int:
         say("")
         lim = f", limit {limit}" if limit is not None else ""
         say(
-            f"{frame.name}  {short_path(frame.filename)}:{def_line(frame.filename, frame.firstlineno)}  ({len(frame.compiles)} compiles{lim})"
+            f"{frame.name}  {file_line(frame.filename, def_line(frame.filename, frame.firstlineno))}  ({len(frame.compiles)} compiles{lim})"
         )
         for e in timeline:
             head = f"  [{e.cid}] "

@@ -36,7 +36,7 @@ from dyn_inspect.inspector.analysis.messages import label
 from dyn_inspect.inspector.analysis.recompiles import dynamic_dims_of, frames_with_recompiles, recompile_timeline
 from dyn_inspect.inspector.analysis.step_costs import BreakCost, GuardCost, break_costs, guard_cost
 from dyn_inspect.inspector.analysis.suggestions import LR_SOURCE_RE, mark_dynamic_code
-from dyn_inspect.inspector.locations import def_line, functions_in, parsed_source, short_path
+from dyn_inspect.inspector.locations import def_line, file_line, functions_in, parsed_source
 from dyn_inspect.inspector.model import BreakGroup, CompileInfo, FrameInfo, RunModel
 from dyn_inspect.inspector.source_files import read_source
 
@@ -79,8 +79,8 @@ def describe_fix(fix: Fix, gap: str = " ") -> str:
     (where `x` is made)``. ``gap`` goes between the code and "after" (``summary`` lines
     them up with two spaces)."""
     if fix.replaces is not None:
-        return f"{fix.one_line}{gap}at {short_path(fix.file)}:{fix.after_line} ({fix.why}: `{fix.replaces}` → `{fix.replacement}`)"
-    return f"{fix.one_line}{gap}after {short_path(fix.file)}:{fix.after_line} ({fix.why})"
+        return f"{fix.one_line}{gap}at {file_line(fix.file, fix.after_line)} ({fix.why}: `{fix.replaces}` → `{fix.replacement}`)"
+    return f"{fix.one_line}{gap}after {file_line(fix.file, fix.after_line)} ({fix.why})"
 
 
 @dataclass
@@ -224,11 +224,11 @@ def _cause(group: list[_Recompile], model: RunModel) -> Cause:
     others = len(frames) - 1
     head = frames[0]
     # file:line of the frame: two functions of one name read alike without it
-    at = f"{short_path(head.filename)}:{def_line(head.filename, head.firstlineno)}"
+    at = file_line(head.filename, def_line(head.filename, head.firstlineno))
     where = f"{head.name} ({at})" + (f" and {others} more frame{'s' if others != 1 else ''}" if others else "")
     call = _call_site(shown.compile) or _call_site(head.compiles[0])
     if is_library_file(head.filename) and call is not None:
-        where += f", called from {short_path(call.file)}:{call.line}"
+        where += f", called from {file_line(call.file, call.line)}"
     epoch = compile_ids.epoch_of(group[0].compile.cid)
     if epoch:
         # the same function recompiling the same way before and after a reset: two causes

@@ -23,7 +23,7 @@ from dyn_inspect.engine.schema import Loc
 from dyn_inspect.inspector.analysis.messages import headline
 from dyn_inspect.inspector.export.redact import REDACTED
 from dyn_inspect.inspector.links import link_url
-from dyn_inspect.inspector.locations import def_line, short_path
+from dyn_inspect.inspector.locations import def_line, file_line
 from dyn_inspect.inspector.model import RunModel
 
 SECTIONS = (
@@ -252,7 +252,7 @@ def build(
     """``scrub(text)`` redacts free text (identity when not redacting)."""
 
     def where(loc: Loc | None) -> str:
-        return f"{short_path(loc.file, cwd)}:{loc.line}" if loc else "?"
+        return file_line(loc.file, loc.line, cwd) if loc else "?"
 
     start = model.run_start
     data = ReportData(
