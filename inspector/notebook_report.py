@@ -84,8 +84,8 @@ def cell_report(run: Run, cell: int | None) -> CellReport:
 
 
 def _def_where(filename: str, firstlineno: int) -> str:
-    """A function's def line (in a cell, the line torch gives: the cell's file is not on
-    disk, ``def_line`` answers it unchanged)."""
+    """A function's def line, past its decorators, as for a file (a cell's lines come from
+    the source the run recorded: ``inspector/source_files``)."""
     return file_line(filename, def_line(filename, firstlineno))
 
 
