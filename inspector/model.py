@@ -14,7 +14,7 @@ frame id in its epoch): two resume functions with the same name and line are two
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -528,8 +528,9 @@ class RunModel:
     def total_compile_time(self) -> float:
         return sum(c.compile_time_s for c in self.compiles.values())
 
-    def cache_counts(self) -> dict[str, int]:
-        """FX graph and AOTAutograd cache hits/misses/bypasses over every compile.
+    def cache_counts(self, compiles: Iterable[CompileInfo] | None = None) -> dict[str, int]:
+        """FX graph and AOTAutograd cache hits/misses/bypasses over every compile (or over
+        ``compiles``: the TUI's scope of ranks), what every face shows.
 
         The cache artifacts are counted, not only the capture's counters: a backward graph
         compiled lazily (at the first backward call, after torch's compilation_metrics for
@@ -537,7 +538,7 @@ class RunModel:
         stay a floor for logs whose torch emitted no cache artifacts.
         """
         out: Counter[str] = Counter()
-        for c in self.compiles.values():
+        for c in self.compiles.values() if compiles is None else compiles:
             seen: Counter[str] = Counter()
             for ce in c.caches:
                 prefix = {"fx_graph": "fx_graph", "aotautograd": "aot"}.get(ce.cache)

@@ -86,6 +86,7 @@ def test_fix_is_applied_and_verified(kind: str, tmp_path_factory: pytest.TempPat
     assert original.recompiles() > 0, "the program must recompile before the fix"
     if case.program == "hf_llama_mask.py":
         _shape_guards_are_the_installed_ones(original)
+        _tui_and_cli_count_the_cache_alike(original)
     # the advice (recompiles/summary) names the same snippet the fix inserts
     codes = [
         e.suggestion.code
@@ -128,6 +129,22 @@ def _shape_guards_are_the_installed_ones(rec: Recorded) -> None:
     assert cs.not_installed and all("==" in g.readable for g in cs.not_installed), [g.readable for g in cs.guards]
     assert "kwargs['input_ids'].shape[1] == 12" in [g.readable for g in cs.not_installed]
     assert cs.installed_guards and not any("== 12" in g.readable for g in cs.installed_guards)
+
+
+def _tui_and_cli_count_the_cache_alike(rec: Recorded) -> None:
+    """Issue 30, on the same recording: the Llama's backward is compiled lazily, after the
+    capture's counters were written, so they miss its FX-cache lookup; the TUI overview
+    summed those counters (3 misses) where ``summary`` counts the cache artifacts (4)."""
+    from dyn_inspect.inspector.reports import summary
+    from dyn_inspect.tui.digest import overview
+
+    m = rec.run.model
+    captured = sum(c.capture.fx_cache_misses for c in m.compiles.values() if c.capture is not None)
+    cli = summary(rec.run).cache
+    assert cli["fx_graph_misses"] > captured  # the case: a lookup only the artifacts show
+    tui = overview(m).cache
+    shown = (tui["fx hits"], tui["fx misses"], tui["aot hits"], tui["aot misses"])
+    assert shown == (cli["fx_graph_hits"], cli["fx_graph_misses"], cli["aot_hits"], cli["aot_misses"])
 
 
 def _suggestions(rec: Recorded) -> list[tuple[str, str, str | None]]:

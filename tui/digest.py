@@ -307,6 +307,9 @@ def compile_time_series(model: RunModel, scope: Scope = ALL, buckets: int = 60) 
     return series
 
 
+_CACHE_LABELS = (("fx hits", "fx_graph_hits"), ("fx misses", "fx_graph_misses"), ("aot hits", "aot_hits"), ("aot misses", "aot_misses"))
+
+
 def overview(model: RunModel, scope: Scope = ALL, top: int = 5) -> Overview:
     cs = compiles(model, scope)
     fs = frames(model, scope)
@@ -329,15 +332,10 @@ def overview(model: RunModel, scope: Scope = ALL, top: int = 5) -> Overview:
         for stage, seconds in compile_times(c).items():
             o.by_stage[stage] = o.by_stage.get(stage, 0.0) + seconds
         o.compile_time += c.compile_time_s
-        if c.capture is not None:
-            cap = c.capture
-            for key, value in (
-                ("fx hits", cap.fx_cache_hits),
-                ("fx misses", cap.fx_cache_misses),
-                ("aot hits", cap.aot_cache_hits),
-                ("aot misses", cap.aot_cache_misses),
-            ):
-                o.cache[key] = o.cache.get(key, 0) + value
+    # the model's count (the CLI summary's): cache artifacts, so a backward compiled lazily
+    # after the capture counts too (the capture's counters alone missed it)
+    counted = model.cache_counts(cs)
+    o.cache = {label: counted.get(key, 0) for label, key in _CACHE_LABELS}
     o.top_breaks = [BreakRow(count, attributed_loc(group), label(group.first)) for group, count in groups[:top]]
     recompiled = [f for f in fs if len(f.compiles) > 1 or f.recompile_limit is not None]
     o.top_recompiled = [
