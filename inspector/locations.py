@@ -236,6 +236,12 @@ def _lines(path: str, mtime_ns: int, size: int) -> tuple[str, ...]:
     return source_lines(path)
 
 
+def def_file_line(path: str, co_firstlineno: int, cwd: str | None = None) -> str:
+    """A function's ``FILE:LINE`` at its ``def`` line (``def_line``), written as ``file_line``
+    writes it (``cell [N], line L`` in a notebook)."""
+    return file_line(path, def_line(path, co_firstlineno), cwd)
+
+
 def def_line(path: str, co_firstlineno: int) -> int:
     """The ``def`` line of the function whose code object starts at ``co_firstlineno``
     (Python reports the first decorator's line for decorated functions)."""

@@ -8,7 +8,7 @@ from dyn_inspect.engine.schema import Loc
 from dyn_inspect.inspector.analysis.causes import describe_fix, recompile_causes
 from dyn_inspect.inspector.analysis.recompiles import frames_with_recompiles, recompile_timeline
 from dyn_inspect.inspector.cell_names import cell_label
-from dyn_inspect.inspector.locations import def_line, file_line, is_library, short_loc
+from dyn_inspect.inspector.locations import def_file_line, is_library, short_loc
 from dyn_inspect.inspector.outputs.common import SourceLoc
 from dyn_inspect.inspector.outputs.notebook import CellBreak, CellFailure, CellRecompile, CellReport
 from dyn_inspect.inspector.reports import summary
@@ -49,7 +49,7 @@ def cell_report(run: Run, cell: int | None) -> CellReport:
         recompiles.append(
             CellRecompile(
                 function=frame.name,
-                where=_def_where(frame.filename, frame.firstlineno),
+                where=def_file_line(frame.filename, frame.firstlineno),
                 compiles=len(frame.compiles),
                 guard=first.failures[0].text if first is not None else None,
                 fix=fix,
@@ -81,12 +81,6 @@ def cell_report(run: Run, cell: int | None) -> CellReport:
         failures=[CellFailure(where=_where(f.user_loc), headline=f.headline, type=f.type) for f in s.compile_failures],
         exception=_exception(run),
     )
-
-
-def _def_where(filename: str, firstlineno: int) -> str:
-    """A function's def line, past its decorators, as for a file (a cell's lines come from
-    the source the run recorded: ``inspector/source_files``)."""
-    return file_line(filename, def_line(filename, firstlineno))
 
 
 def _from_user(stack: list[SourceLoc]) -> list[SourceLoc]:

@@ -11,7 +11,7 @@ from dyn_inspect.cli.common import add_rank_argument, open_cli_run, print_read_w
 from dyn_inspect.inspector.analysis.causes import describe_fix, recompile_causes
 from dyn_inspect.inspector.analysis.shapes import shapes_of
 from dyn_inspect.inspector.console import make_console
-from dyn_inspect.inspector.locations import def_line, file_line, short_path
+from dyn_inspect.inspector.locations import def_file_line, file_line, short_path
 from dyn_inspect.inspector.outputs import to_json
 from dyn_inspect.inspector.reports.recompiles import frame_timelines, recompiles_report
 
@@ -51,9 +51,7 @@ def run(args: argparse.Namespace) -> int:
     for frame, timeline, limit in rows:
         say("")
         lim = f", limit {limit}" if limit is not None else ""
-        say(
-            f"{frame.name}  {file_line(frame.filename, def_line(frame.filename, frame.firstlineno))}  ({len(frame.compiles)} compiles{lim})"
-        )
+        say(f"{frame.name}  {def_file_line(frame.filename, frame.firstlineno)}  ({len(frame.compiles)} compiles{lim})")
         for e in timeline:
             head = f"  [{e.cid}] "
             if e.index == 0:

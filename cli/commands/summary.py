@@ -14,7 +14,7 @@ from dyn_inspect.inspector.analysis.causes import describe_fix, recompile_causes
 from dyn_inspect.inspector.analysis.costs import time_text
 from dyn_inspect.inspector.analysis.recompiles import TimelineEntry, frames_with_recompiles, recompile_timeline
 from dyn_inspect.inspector.console import make_console
-from dyn_inspect.inspector.locations import def_line, file_line, short_path
+from dyn_inspect.inspector.locations import def_file_line, file_line, short_path
 from dyn_inspect.inspector.outputs import to_json
 from dyn_inspect.inspector.ranks import format_ranks, select_rank
 from dyn_inspect.inspector.reports import summary, summary_dict
@@ -69,7 +69,7 @@ def print_recompiles(run: Run, data: dict[str, Any], say: Callable[[str], None],
         say(f"    … and {len(said) - TOP_RECOMPILED} more root causes — `dyn-inspect causes`")
     shown = frames if show_all else frames[:TOP_RECOMPILED]
     for frame, entries in shown:
-        where = file_line(frame.filename, def_line(frame.filename, frame.firstlineno))
+        where = def_file_line(frame.filename, frame.firstlineno)
         limit = ", recompile limit hit — runs eagerly from then on" if frame.recompile_limit is not None else ""
         first = _first_failure(entries)
         guards = {x.failures[0].text for x in entries if x.is_recompile and x.failures}

@@ -36,7 +36,7 @@ from dyn_inspect.inspector.analysis.messages import label
 from dyn_inspect.inspector.analysis.recompiles import dynamic_dims_of, frames_with_recompiles, recompile_timeline
 from dyn_inspect.inspector.analysis.step_costs import BreakCost, GuardCost, break_costs, guard_cost
 from dyn_inspect.inspector.analysis.suggestions import LR_SOURCE_RE, mark_dynamic_code
-from dyn_inspect.inspector.locations import def_line, file_line, functions_in, parsed_source
+from dyn_inspect.inspector.locations import def_file_line, def_line, file_line, functions_in, parsed_source
 from dyn_inspect.inspector.model import BreakGroup, CompileInfo, FrameInfo, RunModel
 from dyn_inspect.inspector.source_files import read_source
 
@@ -224,7 +224,7 @@ def _cause(group: list[_Recompile], model: RunModel) -> Cause:
     others = len(frames) - 1
     head = frames[0]
     # file:line of the frame: two functions of one name read alike without it
-    at = file_line(head.filename, def_line(head.filename, head.firstlineno))
+    at = def_file_line(head.filename, head.firstlineno)
     where = f"{head.name} ({at})" + (f" and {others} more frame{'s' if others != 1 else ''}" if others else "")
     call = _call_site(shown.compile) or _call_site(head.compiles[0])
     if is_library_file(head.filename) and call is not None:

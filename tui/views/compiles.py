@@ -22,7 +22,7 @@ from textual.widgets.tree import TreeNode
 
 from dyn_inspect.inspector.analysis.messages import label
 from dyn_inspect.inspector.events import Graph, Loc, OutputCode
-from dyn_inspect.inspector.locations import def_line, file_line
+from dyn_inspect.inspector.locations import def_file_line, def_line
 from dyn_inspect.inspector.model import CompileInfo, FrameInfo, KernelInfo
 from dyn_inspect.tui import digest
 from dyn_inspect.tui.display import display_loc, display_path, duration
@@ -228,7 +228,7 @@ AOT forward/backward, post-grad), the output code and the kernels.
 
     def _frame_label(self, frame: FrameInfo) -> Text:
         cwd = self.ctx.cwd if self.ctx else None
-        where = file_line(frame.filename, def_line(frame.filename, frame.firstlineno), cwd)
+        where = def_file_line(frame.filename, frame.firstlineno, cwd)
         label = Text.assemble((frame.name, "bold"), ("  " + where, "dim"), f"  {len(frame.compiles)}×")
         if frame.recompile_limit is not None:
             label.append("  limit hit", style="bold yellow")

@@ -13,7 +13,7 @@ from textual.app import ComposeResult
 from textual.containers import Horizontal, VerticalScroll
 from textual.widgets import Label, Sparkline, Static
 
-from dyn_inspect.inspector.locations import def_line, file_line
+from dyn_inspect.inspector.locations import def_file_line
 from dyn_inspect.inspector.model import CompileInfo
 from dyn_inspect.tui import digest
 from dyn_inspect.tui.display import display_loc, duration
@@ -145,7 +145,7 @@ def _offenders(o: digest.Overview, cwd: str | None) -> list[Part]:
     if o.top_recompiled:
         t = _titled("Most recompiled", [("compiles", "right"), ("function", "left"), ("location", "left")])
         for r in o.top_recompiled:
-            where = file_line(r.filename, def_line(r.filename, r.firstlineno), cwd)
+            where = def_file_line(r.filename, r.firstlineno, cwd)
             t.add(str(r.compiles), r.name + ("  [limit hit]" if r.limit_hit else ""), where)
         parts += [Text(""), t]
     if o.slowest:

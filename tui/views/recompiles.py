@@ -16,7 +16,7 @@ from textual.widgets import DataTable
 from dyn_inspect.inspector.analysis import guards as guard_analysis
 from dyn_inspect.inspector.analysis import recompiles as recompile_analysis
 from dyn_inspect.inspector.events import Loc
-from dyn_inspect.inspector.locations import def_line, file_line
+from dyn_inspect.inspector.locations import def_file_line, def_line
 from dyn_inspect.inspector.model import CompileInfo, FrameInfo
 from dyn_inspect.tui import digest
 from dyn_inspect.tui.display import display_path, duration
@@ -63,7 +63,7 @@ def _diff(ctx: Context, before: CompileInfo, after: CompileInfo) -> RenderableTy
 def timeline(ctx: Context, frame: FrameInfo) -> list[RenderableType]:
     model = ctx.run.model
     t0 = digest.start_time(model)
-    where = file_line(frame.filename, def_line(frame.filename, frame.firstlineno), ctx.cwd)
+    where = def_file_line(frame.filename, frame.firstlineno, ctx.cwd)
     parts: list[RenderableType] = [
         Text.assemble((frame.name, "bold"), ("  " + where, "dim")),
         Text(f"{len(frame.compiles)} compiles", style="dim"),
@@ -146,7 +146,7 @@ what to change.
             yield frame_key(frame), frame, len(frame.compiles) + (1 if frame.recompile_limit is not None else 0)
 
     def row_cells(self, ctx: Context, frame: FrameInfo, version: int) -> list[Cell]:
-        where = file_line(frame.filename, def_line(frame.filename, frame.firstlineno), ctx.cwd)
+        where = def_file_line(frame.filename, frame.firstlineno, ctx.cwd)
         return [self.version_cell(ctx, frame, version), Cell(where), Cell(frame.name)]
 
     def version_cell(self, ctx: Context, frame: FrameInfo, version: int) -> Cell:
