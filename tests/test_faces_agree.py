@@ -142,7 +142,7 @@ def test_a_break_is_shown_at_one_line_in_the_cli_and_the_tui(breaks_run: Run, tm
     parted when the two differ. A copy of the recording whose print break's innermost
     location is another file of the user's that is not in the break's stack (as torch
     reports for code it generated from the user's): both faces show the stack's line."""
-    from dyn_inspect.tui.digest import overview
+    from dyn_inspect.inspector.reports.screens import overview
 
     copy = tmp_path / breaks_run.path.name
     shutil.copytree(breaks_run.path, copy, symlinks=True)

@@ -136,7 +136,7 @@ def _tui_and_cli_count_the_cache_alike(rec: Recorded) -> None:
     capture's counters were written, so they miss its FX-cache lookup; the TUI overview
     summed those counters (3 misses) where ``summary`` counts the cache artifacts (4)."""
     from dyn_inspect.inspector.reports import summary
-    from dyn_inspect.tui.digest import overview
+    from dyn_inspect.inspector.reports.screens import overview
 
     m = rec.run.model
     captured = sum(c.capture.fx_cache_misses for c in m.compiles.values() if c.capture is not None)

@@ -132,11 +132,11 @@ def test_overview_tables_are_laid_out_as_rich_would_and_wrap_when_narrow(breaks_
     three times per frame): the same lines as rich's Table; too narrow, rich's Table (its
     cells wrap) rather than cut lines."""
     from dyn_inspect.inspector.locations import run_cwd
-    from dyn_inspect.tui import digest
+    from dyn_inspect.inspector.reports import screens
     from dyn_inspect.tui.views.overview import Columns, _counts, _offenders
     from dyn_inspect.tui.views.overview import render as render_parts
 
-    o = digest.overview(breaks_run.model)
+    o = screens.overview(breaks_run.model)
     parts = [*_counts(o), *_offenders(o, run_cwd(breaks_run.model))]
     tables = [p for p in parts if isinstance(p, Columns)]
     assert len(tables) >= 4 and all(t.rows for t in tables)

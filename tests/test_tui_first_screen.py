@@ -14,8 +14,9 @@ import pytest
 from textual.widgets import Label, TabbedContent
 
 from dyn_inspect.cli import main
+from dyn_inspect.inspector.reports import screens
 from dyn_inspect.inspector.run import Run
-from dyn_inspect.tui import digest, first_screen
+from dyn_inspect.tui import first_screen
 from dyn_inspect.tui.app import InspectorApp
 from dyn_inspect.tui.follow import RunFollower
 from test_tui import SIZE, settle, static_text
@@ -40,10 +41,10 @@ def test_the_saved_screen_is_the_models_and_only_for_the_run_as_it_is(breaks_run
     assert first_screen.save(run)
     screen = first_screen.load(run.path)
     assert screen is not None
-    assert screen.overview == digest.overview(run.model)  # the same numbers and rows as the model's
+    assert screen.overview == screens.overview(run.model)  # the same numbers and rows as the model's
     assert screen.overview.kernels == len(run.model.kernels) > 0 and screen.overview.top_breaks
-    assert screen.state == digest.run_state(run.model) and screen.state.kind == "finished"
-    assert screen.command == digest.command_line(run.model, run.path.name) and "breaks.py" in screen.command
+    assert screen.state == screens.run_state(run.model) and screen.state.kind == "finished"
+    assert screen.command == screens.command_line(run.model, run.path.name) and "breaks.py" in screen.command
     # Another place for the same files is another run; a log appended to is no longer the
     # saved one; nor is a file that is not a first screen.
     moved = tmp_path / "moved"

@@ -33,8 +33,9 @@ from textual.widgets import Label, TabbedContent, TabPane
 from dyn_inspect.inspector.errors import InspectorError
 from dyn_inspect.inspector.events import Loc, read_tail
 from dyn_inspect.inspector.reader import safe_name
+from dyn_inspect.inspector.reports import screens
 from dyn_inspect.inspector.run import Run
-from dyn_inspect.tui import digest, last_frame
+from dyn_inspect.tui import last_frame
 from dyn_inspect.tui._textual_hacks import DisplayHook, full_frame_text
 from dyn_inspect.tui.display import display_loc, duration, run_cwd
 from dyn_inspect.tui.follow import OutputBuffer, RunFollower
@@ -191,7 +192,7 @@ class InspectorApp(DisplayHook[int]):
         # terminal's SIGHUP): the app quits when the program has ended, without waiting for q
         self.quit_when_child_exits = False
         self.follower: RunFollower | None = None
-        self.scope = digest.ALL
+        self.scope = screens.ALL
         self.exit_code = 0
         self._stale: set[str] = set(VIEW_IDS)
         self._ranks: list[int] = []
@@ -279,7 +280,7 @@ class InspectorApp(DisplayHook[int]):
         # it leaves the alternate screen itself when the app stops.
         last_frame.hand_over()
         self.query_one("#header-command", Label).update(Text(f"dyn-inspect  {safe_name(self.run_path.name)}"))
-        self._set_state(digest.RunState("starting", "loading…" if self._preloaded is None else "starting"))
+        self._set_state(screens.RunState("starting", "loading…" if self._preloaded is None else "starting"))
         if self.launch is not None:
             self._start_child()
         elif not (self.run_path / "output.log").exists():
@@ -476,7 +477,7 @@ class InspectorApp(DisplayHook[int]):
             self.load_error = message.error
             self.exit(None, return_code=2)
             return
-        self._set_state(digest.RunState("crashed", "cannot read the run"))
+        self._set_state(screens.RunState("crashed", "cannot read the run"))
         self.notify(message.error, severity="error", timeout=30)
 
     def on_run_updated(self, _message: RunUpdated) -> None:
@@ -522,14 +523,14 @@ class InspectorApp(DisplayHook[int]):
 
     def _sync_header(self, ctx: Context) -> None:
         model = ctx.run.model
-        state = digest.run_state(model, self.scope)
+        state = screens.run_state(model, self.scope)
         if self.child is not None and self.child.exit_code is not None and state.kind in ("running", "compiling", "starting"):
             # The program ended but run_end is not read yet: say what we know.
             code = self.child.exit_code
-            state = digest.RunState("finished" if code == 0 else "crashed", f"{'finished' if code == 0 else 'crashed'} · exit {code}", code)
+            state = screens.RunState("finished" if code == 0 else "crashed", f"{'finished' if code == 0 else 'crashed'} · exit {code}", code)
         elif self.child is not None and self.child.alive and state.kind == "starting":
-            state = digest.RunState("running", "running")  # a program that has not imported torch (yet)
-        self._show_header(digest.command_line(model, safe_name(ctx.run.path.name)), state, digest.environment_text(model))
+            state = screens.RunState("running", "running")  # a program that has not imported torch (yet)
+        self._show_header(screens.command_line(model, safe_name(ctx.run.path.name)), state, screens.environment_text(model))
         self._show_elapsed()
         ranks = model.ranks()
         if ranks != self._ranks:
@@ -547,7 +548,7 @@ class InspectorApp(DisplayHook[int]):
                 select.value = value
                 select.display = len(ranks) > 1
 
-    def _show_header(self, command: str, state: digest.RunState, env: str) -> None:
+    def _show_header(self, command: str, state: screens.RunState, env: str) -> None:
         self.query_one("#header-command", Label).update(Text(f"dyn-inspect  {command}"))
         self._set_state(state)
         self.query_one("#header-env", Label).update(Text(env))
@@ -567,7 +568,7 @@ class InspectorApp(DisplayHook[int]):
             return label
         return None
 
-    def _set_state(self, state: digest.RunState) -> None:
+    def _set_state(self, state: screens.RunState) -> None:
         label = self._header_label("#header-state")
         if label is None:
             return
@@ -588,7 +589,7 @@ class InspectorApp(DisplayHook[int]):
 
     def _show_elapsed(self) -> None:
         assert self.loaded_run is not None
-        seconds = digest.elapsed(self.loaded_run.model, self.clock())
+        seconds = screens.elapsed(self.loaded_run.model, self.clock())
         label = self._header_label("#header-elapsed")
         if label is not None:
             label.update(duration(seconds) if seconds is not None else "")
@@ -600,7 +601,7 @@ class InspectorApp(DisplayHook[int]):
         if rank == self.scope.rank:
             return
         with self.lock:
-            self.scope = digest.scope_for_rank(self.loaded_run.model, rank)
+            self.scope = screens.scope_for_rank(self.loaded_run.model, rank)
         self._stale.update(VIEW_IDS)
         self._sync()
 

@@ -7,12 +7,9 @@ shows long absolute paths and a run looks the same wherever it is opened from.
 
 from __future__ import annotations
 
-import os
-import shlex
-
 from dyn_inspect.inspector.locations import run_cwd, short_loc, short_path
 
-__all__ = ["command_text", "display_loc", "display_path", "duration", "run_cwd"]
+__all__ = ["display_loc", "display_path", "duration", "run_cwd"]
 
 # The one home of these is inspector/locations.py; the TUI's names for them:
 display_path = short_path
@@ -32,23 +29,6 @@ def duration(seconds: float | None) -> str:
         return f"{minutes}m {secs:02d}s"
     hours, minutes = divmod(minutes, 60)
     return f"{hours}h {minutes:02d}m"
-
-
-def command_text(command: list[str], cwd: str | None = None) -> str:
-    """The user's command as they would type it: the interpreter's path shortened, paths
-    under the working directory relative to it."""
-    if not command:
-        return "?"
-    first = os.path.basename(command[0]) if "/" in command[0] else command[0]
-    rest = [_under(arg, cwd) for arg in command[1:]]
-    return shlex.join([first, *rest])
-
-
-def _under(arg: str, cwd: str | None) -> str:
-    if not cwd or not arg.startswith("/"):
-        return arg
-    rel = os.path.relpath(arg, cwd)
-    return arg if rel.startswith("..") else rel
 
 
 def plural(n: int, word: str, many: str | None = None) -> str:

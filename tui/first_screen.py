@@ -20,8 +20,9 @@ import msgspec
 from dyn_inspect.inspector import index, user_cache
 from dyn_inspect.inspector.events import TOOL_VERSION
 from dyn_inspect.inspector.locations import run_cwd
+from dyn_inspect.inspector.reports import screens
 from dyn_inspect.inspector.run import Run
-from dyn_inspect.tui import digest, last_frame
+from dyn_inspect.tui import last_frame
 
 FORMAT = 1  # bump when FirstScreen or what the overview shows changes
 MAX_ENTRIES = 64  # runs whose first screens are kept (the oldest go first)
@@ -55,12 +56,12 @@ class FirstScreen(msgspec.Struct, frozen=True):
     format: int
     key: bytes
     command: str
-    state: digest.RunState
+    state: screens.RunState
     env: str
     elapsed: float | None
     cwd: str | None  # what paths are shown relative to (the run's recorded directory)
     ranks: list[int]
-    overview: digest.Overview
+    overview: screens.Overview
 
 
 def _key_of(run_path: Path, index_id: bytes) -> bytes:
@@ -81,19 +82,19 @@ def build(run: Run, index_id: bytes) -> FirstScreen | None:
     if not run.model.finished or run.problems or run.unknown:
         return None
     model = run.model
-    elapsed = digest.elapsed(model, 0.0)
-    if elapsed != digest.elapsed(model, 1e18):
+    elapsed = screens.elapsed(model, 0.0)
+    if elapsed != screens.elapsed(model, 1e18):
         return None  # the header's clock would still be running (no recorded duration)
     return FirstScreen(
         format=FORMAT,
         key=_key_of(run.path, index_id),
-        command=digest.command_line(model, run.path.name),
-        state=digest.run_state(model),
-        env=digest.environment_text(model),
+        command=screens.command_line(model, run.path.name),
+        state=screens.run_state(model),
+        env=screens.environment_text(model),
         elapsed=elapsed,
         cwd=run_cwd(model),
         ranks=model.ranks(),
-        overview=digest.overview(model),
+        overview=screens.overview(model),
     )
 
 

@@ -13,8 +13,8 @@ from textual.timer import Timer
 from textual.widget import Widget
 
 from dyn_inspect.inspector.events import Loc
+from dyn_inspect.inspector.reports.screens import ALL, Scope
 from dyn_inspect.inspector.run import Run
-from dyn_inspect.tui.digest import ALL, Scope
 
 COMMON_KEYS = """
 **1**–**9**, **0**, **c** switch views · **/** search everything · **o** open in `$EDITOR` ·

@@ -18,7 +18,7 @@ from dyn_inspect.inspector.analysis.messages import headline
 from dyn_inspect.inspector.events import Loc
 from dyn_inspect.inspector.locations import is_library
 from dyn_inspect.inspector.model import BreakGroup
-from dyn_inspect.tui import digest
+from dyn_inspect.inspector.reports import screens
 from dyn_inspect.tui.display import display_loc
 from dyn_inspect.tui.source import snippet
 from dyn_inspect.tui.views.base import COMMON_KEYS, Context, SearchHit, matches
@@ -65,11 +65,11 @@ Each row is one break site (type + line), with how many times it was hit.
         self.query_one(DetailPane).show(Text("No graph breaks recorded (yet).", style="dim"))
 
     def tab_label(self, ctx: Context) -> str:
-        n = len(digest.break_groups(ctx.run.model, ctx.scope))
+        n = len(screens.break_groups(ctx.run.model, ctx.scope))
         return f"Graph breaks ({n})"
 
     def rows(self, ctx: Context) -> Iterable[tuple[str, BreakGroup, int]]:
-        return ((group.key, group, count) for group, count in digest.break_groups(ctx.run.model, ctx.scope))
+        return ((group.key, group, count) for group, count in screens.break_groups(ctx.run.model, ctx.scope))
 
     def row_cells(self, ctx: Context, group: BreakGroup, version: int) -> list[Cell]:
         b, loc = group.first, attributed_loc(group)
@@ -172,7 +172,7 @@ Each row is one break site (type + line), with how many times it was hit.
 
     def search(self, ctx: Context, query: str) -> list[SearchHit]:
         hits = []
-        for group, count in digest.break_groups(ctx.run.model, ctx.scope):
+        for group, count in screens.break_groups(ctx.run.model, ctx.scope):
             b = group.first
             where = display_loc(attributed_loc(group), ctx.cwd)
             if matches(query, where, b.gb_type, b.gb_id, b.reason, b.explanation, b.context, *b.hints):

@@ -25,7 +25,7 @@ from dyn_inspect.inspector.analysis.causes import Cause, causes
 from dyn_inspect.inspector.events import Loc
 from dyn_inspect.inspector.model import RunModel
 from dyn_inspect.inspector.outputs.reports import VerifyReport
-from dyn_inspect.tui import digest
+from dyn_inspect.inspector.reports import screens
 from dyn_inspect.tui.display import display_loc
 from dyn_inspect.tui.messages import LabelChanged
 from dyn_inspect.tui.source import snippet
@@ -37,7 +37,7 @@ from dyn_inspect.tui.widgets import DetailPane
 RANK_IN_THREAD_ABOVE = 200
 
 
-def in_scope(c: Cause, scope: digest.Scope) -> bool:
+def in_scope(c: Cause, scope: screens.Scope) -> bool:
     if c.break_group is not None:
         return any(scope.has(log) for log, _ in c.break_group.hits)
     return any(scope.has(r.log) for r in c.recompiles)
@@ -138,14 +138,14 @@ one fix, at the line that makes the variable.
     def __init__(self, *, id: str | None = None) -> None:  # noqa: A002
         super().__init__(id=id)
         self._causes: dict[str, Cause] = {}
-        self._computed: tuple[int, int, digest.Scope] | None = None  # (model id, events, scope)
-        self._ranking: tuple[int, int, digest.Scope] | None = None  # being ranked in a thread
+        self._computed: tuple[int, int, screens.Scope] | None = None  # (model id, events, scope)
+        self._ranking: tuple[int, int, screens.Scope] | None = None  # being ranked in a thread
         self._list: list[Cause] = []
         self._shown: str | None = None
         self.verdict: Verdict | None = None
         self.verifying = False
 
-    def ranked(self, model: RunModel, scope: digest.Scope) -> list[Cause]:
+    def ranked(self, model: RunModel, scope: screens.Scope) -> list[Cause]:
         """The causes in ``scope``, computed again only when the run grew."""
         key = (id(model), model.event_count, scope)
         if self._computed != key:
@@ -166,13 +166,13 @@ one fix, at the line that makes the variable.
         return f"Causes ({len(self.ranked(model, ctx.scope))})"
 
     @work(thread=True, exclusive=True, group="causes-rank", description="ranking causes")
-    def _rank_in_thread(self, app: App[object], model: RunModel, scope: digest.Scope, key: tuple[int, int, digest.Scope]) -> None:
+    def _rank_in_thread(self, app: App[object], model: RunModel, scope: screens.Scope, key: tuple[int, int, screens.Scope]) -> None:
         # ``app`` is passed in: this view may not be mounted yet, and an unmounted widget
         # finds its app only on the UI thread.
         found = [c for c in causes(model) if in_scope(c, scope)]
         app.call_from_thread(self._ranked, key, found)
 
-    def _ranked(self, key: tuple[int, int, digest.Scope], found: list[Cause]) -> None:
+    def _ranked(self, key: tuple[int, int, screens.Scope], found: list[Cause]) -> None:
         if self._ranking != key:
             return  # overtaken (the scope changed meanwhile)
         self._list, self._computed = found, key

@@ -15,8 +15,8 @@ from textual.widgets import DataTable
 from dyn_inspect.inspector.analysis.bytecode import RESUME_RE, CompileCode, compile_code
 from dyn_inspect.inspector.events import Loc
 from dyn_inspect.inspector.model import CompileInfo
+from dyn_inspect.inspector.reports import screens
 from dyn_inspect.inspector.source_files import source_line
-from dyn_inspect.tui import digest
 from dyn_inspect.tui.display import display_loc
 from dyn_inspect.tui.views.base import COMMON_KEYS, Context, SearchHit, matches
 from dyn_inspect.tui.views.table import Cell, SplitView
@@ -90,7 +90,7 @@ user line each resumes at; the guards, one per line, grouped by what they guard.
     def __init__(self, *, id: str | None = None) -> None:  # noqa: A002
         super().__init__(id=id)
         self._compiles: dict[str, CompileInfo] = {}
-        self._scope: digest.Scope | None = None
+        self._scope: screens.Scope | None = None
         self._count = -1
         self._shown: CompileCode | None = None
 

@@ -24,7 +24,7 @@ from dyn_inspect.inspector.analysis.messages import label
 from dyn_inspect.inspector.events import Graph, Loc, OutputCode
 from dyn_inspect.inspector.locations import def_file_line, def_line
 from dyn_inspect.inspector.model import CompileInfo, FrameInfo, KernelInfo
-from dyn_inspect.tui import digest
+from dyn_inspect.inspector.reports import screens
 from dyn_inspect.tui.display import display_loc, display_path, duration
 from dyn_inspect.tui.source import code_view, cut_code
 from dyn_inspect.tui.views.base import COMMON_KEYS, Context, SearchHit, View, matches
@@ -97,13 +97,13 @@ def op_histogram(op_counts: dict[str, int]) -> Table:
 
 
 def compile_detail(ctx: Context, c: CompileInfo) -> list[RenderableType]:
-    parts: list[RenderableType] = [Text.assemble(("compile ", "bold"), (c.cid, "bold cyan"), f"  {digest.frame_name(c)}")]
+    parts: list[RenderableType] = [Text.assemble(("compile ", "bold"), (c.cid, "bold cyan"), f"  {screens.frame_name(c)}")]
     cap = c.capture
     if cap is None:
-        parts.append(Text(f"in progress: {digest.compile_stage(c)}", style="bold cyan"))
+        parts.append(Text(f"in progress: {screens.compile_stage(c)}", style="bold cyan"))
     else:
         parts.append(Text(f"outcome: {cap.outcome}"))
-        times = digest.compile_times(c)
+        times = screens.compile_times(c)
         if times:
             parts.append(
                 Text("time: " + ", ".join(f"{k} {duration(v)}" for k, v in times.items()) + f"  (total {duration(c.compile_time_s)})")
@@ -166,7 +166,7 @@ AOT forward/backward, post-grad), the output code and the kernels.
         self._signatures: dict[tuple[str, str], tuple[int, int, int, bool, bool]] = {}  # when children were built
         self._labels: dict[tuple[str, str], tuple[int, int, int, bool, bool]] = {}  # when the label was drawn
         self._pending: TreeNode[Node] | None = None
-        self._scope: digest.Scope | None = None
+        self._scope: screens.Scope | None = None
         self._selected: Node | None = None
 
     def compose(self) -> ComposeResult:
@@ -181,7 +181,7 @@ AOT forward/backward, post-grad), the output code and the kernels.
         self.query_one(DetailPane).show(Text("Select a frame, compile, graph or kernel.", style="dim"))
 
     def tab_label(self, ctx: Context) -> str:
-        return f"Compiles ({len(digest.compiles(ctx.run.model, ctx.scope))})"
+        return f"Compiles ({len(screens.compiles(ctx.run.model, ctx.scope))})"
 
     # -- building the tree ---------------------------------------------------------------
 
@@ -197,7 +197,7 @@ AOT forward/backward, post-grad), the output code and the kernels.
             self._labels.clear()
             self._pending = None
             self._scope = ctx.scope
-        for frame in digest.frames(ctx.run.model, ctx.scope):
+        for frame in screens.frames(ctx.run.model, ctx.scope):
             key = frame_key(frame)
             node = self._frames.get(key)
             if node is None:
@@ -210,7 +210,7 @@ AOT forward/backward, post-grad), the output code and the kernels.
                 self._frame_sizes[key] = len(frame.compiles)
         if tree.cursor_line < 0 and tree.root.children:
             tree.cursor_line = 0  # show the first frame's details without a key press
-        pending = digest.compiling_now(ctx.run.model, ctx.scope)
+        pending = screens.compiling_now(ctx.run.model, ctx.scope)
         self._sync_pending(tree, pending)
         for ckey, node in self._compiles.items():
             info = node.data.compile if node.data else None
@@ -255,7 +255,7 @@ AOT forward/backward, post-grad), the output code and the kernels.
                 child.remove()
         shown = {(child.data.compile.log, child.data.compile.cid) for child in self._pending.children if child.data and child.data.compile}
         for c in pending:
-            label = Text.assemble((digest.frame_name(c), "bold"), f"  {c.cid}  ", (digest.compile_stage(c), "cyan"))
+            label = Text.assemble((screens.frame_name(c), "bold"), f"  {c.cid}  ", (screens.compile_stage(c), "cyan"))
             if (c.log, c.cid) not in shown:
                 self._pending.add_leaf(label, Node("compile", compile=c))
             else:
@@ -339,7 +339,7 @@ AOT forward/backward, post-grad), the output code and the kernels.
 
     def search(self, ctx: Context, query: str) -> list[SearchHit]:
         hits = []
-        for frame in digest.frames(ctx.run.model, ctx.scope):
+        for frame in screens.frames(ctx.run.model, ctx.scope):
             if matches(query, frame.name, display_path(frame.filename, ctx.cwd)):
                 hits.append(SearchHit(self.view_id, frame_key(frame), f"frame   {frame.name}  ×{len(frame.compiles)}"))
             for c in frame.compiles:

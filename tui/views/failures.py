@@ -15,7 +15,7 @@ from textual.widgets import DataTable
 from dyn_inspect.inspector.analysis.failures import FailureSite, failure_sites
 from dyn_inspect.inspector.events import Loc
 from dyn_inspect.inspector.model import RunModel
-from dyn_inspect.tui import digest
+from dyn_inspect.inspector.reports import screens
 from dyn_inspect.tui.display import display_loc
 from dyn_inspect.tui.source import snippet
 from dyn_inspect.tui.views.base import COMMON_KEYS, Context, SearchHit, matches
@@ -23,7 +23,7 @@ from dyn_inspect.tui.views.table import Cell, TableView
 from dyn_inspect.tui.widgets import DetailPane
 
 
-def sites(model: RunModel, scope: digest.Scope = digest.ALL) -> list[FailureSite]:
+def sites(model: RunModel, scope: screens.Scope = screens.ALL) -> list[FailureSite]:
     """Failure sites of the processes in ``scope`` (each site keeps only their failures)."""
     out = []
     for site in failure_sites(model):

@@ -17,7 +17,7 @@ from dyn_inspect.inspector.analysis.kernel_compile import config_text
 from dyn_inspect.inspector.events import Loc
 from dyn_inspect.inspector.locations import same_file, split_file_line
 from dyn_inspect.inspector.model import KernelInfo, KernelMeta
-from dyn_inspect.tui import digest
+from dyn_inspect.inspector.reports import screens
 from dyn_inspect.tui.display import display_loc
 from dyn_inspect.tui.views.base import COMMON_KEYS, Context, SearchHit, matches
 from dyn_inspect.tui.views.table import Cell, RowDetails, kernel_detail
@@ -100,7 +100,7 @@ kernel was compiled for.
         super().__init__(id=id)
         self._seen = 0  # model.kernels[:_seen] were considered for the table
         self._kernels: dict[str, KernelInfo] = {}
-        self._scope: digest.Scope | None = None
+        self._scope: screens.Scope | None = None
         self._filter = ""
         self._shown: str | None = None
         self._profiles = 0  # model.kernel_profiles seen: profiles arrive at the end of a run
@@ -120,7 +120,7 @@ kernel was compiled for.
         self.query_one(DetailPane).show(Text("No kernels recorded (yet).", style="dim"))
 
     def tab_label(self, ctx: Context) -> str:
-        return f"Kernels ({len(digest.kernels(ctx.run.model, ctx.scope))})"
+        return f"Kernels ({len(screens.kernels(ctx.run.model, ctx.scope))})"
 
     def sync(self, ctx: Context) -> None:
         super().sync(ctx)

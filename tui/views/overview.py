@@ -15,7 +15,7 @@ from textual.widgets import Label, Sparkline, Static
 
 from dyn_inspect.inspector.locations import def_file_line
 from dyn_inspect.inspector.model import CompileInfo
-from dyn_inspect.tui import digest
+from dyn_inspect.inspector.reports import screens
 from dyn_inspect.tui.display import display_loc, duration
 from dyn_inspect.tui.views.base import COMMON_KEYS, Context, SearchHit, View
 
@@ -99,9 +99,9 @@ def render(parts: list[Part], width: int) -> RenderableType:
     return Group(*(p.table() if isinstance(p, Columns) else p for p in parts))
 
 
-def _counts(o: digest.Overview) -> list[Part]:
+def _counts(o: screens.Overview) -> list[Part]:
     t = Columns(["right", "left", "right", "left"])
-    stage = ", ".join(f"{k} {duration(o.by_stage[k])}" for k in digest.STAGES if k in o.by_stage) or "—"
+    stage = ", ".join(f"{k} {duration(o.by_stage[k])}" for k in screens.STAGES if k in o.by_stage) or "—"
     cache = o.cache
     cache_text = (
         f"fx {cache.get('fx hits', 0)} hit / {cache.get('fx misses', 0)} miss · "
@@ -130,7 +130,7 @@ def _titled(title: str, columns: list[tuple[str, JustifyMethod]], style: str = "
     return Columns([j for _, j in columns], header=[h for h, _ in columns], title=Text(title, style=style), edge=1)
 
 
-def _offenders(o: digest.Overview, cwd: str | None) -> list[Part]:
+def _offenders(o: screens.Overview, cwd: str | None) -> list[Part]:
     parts: list[Part] = []
     if o.top_failures:
         t = _titled("Compile failures", [("compile", "left"), ("location", "left"), ("failure", "left")], "bold red")
@@ -187,12 +187,12 @@ compile time over the run (sparkline). Press **2**–**7** for the other views.
 
     def sync(self, ctx: Context) -> None:
         super().sync(ctx)
-        o = digest.overview(ctx.run.model, ctx.scope)
+        o = screens.overview(ctx.run.model, ctx.scope)
         self.show(o, ctx.cwd)
         self._sync_cache(ctx, o.by_stage.get("dynamo", 0.0))
         self.query_one("#overview-problems", Static).update(problems_text(ctx))
 
-    def show(self, o: digest.Overview, cwd: str | None) -> None:
+    def show(self, o: screens.Overview, cwd: str | None) -> None:
         """Draw ``o``: from the model (``sync``), or from a run's saved first screen before
         the run is read."""
         self._shown = (o, cwd)

@@ -18,7 +18,7 @@ from dyn_inspect.inspector.analysis import recompiles as recompile_analysis
 from dyn_inspect.inspector.events import Loc
 from dyn_inspect.inspector.locations import def_file_line, def_line
 from dyn_inspect.inspector.model import CompileInfo, FrameInfo
-from dyn_inspect.tui import digest
+from dyn_inspect.inspector.reports import screens
 from dyn_inspect.tui.display import display_path, duration
 from dyn_inspect.tui.source import THEME
 from dyn_inspect.tui.views.base import COMMON_KEYS, Context, SearchHit, matches
@@ -62,7 +62,7 @@ def _diff(ctx: Context, before: CompileInfo, after: CompileInfo) -> RenderableTy
 
 def timeline(ctx: Context, frame: FrameInfo) -> list[RenderableType]:
     model = ctx.run.model
-    t0 = digest.start_time(model)
+    t0 = screens.start_time(model)
     where = def_file_line(frame.filename, frame.firstlineno, ctx.cwd)
     parts: list[RenderableType] = [
         Text.assemble((frame.name, "bold"), ("  " + where, "dim")),
@@ -142,7 +142,7 @@ what to change.
         return f"Recompiles ({sum(1 for r in list(ctx.run.model.recompiles) if ctx.scope.has(r.log))})"
 
     def rows(self, ctx: Context) -> Iterable[tuple[str, FrameInfo, int]]:
-        for frame in digest.recompiled_frames(ctx.run.model, ctx.scope):
+        for frame in screens.recompiled_frames(ctx.run.model, ctx.scope):
             yield frame_key(frame), frame, len(frame.compiles) + (1 if frame.recompile_limit is not None else 0)
 
     def row_cells(self, ctx: Context, frame: FrameInfo, version: int) -> list[Cell]:
@@ -169,7 +169,7 @@ what to change.
 
     def search(self, ctx: Context, query: str) -> list[SearchHit]:
         hits = []
-        for frame in digest.recompiled_frames(ctx.run.model, ctx.scope):
+        for frame in screens.recompiled_frames(ctx.run.model, ctx.scope):
             reasons = [r for c in frame.compiles for r in recompile_analysis.reasons_of(c)]
             if matches(query, frame.name, display_path(frame.filename, ctx.cwd), *reasons):
                 first = reasons[0] if reasons else ""

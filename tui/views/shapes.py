@@ -12,7 +12,7 @@ from textual.widgets import DataTable
 
 from dyn_inspect.inspector.analysis.shapes import CompileShapes, SymbolInfo, compile_shapes, readable_source
 from dyn_inspect.inspector.events import Loc
-from dyn_inspect.tui import digest
+from dyn_inspect.inspector.reports import screens
 from dyn_inspect.tui.display import display_loc
 from dyn_inspect.tui.source import snippet
 from dyn_inspect.tui.views.base import COMMON_KEYS, Context, SearchHit, matches
@@ -58,10 +58,10 @@ compile's specializations with the line that caused each, and its shape guards.
     def __init__(self, *, id: str | None = None) -> None:  # noqa: A002
         super().__init__(id=id)
         self._rows: dict[str, tuple[CompileShapes, SymbolInfo | None]] = {}
-        self._scope: digest.Scope | None = None
+        self._scope: screens.Scope | None = None
         self._shown: str | None = None
         self._signature: tuple[int, ...] = ()
-        self._label_seen: tuple[int, digest.Scope] | None = None
+        self._label_seen: tuple[int, screens.Scope] | None = None
         self._label = "Shapes (0)"
 
     def _found(self, ctx: Context, tree: bool = False) -> list[CompileShapes]:

@@ -16,7 +16,7 @@ from textual.widgets import DataTable
 from dyn_inspect.inspector.analysis.kernel_compile import compile_headline, compile_output, launch_findings, launches
 from dyn_inspect.inspector.events import Kernel
 from dyn_inspect.inspector.model import FrameInfo, KernelInfo
-from dyn_inspect.tui.digest import Scope
+from dyn_inspect.inspector.reports.screens import Scope
 from dyn_inspect.tui.display import display_loc
 from dyn_inspect.tui.source import code_view, cut_code
 from dyn_inspect.tui.views.base import Context, View

@@ -15,7 +15,7 @@ from dyn_inspect.inspector.analysis.cache import compile_cache
 from dyn_inspect.inspector.analysis.shapes import shapes_of
 from dyn_inspect.inspector.analysis.timeline import SpanNode, TimelineEntry, compile_breakdowns, timeline_entries
 from dyn_inspect.inspector.events import Loc
-from dyn_inspect.tui import digest
+from dyn_inspect.inspector.reports import screens
 from dyn_inspect.tui.display import display_loc, duration
 from dyn_inspect.tui.views.base import COMMON_KEYS, Context, SearchHit, matches
 from dyn_inspect.tui.views.table import Cell, SplitView
@@ -101,7 +101,7 @@ codegen / C++ compiler / autotuning, and each cache lookup with torch's reason.
     def __init__(self, *, id: str | None = None) -> None:  # noqa: A002
         super().__init__(id=id)
         self._entries: dict[str, TimelineEntry] = {}
-        self._scope: digest.Scope | None = None
+        self._scope: screens.Scope | None = None
         self._seen = -1
         self._shown: str | None = None
         self._spans: dict[tuple[str, str], list[SpanNode]] = {}

@@ -1,11 +1,16 @@
-"""What the screens show, computed from the run model without any widget: the run's state
-(compiling <frame> · <stage> / running / finished / crashed / killed), the overview's
-counts and top offenders, the compile-time series for the sparkline, and the rank scope.
+"""What the TUI's screens show, computed from the run model: the run's state (compiling
+<frame> · <stage> / running / finished / crashed / killed), the header's command and
+environment, the overview's counts and top offenders, the compile-time series for the
+sparkline, and the rank scope the views select by.
 
-Kept apart from the widgets so that it is plain, typed and testable on a recorded run.
+The TUI renders these and computes none of them (issue 30: one answer per question, in
+the inspector); they are plain and typed, testable on a recorded run without a widget.
 """
 
 from __future__ import annotations
+
+import os
+import shlex
 
 import msgspec
 
@@ -15,7 +20,6 @@ from dyn_inspect.inspector.analysis.messages import label
 from dyn_inspect.inspector.analysis.no_graph import no_graph
 from dyn_inspect.inspector.events import Loc
 from dyn_inspect.inspector.model import BreakGroup, CompileInfo, FrameInfo, KernelInfo, RunModel
-from dyn_inspect.tui.display import command_text
 
 
 class Scope(msgspec.Struct, frozen=True):
@@ -123,6 +127,23 @@ def environment_text(model: RunModel) -> str:
 
     parts += [f"degraded: {note}" for note in degraded_notes(model.processes.values())]
     return " · ".join(parts)
+
+
+def command_text(command: list[str], cwd: str | None = None) -> str:
+    """The user's command as they would type it: the interpreter's path shortened, paths
+    under the working directory relative to it."""
+    if not command:
+        return "?"
+    first = os.path.basename(command[0]) if "/" in command[0] else command[0]
+    rest = [_under(arg, cwd) for arg in command[1:]]
+    return shlex.join([first, *rest])
+
+
+def _under(arg: str, cwd: str | None) -> str:
+    if not cwd or not arg.startswith("/"):
+        return arg
+    rel = os.path.relpath(arg, cwd)
+    return arg if rel.startswith("..") else rel
 
 
 def command_line(model: RunModel, fallback: str) -> str:
