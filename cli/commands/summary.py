@@ -10,14 +10,14 @@ from typing import IO, Any
 from rich.text import Text
 
 from dyn_inspect.cli.common import add_rank_argument, skipped_lines
-from dyn_inspect.inspector.analysis.causes import describe_fix, recompile_causes
 from dyn_inspect.inspector.analysis.costs import time_text
-from dyn_inspect.inspector.analysis.recompiles import TimelineEntry, frames_with_recompiles, recompile_timeline
 from dyn_inspect.inspector.console import make_console
-from dyn_inspect.inspector.locations import def_file_line, file_line, short_path
+from dyn_inspect.inspector.locations import file_line, short_path
 from dyn_inspect.inspector.outputs import to_json
+from dyn_inspect.inspector.outputs.reports import RecompiledFunctions
 from dyn_inspect.inspector.ranks import format_ranks, select_rank
 from dyn_inspect.inspector.reports import summary, summary_dict
+from dyn_inspect.inspector.reports.recompiles import TOP_RECOMPILED, recompiled_functions
 from dyn_inspect.inspector.run import Run, open_run
 
 HELP = "summarize a run: frames, graph breaks, recompiles, kernels, compile time, rank divergence"
@@ -31,69 +31,39 @@ def prepare_parser(parser: argparse.ArgumentParser) -> None:
     add_rank_argument(parser)
 
 
-TOP_RECOMPILED = 5  # functions (and failure sites) listed by the text summary without --all
+TOP_FAILURE_SITES = TOP_RECOMPILED  # failure sites the text summary lists without --all
 
 
-def _first_failure(entries: list[TimelineEntry]) -> TimelineEntry | None:
-    return next((e for e in entries if e.is_recompile and e.failures), None)
-
-
-def print_recompiles(run: Run, data: dict[str, Any], say: Callable[[str], None], show_all: bool) -> None:
-    """Recompiles by function, most recompiled first: the guard that failed and what to try.
-    Without ``show_all`` only the top few functions (a run can recompile hundreds of times)."""
-    m = run.model
-    recompiled = sorted(frames_with_recompiles(m), key=lambda f: -len(f.compiles))
-    # Timelines only for the frames shown: a 256-rank run has a recompiling frame per rank.
-    frames = [(f, recompile_timeline(m, f) if show_all or i < TOP_RECOMPILED else []) for i, f in enumerate(recompiled)]
-    say(f"  recompiles: {data['recompiles']}" + (f" in {len(frames)} function{'s' if len(frames) != 1 else ''}" if frames else ""))
-    # A root cause with a fix comes first, and the frames it explains get no per-frame "try":
-    # that snippet names a resume function's local (`h`, `___stack0`), where one edit at the
-    # line that makes the caller's tensor removes them all.
-    # The same cause on every rank of an SPMD job is one line, not one per rank.
-    fixed_frames: set[int] = set()
-    said: dict[tuple[str, str, str, int], int] = {}
-    # Causes of the processes whose functions are printed only (a cause never spans
-    # processes): the whole run's took 1.2 s on a 256-rank job to print one line.
-    shown_logs = {f.log for f, _ in (frames if show_all else frames[:TOP_RECOMPILED])}
-    for cause in recompile_causes(m, shown_logs) if frames else []:
-        if cause.fix is None:
-            continue
-        fixed_frames.update(id(f) for f in cause.frames)
-        key = (cause.title, cause.fix.code, cause.fix.file, cause.fix.after_line)
-        said[key] = said.get(key, 0) + 1
-        if said[key] > 1 or len(said) > TOP_RECOMPILED:
-            continue
+def print_recompiles(r: RecompiledFunctions, say: Callable[[str], None], show_all: bool) -> None:
+    """The inspector's recompile section (``recompiled_functions``) as text."""
+    n = r.functions
+    say(f"  recompiles: {r.recompiles}" + (f" in {n} function{'s' if n != 1 else ''}" if n else ""))
+    for cause in r.causes:
         say(f"    root cause: {cause.title}")
-        say(f"      fix: {describe_fix(cause.fix, gap='  ')} — `dyn-inspect causes`")
-    if len(said) > TOP_RECOMPILED:
-        say(f"    … and {len(said) - TOP_RECOMPILED} more root causes — `dyn-inspect causes`")
-    shown = frames if show_all else frames[:TOP_RECOMPILED]
-    for frame, entries in shown:
-        where = def_file_line(frame.filename, frame.firstlineno)
-        limit = ", recompile limit hit — runs eagerly from then on" if frame.recompile_limit is not None else ""
-        first = _first_failure(entries)
-        guards = {x.failures[0].text for x in entries if x.is_recompile and x.failures}
+        say(f"      fix: {cause.fix} — `dyn-inspect causes`")
+    if r.more_causes:
+        say(f"    … and {r.more_causes} more root causes — `dyn-inspect causes`")
+    for f in r.shown:
+        where = file_line(f.file, f.def_line)
+        limit = ", recompile limit hit — runs eagerly from then on" if f.limit_hit else ""
         if show_all:
-            say(f"    {frame.name} ({where}): {len(frame.compiles)} compiles{limit}")
-            for e in entries:
-                if e.is_recompile and e.failures:
-                    say(f"      [{e.cid}] {e.failures[0].text}")
-                    if e.suggestion is not None and e.suggestion.code and id(frame) not in fixed_frames:
-                        say(f"        try: {'; '.join(e.suggestion.code.splitlines())}")
+            say(f"    {f.function} ({where}): {f.compiles} compiles{limit}")
+            for step in f.steps:
+                say(f"      [{step.compile_id}] {step.reason}")
+                if step.try_code:
+                    say(f"        try: {step.try_code}")
             continue
-        reason = f" — {first.failures[0].text}" if first is not None else ""
-        more = f" (+{len(guards) - 1} other guard{'s' if len(guards) > 2 else ''})" if len(guards) > 1 else ""
-        say(f"    {frame.name} ({where}): {len(frame.compiles)} compiles{limit}{reason}{more}")
+        reason = f" — {f.reason}" if f.reason is not None else ""
+        more = f" (+{f.other_guards} other guard{'s' if f.other_guards > 1 else ''})" if f.other_guards else ""
+        say(f"    {f.function} ({where}): {f.compiles} compiles{limit}{reason}{more}")
         # The snippet only; `recompiles` explains it.
-        if id(frame) in fixed_frames:
+        if f.explained:
             say("      (the root cause above)")
-        elif first is not None and first.suggestion is not None and first.suggestion.code:
-            say(f"      try: {'; '.join(first.suggestion.code.splitlines())}")
-    hidden = frames[len(shown) :]
-    if hidden:
-        n = sum(len(f.compiles) - 1 for f, _ in hidden)
+        elif f.try_code:
+            say(f"      try: {f.try_code}")
+    if r.hidden:
         say(
-            f"    … and {len(hidden)} more function{'s' if len(hidden) != 1 else ''} ({n} recompiles) — `dyn-inspect recompiles` or `summary --all`"
+            f"    … and {r.hidden} more function{'s' if r.hidden != 1 else ''} ({r.hidden_recompiles} recompiles) — `dyn-inspect recompiles` or `summary --all`"
         )
 
 
@@ -161,17 +131,17 @@ def print_summary(run: Run, as_json: bool = False, file: IO[str] | None = None, 
     failures = data["compile_failures"]
     # A failed compile (fullgraph=True, a backend exception) is in no other count.
     say(f"  compile failures: {sum(f['count'] for f in failures)}")
-    for f in failures if show_all else failures[:TOP_RECOMPILED]:
+    for f in failures if show_all else failures[:TOP_FAILURE_SITES]:
         user = f["user_loc"]
         where = file_line(user["file"], user["line"]) if user else "?"
         times = f"  ×{f['count']}" if f["count"] > 1 else ""
         say(f"    {where}  {f['function']}: {f['type']}: {f['headline']}{times}")
         if user and user.get("code") and not f["at_def"]:
             say(f"      {user['code']}")
-    if not show_all and len(failures) > TOP_RECOMPILED:
-        rest = failures[TOP_RECOMPILED:]
+    if not show_all and len(failures) > TOP_FAILURE_SITES:
+        rest = failures[TOP_FAILURE_SITES:]
         say(f"    … and {len(rest)} more failure sites ({sum(f['count'] for f in rest)} failed compiles) — `summary --all`")
-    print_recompiles(run, data, say, show_all)
+    print_recompiles(recompiled_functions(run.model, show_all), say, show_all)
     for n in data.get("nodes", []):
         hosts = f" ({', '.join(n['hosts'])})" if n["hosts"] else ""
         say(f"  node {n['node']}{hosts}: {format_ranks(n['ranks'])} — {n['status']}")

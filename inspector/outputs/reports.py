@@ -67,6 +67,47 @@ class RecompileRow(Output):
     cache_size: int | None
 
 
+class RecompileStep(Output):
+    """One recompile of a function as the text summary lists it with ``--all``."""
+
+    compile_id: str
+    reason: str  # the first guard that failed
+    try_code: str | None  # the suggestion, one line; None where a root cause explains the function
+
+
+class RecompiledFunction(Output):
+    """A function that recompiled, as the text summary lists it."""
+
+    function: str
+    file: str
+    def_line: int
+    compiles: int
+    limit_hit: bool
+    reason: str | None  # the first recompile's failed guard
+    other_guards: int  # further distinct guards that failed on its later recompiles
+    explained: bool  # a root cause listed above it has the fix
+    try_code: str | None  # the first recompile's suggestion, one line (when not explained)
+    steps: list[RecompileStep]  # every recompile (only when every function is listed)
+
+
+class RootCauseLine(Output):
+    title: str
+    fix: str  # ``describe_fix`` text
+
+
+class RecompiledFunctions(Output):
+    """The text summary's recompile section: root causes with a fix first (the same cause
+    on every rank once), then the functions, most recompiled first."""
+
+    recompiles: int
+    functions: int  # how many recompiled
+    causes: list[RootCauseLine]
+    more_causes: int  # distinct causes with a fix beyond those listed
+    shown: list[RecompiledFunction]
+    hidden: int  # functions not listed (without --all)
+    hidden_recompiles: int
+
+
 class Summary(Output):
     """``dyn-inspect summary --json``: the run at a glance."""
 

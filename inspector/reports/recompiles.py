@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from dataclasses import asdict
 
+from dyn_inspect.inspector.analysis.causes import describe_fix, recompile_causes
 from dyn_inspect.inspector.analysis.guard_failures import GuardFailure
 from dyn_inspect.inspector.analysis.recompiles import TimelineEntry, frames_with_recompiles, recompile_limit_of, recompile_timeline
 from dyn_inspect.inspector.locations import def_line
@@ -76,4 +77,80 @@ def recompiles_report(run: Run, rows: list[tuple[FrameInfo, list[TimelineEntry],
         limit_hits=len(m.recompile_limits),
         recompile_limit_hits=len(m.recompile_limits),
         frames=[recompiled_frame(f, t, lim) for f, t, lim in rows],
+    )
+
+
+TOP_RECOMPILED = 5  # functions (and root causes) the text summary lists without --all
+
+
+def _first_failure(entries: list[TimelineEntry]) -> TimelineEntry | None:
+    return next((e for e in entries if e.is_recompile and e.failures), None)
+
+
+def _one_line(code: str) -> str:
+    return "; ".join(code.splitlines())
+
+
+def recompiled_functions(model: RunModel, show_all: bool = False) -> typed.RecompiledFunctions:
+    """What the text summary says about recompiles. Without ``show_all`` only the top few
+    functions (a run can recompile hundreds of times) and their processes' root causes."""
+    recompiled = sorted(frames_with_recompiles(model), key=lambda f: -len(f.compiles))
+    shown = recompiled if show_all else recompiled[:TOP_RECOMPILED]
+    # Timelines only for the frames shown: a 256-rank run has a recompiling frame per rank.
+    timelines = [(f, recompile_timeline(model, f)) for f in shown]
+    # A root cause with a fix comes first, and the frames it explains get no per-frame "try":
+    # that snippet names a resume function's local (`h`, `___stack0`), where one edit at the
+    # line that makes the caller's tensor removes them all. The same cause on every rank of
+    # an SPMD job is one line, not one per rank. Only the causes of the processes whose
+    # functions are listed (a cause never spans processes): the whole run's took 1.2 s on a
+    # 256-rank job to print one line.
+    explained: set[int] = set()
+    said: dict[tuple[str, str, str, int], int] = {}
+    causes: list[typed.RootCauseLine] = []
+    for cause in recompile_causes(model, {f.log for f in shown}) if recompiled else []:
+        if cause.fix is None:
+            continue
+        explained.update(id(f) for f in cause.frames)
+        key = (cause.title, cause.fix.code, cause.fix.file, cause.fix.after_line)
+        said[key] = said.get(key, 0) + 1
+        if said[key] == 1 and len(said) <= TOP_RECOMPILED:
+            causes.append(typed.RootCauseLine(title=cause.title, fix=describe_fix(cause.fix, gap="  ")))
+    functions = []
+    for frame, entries in timelines:
+        first = _first_failure(entries)
+        guards = {x.failures[0].text for x in entries if x.is_recompile and x.failures}
+        is_explained = id(frame) in explained
+        suggestion = first.suggestion if first is not None else None
+        steps = [
+            typed.RecompileStep(
+                compile_id=e.cid,
+                reason=e.failures[0].text,
+                try_code=_one_line(e.suggestion.code) if e.suggestion is not None and e.suggestion.code and not is_explained else None,
+            )
+            for e in (entries if show_all else [])
+            if e.is_recompile and e.failures
+        ]
+        functions.append(
+            typed.RecompiledFunction(
+                function=frame.name,
+                file=frame.filename,
+                def_line=def_line(frame.filename, frame.firstlineno),
+                compiles=len(frame.compiles),
+                limit_hit=frame.recompile_limit is not None,
+                reason=first.failures[0].text if first is not None else None,
+                other_guards=max(0, len(guards) - 1),
+                explained=is_explained,
+                try_code=_one_line(suggestion.code) if suggestion is not None and suggestion.code and not is_explained else None,
+                steps=steps,
+            )
+        )
+    hidden = recompiled[len(shown) :]
+    return typed.RecompiledFunctions(
+        recompiles=len(model.recompiles),
+        functions=len(recompiled),
+        causes=causes,
+        more_causes=max(0, len(said) - TOP_RECOMPILED),
+        shown=functions,
+        hidden=len(hidden),
+        hidden_recompiles=sum(len(f.compiles) - 1 for f in hidden),
     )
