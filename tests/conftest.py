@@ -213,14 +213,19 @@ def gpu_trace_run(tmp_path_factory: pytest.TempPathFactory) -> Run:
     return Run(result.run_dir)
 
 
-# With DYN_INSPECT_TEST_TIMES=FILE each test phase appends {"nodeid", "when", "s"} to FILE as
-# it ends (docs/testing.md, "Where the time goes"): unlike --durations, what a session
-# stopped half-way measured is kept. Measurement only; no test reads it.
+# With DYN_INSPECT_TEST_TIMES=FILE each test phase appends {"nodeid", "when", "s", "stop",
+# "worker"} to FILE as it ends (``stop``: the epoch second it ended; ``worker``: xdist's gw0,
+# gw1; docs/testing.md, "Where the time goes"): unlike --durations, what a session stopped
+# half-way measured is kept, and when each test ran shows where the CPUs were idle.
+# Measurement only; no test reads it.
 def _log_test_time(report: pytest.TestReport) -> None:
     path = os.environ.get("DYN_INSPECT_TEST_TIMES")
     if path and not os.environ.get("PYTEST_XDIST_WORKER"):  # under xdist the controller logs each
         with open(path, "a") as f:
-            f.write(json.dumps({"nodeid": report.nodeid, "when": report.when, "s": round(report.duration, 2)}) + "\n")
+            gateway = getattr(getattr(report, "node", None), "gateway", None)
+            line = {"nodeid": report.nodeid, "when": report.when, "s": round(report.duration, 2),
+                    "stop": round(getattr(report, "stop", 0.0), 1), "worker": getattr(gateway, "id", None)}
+            f.write(json.dumps(line) + "\n")
 
 
 # -- the differential's verdict per program, printed at the end (tests/test_differential.py)

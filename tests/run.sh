@@ -32,11 +32,12 @@ if ! command -v chromium >/dev/null || ! command -v dot >/dev/null || ! command 
 fi
 
 # The real-VS-Code test's tools (code-server, Node 24, playwright-core; cached between runs
-# in ~/.cache/dyn-inspect-e2e): installed in the background while the Python suites run.
+# in ~/.cache/dyn-inspect-e2e): installed in the background while Python is installed.
 e2e_install_log=$(mktemp)
 ( s=$(date +%s); bash vscode-extension/e2e/install.sh; echo "install: exit $?, $(( $(date +%s) - s )) s" ) >"$e2e_install_log" 2>&1 &
 e2e_install_pid=$!
 
+t_start=$(date +%s)
 python3 -m venv .venv
 # (pip warns once per package about this machine's extra local index folders: noise.)
 # --no-compile, then compileall on both CPUs: pip compiles torch's ~12,000 modules to
@@ -48,6 +49,42 @@ python3 -m venv .venv
 [ "${PIPESTATUS[0]}" -eq 0 ] || { echo "pip install failed"; exit 1; }
 PYTHONDONTWRITEBYTECODE= .venv/bin/python -m compileall -q -j0 "$(.venv/bin/python -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')" \
   engine inspector cli lsp tui notebook >/dev/null 2>&1 || true  # a package's deliberately broken test file is not our failure
+t_installed=$(date +%s)
+
+# The extension's suites: its CI (npm test, whose integration test talks to the real language
+# server about a real run of the example, recorded first into a scratch workspace; then the
+# .vsix) and the real client: VS Code (code-server) with the built .vsix, driven by
+# Playwright, on a copy of the same workspace at another path (the run's paths are mapped
+# onto it). They run beside lint, types and pytest (output kept, printed after pytest's):
+# most of their time is spent waiting on a browser or a server, which leaves a CPU idle
+# when they run alone.
+extension_suites() {
+  local rc=0 ws vsix
+  ws=$(mktemp -d)
+  cp examples/*.py "$ws"/
+  (cd "$ws" && DYN_INSPECT_NO_TUI=1 "$OLDPWD/.venv/bin/dyn-inspect" --no-tui train.py --steps 3 >/dev/null 2>&1) \
+    || { echo "recording the example for the extension test failed"; rc=1; }
+  DYN_INSPECT_PYTHON="$PWD/.venv/bin/python" DYN_INSPECT_IT_WORKSPACE="$ws" DYN_INSPECT_IT_FILE=train.py \
+    bash vscode-extension/scripts/ci.sh || rc=1
+  # the tools' install (started first thing, not this shell's child) writes its status line last
+  until grep -q "^install: exit" "$e2e_install_log" || ! kill -0 "$e2e_install_pid" 2>/dev/null; do sleep 1; done
+  echo "vscode e2e: background $(tail -1 "$e2e_install_log")"
+  vsix=$(ls vscode-extension/*.vsix 2>/dev/null | head -1)
+  if [ -n "$vsix" ]; then
+    bash vscode-extension/e2e/run.sh "$PWD/.venv/bin/python" "$ws" "$PWD/$vsix" || rc=1
+  else
+    echo "vscode e2e: FAILED — no .vsix was built (see the extension's CI above)"
+    rc=1
+  fi
+  rm -rf "$ws"
+  return "$rc"
+}
+ext_log=$(mktemp)
+ext_pid=
+if [ -f vscode-extension/scripts/ci.sh ]; then
+  ( s=$(date +%s); extension_suites; ext_rc=$?; echo "extension suites: $(( $(date +%s) - s )) s"; exit "$ext_rc" ) >"$ext_log" 2>&1 &
+  ext_pid=$!
+fi
 
 rc=0
 # Lint and types first (seconds): a finding fails the run, but pytest still runs so that one
@@ -68,7 +105,10 @@ pytest_log=$(mktemp)
 # Two workers (pytest-xdist; both CPUs of the CI machine), each file on one worker (module
 # state and module fixtures stay together); they share the corpus recordings and the C++
 # pool (tests/corpus_support.py, tests/inductor_pool.py). `-n 0` after the command runs serially.
-.venv/bin/python -m pytest -q -p no:cacheprovider -n 2 --dist loadfile "$@" 2>&1 | tee "$pytest_log"
+# pytest runs at a lower priority than the extension suites beside it: their browser and
+# server keep the response times their waits expect, and pytest takes every CPU they leave.
+t_pytest=$(date +%s)
+nice -n 10 .venv/bin/python -m pytest -q -p no:cacheprovider -n 2 --dist loadfile "$@" 2>&1 | tee "$pytest_log"
 pytest_rc=${PIPESTATUS[0]}
 # Exit 5 (nothing collected) is fine for a selection that matched no test (`-k nothing`),
 # never when collection itself failed: a module that does not import must fail CI.
@@ -82,28 +122,12 @@ if [ "$pytest_rc" -eq 5 ]; then
 fi
 [ "$pytest_rc" -eq 0 ] || rc=1
 
-# The extension's integration test talks to the real language server about a real run:
-# record the example into a scratch workspace first.
-if [ -f vscode-extension/scripts/ci.sh ]; then
-  ws=$(mktemp -d)
-  cp examples/*.py "$ws"/
-  (cd "$ws" && DYN_INSPECT_NO_TUI=1 "$OLDPWD/.venv/bin/dyn-inspect" --no-tui train.py --steps 3 >/dev/null 2>&1) \
-    || { echo "recording the example for the extension test failed"; rc=1; }
-  DYN_INSPECT_PYTHON="$PWD/.venv/bin/python" DYN_INSPECT_IT_WORKSPACE="$ws" DYN_INSPECT_IT_FILE=train.py \
-    bash vscode-extension/scripts/ci.sh || rc=1
-  # The real client: VS Code (code-server) with the built .vsix, driven by Playwright, on a
-  # copy of the same workspace at another path (the run's paths are mapped onto it).
-  wait "$e2e_install_pid" 2>/dev/null
-  echo "vscode e2e: background $(tail -1 "$e2e_install_log")"
-  vsix=$(ls vscode-extension/*.vsix 2>/dev/null | head -1)
-  if [ -n "$vsix" ]; then
-    bash vscode-extension/e2e/run.sh "$PWD/.venv/bin/python" "$ws" "$PWD/$vsix" || rc=1
-  else
-    echo "vscode e2e: FAILED — no .vsix was built (see the extension's CI above)"
-    rc=1
-  fi
-  rm -rf "$ws"
+t_pytest_end=$(date +%s)
+if [ -n "$ext_pid" ]; then
+  wait "$ext_pid" || rc=1
+  cat "$ext_log"
 fi
+rm -f "$ext_log"
 rm -f "$e2e_install_log"
 # The runner's summary line again, last, so it is the first thing a reader of CI sees.
 summary=$(grep -E "^(=+ )?[0-9]+ (passed|failed|error|skipped|deselected)|no tests ran" "$pytest_log" | tail -1)
@@ -111,5 +135,7 @@ echo "ruff: $ruff_summary"
 echo "ruff format: $format_summary"
 echo "mypy: $mypy_summary"
 echo "pytest summary: ${summary:-none (pytest exit $pytest_rc)}"
+t_end=$(date +%s)
+echo "times: install $((t_installed - t_start)) s, lint and types $((t_pytest - t_installed)) s, pytest $((t_pytest_end - t_pytest)) s, total $((t_end - t_start)) s (the extension suites ran beside them)"
 rm -f "$pytest_log"
 exit "$rc"
