@@ -15,7 +15,7 @@ import pytest
 from dyn_inspect.cli.commands import COMMAND_MODULES
 from dyn_inspect.engine.schema import EVENT_TYPES
 from dyn_inspect.inspector.analysis.fix_kinds import FixKind
-from dyn_inspect.tui.app import VIEW_IDS
+from dyn_inspect.tui.view_list import VIEW_IDS
 
 ROOT = Path(__file__).resolve().parent.parent
 DOC = ROOT / "docs" / "architecture.md"

@@ -40,6 +40,7 @@ from dyn_inspect.tui._textual_hacks import DisplayHook, full_frame_text
 from dyn_inspect.tui.display import display_loc, duration, run_cwd
 from dyn_inspect.tui.follow import OutputBuffer, RunFollower
 from dyn_inspect.tui.messages import ChildExited, LabelChanged, LoadFailed, OutputAvailable, RunLoaded, RunUpdated
+from dyn_inspect.tui.view_list import TITLES, VIEW_IDS, VIEWS
 from dyn_inspect.tui.views.base import Context, SearchHit, View
 
 if TYPE_CHECKING:  # the launcher (and the recorder it imports) only where a run starts
@@ -51,31 +52,10 @@ if TYPE_CHECKING:  # the launcher (and the recorder it imports) only where a run
     from dyn_inspect.tui.first_screen import FirstScreen, Opening
     from dyn_inspect.tui.views.output import OutputView
 
-# (tab id, title, the view's class in dyn_inspect.tui.views): a view's module is imported
-# when the view is first needed, so that the first frame waits only for the first view's
-# (the others' tables, trees and syntax highlighting took a fifth of the time to it).
-VIEWS: list[tuple[str, str, str]] = [
-    ("overview", "Overview", "overview:OverviewView"),
-    ("breaks", "Graph breaks", "breaks:BreaksView"),
-    ("recompiles", "Recompiles", "recompiles:RecompilesView"),
-    ("compiles", "Compiles", "compiles:CompilesView"),
-    ("kernels", "Kernels", "kernels:KernelsView"),
-    ("output", "Output", "output:OutputView"),
-    ("failures", "Failures", "failures:FailuresView"),
-    ("causes", "Causes", "causes:CausesView"),
-    ("shapes", "Shapes", "shapes:ShapesView"),
-    ("timeline", "Timeline", "timeline:TimelineView"),
-    ("code", "Code", "code:CodeView"),
-    ("cost", "Cost", "cost:CostView"),  # shown only for a run recorded with --profile
-    ("ranks", "Ranks", "ranks:RanksView"),  # shown only for a run of two ranks or more
-]
-VIEW_IDS = [v for v, _, _ in VIEWS]
-TITLES = {v: title for v, title, _ in VIEWS}
-
 
 def view_class(view_id: str) -> type[View]:
     """The class of a tab's view, its module imported now if it was not."""
-    module, name = next(where for v, _, where in VIEWS if v == view_id).split(":")
+    module, name = next(v.where for v in VIEWS if v.id == view_id).split(":")
     cls: type[View] = getattr(importlib.import_module(f"dyn_inspect.tui.views.{module}"), name)
     return cls
 
@@ -101,23 +81,8 @@ CSS = """
 TabbedContent { height: 1fr; }
 TabPane { padding: 0; }
 View { height: 1fr; }
-.detail { width: 1fr; padding: 0 1; border-left: vkey $foreground 20%; }
-#breaks-left, #recompiles-table, #compiles-tree, #failures-table, #causes-table { width: 45%; }
-#breaks-table { height: 1fr; }
 DataTable { overflow-x: hidden; }
-#break-stack { height: 1fr; border: none; }
-#kernels-table { height: 1fr; }
-#kernel-source { height: 2fr; border-left: none; border-top: hkey $foreground 20%; }
-#kernel-filter { height: 1; border: none; padding: 0 1; }
 .section { color: $text-muted; text-style: bold; margin-top: 1; }
-#overview-spark { height: 2; margin: 0 1; }
-#overview-spark-axis { height: 1; margin: 0 1; color: $text-muted; }
-#spark-start { width: 1fr; }
-#spark-end { width: auto; }
-#overview-counts, #overview-cache, #overview-offenders, #overview-problems { padding: 0 1; }
-#output-log { height: 1fr; }
-#output-partial { height: auto; max-height: 3; }
-#stdin { height: 1; border: none; padding: 0 1; background: $boost; }
 ConfirmScreen, SearchScreen { align: center middle; }
 #confirm { width: 64; height: auto; border: round $warning; background: $surface; padding: 1 2; }
 #confirm-buttons { height: auto; margin-top: 1; }
@@ -127,10 +92,9 @@ ConfirmScreen, SearchScreen { align: center middle; }
 #search-count { color: $text-muted; }
 #search-results { height: 1fr; }
 /* Under 110 columns a table beside its detail pane left the causes' titles 17 characters
-   (80x24): the pair is stacked instead, the table above at full width. */
+   (80x24): the pair is stacked instead, the table above at full width (each view's
+   DEFAULT_CSS sizes its own parts for the narrow screen). */
 .-narrow View > Horizontal { layout: vertical; }
-.-narrow #breaks-left, .-narrow #recompiles-table, .-narrow #compiles-tree, .-narrow #failures-table, .-narrow #causes-table { width: 100%; height: 45%; }
-.-narrow View > Horizontal > .detail { border-left: none; border-top: hkey $foreground 20%; height: 1fr; }
 """
 
 
@@ -142,17 +106,7 @@ class InspectorApp(DisplayHook[int]):
     TITLE = "dyn-inspect"
     ENABLE_COMMAND_PALETTE = False
     BINDINGS = [
-        Binding("1", "show('overview')", "Overview", show=False),
-        Binding("2", "show('breaks')", "Breaks", show=False),
-        Binding("3", "show('recompiles')", "Recompiles", show=False),
-        Binding("4", "show('compiles')", "Compiles", show=False),
-        Binding("5", "show('kernels')", "Kernels", show=False),
-        Binding("6", "show('output')", "Output", show=False),
-        Binding("7", "show('failures')", "Failures", show=False),
-        Binding("8", "show('shapes')", "Shapes", show=False),
-        Binding("9", "show('timeline')", "Timeline", show=False),
-        Binding("0", "show('code')", "Code", show=False),
-        Binding("c", "show('causes')", "Causes", show=False),
+        *(Binding(v.key, f"show('{v.id}')", v.title, show=False) for v in VIEWS if v.key),
         Binding("/", "search", "Search"),
         Binding("o", "open_editor", "Open in $EDITOR"),
         Binding("e", "export", "Export"),
@@ -223,7 +177,7 @@ class InspectorApp(DisplayHook[int]):
         # (Views are made, their modules imported, when first needed: ``view``.)
         self._views: dict[str, View] = {}
         with TabbedContent(initial=self.initial_view):
-            for view_id, title, _ in VIEWS:
+            for view_id, title, *_ in VIEWS:
                 with TabPane(title, id=view_id):
                     if view_id == self.initial_view or (view_id == "output" and self.launch is not None):
                         yield self.view(view_id)
@@ -502,7 +456,7 @@ class InspectorApp(DisplayHook[int]):
             model = ctx.run.model
             self._sync_header(ctx)
             tabs = self.query_one(TabbedContent)
-            for view_id, title, _ in VIEWS:
+            for view_id, title, *_ in VIEWS:
                 # A view not made yet has its plain title (``_make_views`` follows the first frame).
                 view = self._views.get(view_id)
                 tabs.get_tab(view_id).label = Text(view.tab_label(ctx) if view is not None else title)
@@ -527,7 +481,9 @@ class InspectorApp(DisplayHook[int]):
         if self.child is not None and self.child.exit_code is not None and state.kind in ("running", "compiling", "starting"):
             # The program ended but run_end is not read yet: say what we know.
             code = self.child.exit_code
-            state = screens.RunState("finished" if code == 0 else "crashed", f"{'finished' if code == 0 else 'crashed'} · exit {code}", code)
+            state = screens.RunState(
+                "finished" if code == 0 else "crashed", f"{'finished' if code == 0 else 'crashed'} · exit {code}", code
+            )
         elif self.child is not None and self.child.alive and state.kind == "starting":
             state = screens.RunState("running", "running")  # a program that has not imported torch (yet)
         self._show_header(screens.command_line(model, safe_name(ctx.run.path.name)), state, screens.environment_text(model))

@@ -23,8 +23,13 @@ class DetailPane(RichLog):
 
     # A permanent vertical scrollbar: one that came and went with the content would change
     # the width at every selection and make the text re-wrap (render twice).
+    # Global selectors: every view's pane carries the class ``detail``, and under 110
+    # columns (the screen's class -narrow) it sits below its table instead of beside it.
+    SCOPED_CSS = False
     DEFAULT_CSS = """
     DetailPane { background: $surface 0%; overflow-y: scroll; }
+    .detail { width: 1fr; padding: 0 1; border-left: vkey $foreground 20%; }
+    .-narrow View > Horizontal > .detail { border-left: none; border-top: hkey $foreground 20%; height: 1fr; }
     """
 
     def __init__(self, *, id: str | None = None, classes: str | None = None) -> None:  # noqa: A002

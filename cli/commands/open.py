@@ -9,16 +9,15 @@ import sys
 from dyn_inspect.inspector.errors import InspectorError
 from dyn_inspect.inspector.run import resolve_run
 from dyn_inspect.tui import last_frame
+from dyn_inspect.tui.view_list import VIEWS
 
 HELP = "open a run in the terminal UI (default: the latest run)"
-
-VIEWS = ("overview", "breaks", "recompiles", "compiles", "kernels", "output")
 
 
 def prepare_parser(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("run", nargs="?", help="run directory or id (default: latest)")
     parser.add_argument("--runs-dir", metavar="DIR", help="where runs are stored (default ./.dyn-inspect/runs)")
-    parser.add_argument("--view", choices=VIEWS, default="overview", help="the view to start in")
+    parser.add_argument("--view", choices=[v.id for v in VIEWS if v.always], default="overview", help="the view to start in")
 
 
 def run(args: argparse.Namespace) -> int:

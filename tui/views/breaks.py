@@ -27,6 +27,14 @@ from dyn_inspect.tui.widgets import DetailPane
 
 
 class BreaksView(TableView[BreakGroup]):
+    # Global selectors (not scoped to the view): the narrow layout hangs on the screen's class.
+    SCOPED_CSS = False
+    DEFAULT_CSS = """
+    #breaks-left { width: 45%; }
+    #breaks-table { height: 1fr; }
+    #break-stack { height: 1fr; border: none; }
+    .-narrow #breaks-left { width: 100%; height: 45%; }
+    """
     view_id = "breaks"
     HELP = (
         """

@@ -106,6 +106,12 @@ def run_verify(run_dir: Path, timeout_s: float = 1800.0) -> Verdict | str:
 
 
 class CausesView(SplitView):
+    # Global selectors (not scoped to the view): the narrow layout hangs on the screen's class.
+    SCOPED_CSS = False
+    DEFAULT_CSS = """
+    #causes-table { width: 45%; }
+    .-narrow #causes-table { width: 100%; height: 45%; }
+    """
     view_id = "causes"
     TABLE_ID = "causes-table"
     DETAIL_ID = "cause-detail"

@@ -145,6 +145,12 @@ def graph_detail(ctx: Context, c: CompileInfo, g: Graph) -> list[RenderableType]
 
 
 class CompilesView(View):
+    # Global selectors (not scoped to the view): the narrow layout hangs on the screen's class.
+    SCOPED_CSS = False
+    DEFAULT_CSS = """
+    #compiles-tree { width: 45%; }
+    .-narrow #compiles-tree { width: 100%; height: 45%; }
+    """
     view_id = "compiles"
     HELP = (
         """

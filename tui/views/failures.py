@@ -38,6 +38,12 @@ def site_key(site: FailureSite) -> str:
 
 
 class FailuresView(TableView[FailureSite]):
+    # Global selectors (not scoped to the view): the narrow layout hangs on the screen's class.
+    SCOPED_CSS = False
+    DEFAULT_CSS = """
+    #failures-table { width: 45%; }
+    .-narrow #failures-table { width: 100%; height: 45%; }
+    """
     view_id = "failures"
     HELP = (
         """

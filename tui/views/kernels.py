@@ -65,6 +65,12 @@ def lines_text(k: KernelInfo, cwd: str | None, limit: int = 3) -> str:
 
 
 class KernelsView(RowDetails):
+    SCOPED_CSS = False  # the rules name the view's parts by id, as the app's CSS did
+    DEFAULT_CSS = """
+    #kernels-table { height: 1fr; }
+    #kernel-source { height: 2fr; border-left: none; border-top: hkey $foreground 20%; }
+    #kernel-filter { height: 1; border: none; padding: 0 1; }
+    """
     view_id = "kernels"
     HELP = (
         """

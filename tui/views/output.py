@@ -95,6 +95,12 @@ class StdinInput(Input):
 
 
 class OutputView(View):
+    SCOPED_CSS = False  # the rules name the view's parts by id, as the app's CSS did
+    DEFAULT_CSS = """
+    #output-log { height: 1fr; }
+    #output-partial { height: auto; max-height: 3; }
+    #stdin { height: 1; border: none; padding: 0 1; background: $boost; }
+    """
     view_id = "output"
     HELP = (
         """

@@ -159,6 +159,14 @@ def _offenders(o: screens.Overview, cwd: str | None) -> list[Part]:
 
 
 class OverviewView(View):
+    SCOPED_CSS = False  # the rules name the view's parts by id, as the app's CSS did
+    DEFAULT_CSS = """
+    #overview-spark { height: 2; margin: 0 1; }
+    #overview-spark-axis { height: 1; margin: 0 1; color: $text-muted; }
+    #spark-start { width: 1fr; }
+    #spark-end { width: auto; }
+    #overview-counts, #overview-cache, #overview-offenders, #overview-problems { padding: 0 1; }
+    """
     view_id = "overview"
     HELP = (
         """

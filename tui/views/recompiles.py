@@ -110,6 +110,12 @@ def timeline(ctx: Context, frame: FrameInfo) -> list[RenderableType]:
 
 
 class RecompilesView(TableView[FrameInfo]):
+    # Global selectors (not scoped to the view): the narrow layout hangs on the screen's class.
+    SCOPED_CSS = False
+    DEFAULT_CSS = """
+    #recompiles-table { width: 45%; }
+    .-narrow #recompiles-table { width: 100%; height: 45%; }
+    """
     view_id = "recompiles"
     HELP = (
         """
