@@ -91,6 +91,39 @@ def app_for(run: Run, **kwargs) -> InspectorApp:
     return InspectorApp(run.path, run=run, clock=lambda: 0.0, **kwargs)
 
 
+# -- the view list ---------------------------------------------------------------------------
+
+
+async def test_every_view_open_offers_starts_there_and_its_key_shows_it(breaks_run: Run) -> None:
+    """``open --view`` offers every view shown for any run (tui/view_list.py); each starts
+    the app on its tab, and the key the list gives it switches back to it."""
+    import argparse
+
+    from dyn_inspect.cli.commands.open import prepare_parser
+    from dyn_inspect.tui.view_list import VIEWS
+
+    parser = argparse.ArgumentParser()
+    prepare_parser(parser)
+    choices = next(a.choices for a in parser._actions if a.dest == "view")
+    assert list(choices) == [v.id for v in VIEWS if v.always] and len(choices) >= 10
+    keyed = [v for v in VIEWS if v.key]
+    for view in VIEWS:
+        if not view.always:
+            continue
+        app = app_for(breaks_run, initial_view=view.id)
+        async with app.run_test(size=SIZE) as pilot:
+            await settle(pilot)
+            assert app.active_view == view.id
+            other = next(v for v in keyed if v.id != view.id)
+            await pilot.press(other.key)
+            await settle(pilot)
+            assert app.active_view == other.id
+            if view.key:
+                await pilot.press(view.key)
+                await settle(pilot)
+                assert app.active_view == view.id
+
+
 # -- header and states -------------------------------------------------------------------
 
 
