@@ -99,6 +99,9 @@ class KernelInfo:
         return self.event.name
 
 
+STAGES = ("dynamo", "aot", "inductor", "codegen")  # the compile pipeline's stages, in order
+
+
 @dataclass
 class CompileInfo:
     log: str
@@ -148,6 +151,19 @@ class CompileInfo:
         if self.backward and self.backward.times.total_s:
             total += self.backward.times.total_s
         return total
+
+    def stage_times(self) -> dict[str, float]:
+        """Seconds per pipeline stage (dynamo, aot, inductor, codegen), the forward's and
+        the backward's together; stages without time are left out."""
+        out: dict[str, float] = {}
+        for source in (self.capture, self.backward):
+            if source is None:
+                continue
+            for stage in STAGES:
+                value = getattr(source.times, f"{stage}_s")
+                if value:
+                    out[stage] = out.get(stage, 0.0) + value
+        return out
 
     @property
     def made_graph(self) -> bool:
@@ -512,21 +528,16 @@ class RunModel:
     def total_break_hits(self) -> int:
         return sum(g.count for g in self.breaks.values())
 
-    def compile_time_by_stage(self) -> dict[str, float]:
+    def compile_time_by_stage(self, compiles: Iterable[CompileInfo] | None = None) -> dict[str, float]:
+        """Seconds per stage over every compile (or over ``compiles``: the TUI's scope of
+        ranks), what every face shows."""
         out: Counter[str] = Counter()
-        for c in self.compiles.values():
-            for source in (c.capture, c.backward):
-                if source is None:
-                    continue
-                t = source.times
-                for stage in ("dynamo", "aot", "inductor", "codegen"):
-                    value = getattr(t, f"{stage}_s")
-                    if value:
-                        out[stage] += value
+        for c in self.compiles.values() if compiles is None else compiles:
+            out.update(c.stage_times())
         return dict(out)
 
-    def total_compile_time(self) -> float:
-        return sum(c.compile_time_s for c in self.compiles.values())
+    def total_compile_time(self, compiles: Iterable[CompileInfo] | None = None) -> float:
+        return sum(c.compile_time_s for c in (self.compiles.values() if compiles is None else compiles))
 
     def cache_counts(self, compiles: Iterable[CompileInfo] | None = None) -> dict[str, int]:
         """FX graph and AOTAutograd cache hits/misses/bypasses over every compile (or over

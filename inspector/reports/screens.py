@@ -223,8 +223,6 @@ def compiles(model: RunModel, scope: Scope = ALL) -> list[CompileInfo]:
 
 # -- overview ------------------------------------------------------------------------------
 
-STAGES = ("dynamo", "aot", "inductor", "codegen")
-
 
 class FailureRow(msgspec.Struct, frozen=True):
     cid: str
@@ -276,18 +274,6 @@ class Overview(msgspec.Struct):
     spark: list[float] = msgspec.field(default_factory=list)
     span: float | None = None  # seconds the spark's x axis covers (the whole run's)
     no_graph: str | None = None  # the inspector's "no graph was compiled: ..." (said first)
-
-
-def compile_times(c: CompileInfo) -> dict[str, float]:
-    out: dict[str, float] = {}
-    for source in (c.capture, c.backward):
-        if source is None:
-            continue
-        for stage in STAGES:
-            value = getattr(source.times, f"{stage}_s")
-            if value:
-                out[stage] = out.get(stage, 0.0) + value
-    return out
 
 
 def series_span(model: RunModel, scope: Scope = ALL) -> float | None:
@@ -349,10 +335,8 @@ def overview(model: RunModel, scope: Scope = ALL, top: int = 5) -> Overview:
     failed = failures(model, scope)
     o.failures = len(failed)
     o.top_failures = [FailureRow(f.cid, f.user_loc, f.fail_type, f.headline) for f in failed[:top]]
-    for c in cs:
-        for stage, seconds in compile_times(c).items():
-            o.by_stage[stage] = o.by_stage.get(stage, 0.0) + seconds
-        o.compile_time += c.compile_time_s
+    o.by_stage = model.compile_time_by_stage(cs)
+    o.compile_time = model.total_compile_time(cs)
     # the model's count (the CLI summary's): cache artifacts, so a backward compiled lazily
     # after the capture counts too (the capture's counters alone missed it)
     counted = model.cache_counts(cs)

@@ -103,7 +103,7 @@ def compile_detail(ctx: Context, c: CompileInfo) -> list[RenderableType]:
         parts.append(Text(f"in progress: {screens.compile_stage(c)}", style="bold cyan"))
     else:
         parts.append(Text(f"outcome: {cap.outcome}"))
-        times = screens.compile_times(c)
+        times = c.stage_times()
         if times:
             parts.append(
                 Text("time: " + ", ".join(f"{k} {duration(v)}" for k, v in times.items()) + f"  (total {duration(c.compile_time_s)})")

@@ -14,7 +14,7 @@ from textual.containers import Horizontal, VerticalScroll
 from textual.widgets import Label, Sparkline, Static
 
 from dyn_inspect.inspector.locations import def_file_line
-from dyn_inspect.inspector.model import CompileInfo
+from dyn_inspect.inspector.model import STAGES, CompileInfo
 from dyn_inspect.inspector.reports import screens
 from dyn_inspect.tui.display import display_loc, duration
 from dyn_inspect.tui.views.base import COMMON_KEYS, Context, SearchHit, View
@@ -101,7 +101,7 @@ def render(parts: list[Part], width: int) -> RenderableType:
 
 def _counts(o: screens.Overview) -> list[Part]:
     t = Columns(["right", "left", "right", "left"])
-    stage = ", ".join(f"{k} {duration(o.by_stage[k])}" for k in screens.STAGES if k in o.by_stage) or "—"
+    stage = ", ".join(f"{k} {duration(o.by_stage[k])}" for k in STAGES if k in o.by_stage) or "—"
     cache = o.cache
     cache_text = (
         f"fx {cache.get('fx hits', 0)} hit / {cache.get('fx misses', 0)} miss · "
