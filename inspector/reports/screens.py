@@ -18,6 +18,7 @@ from dyn_inspect.inspector.analysis.breaks import attributed_loc
 from dyn_inspect.inspector.analysis.failures import CompileFailure, compile_failures
 from dyn_inspect.inspector.analysis.messages import label
 from dyn_inspect.inspector.analysis.no_graph import no_graph
+from dyn_inspect.inspector.analysis.recompiles import frames_with_recompiles
 from dyn_inspect.inspector.events import Loc
 from dyn_inspect.inspector.model import BreakGroup, CompileInfo, FrameInfo, KernelInfo, RunModel
 
@@ -202,8 +203,9 @@ def frames(model: RunModel, scope: Scope = ALL) -> list[FrameInfo]:
 
 
 def recompiled_frames(model: RunModel, scope: Scope = ALL) -> list[FrameInfo]:
-    """Frames compiled more than once or that hit the recompile limit, first compiled first."""
-    return [f for f in frames(model, scope) if len(f.compiles) > 1 or f.recompile_limit is not None]
+    """Frames compiled more than once or that hit the recompile limit, first compiled first
+    (``analysis.recompiles.frames_with_recompiles``, in the scope)."""
+    return [f for f in frames_with_recompiles(model) if scope.has(f.log)]
 
 
 def failures(model: RunModel, scope: Scope = ALL) -> list[CompileFailure]:
@@ -342,7 +344,7 @@ def overview(model: RunModel, scope: Scope = ALL, top: int = 5) -> Overview:
     counted = model.cache_counts(cs)
     o.cache = {label: counted.get(key, 0) for label, key in _CACHE_LABELS}
     o.top_breaks = [BreakRow(count, attributed_loc(group), label(group.first)) for group, count in groups[:top]]
-    recompiled = [f for f in fs if len(f.compiles) > 1 or f.recompile_limit is not None]
+    recompiled = recompiled_frames(model, scope)
     o.top_recompiled = [
         RecompiledRow(len(f.compiles), f.name, f.filename, f.firstlineno, f.recompile_limit is not None)
         for f in sorted(recompiled, key=lambda f: -len(f.compiles))[:top]
