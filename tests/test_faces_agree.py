@@ -122,18 +122,36 @@ async def test_each_tab_counts_the_rows_it_lists(breaks_run: Run) -> None:
         assert counted >= 5  # breaks, recompiles, kernels, failures, shapes, timeline
 
 
-@pytest.mark.parametrize(("size", "stacked"), [((80, 24), True), ((140, 40), False)])
+# view -> (the part beside the detail pane, the detail pane): each view's DEFAULT_CSS sizes them
+SPLIT_VIEWS = {
+    "breaks": ("#breaks-left", "#break-detail"),
+    "recompiles": ("#recompiles-table", "#recompile-timeline"),
+    "compiles": ("#compiles-tree", "#compile-info"),
+    "failures": ("#failures-table", "#failure-detail"),
+    "causes": ("#causes-table", "#cause-detail"),
+}
+
+
+@pytest.mark.parametrize(("size", "stacked"), [((80, 24), True), ((160, 45), False)])
 async def test_tables_take_the_width_on_a_small_terminal(breaks_run: Run, size: tuple[int, int], stacked: bool) -> None:
     """At 80x24 a table beside its detail pane cut the causes' titles to 17 characters:
-    under 110 columns the table sits above its detail, at full width."""
+    under 110 columns every view's table sits above its detail, at full width; at 160x45
+    they stand side by side, the table on the left at 45 %."""
+    from dyn_inspect.tui.view_list import VIEWS
+
+    keys = {v.id: v.key for v in VIEWS}
     app = InspectorApp(breaks_run.path, run=breaks_run, clock=lambda: 0.0)
     async with app.run_test(size=size) as pilot:
-        await pilot.press("2")
-        await pilot.pause(0.3)
-        table = app.query_one("#breaks-table", DataTable)
-        detail = app.query_one("#break-detail")
-        assert (table.size.width >= size[0] - 2) is stacked, table.size
-        assert (detail.region.y > table.region.y) is stacked and (detail.region.x > table.region.x) is not stacked
+        for view_id, (left_id, detail_id) in SPLIT_VIEWS.items():
+            await pilot.press(keys[view_id])
+            await pilot.pause(0.3)
+            left, detail = app.query_one(left_id), app.query_one(detail_id)
+            assert left.size.width > 0 and detail.size.width > 0, view_id
+            assert (left.size.width >= size[0] - 2) is stacked, (view_id, left.size)
+            assert (detail.region.y > left.region.y) is stacked, (view_id, left.region, detail.region)
+            assert (detail.region.x > left.region.x) is not stacked, (view_id, left.region, detail.region)
+            if not stacked:
+                assert abs(left.size.width - round(0.45 * size[0])) <= 2, (view_id, left.size)
 
 
 def test_a_break_is_shown_at_one_line_in_the_cli_and_the_tui(breaks_run: Run, tmp_path: Path) -> None:
