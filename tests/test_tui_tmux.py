@@ -204,6 +204,43 @@ def test_live_tui_forwards_signals_to_the_program(terminal: Terminal, tmp_path: 
     assert run.model.exit_code == 0
 
 
+# Runs dyn-inspect with the signal sent to itself just before the TUI starts the program
+# (InspectorApp._start_child): the window a supervisor's signal can fall in.
+EARLY_TUI = """
+import os, signal, sys
+from dyn_inspect.tui import app
+start_child = app.InspectorApp._start_child
+def signalled_first(self):
+    os.kill(os.getpid(), getattr(signal, sys.argv[1]))
+    return start_child(self)
+app.InspectorApp._start_child = signalled_first
+from dyn_inspect.cli import main
+sys.exit(main(sys.argv[2:]))
+"""
+
+
+@pytest.mark.parametrize("name", ["SIGUSR1", "SIGTERM"])
+def test_live_tui_keeps_a_signal_that_arrives_before_the_program_starts(terminal: Terminal, tmp_path: Path, name: str) -> None:
+    """Issue 29: a signal the TUI got before it started the program was dropped (SIGUSR1)
+    or ended the TUI without the program ever running (SIGTERM). It is sent once the program
+    starts, as --no-tui does: the program meets it before it installed its handler, so it
+    dies by it as under plain python, and the run says so."""
+    (tmp_path / "prog.py").write_text(SIGNALLED)
+    (tmp_path / "early_tui.py").write_text(EARLY_TUI)
+    argv = [sys.executable, "early_tui.py", name, "--runs-dir", str(tmp_path / "runs"), "prog.py", name]
+    terminal.start(argv, cwd=tmp_path)
+    sig = getattr(signal, name)
+    if name == "SIGTERM":
+        assert terminal.exit_code(timeout=60) == 128 + sig  # no q: the TUI ended with the program
+    else:
+        terminal.wait_for(f"exited with code {128 + sig}", timeout=60)  # the TUI stays, as for any exit
+        terminal.keys("q")
+        assert terminal.exit_code() == 128 + sig
+    assert not (tmp_path / "handled").exists(), terminal.screen()  # it never reached its own loop
+    run = Run(next(p for p in (tmp_path / "runs").iterdir() if p.is_dir() and not p.is_symlink()))
+    assert run.model.exit_code == 128 + sig
+
+
 @pytest.mark.corpus  # records a real compile inline
 def test_live_example_shows_breaks_and_recompiles(terminal: Terminal, tmp_path: Path) -> None:
     """The acceptance check: `dyn-inspect examples/train.py` in a terminal shows the

@@ -145,6 +145,7 @@ class InspectorApp(DisplayHook[int]):
         # a signal that ends the program came from outside (a supervisor's SIGTERM, the
         # terminal's SIGHUP): the app quits when the program has ended, without waiting for q
         self.quit_when_child_exits = False
+        self.early_signals: list[int] = []  # sent to the program once it is started (run_live)
         self.follower: RunFollower | None = None
         self.scope = screens.ALL
         self.exit_code = 0
@@ -323,6 +324,9 @@ class InspectorApp(DisplayHook[int]):
 
         assert self.launch is not None
         self.child = ChildProcess(self.launch, self, self.output_buffer)
+        for signum in self.early_signals:
+            self.child.signal(signum)  # queued in the child until it starts
+        self.early_signals.clear()
         width, height = self.size
         try:
             self.child.start(columns=max(20, width - 2), rows=max(5, height - 8))
@@ -797,9 +801,14 @@ def run_live(spec: LaunchSpec) -> int:
         # it by itself: each one python would receive goes on to it, as under --no-tui. One
         # that asks a process to stop (QUIT_SIGNALS) also ends the TUI once the program has
         # ended; a program that handles it and runs on keeps the TUI (docs/security.md).
+        # One that arrives before the program is started waits for it (app.early_signals),
+        # as under --no-tui: plain python would have met it as soon as it started.
         child = app.child
         ends = signum in QUIT_SIGNALS
-        if child is not None and child.exit_code is None:
+        if child is None:
+            app.early_signals.append(signum)
+            app.quit_when_child_exits = app.quit_when_child_exits or ends
+        elif child.exit_code is None:
             child.signal(signum)
             if ends:
                 app.quit_when_child_exits = True
