@@ -3,7 +3,8 @@
 This module is the single definition of what a run's log may hold. Writers (the live
 recorder and the TORCH_TRACE importer) produce these structs; readers decode them. A new
 event kind is one Struct here plus one normalizer in ``normalizers/``. ``docs/event-log.md``
-describes the same thing for humans; ``schema.json`` is generated from this module.
+describes the same thing for humans; ``dyn-inspect schema`` prints the JSON Schema made from
+this module.
 
 Bump ``SCHEMA_VERSION`` when a field changes meaning or a required field is added; adding
 an optional field or a new kind keeps the version (old readers keep unknown kinds raw).
@@ -555,5 +556,5 @@ class UnknownEvent(msgspec.Struct):
 
 
 def json_schema() -> dict[str, Any]:
-    """The JSON Schema of every event kind (written to schema.json by ``make-schema``)."""
+    """The JSON Schema of every event kind (what ``dyn-inspect schema`` prints)."""
     return msgspec.json.schema(AnyEvent)

@@ -1,4 +1,4 @@
-"""Every place dyn-inspect touches torch's private API, probed by feature and fenced.
+"""Every place dyn-inspect changes torch's private API, probed by feature and fenced.
 
 Torch changes its internals every release, and the recorder runs *inside* the user's
 compile: a renamed attribute or a new parameter must never turn into an exception in the
@@ -13,7 +13,14 @@ user's program. So each touchpoint is a named hook with a state in ``HOOKS``:
   and the wrapper on ``FxGraphHashDetails`` that keeps it out of the cache keys;
 - ``profiler``: ``--profile-kernels``' patches (compiled-call hook, C++ kernel ranges,
   Triton byte estimates);
+- ``kernel_meta``: the wrappers on Triton's autotuner that keep each kernel's configs,
+  registers and IR (``kernel_meta.py``, installed when Inductor's Triton runtime is imported);
 - ``environment``: torch/triton/CUDA/config probes written into ``process_start``.
+
+Reads that change nothing in torch are made where they are used, each answering "unknown"
+when torch moved what it reads: the frame counter (``recorder._frames_ok``), the recompile
+limit in force (``normalizers.on_torch_thread``) and Inductor's default cache directory
+(``cache_dir.py``).
 
 Each is probed by feature (attribute present, signature as the code expects), not by
 version. A probe that fails leaves torch untouched; a wrapper whose own code raises turns

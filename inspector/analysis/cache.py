@@ -14,8 +14,8 @@ directory held when the run's first compile started (``process_start.inductor_ca
 never from the misses alone: a directory with entries whose keys this run did not have
 is not a "first run".
 
-Read by ``dyn-inspect cache``, the TUI overview (``warm_run_story``) and the timeline
-view; ``cache_report`` is what report.html can call.
+Read by ``dyn-inspect cache`` (through ``inspector/reports/cache.py``), the TUI overview
+(``cache_report``, ``unread_lookups``) and the timeline view (``compile_cache``).
 """
 
 from __future__ import annotations
