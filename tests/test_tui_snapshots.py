@@ -47,7 +47,12 @@ def frozen_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
     root = tmp_path_factory.mktemp("tui-snapshot")
     with tarfile.open(ARCHIVE) as tar:
         tar.extractall(root, filter="data")
-    run_dir = next(p for p in (root / "run").iterdir() if p.is_dir())
+    unpacked = next(p for p in (root / "run").iterdir() if p.is_dir())
+    # kept where it was recorded, under the program's folder (<cwd>/.dyn-inspect/runs): a
+    # run's recorded folder is a source root only for a run under it (docs/security.md)
+    run_dir = root / "src" / ".dyn-inspect" / "runs" / unpacked.name
+    run_dir.parent.mkdir(parents=True)
+    unpacked.rename(run_dir)
     relocate(run_dir, root / "src")
     return run_dir
 
@@ -59,7 +64,8 @@ def make_app(run_dir: Path, view: str = "overview") -> InspectorApp:
 def test_relocation_points_at_the_unpacked_sources(frozen_run: Path) -> None:
     run = Run(frozen_run)
     files = {g.loc.file for g in run.model.break_groups()}
-    assert files == {str(frozen_run.parent.parent / "src" / "train.py"), str(frozen_run.parent.parent / "src" / "model_utils.py")}
+    src = frozen_run.parents[2]  # src/.dyn-inspect/runs/<id>
+    assert files == {str(src / "train.py"), str(src / "model_utils.py")}
     assert all(Path(f).is_file() for f in files)
     assert not run.problems
 
