@@ -47,12 +47,7 @@ def frozen_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
     root = tmp_path_factory.mktemp("tui-snapshot")
     with tarfile.open(ARCHIVE) as tar:
         tar.extractall(root, filter="data")
-    unpacked = next(p for p in (root / "run").iterdir() if p.is_dir())
-    # kept where it was recorded, under the program's folder (<cwd>/.dyn-inspect/runs): a
-    # run's recorded folder is a source root only for a run under it (docs/security.md)
-    run_dir = root / "src" / ".dyn-inspect" / "runs" / unpacked.name
-    run_dir.parent.mkdir(parents=True)
-    unpacked.rename(run_dir)
+    run_dir = next(p for p in (root / "run").iterdir() if p.is_dir())
     relocate(run_dir, root / "src")
     return run_dir
 
@@ -64,8 +59,7 @@ def make_app(run_dir: Path, view: str = "overview") -> InspectorApp:
 def test_relocation_points_at_the_unpacked_sources(frozen_run: Path) -> None:
     run = Run(frozen_run)
     files = {g.loc.file for g in run.model.break_groups()}
-    src = frozen_run.parents[2]  # src/.dyn-inspect/runs/<id>
-    assert files == {str(src / "train.py"), str(src / "model_utils.py")}
+    assert files == {str(frozen_run.parent.parent / "src" / "train.py"), str(frozen_run.parent.parent / "src" / "model_utils.py")}
     assert all(Path(f).is_file() for f in files)
     assert not run.problems
 
