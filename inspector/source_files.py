@@ -37,30 +37,14 @@ __all__ = [
 ]
 
 
-def allow_model_roots(model: RunModel, run_dir: str | os.PathLike[str]) -> None:
+def allow_model_roots(model: RunModel) -> None:
     """Let the run's recorded directories (the launcher's and each process's cwd) be roots,
-    and its notebook cells' recorded sources answer for their files.
-
-    A recorded directory counts only when the run lies under it, as a run does where it
-    was recorded (``<cwd>/.dyn-inspect/runs/<id>``): a run that arrives from elsewhere (a
-    repository, a bug report, a shared disk) cannot make a folder of its choosing, say a
-    home directory, readable by naming it as its cwd."""
-    run = os.path.realpath(run_dir)
-
-    def holds_run(cwd: str | None) -> bool:
-        if not cwd:
-            return False
-        try:
-            real = os.path.realpath(cwd)
-        except (OSError, ValueError):  # a crafted path (a NUL byte)
-            return False
-        return run == real or run.startswith(real.rstrip("/") + "/")
-
-    cwds = [model.run_start.cwd] if model.run_start is not None else []
-    cwds += [p.start.cwd for p in model.processes.values() if p.start is not None]
-    for cwd in dict.fromkeys(cwds):
-        if holds_run(cwd):
-            allow_root(cwd)
+    and its notebook cells' recorded sources answer for their files."""
+    if model.run_start is not None:
+        allow_root(model.run_start.cwd)
+    for p in model.processes.values():
+        if p.start is not None:
+            allow_root(p.start.cwd)
     for file, cell in model.cells.items():
         if _CELL_FILE.match(file) and len(cell.source) <= MAX_SOURCE_BYTES and not os.path.lexists(file):
             _CELL_SOURCES[file] = cell.source
