@@ -16,7 +16,7 @@ from typing import NamedTuple
 class ViewEntry(NamedTuple):
     id: str  # the tab's id
     title: str  # the tab's label
-    key: str | None  # the key that shows it (None: reached by its tab or ``r`` only)
+    key: str | None  # the key that shows it (None: only its tab does)
     where: str  # "module:Class" in dyn_inspect.tui.views
     always: bool = True  # False: shown only for some runs (``--view`` does not offer it)
 
