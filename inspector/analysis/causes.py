@@ -41,6 +41,11 @@ from dyn_inspect.inspector.model import BreakGroup, CompileInfo, FrameInfo, RunM
 from dyn_inspect.inspector.source_files import read_source
 
 
+def one_line(code: str) -> str:
+    """Code of several lines on one (``a; b``), as the reports print a fix or a suggestion."""
+    return "; ".join(code.splitlines())
+
+
 @dataclass(frozen=True)
 class Fix:
     """An edit that removes the cause: insert ``code`` (indented) on a new line after
@@ -65,7 +70,7 @@ class Fix:
     @property
     def one_line(self) -> str:
         """``code`` on one line (``a; b``), as the reports print it."""
-        return "; ".join(self.code.splitlines())
+        return one_line(self.code)
 
     @property
     def site_line(self) -> int:

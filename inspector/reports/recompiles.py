@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from dataclasses import asdict
 
-from dyn_inspect.inspector.analysis.causes import describe_fix, recompile_causes
+from dyn_inspect.inspector.analysis.causes import describe_fix, one_line, recompile_causes
 from dyn_inspect.inspector.analysis.guard_failures import GuardFailure
 from dyn_inspect.inspector.analysis.recompiles import TimelineEntry, frames_with_recompiles, recompile_limit_of, recompile_timeline
 from dyn_inspect.inspector.locations import def_line
@@ -87,10 +87,6 @@ def _first_failure(entries: list[TimelineEntry]) -> TimelineEntry | None:
     return next((e for e in entries if e.is_recompile and e.failures), None)
 
 
-def _one_line(code: str) -> str:
-    return "; ".join(code.splitlines())
-
-
 def recompiled_functions(model: RunModel, show_all: bool = False) -> typed.RecompiledFunctions:
     """What the text summary says about recompiles. Without ``show_all`` only the top few
     functions (a run can recompile hundreds of times) and their processes' root causes."""
@@ -125,7 +121,7 @@ def recompiled_functions(model: RunModel, show_all: bool = False) -> typed.Recom
             typed.RecompileStep(
                 compile_id=e.cid,
                 reason=e.failures[0].text,
-                try_code=_one_line(e.suggestion.code) if e.suggestion is not None and e.suggestion.code and not is_explained else None,
+                try_code=one_line(e.suggestion.code) if e.suggestion is not None and e.suggestion.code and not is_explained else None,
             )
             for e in (entries if show_all else [])
             if e.is_recompile and e.failures
@@ -140,7 +136,7 @@ def recompiled_functions(model: RunModel, show_all: bool = False) -> typed.Recom
                 reason=first.failures[0].text if first is not None else None,
                 other_guards=max(0, len(guards) - 1),
                 explained=is_explained,
-                try_code=_one_line(suggestion.code) if suggestion is not None and suggestion.code and not is_explained else None,
+                try_code=one_line(suggestion.code) if suggestion is not None and suggestion.code and not is_explained else None,
                 steps=steps,
             )
         )
