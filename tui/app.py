@@ -324,9 +324,6 @@ class InspectorApp(DisplayHook[int]):
 
         assert self.launch is not None
         self.child = ChildProcess(self.launch, self, self.output_buffer)
-        for signum in self.early_signals:
-            self.child.signal(signum)  # queued in the child until it starts
-        self.early_signals.clear()
         width, height = self.size
         try:
             self.child.start(columns=max(20, width - 2), rows=max(5, height - 8))
@@ -335,6 +332,9 @@ class InspectorApp(DisplayHook[int]):
             self.output_view.show_notice(f"cannot start {command}: {exc.strerror or exc}")
             self.exit_code = self.child.finish(127)
             self.output_view.set_interactive(False)
+        early, self.early_signals = self.early_signals, []
+        for signum in early:
+            self.child.signal(signum)
 
     def on_output_available(self, _message: OutputAvailable) -> None:
         data = self.output_buffer.drain()
@@ -805,7 +805,7 @@ def run_live(spec: LaunchSpec) -> int:
         # as under --no-tui: plain python would have met it as soon as it started.
         child = app.child
         ends = signum in QUIT_SIGNALS
-        if child is None:
+        if child is None or (child.process is None and child.exit_code is None):
             app.early_signals.append(signum)
             app.quit_when_child_exits = app.quit_when_child_exits or ends
         elif child.exit_code is None:

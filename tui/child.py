@@ -50,7 +50,6 @@ class ChildProcess:
         self._log_fd: int | None = None
         self._logged = 0
         self._finish_lock = threading.Lock()
-        self._early_signals: list[int] = []  # forwarded before the program was started
 
     @property
     def alive(self) -> bool:
@@ -82,9 +81,6 @@ class ChildProcess:
             reader = threading.Thread(target=self._pump_pipe, name="dyn-inspect-pipe", daemon=True)
         reader.start()
         threading.Thread(target=self._wait, name="dyn-inspect-wait", daemon=True).start()
-        early, self._early_signals = self._early_signals, []
-        for signum in early:
-            self.signal(signum)
 
     # -- output ------------------------------------------------------------------------
 
@@ -174,12 +170,7 @@ class ChildProcess:
                 pass
 
     def signal(self, signum: int) -> None:
-        """Signal the program's whole process group (its workers too); one that arrives
-        before the program is started is sent as soon as it is (as ``--no-tui``'s launcher
-        does), so that the program meets it as plain python would have."""
-        if self.process is None and self.returncode is None:
-            self._early_signals.append(signum)
-            return
+        """Signal the program's whole process group (its workers too)."""
         if self.process is None or self.returncode is not None:
             return
         try:
