@@ -16,11 +16,11 @@ from pathlib import Path
 
 from corpus_support import CORPUS, DYN_INSPECT, marker_line
 from dyn_inspect.inspector.analysis.causes import causes
-from dyn_inspect.inspector.analysis.costs import time_text
 from dyn_inspect.inspector.analysis.step_costs import compare_eager
 from dyn_inspect.inspector.outputs import reports as typed
 from dyn_inspect.inspector.reports import cost
 from dyn_inspect.inspector.run import Run
+from dyn_inspect.inspector.units import time_text
 
 PROGRAM = CORPUS / "step_cost.py"
 

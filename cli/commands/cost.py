@@ -13,7 +13,6 @@ from pathlib import Path
 from rich.table import Table
 
 from dyn_inspect.cli.common import add_rank_argument, open_cli_run, print_read_warnings
-from dyn_inspect.inspector.analysis.costs import share_text, time_text
 from dyn_inspect.inspector.console import make_console
 from dyn_inspect.inspector.errors import InspectorError
 from dyn_inspect.inspector.locations import file_line, short_path
@@ -21,6 +20,7 @@ from dyn_inspect.inspector.outputs import reports as typed
 from dyn_inspect.inspector.outputs import to_json
 from dyn_inspect.inspector.reports import cost
 from dyn_inspect.inspector.run import Run
+from dyn_inspect.inspector.units import share_text, time_text
 
 HELP = "where a profiled step's time goes (compiled graphs, eager in compiled code, guard checks) and what each break costs"
 

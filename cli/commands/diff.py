@@ -10,11 +10,11 @@ import argparse
 import sys
 
 from dyn_inspect.cli.common import add_rank_argument, open_cli_run, print_read_warnings
-from dyn_inspect.inspector.analysis.costs import bytes_text, time_text
 from dyn_inspect.inspector.analysis.diff import KernelChange
 from dyn_inspect.inspector.console import make_console
 from dyn_inspect.inspector.outputs import to_json
 from dyn_inspect.inspector.reports.diff import diff_report, run_diff
+from dyn_inspect.inspector.units import bytes_text, time_text
 
 HELP = "compare two runs: graph breaks, recompiles, kernels and compile time added/removed/changed"
 

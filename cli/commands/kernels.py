@@ -12,7 +12,7 @@ from typing import Any
 from rich.table import Table
 
 from dyn_inspect.cli.common import add_rank_argument, open_cli_run, print_read_warnings
-from dyn_inspect.inspector.analysis.costs import SORTS, bytes_text, cost_of, kernel_cost, rate_text, time_text
+from dyn_inspect.inspector.analysis.costs import SORTS, cost_of, kernel_cost
 from dyn_inspect.inspector.analysis.kernel_compile import config_text
 from dyn_inspect.inspector.analysis.kernels import Vectorization, effective_isa, vectorization
 from dyn_inspect.inspector.console import make_console
@@ -20,6 +20,7 @@ from dyn_inspect.inspector.locations import file_line, parse_file_line, short_pa
 from dyn_inspect.inspector.model import RunModel
 from dyn_inspect.inspector.outputs import to_json
 from dyn_inspect.inspector.reports.kernels import kernels_report, listed_kernels
+from dyn_inspect.inspector.units import bytes_text, rate_text, time_text
 
 HELP = "list generated kernels by compile or by source line (--at FILE:LINE), with vectorization coverage"
 

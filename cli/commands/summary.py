@@ -10,7 +10,6 @@ from typing import IO, Any
 from rich.text import Text
 
 from dyn_inspect.cli.common import add_rank_argument, skipped_lines
-from dyn_inspect.inspector.analysis.costs import time_text
 from dyn_inspect.inspector.console import make_console
 from dyn_inspect.inspector.locations import file_line, short_path
 from dyn_inspect.inspector.outputs import to_json
@@ -19,6 +18,7 @@ from dyn_inspect.inspector.ranks import format_ranks, select_rank
 from dyn_inspect.inspector.reports import summary, summary_dict
 from dyn_inspect.inspector.reports.recompiles import TOP_RECOMPILED, recompiled_functions
 from dyn_inspect.inspector.run import Run, open_run
+from dyn_inspect.inspector.units import time_text
 
 HELP = "summarize a run: frames, graph breaks, recompiles, kernels, compile time, rank divergence"
 

@@ -26,13 +26,13 @@ from pathlib import Path
 from rich.console import Console
 
 from dyn_inspect.cli.common import open_cli_run
-from dyn_inspect.inspector.analysis.costs import time_text
 from dyn_inspect.inspector.analysis.verify import RerunPlan, plan_rerun, verify_report
 from dyn_inspect.inspector.console import make_console
 from dyn_inspect.inspector.errors import InspectorError
 from dyn_inspect.inspector.outputs import reports as typed
 from dyn_inspect.inspector.outputs import to_json
 from dyn_inspect.inspector.run import Run, list_runs
+from dyn_inspect.inspector.units import time_text
 
 HELP = "re-run a recorded program (after a fix) and show breaks/recompiles/causes before → after"
 VERIFY_FILE = "verify.json"

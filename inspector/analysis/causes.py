@@ -30,7 +30,6 @@ from typing import Literal
 from dyn_inspect.engine import compile_ids
 from dyn_inspect.engine.normalizers.locations import is_library_file
 from dyn_inspect.engine.schema import Loc
-from dyn_inspect.inspector.analysis.costs import time_text
 from dyn_inspect.inspector.analysis.guard_failures import GuardFailure
 from dyn_inspect.inspector.analysis.messages import label
 from dyn_inspect.inspector.analysis.recompiles import dynamic_dims_of, frames_with_recompiles, recompile_timeline
@@ -39,6 +38,7 @@ from dyn_inspect.inspector.analysis.suggestions import LR_SOURCE_RE, mark_dynami
 from dyn_inspect.inspector.locations import def_file_line, def_line, file_line, functions_in, parsed_source
 from dyn_inspect.inspector.model import BreakGroup, CompileInfo, FrameInfo, RunModel
 from dyn_inspect.inspector.source_files import read_source
+from dyn_inspect.inspector.units import time_text
 
 
 def one_line(code: str) -> str:

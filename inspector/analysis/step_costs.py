@@ -25,8 +25,8 @@ from dataclasses import dataclass, field
 
 from dyn_inspect.engine import compile_ids
 from dyn_inspect.engine.schema import BackwardTime, RegionTime, StepProfile
-from dyn_inspect.inspector.analysis.costs import time_text
 from dyn_inspect.inspector.model import BreakGroup, CompileInfo, FrameInfo, RunModel
+from dyn_inspect.inspector.units import time_text
 
 RESUME_PREFIX = "torch_dynamo_resume_in_"
 

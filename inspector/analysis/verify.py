@@ -32,7 +32,6 @@ from pathlib import Path
 from dyn_inspect.engine.normalizers.locations import parse_traceback
 from dyn_inspect.engine.schema import ExceptionInfo, Loc, RunStart
 from dyn_inspect.inspector.analysis.causes import Cause, causes
-from dyn_inspect.inspector.analysis.costs import time_text
 from dyn_inspect.inspector.analysis.diff import diff_runs
 from dyn_inspect.inspector.analysis.failures import FailureSite, failure_sites, line_text
 from dyn_inspect.inspector.errors import InspectorError
@@ -40,6 +39,7 @@ from dyn_inspect.inspector.locations import nearest_user_frame, run_cwd, short_p
 from dyn_inspect.inspector.model import RunModel
 from dyn_inspect.inspector.outputs import reports as typed
 from dyn_inspect.inspector.run import Run
+from dyn_inspect.inspector.units import time_text
 
 
 @dataclass(frozen=True)

@@ -10,10 +10,10 @@ from rich.console import RenderableType
 from rich.text import Text
 from textual.widgets import DataTable
 
-from dyn_inspect.inspector.analysis.costs import share_text, time_text
 from dyn_inspect.inspector.events import Loc
 from dyn_inspect.inspector.outputs import reports as typed
 from dyn_inspect.inspector.reports import cost
+from dyn_inspect.inspector.units import share_text, time_text
 from dyn_inspect.tui.display import display_loc
 from dyn_inspect.tui.source import snippet
 from dyn_inspect.tui.views.base import COMMON_KEYS, Context, SearchHit, matches

@@ -12,12 +12,13 @@ from textual.app import ComposeResult
 from textual.containers import Vertical
 from textual.widgets import DataTable, Input
 
-from dyn_inspect.inspector.analysis.costs import bytes_text, kernel_cost, rate_text, sort_key, time_text
+from dyn_inspect.inspector.analysis.costs import kernel_cost, sort_key
 from dyn_inspect.inspector.analysis.kernel_compile import config_text
 from dyn_inspect.inspector.events import Loc
 from dyn_inspect.inspector.locations import same_file, split_file_line
 from dyn_inspect.inspector.model import KernelInfo, KernelMeta
 from dyn_inspect.inspector.reports import screens
+from dyn_inspect.inspector.units import bytes_text, rate_text, time_text
 from dyn_inspect.tui.display import display_loc
 from dyn_inspect.tui.views.base import COMMON_KEYS, Context, SearchHit, matches
 from dyn_inspect.tui.views.table import Cell, RowDetails, kernel_detail
