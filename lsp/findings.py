@@ -33,7 +33,7 @@ from pathlib import Path
 import msgspec
 
 from dyn_inspect.inspector.analysis import causes as _causes
-from dyn_inspect.inspector.analysis.kernel_compile import compile_headline, compile_output
+from dyn_inspect.inspector.analysis.kernel_compile import compile_output
 from dyn_inspect.inspector.analysis.recompiles import reasons_of, recompile_timeline
 from dyn_inspect.inspector.analysis.step_costs import break_costs
 from dyn_inspect.inspector.analysis.suggestions import suggest
@@ -92,7 +92,7 @@ class KernelRef:
     compile_ids: tuple[str, ...]  # the first few (a kernel may come back in hundreds of recompiles)
     backward: bool = False
     compiles: int = 0  # how many compiles produced it
-    # Triton's compile metadata, one headline per distinct one (kernel_compile.compile_headline),
+    # Triton's compile metadata, one headline per distinct one (``KernelCompile.headline``),
     # in compile order: a kernel recompiled for other shapes may have been tuned differently
     compiled: tuple[str, ...] = ()
 
@@ -730,7 +730,7 @@ def _add_kernels(m: RunModel, ws: Workspace, files: dict[str, FileFindings]) -> 
         meta[ident] = k.event.backend
         c = compile_output(k) if k.meta is not None else None
         if c is not None:
-            compiled[ident][compile_headline(c)] = None
+            compiled[ident][c.headline] = None
         for recorded in k.lines:
             loc = ws.local_loc(recorded)
             if loc is None:

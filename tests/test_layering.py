@@ -157,3 +157,78 @@ def test_the_walk_sees_every_kind_of_import(tmp_path: Path) -> None:
     assert _violation(f"{TOP}.inspector.run", "dyn_inspect.cli") is not None
     assert _violation(f"{TOP}.engine.recorder", "dyn_inspect.inspector.model") is not None
     assert _violation(f"{TOP}.cli.commands.open", "dyn_inspect.tui.app") is None
+
+
+# -- what the faces take from the analyses (issue 30) ---------------------------------------
+
+# A face renders the report layer's Structs (inspector/reports/ builds them, inspector/outputs/
+# types them): a count, headline, location or fix is computed once, there. The bundle's pages
+# (inspector/export/report.py) are a face too. What a face still takes from inspector.analysis
+# is listed below, name by name, until it moves; the list only shrinks: a face that imports a
+# name not listed fails, and so does a name left here that no face imports any more.
+FACES = ("cli", "tui", "lsp", "notebook", "inspector.export.report")
+ANALYSIS = f"{TOP}.inspector.analysis"
+NOT_YET_MOVED: dict[str, set[str]] = {
+    "cli": {
+        "breaks.break_sites", "bytecode.ResumeFunction", "bytecode.compile_code", "bytecode.find",
+        "cache.CompileCache", "cache.cache_report", "cache.component_words", "cache.miss_diff",
+        "causes.causes", "causes.describe_fix", "causes.recompile_causes", "costs.SORTS", "costs.cost_of",
+        "costs.kernel_cost", "diff.KernelChange", "graphs.compile_graph", "graphs.diff_graphs",
+        "graphs.op_histogram", "graphs.to_dot", "graphs.write_svg", "guards.find_compile",
+        "kernel_compile.IR_STAGES", "kernel_compile.KernelSignature", "kernel_compile.config_text",
+        "kernel_compile.ir_text", "kernel_compile.launch_text", "kernel_compile.launches",
+        "kernel_compile.stages_kept", "kernel_ir_lines.MAPPED_STAGES", "kernel_ir_lines.line_map",
+        "kernel_repro.repro", "kernels.Vectorization", "kernels.effective_isa", "kernels.vectorization",
+        "messages.headline", "messages.label", "shapes.compile_shapes", "shapes.readable_source",
+        "shapes.shapes_of", "timeline.chrome_trace", "timeline.encode", "verify.RerunPlan",
+        "verify.plan_rerun", "verify.verify_report",
+    },
+    "tui": {
+        "guards", "recompiles", "breaks.attributed_loc", "bytecode.CompileCode", "bytecode.RESUME_RE",
+        "bytecode.compile_code", "cache.CacheReport", "cache.cache_report", "cache.compile_cache",
+        "cache.unread_lookups", "causes.Cause", "causes.causes", "costs.kernel_cost", "costs.sort_key",
+        "failures.FailureSite", "failures.failure_sites", "kernel_compile.compile_output",
+        "kernel_compile.config_text", "kernel_compile.launch_findings", "kernel_compile.launches",
+        "messages.headline", "messages.label", "shapes.CompileShapes", "shapes.SymbolInfo",
+        "shapes.compile_shapes", "shapes.readable_source", "shapes.shapes_of", "timeline.SpanNode",
+        "timeline.TimelineEntry", "timeline.compile_breakdowns", "timeline.timeline_entries",
+    },
+    "lsp": {
+        "causes", "causes.causes", "kernel_compile.compile_output", "messages.headline",
+        "recompiles.reasons_of", "recompiles.recompile_timeline", "shapes.compile_shapes",
+        "step_costs.break_costs", "suggestions.suggest",
+    },
+    "notebook": set(),
+    "inspector.export.report": set(),
+}
+
+
+def _face(module: str) -> str | None:
+    if _within(module, f"{TOP}.inspector.export.report"):
+        return "inspector.export.report"
+    package = _package(module)
+    return package if package in FACES else None
+
+
+def _analysis_taken() -> dict[str, dict[str, list[str]]]:
+    """face -> what it takes from inspector.analysis (``module.name``, or ``module`` for a
+    whole module) -> the lines that take it."""
+    out: dict[str, dict[str, list[str]]] = {f: {} for f in FACES}
+    for module, path, is_package in _modules():
+        face = _face(module)
+        if face is None:
+            continue
+        for line, imported in _imports(module, path, is_package):
+            if _within(imported, ANALYSIS) and imported != ANALYSIS:
+                name = imported[len(ANALYSIS) + 1 :]
+                out[face].setdefault(name, []).append(f"{path.relative_to(ROOT)}:{line}")
+    return out
+
+
+def test_faces_take_from_the_analyses_only_what_is_not_yet_moved() -> None:
+    taken = _analysis_taken()
+    new = [f"{where}: {face} takes inspector.analysis.{name}" for face in FACES for name, places in sorted(taken[face].items())
+           if name not in NOT_YET_MOVED[face] for where in places]
+    assert not new, "faces render the report layer's Structs (inspector/reports/); build the answer there:\n" + "\n".join(new)
+    moved = [f"{face}: {name}" for face in FACES for name in sorted(NOT_YET_MOVED[face] - set(taken[face]))]
+    assert not moved, "no face takes these any more: remove them from NOT_YET_MOVED:\n" + "\n".join(moved)

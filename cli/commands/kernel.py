@@ -17,7 +17,6 @@ from dyn_inspect.cli.common import add_rank_argument, open_cli_run, print_read_w
 from dyn_inspect.inspector.analysis.kernel_compile import (
     IR_STAGES,
     KernelSignature,
-    compile_headline,
     ir_text,
     launch_text,
     launches,
@@ -140,7 +139,7 @@ def _print_detail(console: object, m: RunModel, k: KernelInfo, source: str, run_
         say(f"  vectorized: {d.isa or d.vectorized}")
     c = d.compile
     if c is not None:
-        say(f"  compiled: {compile_headline(c)}")
+        say(f"  compiled: {c.headline}")
         say(f"  autotune: {c.autotune}")
         if c.tried:
             # Indented under the header lines: rich's padding, not spaces in the cells.

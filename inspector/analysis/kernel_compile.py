@@ -257,6 +257,21 @@ def stages_kept(k: KernelInfo) -> list[str]:
     return ["source", *(s for s in IR_STAGES[1:] if s in kept)]
 
 
+def compile_headline(target: str | None, config: str, registers: int | None, spills: int | None, shared_bytes: int | None) -> str:
+    """``cuda sm_90 · XBLOCK=16 num_warps=4 num_stages=1 · 32 registers, 0 spills, 256 B
+    shared memory``: one line every face prints for a kernel's compile metadata."""
+    res = ", ".join(
+        part
+        for part in (
+            f"{registers} registers" if registers is not None else "",
+            f"{spills} spills" if spills is not None else "",
+            f"{shared_bytes} B shared memory" if shared_bytes is not None else "",
+        )
+        if part
+    )
+    return f"{target or '-'} · {config}" + (f" · {res}" if res else "")
+
+
 def compile_output(k: KernelInfo) -> typed.KernelCompile | None:
     """The typed answer every face renders (None: no metadata, e.g. a C++ kernel)."""
     m = k.meta
@@ -264,9 +279,11 @@ def compile_output(k: KernelInfo) -> typed.KernelCompile | None:
         return None
     c = m.chosen
     tried = sorted(m.tried, key=lambda t: (t.failed, t.time_ms if t.time_ms is not None else float("inf")))
+    config = config_text(c)
     return typed.KernelCompile(
+        headline=compile_headline(m.target, config, c.n_regs if c else None, c.n_spills if c else None, c.shared if c else None),
         target=m.target,
-        config=config_text(c),
+        config=config,
         block=dict(c.kwargs) if c else {},
         num_warps=c.num_warps if c else None,
         num_stages=c.num_stages if c else None,
@@ -289,21 +306,6 @@ def compile_output(k: KernelInfo) -> typed.KernelCompile | None:
         ir_bytes=dict(m.ir_bytes),
         ir_kept=[s for s in IR_STAGES[1:] if s in m.ir],
     )
-
-
-def compile_headline(c: typed.KernelCompile) -> str:
-    """``cuda sm_90 · XBLOCK=16 num_warps=4 num_stages=1 · 32 registers, 0 spills, 256 B
-    shared memory``: one line every face prints for a kernel's compile metadata."""
-    res = ", ".join(
-        part
-        for part in (
-            f"{c.registers} registers" if c.registers is not None else "",
-            f"{c.spills} spills" if c.spills is not None else "",
-            f"{c.shared_bytes} B shared memory" if c.shared_bytes is not None else "",
-        )
-        if part
-    )
-    return f"{c.target or '-'} · {c.config}" + (f" · {res}" if res else "")
 
 
 def launch_outputs(k: KernelInfo, source: str | None = None) -> list[typed.KernelLaunchRecord]:

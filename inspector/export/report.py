@@ -1,8 +1,11 @@
 """A bundle's human-readable pages: ``summary.md`` and a single-file, offline
 ``report.html`` — root causes (with their fix), graph breaks (with torch's hints),
 recompiles (with suggestions), kernels, compile time by stage and the compiles, linking
-into the bundle's files. ``build`` gathers the rows; the HTML is the Jinja2 template
-``templates/report.html.j2`` (autoescape on: every value from a run is text).
+into the bundle's files. ``build`` lays out the report layer's answers (``inspector/reports/``:
+the same breaks, failures, causes, shapes, recompile suggestions and kernels ``summary``,
+``causes``, ``shapes``, ``recompiles`` and ``kernels`` print) as rows, with the bundle's
+paths and the run's cwd; the HTML is the Jinja2 template ``templates/report.html.j2``
+(autoescape on: every value from a run is text).
 
 The HTML has inline CSS and one small inline script (the table of contents); a
 Content-Security-Policy forbids every network load, so opening it never fetches anything.
@@ -15,16 +18,25 @@ import functools
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import jinja2
 
 from dyn_inspect.engine.schema import Loc
-from dyn_inspect.inspector.analysis.messages import headline
 from dyn_inspect.inspector.export.redact import REDACTED
 from dyn_inspect.inspector.links import link_url
 from dyn_inspect.inspector.locations import def_line, file_line
 from dyn_inspect.inspector.model import RunModel
+from dyn_inspect.inspector.outputs import SourceLoc
+from dyn_inspect.inspector.outputs import reports as typed
+from dyn_inspect.inspector.reports.breaks import run_breaks
+from dyn_inspect.inspector.reports.causes import run_causes
+from dyn_inspect.inspector.reports.failures import run_failures
+from dyn_inspect.inspector.reports.kernels import run_kernels
+from dyn_inspect.inspector.reports.recompiles import recompile_suggestions
+from dyn_inspect.inspector.reports.shapes import run_shapes
+
+T = TypeVar("T")
 
 SECTIONS = (
     ("overview", "Overview"),
@@ -165,74 +177,43 @@ def _def_loc(file: str | None, first_line: int | None) -> Loc | None:
     return Loc(file=file, line=def_line(file, first_line or 0))
 
 
-def _suggestions(reason: str) -> list[tuple[str, str | None]]:
+def _where(where: Callable[[Loc | None], str], loc: SourceLoc | None) -> str:
+    return where(Loc(loc.file, loc.line) if loc is not None else None)
+
+
+def _cause_row(c: typed.Cause, where: Callable[[Loc | None], str], scrub: Callable[[str], str]) -> CauseRow:
+    fix = c.fix
+    return CauseRow(
+        c.kind,
+        scrub(c.title),
+        scrub(c.detail),
+        list(dict.fromkeys(where(Loc(s.file, s.line)) for s in c.sites)),
+        where(Loc(fix.file, fix.after_line)) if fix else None,
+        scrub(fix.code) if fix else None,
+        scrub(fix.why) if fix else None,
+        c.no_fix,
+        c.step_cost,
+    )
+
+
+def _shape_row(cs: typed.CompileShapes, where: Callable[[Loc | None], str], scrub: Callable[[str], str]) -> ShapeRow | None:
+    dynamic = [
+        scrub(f"{s.name} ({s.symbol})" + (f", created at {where(Loc(s.loc.file, s.loc.line))}" if s.loc else ""))
+        for s in cs.symbols
+        if not s.specialized
+    ]
+    specialized = [scrub(sp.text) for sp in cs.specializations]
+    if not (dynamic or specialized):
+        return None
+    return ShapeRow(cs.compile_id, cs.function, cs.automatic_dynamic, dynamic, specialized)
+
+
+def _guarded(answer: Callable[[], T]) -> T | None:
+    """A report's answer, or None: an odd finding in a run must not stop the export."""
     try:
-        from dyn_inspect.inspector.analysis.suggestions import suggest_for
-    except ImportError:  # the analysis package is optional to the export
-        return []
-    try:
-        s = suggest_for(reason)
-    except Exception:  # noqa: BLE001 - an odd reason must not stop the export
-        return []
-    return [(s.text, s.code)]
-
-
-def _timeline_suggestions(model: RunModel) -> dict[int, tuple[str, str | None]]:
-    """id(compile) -> its recompile timeline's suggestion (which knows the frame)."""
-    try:
-        from dyn_inspect.inspector.analysis.recompiles import frames_with_recompiles, recompile_timeline
-    except ImportError:
-        return {}
-    out: dict[int, tuple[str, str | None]] = {}
-    for frame in frames_with_recompiles(model):
-        try:
-            entries = recompile_timeline(model, frame)
-        except Exception:  # noqa: BLE001 - an odd reason must not stop the export
-            continue
-        for e in entries:
-            if e.suggestion is not None:
-                out[id(e.compile)] = (e.suggestion.text, e.suggestion.code)
-    return out
-
-
-def _cause_rows(model: RunModel, where: Callable[[Loc | None], str], scrub: Callable[[str], str]) -> list[CauseRow]:
-    try:
-        from dyn_inspect.inspector.analysis.causes import causes
-    except ImportError:  # the analysis package is optional to the export
-        return []
-    try:
-        found = causes(model)
-    except Exception:  # noqa: BLE001 - an odd finding must not stop the export
-        return []
-    rows = []
-    for c in found:
-        fix = c.fix
-        rows.append(
-            CauseRow(
-                c.kind,
-                scrub(c.title),
-                scrub(c.detail),
-                list(dict.fromkeys(where(s) for s in c.sites)),
-                where(Loc(fix.file, fix.after_line)) if fix else None,
-                scrub(fix.code) if fix else None,
-                scrub(fix.why) if fix else None,
-                c.no_fix,
-                c.run_time,
-            )
-        )
-    return rows
-
-
-def _shape_rows(model: RunModel, where: Callable[[Loc | None], str], scrub: Callable[[str], str]) -> list[ShapeRow]:
-    from dyn_inspect.inspector.analysis.shapes import compile_shapes
-
-    rows = []
-    for cs in compile_shapes(model):
-        dynamic = [scrub(f"{s.name} ({s.symbol})" + (f", created at {where(s.loc)}" if s.loc else "")) for s in cs.dynamic]
-        specialized = [scrub(sp.describe(where(sp.loc) if sp.loc else None)) for sp in cs.specializations]
-        if dynamic or specialized:
-            rows.append(ShapeRow(cs.compile.cid, cs.function, cs.automatic_dynamic, dynamic, specialized))
-    return rows
+        return answer()
+    except Exception:  # noqa: BLE001
+        return None
 
 
 def build(
@@ -266,67 +247,62 @@ def build(
         selection=selection,
         skipped=skipped,
     )
-    from dyn_inspect.inspector.analysis.breaks import break_sites
-    from dyn_inspect.inspector.analysis.failures import failure_sites, line_text
-    from dyn_inspect.inspector.analysis.kernel_compile import compile_headline, compile_output
-
-    for site in break_sites(model):
-        b, user = site.first, site.user_frame or site.loc
-        code = user.code if user.code and user.code != REDACTED else None
+    for b in run_breaks(model):
+        user = b.user_loc or b.loc
+        code = user.code if user is not None and user.code and user.code != REDACTED else None
         data.breaks.append(
             BreakRow(
-                where(user),
+                _where(where, user),
                 code,
-                b.gb_type,
+                b.type,
                 b.gb_id,
                 link_url(b.url),  # only an https url becomes a link in the report (inspector/links.py)
-                site.count,
+                b.count,
                 b.reason,
                 b.explanation,
                 list(b.hints),
-                site.compile_ids,
-                where(b.loc) if user != b.loc else None,
-                headline(b),
-                site.context,
+                b.compile_ids,
+                _where(where, b.loc) if b.user_loc is not None and b.user_loc != b.loc else None,
+                b.headline,
+                b.context,
             )
         )
-    for fsite in failure_sites(model):
-        f = fsite.first
+    for f in run_failures(model):
         # The line's text is read from the file (torch records only file:line): never when redacting.
-        code = None if redacted else line_text(f.user_loc)
+        code = None if redacted or f.user_loc is None else f.user_loc.code
         data.failures.append(
-            FailureRow(where(f.user_loc), code, f.fail_type, f.function, scrub(f.headline), scrub(f.reason), fsite.count, fsite.compile_ids)
+            FailureRow(
+                _where(where, f.user_loc), code, f.type, f.function or "?", scrub(f.headline), scrub(f.reason or ""), f.count, f.compile_ids
+            )
         )
-    data.causes = _cause_rows(model, where, scrub)
-    data.shapes = _shape_rows(model, where, scrub)
-    timeline_suggestions = _timeline_suggestions(model)
+    data.causes = [_cause_row(c, where, scrub) for c in (_guarded(lambda: run_causes(model)) or [])]
+    data.shapes = [row for cs in run_shapes(model, cwd) if (row := _shape_row(cs, where, scrub)) is not None]
+    # The suggestion the frame's timeline makes (what `recompiles` and the TUI say).
+    by_compile = _guarded(lambda: recompile_suggestions(model)) or {}
     for r in model.recompiles:
         cap = r.compile.capture
         fn = cap.co_name if cap and cap.co_name else "?"
         loc = _def_loc(cap.co_filename, cap.co_firstlineno) if cap else None
-        # The frame-aware suggestion (what `recompiles` and the TUI say), else one per reason.
-        found = timeline_suggestions.get(id(r.compile))
-        pairs = [found] if found is not None else [p for reason in r.event.reasons for p in _suggestions(reason)]
-        sugg = [(scrub(t), scrub(c) if c else None) for t, c in pairs]
+        found = by_compile.get((r.compile.log, r.compile.cid))
+        sugg = [(scrub(found.text), scrub(found.code) if found.code else None)] if found is not None else []
         data.recompiles.append(RecompileRow(fn, where(loc), r.compile.cid, list(r.event.reasons), sugg))
     for _log, lim in model.recompile_limits:
         loc = _def_loc(lim.co_filename, lim.co_firstlineno)
         data.limits.append(f"{lim.co_name or '?'} ({where(loc)}): {lim.reason} — the frame runs eagerly from then on")
-    for k in model.kernels:
-        ev = k.event
-        compiled = compile_output(k)
+    for k in run_kernels(model):
+        p = k.profile
         data.kernels.append(
             KernelRow(
-                ev.name,
-                ev.backend,
-                k.compile.cid,
-                ev.backward,
-                list(ev.fused_ops),
-                ev.vectorized,
-                list(dict.fromkeys(where(loc) for loc in k.lines)),
-                kernel_paths.get((k.compile.log, k.compile.cid, ev.name, ev.backward)),
-                k.profile.total_us / max(k.profile.calls, 1) if k.profile else None,
-                compile_headline(compiled) if compiled is not None else None,
+                k.name,
+                k.backend,
+                k.compile_id,
+                k.backward,
+                list(k.fused_ops),
+                k.vectorized,
+                list(dict.fromkeys(_where(where, loc) for loc in k.source_lines)),
+                kernel_paths.get((k.log, k.compile_id, k.name, k.backward)),
+                p.total_us / max(p.calls, 1) if p else None,
+                k.compile.headline if k.compile is not None else None,
             )
         )
     data.stages = model.compile_time_by_stage()

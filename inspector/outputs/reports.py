@@ -381,6 +381,8 @@ class KernelTriedConfig(Output):
 class KernelCompile(Output):
     """What Triton made of a kernel (``inspector/analysis/kernel_compile.py``)."""
 
+    # the one line every face prints: "cuda sm_90 · XBLOCK=16 num_warps=4 · 32 registers, 0 spills"
+    headline: str
     target: str | None
     config: str
     block: dict[str, Any]

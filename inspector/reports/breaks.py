@@ -4,9 +4,11 @@ headlines from ``inspector/analysis/messages.py``)."""
 
 from __future__ import annotations
 
-from dyn_inspect.inspector.analysis.breaks import BreakSite
+from dyn_inspect.inspector import ranks
+from dyn_inspect.inspector.analysis.breaks import BreakSite, break_sites
 from dyn_inspect.inspector.analysis.messages import headline
-from dyn_inspect.inspector.analysis.step_costs import BreakCost
+from dyn_inspect.inspector.analysis.step_costs import BreakCost, break_costs
+from dyn_inspect.inspector.model import RunModel
 from dyn_inspect.inspector.outputs import reports as typed
 from dyn_inspect.inspector.outputs import source_loc
 from dyn_inspect.inspector.reports.rounding import us
@@ -38,6 +40,13 @@ def break_site(site: BreakSite, on_ranks: list[int], per_step: BreakCost | None 
         us_per_step=us(per_step.us) if per_step is not None else None,
         step_cost=per_step.text if per_step is not None else None,
     )
+
+
+def run_breaks(model: RunModel) -> list[typed.SummaryBreak]:
+    """Every break site of the run, most hit first, with its ranks and its time per
+    profiled step: the summary's and the bundle's pages'."""
+    per_step = break_costs(model)
+    return [break_site(site, ranks.break_ranks(model, site.group), per_step.get(site.group.key)) for site in break_sites(model)]
 
 
 def site_output(site: BreakSite) -> typed.BreakSite:

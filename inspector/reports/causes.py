@@ -3,7 +3,8 @@ that removes it where one is known (``inspector/analysis/causes.py``)."""
 
 from __future__ import annotations
 
-from dyn_inspect.inspector.analysis.causes import Cause
+from dyn_inspect.inspector.analysis.causes import Cause, causes
+from dyn_inspect.inspector.model import RunModel
 from dyn_inspect.inspector.outputs import reports as typed
 from dyn_inspect.inspector.run import Run
 
@@ -42,3 +43,8 @@ def cause_output(c: Cause) -> typed.Cause:
 def causes_report(run: Run, found: list[Cause]) -> typed.CausesReport:
     """What ``causes --json`` prints: ``found`` (``causes(model)``)."""
     return typed.CausesReport(run=str(run.path), causes=[cause_output(c) for c in found])
+
+
+def run_causes(model: RunModel) -> list[typed.Cause]:
+    """Every root cause of the run, most expensive first (the bundle's pages)."""
+    return [cause_output(c) for c in causes(model)]

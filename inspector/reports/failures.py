@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import msgspec
 
-from dyn_inspect.inspector.analysis.failures import FailureSite, line_text
+from dyn_inspect.inspector.analysis.failures import FailureSite, failure_sites, line_text
+from dyn_inspect.inspector.model import RunModel
 from dyn_inspect.inspector.outputs import reports as typed
 from dyn_inspect.inspector.outputs import source_loc
 
@@ -23,3 +24,8 @@ def failure_site(site: FailureSite) -> typed.FailureSite:
         reason=f.reason,
         compile_ids=site.compile_ids,
     )
+
+
+def run_failures(model: RunModel) -> list[typed.FailureSite]:
+    """Every failure site of the run: the summary's and the bundle's pages'."""
+    return [failure_site(site) for site in failure_sites(model)]

@@ -36,6 +36,11 @@ def kernel(model: RunModel, k: KernelInfo, source: str | None = None) -> typed.K
     )
 
 
+def run_kernels(model: RunModel) -> list[typed.Kernel]:
+    """Every kernel of the run in the order recorded (the bundle's pages)."""
+    return [kernel(model, k) for k in model.kernels]
+
+
 def kernel_profile(k: KernelInfo) -> typed.KernelProfile | None:
     p, c = k.profile, kernel_cost(k)
     if p is None or c is None:

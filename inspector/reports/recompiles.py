@@ -80,6 +80,17 @@ def recompiles_report(run: Run, rows: list[tuple[FrameInfo, list[TimelineEntry],
     )
 
 
+def recompile_suggestions(model: RunModel) -> dict[tuple[str, str], typed.Suggestion]:
+    """(log, compile id) -> the suggestion its frame's timeline makes for that recompile
+    (what ``recompiles`` says; the bundle's pages list it beside each recompile)."""
+    out: dict[tuple[str, str], typed.Suggestion] = {}
+    for frame, timeline, _limit in frame_timelines(model):
+        for e in timeline:
+            if e.suggestion is not None:
+                out[(frame.log, e.cid)] = typed.Suggestion(**asdict(e.suggestion))
+    return out
+
+
 TOP_RECOMPILED = 5  # functions (and root causes) the text summary lists without --all
 
 

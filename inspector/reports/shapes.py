@@ -4,14 +4,17 @@ the shape guards and the sizes the guard tree accepts (``inspector/analysis/shap
 
 from __future__ import annotations
 
-from dyn_inspect.inspector.analysis.shapes import CompileShapes, readable_source
+from dyn_inspect.inspector.analysis.shapes import CompileShapes, compile_shapes, readable_source
 from dyn_inspect.inspector.locations import file_line
+from dyn_inspect.inspector.model import RunModel
 from dyn_inspect.inspector.outputs import reports as typed
 from dyn_inspect.inspector.outputs import source_loc
 from dyn_inspect.inspector.run import Run
 
 
-def compile_shapes_output(cs: CompileShapes) -> typed.CompileShapes:
+def compile_shapes_output(cs: CompileShapes, cwd: str | None = None) -> typed.CompileShapes:
+    """One compile's shapes; a specialization's ``text`` names its line relative to ``cwd``
+    (default: this process's)."""
     return typed.CompileShapes(
         compile_id=cs.compile.cid,
         log=cs.compile.log,
@@ -37,7 +40,7 @@ def compile_shapes_output(cs: CompileShapes) -> typed.CompileShapes:
                 value=s.value,
                 reason=s.reason,
                 loc=source_loc(s.loc),
-                text=s.describe(file_line(s.loc.file, s.loc.line) if s.loc else None),
+                text=s.describe(file_line(s.loc.file, s.loc.line, cwd) if s.loc else None),
             )
             for s in cs.specializations
         ],
@@ -52,3 +55,8 @@ def compile_shapes_output(cs: CompileShapes) -> typed.CompileShapes:
 def shapes_report(run: Run, found: list[CompileShapes]) -> typed.ShapesReport:
     """What ``shapes --json`` prints: ``found`` (``compile_shapes(model, run)``)."""
     return typed.ShapesReport(run=str(run.path), compiles=[compile_shapes_output(cs) for cs in found])
+
+
+def run_shapes(model: RunModel, cwd: str | None = None) -> list[typed.CompileShapes]:
+    """Every compile's shapes, lines relative to ``cwd`` (the bundle's pages: the run's)."""
+    return [compile_shapes_output(cs, cwd) for cs in compile_shapes(model)]

@@ -11,15 +11,12 @@ import msgspec
 
 from dyn_inspect.engine.torch_compat import degraded_notes
 from dyn_inspect.inspector import ranks
-from dyn_inspect.inspector.analysis.breaks import break_sites
-from dyn_inspect.inspector.analysis.failures import failure_sites
 from dyn_inspect.inspector.analysis.no_graph import no_graph
-from dyn_inspect.inspector.analysis.step_costs import break_costs
 from dyn_inspect.inspector.outputs import Counts, environment
 from dyn_inspect.inspector.outputs import reports as typed
-from dyn_inspect.inspector.reports.breaks import break_site
+from dyn_inspect.inspector.reports.breaks import run_breaks
 from dyn_inspect.inspector.reports.divergence import divergence, node_status, rank_group
-from dyn_inspect.inspector.reports.failures import failure_site
+from dyn_inspect.inspector.reports.failures import run_failures
 from dyn_inspect.inspector.reports.recompiles import recompile_row
 from dyn_inspect.inspector.reports.rounding import us
 from dyn_inspect.inspector.run import Run
@@ -42,7 +39,6 @@ def summary(run: Run) -> typed.Summary:
     start = next((p.start for p in procs if p.start), None)
     compiles = m.compiles_in_order()
     profiles = ranks.rank_profiles(m) if len(m.ranks()) > 1 else {}
-    per_step = break_costs(m)
     return typed.Summary(
         run=str(run.path),
         status=m.status,
@@ -66,10 +62,10 @@ def summary(run: Run) -> typed.Summary:
         compile_time_s=round(m.total_compile_time(), 4),
         compile_time_by_stage_s={k: round(v, 4) for k, v in m.compile_time_by_stage().items()},
         cache=m.cache_counts(),
-        breaks=[break_site(site, ranks.break_ranks(m, site.group), per_step.get(site.group.key)) for site in break_sites(m)],
+        breaks=run_breaks(m),
         step_us=us(m.step_profiles[0][1].step_us) if m.step_profiles else None,
         plain_step_us=us(p) if m.step_profiles and (p := m.step_profiles[0][1].plain_step_us) is not None else None,
-        compile_failures=[failure_site(site) for site in failure_sites(m)],
+        compile_failures=run_failures(m),
         stderr_tail=_stderr_tail(run),
         recompile_list=[recompile_row(r) for r in m.recompiles],
         problems=[str(p) for p in run.problems],

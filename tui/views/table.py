@@ -13,7 +13,7 @@ from textual.app import ComposeResult
 from textual.containers import Horizontal
 from textual.widgets import DataTable
 
-from dyn_inspect.inspector.analysis.kernel_compile import compile_headline, compile_output, launch_findings, launches
+from dyn_inspect.inspector.analysis.kernel_compile import compile_output, launch_findings, launches
 from dyn_inspect.inspector.events import Kernel
 from dyn_inspect.inspector.model import FrameInfo, KernelInfo
 from dyn_inspect.inspector.reports.screens import Scope
@@ -223,7 +223,7 @@ def kernel_compile_lines(ctx: Context, k: KernelInfo) -> list[RenderableType]:
     parts: list[RenderableType] = []
     c = compile_output(k)
     if c is not None:
-        parts.append(Text.assemble(("compiled: ", "bold"), compile_headline(c)))
+        parts.append(Text.assemble(("compiled: ", "bold"), c.headline))
         parts.append(Text(f"autotune: {c.autotune}"))
         for t in c.tried[:TRIED_SHOWN]:
             time = "failed" if t.failed else (f"{t.time_ms * 1e3:.1f} µs" if t.time_ms is not None else "not timed")

@@ -701,6 +701,7 @@ export interface KernelChanges {
  * What Triton made of a kernel (`inspector/analysis/kernel_compile.py`).
  */
 export interface KernelCompile {
+    headline: string;
     target: string | null;
     config: string;
     block: Record<string, unknown>;
