@@ -15,8 +15,8 @@ import shlex
 import msgspec
 
 from dyn_inspect.inspector.analysis.breaks import attributed_loc
-from dyn_inspect.inspector.analysis.failures import CompileFailure, compile_failures
-from dyn_inspect.inspector.analysis.messages import label
+from dyn_inspect.inspector.analysis.failures import CompileFailure, compile_failures, failure_sites
+from dyn_inspect.inspector.analysis.messages import headline, label
 from dyn_inspect.inspector.analysis.no_graph import no_graph
 from dyn_inspect.inspector.analysis.recompiles import frames_with_recompiles
 from dyn_inspect.inspector.events import Loc
@@ -196,6 +196,98 @@ def break_groups(model: RunModel, scope: Scope = ALL) -> list[tuple[BreakGroup, 
     rows = [(g, n) for g, n in rows if n]
     rows.sort(key=lambda r: (-r[1], r[0].loc.file, r[0].loc.line))
     return rows
+
+
+class BreakSiteRow(msgspec.Struct, frozen=True):
+    """One break site as the Graph breaks view lists and details it: the line it is
+    attributed to (``analysis.breaks.attributed_loc``, as every face shows it), the
+    inspector's headline, its hits in the scope, and what torch reported."""
+
+    key: str
+    count: int  # hits in the scope
+    loc: Loc  # where it is shown
+    torch_loc: Loc  # torch's innermost location (the same line, or a library's)
+    headline: str
+    gb_type: str
+    gb_id: str | None
+    url: str | None
+    reason: str
+    explanation: str
+    context: str
+    hints: list[str]
+    compile_ids: list[str]
+    stack: list[Loc]  # the first hit's user stack, outermost first (torch's location without one)
+
+
+def break_site_row(group: BreakGroup, count: int) -> BreakSiteRow:
+    """One break site as the view shows it; ``count``: its hits in the view's scope."""
+    b = group.first
+    return BreakSiteRow(
+        key=group.key,
+        count=count,
+        loc=attributed_loc(group),
+        torch_loc=b.loc,
+        headline=headline(b),
+        gb_type=b.gb_type,
+        gb_id=b.gb_id,
+        url=b.url,
+        reason=b.reason,
+        explanation=b.explanation,
+        context=b.context,
+        hints=list(b.hints),
+        compile_ids=sorted({e.cid or "?" for _, e in group.hits}),
+        stack=list(b.user_stack) or [b.loc],
+    )
+
+
+def break_site_rows(model: RunModel, scope: Scope = ALL) -> list[BreakSiteRow]:
+    """``break_groups`` as the Graph breaks view shows them, most hit first."""
+    return [break_site_row(group, count) for group, count in break_groups(model, scope)]
+
+
+class FailureSiteRow(msgspec.Struct, frozen=True):
+    """Failed compiles with one cause at one user line, as the Failures view lists them
+    (``analysis.failures.failure_sites``, only the scope's processes' failures)."""
+
+    key: str
+    count: int
+    user_loc: Loc | None
+    at_def: bool  # torch named no line: ``user_loc`` is the function's def
+    function: str
+    fail_type: str
+    headline: str
+    reason: str
+    compile_ids: list[str]
+
+
+def failure_site_rows(model: RunModel, scope: Scope = ALL) -> list[FailureSiteRow]:
+    """The failure sites of the processes in ``scope``, most hit first (each site keeps
+    only their failures)."""
+    rows = []
+    for site in failure_sites(model):
+        kept = [f for f in site.failures if scope.has(f.compile.log)]
+        if not kept:
+            continue
+        f = kept[0]
+        rows.append(
+            FailureSiteRow(
+                key=f"{f.cid}|{f.compile.log}",
+                count=len(kept),
+                user_loc=f.user_loc,
+                at_def=f.at_def,
+                function=f.function,
+                fail_type=f.fail_type,
+                headline=f.headline,
+                reason=f.reason,
+                compile_ids=[x.cid for x in kept],
+            )
+        )
+    return rows
+
+
+def compile_breaks(c: CompileInfo) -> list[tuple[Loc, str]]:
+    """Each break a compile hit: torch's location and the label lists show (headline, gb id)."""
+    return [(b.loc, label(b)) for b in c.breaks]
 
 
 def frames(model: RunModel, scope: Scope = ALL) -> list[FrameInfo]:

@@ -13,8 +13,6 @@ from textual.containers import Horizontal, Vertical
 from textual.widgets import DataTable, Label, OptionList
 from textual.widgets.option_list import Option
 
-from dyn_inspect.inspector.analysis.breaks import attributed_loc
-from dyn_inspect.inspector.analysis.messages import headline
 from dyn_inspect.inspector.events import Loc
 from dyn_inspect.inspector.locations import is_library
 from dyn_inspect.inspector.model import BreakGroup
@@ -80,12 +78,12 @@ Each row is one break site (type + line), with how many times it was hit.
         return ((group.key, group, count) for group, count in screens.break_groups(ctx.run.model, ctx.scope))
 
     def row_cells(self, ctx: Context, group: BreakGroup, version: int) -> list[Cell]:
-        b, loc = group.first, attributed_loc(group)
+        row = screens.break_site_row(group, version)
         return [
-            Cell(display_loc(loc, ctx.cwd), (loc.file, loc.line)),
+            Cell(display_loc(row.loc, ctx.cwd), (row.loc.file, row.loc.line)),
             self.version_cell(ctx, group, version),
-            Cell(b.gb_id or ""),
-            Cell(headline(b)),
+            Cell(row.gb_id or ""),
+            Cell(row.headline),
         ]
 
     def version_cell(self, ctx: Context, group: BreakGroup, version: int) -> Cell:
@@ -107,9 +105,9 @@ Each row is one break site (type + line), with how many times it was hit.
             self._render_info()
 
     def show(self, key: str) -> None:
-        group = self._items[key]
-        self._frame = attributed_loc(group)
-        self._stack = list(group.first.user_stack) or [group.first.loc]
+        row = screens.break_site_row(self._items[key], self._versions.get(key, 0))
+        self._frame = row.loc
+        self._stack = row.stack
         self._source = self._snippet(self._frame)
         self._render_info()
         stack = self.query_one("#break-stack", OptionList)
@@ -136,20 +134,18 @@ Each row is one break site (type + line), with how many times it was hit.
         if self._shown is None:
             return
         group = self._items[self._shown]
-        b = group.first
-        count = self._versions.get(self._shown, group.count)
+        b = screens.break_site_row(group, self._versions.get(self._shown, group.count))
         parts: list[RenderableType] = []
-        title = Text.assemble((headline(b), "bold red"))
+        title = Text.assemble((b.headline, "bold red"))
         if b.gb_id:
             title.append(f"  {b.gb_id}", style="bold")
         parts.append(title)
-        if b.gb_type and b.gb_type != headline(b):
+        if b.gb_type and b.gb_type != b.headline:
             parts.append(Text(f"torch: {b.gb_type}", style="dim"))
-        cids = sorted({e.cid or "?" for _, e in group.hits})
-        parts.append(Text(f"hit {count}× · compiles {', '.join(cids)}", style="dim"))
-        if b.loc != self._frame:
+        parts.append(Text(f"hit {b.count}× · compiles {', '.join(b.compile_ids)}", style="dim"))
+        if b.torch_loc != self._frame:
             cwd = self.ctx.cwd if self.ctx else None
-            parts.append(Text(f"torch reports the break at {display_loc(b.loc, cwd)}", style="dim"))
+            parts.append(Text(f"torch reports the break at {display_loc(b.torch_loc, cwd)}", style="dim"))
         if b.reason:
             parts.append(Text.assemble(("\nReason  ", "bold"), b.reason.strip()))
         if b.explanation:
@@ -180,11 +176,10 @@ Each row is one break site (type + line), with how many times it was hit.
 
     def search(self, ctx: Context, query: str) -> list[SearchHit]:
         hits = []
-        for group, count in screens.break_groups(ctx.run.model, ctx.scope):
-            b = group.first
-            where = display_loc(attributed_loc(group), ctx.cwd)
+        for b in screens.break_site_rows(ctx.run.model, ctx.scope):
+            where = display_loc(b.loc, ctx.cwd)
             if matches(query, where, b.gb_type, b.gb_id, b.reason, b.explanation, b.context, *b.hints):
-                hits.append(SearchHit(self.view_id, group.key, f"break   {where}  {headline(b)} ×{count}"))
+                hits.append(SearchHit(self.view_id, b.key, f"break   {where}  {b.headline} ×{b.count}"))
         return hits
 
     def selected_location(self) -> Loc | None:

@@ -20,7 +20,6 @@ from textual.containers import Horizontal
 from textual.widgets import Tree
 from textual.widgets.tree import TreeNode
 
-from dyn_inspect.inspector.analysis.messages import label
 from dyn_inspect.inspector.events import Graph, Loc, OutputCode
 from dyn_inspect.inspector.locations import def_file_line, def_line
 from dyn_inspect.inspector.model import CompileInfo, FrameInfo, KernelInfo
@@ -125,8 +124,8 @@ def compile_detail(ctx: Context, c: CompileInfo) -> list[RenderableType]:
     if c.recompile is not None:
         for reason in c.recompile.reasons:
             parts.append(Text(f"recompiled because: {reason}", style="magenta"))
-    for b in c.breaks:
-        parts.append(Text(f"graph break at {display_loc(b.loc, ctx.cwd)}: {label(b)}", style="red"))
+    for loc, said in screens.compile_breaks(c):
+        parts.append(Text(f"graph break at {display_loc(loc, ctx.cwd)}: {said}", style="red"))
     if c.kernels:
         parts.append(Text(f"{len(c.kernels)} kernels: " + ", ".join(k.name for k in c.kernels), style="dim"))
     return parts

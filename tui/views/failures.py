@@ -1,6 +1,6 @@
 """Compile failures (tlparse's "Failures and Restarts"): every compile torch gave up on — a
 ``fullgraph=True`` break, a backend exception — deduplicated by cause and user line, with
-the source at that line and torch's exception text (``inspector.analysis.failures``)."""
+the source at that line and torch's exception text (``inspector.reports.screens.failure_site_rows``)."""
 
 from __future__ import annotations
 
@@ -12,10 +12,9 @@ from textual.app import ComposeResult
 from textual.containers import Horizontal
 from textual.widgets import DataTable
 
-from dyn_inspect.inspector.analysis.failures import FailureSite, failure_sites
 from dyn_inspect.inspector.events import Loc
-from dyn_inspect.inspector.model import RunModel
 from dyn_inspect.inspector.reports import screens
+from dyn_inspect.inspector.reports.screens import FailureSiteRow
 from dyn_inspect.tui.display import display_loc
 from dyn_inspect.tui.source import snippet
 from dyn_inspect.tui.views.base import COMMON_KEYS, Context, SearchHit, matches
@@ -23,21 +22,7 @@ from dyn_inspect.tui.views.table import Cell, TableView
 from dyn_inspect.tui.widgets import DetailPane
 
 
-def sites(model: RunModel, scope: screens.Scope = screens.ALL) -> list[FailureSite]:
-    """Failure sites of the processes in ``scope`` (each site keeps only their failures)."""
-    out = []
-    for site in failure_sites(model):
-        kept = [f for f in site.failures if scope.has(f.compile.log)]
-        if kept:
-            out.append(FailureSite(kept[0], kept))
-    return out
-
-
-def site_key(site: FailureSite) -> str:
-    return site.first.cid + "|" + site.first.compile.log
-
-
-class FailuresView(TableView[FailureSite]):
+class FailuresView(TableView[FailureSiteRow]):
     # Global selectors (not scoped to the view): the narrow layout hangs on the screen's class.
     SCOPED_CSS = False
     DEFAULT_CSS = """
@@ -72,13 +57,13 @@ ran eagerly, or the exception reached the program. One row per cause and user li
         self.query_one(DetailPane).show(Text("No compile failed.", style="dim"))
 
     def tab_label(self, ctx: Context) -> str:
-        return f"Failures ({sum(s.count for s in sites(ctx.run.model, ctx.scope))})"
+        return f"Failures ({sum(s.count for s in screens.failure_site_rows(ctx.run.model, ctx.scope))})"
 
-    def rows(self, ctx: Context) -> Iterable[tuple[str, FailureSite, int]]:
-        return ((site_key(site), site, site.count) for site in sites(ctx.run.model, ctx.scope))
+    def rows(self, ctx: Context) -> Iterable[tuple[str, FailureSiteRow, int]]:
+        return ((site.key, site, site.count) for site in screens.failure_site_rows(ctx.run.model, ctx.scope))
 
-    def row_cells(self, ctx: Context, site: FailureSite, version: int) -> list[Cell]:
-        f = site.first
+    def row_cells(self, ctx: Context, site: FailureSiteRow, version: int) -> list[Cell]:
+        f = site
         where = display_loc(f.user_loc, ctx.cwd)
         return [
             Cell(where, (f.user_loc.file, f.user_loc.line) if f.user_loc else ("", 0)),
@@ -87,7 +72,7 @@ ran eagerly, or the exception reached the program. One row per cause and user li
             Cell(f"{f.fail_type}: {f.headline}"),
         ]
 
-    def version_cell(self, ctx: Context, site: FailureSite, version: int) -> Cell:
+    def version_cell(self, ctx: Context, site: FailureSiteRow, version: int) -> Cell:
         return Cell(str(site.count), -site.count, justify="right")
 
     def sync(self, ctx: Context) -> None:
@@ -97,8 +82,7 @@ ran eagerly, or the exception reached the program. One row per cause and user li
             self._show_key(self.selected_key())
 
     def show(self, key: str) -> None:
-        site = self._items[key]
-        f = site.first
+        f = site = self._items[key]
         cwd = self.ctx.cwd if self.ctx else None
         parts: list[RenderableType] = []
         if f.user_loc is not None:
@@ -113,14 +97,13 @@ ran eagerly, or the exception reached the program. One row per cause and user li
 
     def search(self, ctx: Context, query: str) -> list[SearchHit]:
         hits = []
-        for site in sites(ctx.run.model, ctx.scope):
-            f = site.first
+        for f in screens.failure_site_rows(ctx.run.model, ctx.scope):
             where = display_loc(f.user_loc, ctx.cwd)
             if matches(query, where, f.function, f.fail_type, f.reason):
-                hits.append(SearchHit(self.view_id, site_key(site), f"failure   {where}  {f.fail_type}: {f.headline}"))
+                hits.append(SearchHit(self.view_id, f.key, f"failure   {where}  {f.fail_type}: {f.headline}"))
         return hits
 
     def selected_location(self) -> Loc | None:
         if self._shown is None:
             return None
-        return self._items[self._shown].first.user_loc
+        return self._items[self._shown].user_loc
