@@ -43,8 +43,8 @@ from dataclasses import dataclass
 
 from lsprotocol import types
 
+from dyn_inspect.inspector.reports.findings import BreakFinding, CauseFinding, FunctionFindings, logging_callee
 from dyn_inspect.lsp.documents import TextView
-from dyn_inspect.lsp.findings import BreakFinding, CauseFinding, FunctionFindings, logging_callee
 from dyn_inspect.lsp.placement import Placed, place_function
 from dyn_inspect.lsp.source_lines import relocate
 

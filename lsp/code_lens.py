@@ -8,8 +8,8 @@ from typing import Any
 
 from lsprotocol import types
 
+from dyn_inspect.inspector.reports.findings import FileFindings, FunctionFindings
 from dyn_inspect.lsp.documents import TextView
-from dyn_inspect.lsp.findings import FileFindings, FunctionFindings
 from dyn_inspect.lsp.placement import place_function
 from dyn_inspect.lsp.source_lines import Span, code_bounds
 

@@ -23,8 +23,8 @@ from dyn_inspect.inspector.analysis.messages import headline
 from dyn_inspect.inspector.events import Loc
 from dyn_inspect.inspector.links import link_url
 from dyn_inspect.inspector.locations import package_path
+from dyn_inspect.inspector.reports.findings import BreakFinding, CauseFinding, FailureFinding, FunctionFindings, original_function
 from dyn_inspect.lsp.documents import TextView, path_uri
-from dyn_inspect.lsp.findings import BreakFinding, CauseFinding, FailureFinding, FunctionFindings, original_function
 from dyn_inspect.lsp.placement import Placed
 from dyn_inspect.lsp.settings import Settings
 

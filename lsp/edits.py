@@ -12,30 +12,15 @@ no snapshot and are never marked (nothing to compare with, so no guess).
 
 from __future__ import annotations
 
-import os
 from collections.abc import Sequence
 
 from lsprotocol import types
 
-from dyn_inspect.inspector.source_files import read_source
-from dyn_inspect.lsp.findings import BreakFinding, CauseFinding, FailureFinding, FunctionFindings
+from dyn_inspect.inspector.reports.findings import BreakFinding, CauseFinding, FailureFinding, FunctionFindings
 from dyn_inspect.lsp.placement import Placed
 
 EDITED = "edited since the run — verify to confirm"
 WINDOW = 1  # lines compared on each side of the finding's line
-
-
-def snapshot(path: str, since: float | None) -> list[str] | None:
-    """The file's lines when it was not modified after ``since`` (the run's start), else None."""
-    if since is None:
-        return None
-    try:
-        if os.stat(path).st_mtime > since:
-            return None
-    except OSError:
-        return None
-    text = read_source(path)
-    return None if text is None else text.splitlines()
 
 
 def recorded_line(p: Placed) -> int:

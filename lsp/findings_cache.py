@@ -35,8 +35,9 @@ from dyn_inspect.inspector import user_cache
 from dyn_inspect.inspector.events import TOOL_VERSION
 from dyn_inspect.inspector.index import identity
 from dyn_inspect.inspector.locations import file_version
+from dyn_inspect.inspector.reports.findings import FileFindings, RunIndex
 from dyn_inspect.inspector.run import Run
-from dyn_inspect.lsp.findings import FileFindings, RunIndex, Workspace
+from dyn_inspect.inspector.workspace import Workspace
 from dyn_inspect.lsp.run_source import Touch
 
 FORMAT = 4  # bump when RunIndex or the findings' meaning changes

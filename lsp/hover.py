@@ -11,9 +11,9 @@ from pathlib import Path
 from lsprotocol import types
 
 from dyn_inspect.inspector.links import link_url, md_text
+from dyn_inspect.inspector.reports.findings import BreakFinding, CauseFinding, FailureFinding, FileFindings, FunctionFindings, KernelRef
 from dyn_inspect.lsp.diagnostics import collapse_stack, short_location
 from dyn_inspect.lsp.documents import TextView
-from dyn_inspect.lsp.findings import BreakFinding, CauseFinding, FailureFinding, FileFindings, FunctionFindings, KernelRef
 from dyn_inspect.lsp.placement import Placed, at_line
 from dyn_inspect.lsp.source_lines import Span, code_bounds, relocate
 

@@ -8,7 +8,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
-from dyn_inspect.lsp.findings import BreakFinding, CauseFinding, FailureFinding, FileFindings, FunctionFindings
+from dyn_inspect.inspector.reports.findings import BreakFinding, CauseFinding, FailureFinding, FileFindings, FunctionFindings
 from dyn_inspect.lsp.settings import Settings
 from dyn_inspect.lsp.source_lines import Span, code_bounds, relocate, relocate_def, span_for
 

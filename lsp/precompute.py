@@ -64,9 +64,10 @@ def precompute(run_dir: Path) -> str:
     few words. Raises only ``InspectorError`` (a run that cannot be read)."""
     from dyn_inspect.inspector import index
     from dyn_inspect.inspector.locations import run_cwd
+    from dyn_inspect.inspector.reports.findings import build_index
     from dyn_inspect.inspector.run import Run
+    from dyn_inspect.inspector.workspace import Workspace
     from dyn_inspect.lsp import findings_cache
-    from dyn_inspect.lsp.findings import Workspace, build_index
     from dyn_inspect.lsp.run_source import touch_of
 
     if index.identity(run_dir) is None:

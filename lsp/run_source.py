@@ -29,7 +29,7 @@ from dyn_inspect.inspector.index import NOT_FOR_FINDINGS
 from dyn_inspect.inspector.run import Run, is_run_dir, resolve_run, run_folders
 
 if TYPE_CHECKING:
-    from dyn_inspect.lsp.findings import Workspace
+    from dyn_inspect.inspector.workspace import Workspace
 
 T = TypeVar("T")
 
@@ -97,7 +97,7 @@ class Touch:
 def touch_of(run: Run, roots: list[Path], ws: Workspace | None = None) -> Touch:
     """``ws``: the workspace the findings were built with (its record of the paths it
     answered then covers the touch too); else one of ``roots``."""
-    from dyn_inspect.lsp.findings import Workspace, norm_path
+    from dyn_inspect.inspector.workspace import Workspace, norm_path
 
     ws = ws if ws is not None else Workspace.for_run(roots, run)
     m = run.model

@@ -40,7 +40,9 @@ from dyn_inspect.inspector.events import TOOL_VERSION
 from dyn_inspect.inspector.locations import inside
 from dyn_inspect.inspector.outputs.lsp import LspFunctionDetails, LspRunInfo, LspSummary, LspVerifyError
 from dyn_inspect.inspector.outputs.reports import VerifyReport
+from dyn_inspect.inspector.reports.findings import RunIndex, build_index, signature
 from dyn_inspect.inspector.run import Run
+from dyn_inspect.inspector.workspace import Workspace, norm_path
 from dyn_inspect.lsp import code_actions as actions_mod
 from dyn_inspect.lsp import code_lens as lens_mod
 from dyn_inspect.lsp import diagnostics as diag_mod
@@ -49,7 +51,6 @@ from dyn_inspect.lsp import findings_cache
 from dyn_inspect.lsp import hover as hover_mod
 from dyn_inspect.lsp import verify as verify_mod
 from dyn_inspect.lsp.documents import DiskCache, TextView, is_python, path_uri, uri_path, view_for
-from dyn_inspect.lsp.findings import RunIndex, Workspace, build_index, norm_path, signature
 from dyn_inspect.lsp.notebook_cells import match_cells
 from dyn_inspect.lsp.placement import Placed, place, place_function
 from dyn_inspect.lsp.run_source import POLL_S, ListingCache, PollResult, RunSource, touch_of

@@ -22,8 +22,8 @@ from typing import Any
 from lsprotocol import types
 
 from dyn_inspect.inspector.source_files import read_source
+from dyn_inspect.inspector.workspace import norm_path
 from dyn_inspect.lsp.documents import TextView
-from dyn_inspect.lsp.findings import norm_path
 from dyn_inspect.lsp.source_lines import relocate
 
 VERIFY = "dynInspect.verify"

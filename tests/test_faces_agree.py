@@ -24,9 +24,10 @@ from textual.widgets import DataTable, Static
 from corpus_support import CORPUS, marker_line
 from dyn_inspect.cli import main
 from dyn_inspect.inspector.export import export_run
+from dyn_inspect.inspector.reports.findings import build_index
 from dyn_inspect.inspector.run import Run
+from dyn_inspect.inspector.workspace import Workspace
 from dyn_inspect.lsp.diagnostics import break_message
-from dyn_inspect.lsp.findings import Workspace, build_index
 from dyn_inspect.tui.app import InspectorApp
 
 BREAKS = CORPUS / "breaks.py"

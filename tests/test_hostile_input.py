@@ -166,7 +166,7 @@ def test_hover_and_diagnostic_make_no_javascript_link(hostile_corpus: dict[str, 
     b = next(g.first for g in run.model.break_groups() if g.first.url)
     assert b.url.startswith("javascript:")
 
-    from dyn_inspect.lsp.findings import BreakFinding
+    from dyn_inspect.inspector.reports.findings import BreakFinding
 
     md = "\n".join(hover._break_md(BreakFinding("k", b.loc, b, count=1, compile_ids=["0/0"])))
     assert "](javascript" not in md and "javascript:" in md  # shown as text

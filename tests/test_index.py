@@ -18,8 +18,9 @@ import pytest
 from dyn_inspect.inspector import index
 from dyn_inspect.inspector.model import RunModel
 from dyn_inspect.inspector.reports import summary_dict
+from dyn_inspect.inspector.reports.findings import build_index, signature
 from dyn_inspect.inspector.run import Run
-from dyn_inspect.lsp.findings import Workspace, build_index, signature
+from dyn_inspect.inspector.workspace import Workspace
 
 DYN = [sys.executable, "-m", "dyn_inspect.cli"]
 

@@ -110,7 +110,7 @@ def test_cli_breaks_prints_the_debug_context(error_break_run: Run) -> None:
 @pytest.mark.corpus
 def test_faces_render_the_debug_context(error_break_run: Run) -> None:
     from dyn_inspect.inspector.export.report import build, report_html, summary_markdown
-    from dyn_inspect.lsp.findings import BreakFinding
+    from dyn_inspect.inspector.reports.findings import BreakFinding
     from dyn_inspect.lsp.hover import _break_md
 
     [site] = break_sites(error_break_run.model)

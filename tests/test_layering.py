@@ -193,11 +193,7 @@ NOT_YET_MOVED: dict[str, set[str]] = {
         "shapes.compile_shapes", "shapes.readable_source", "shapes.shapes_of", "timeline.SpanNode",
         "timeline.TimelineEntry", "timeline.compile_breakdowns", "timeline.timeline_entries",
     },
-    "lsp": {
-        "causes", "causes.causes", "kernel_compile.compile_output", "messages.headline",
-        "recompiles.reasons_of", "recompiles.recompile_timeline", "shapes.compile_shapes",
-        "step_costs.break_costs", "suggestions.suggest",
-    },
+    "lsp": {"causes.causes", "messages.headline"},
     "notebook": set(),
     "inspector.export.report": set(),
 }

@@ -10,9 +10,10 @@ from pathlib import Path
 import pytest
 
 from dyn_inspect.inspector import index
+from dyn_inspect.inspector.reports.findings import build_index
 from dyn_inspect.inspector.run import Run
+from dyn_inspect.inspector.workspace import Workspace
 from dyn_inspect.lsp import findings_cache
-from dyn_inspect.lsp.findings import Workspace, build_index
 
 ROOT = Path(__file__).parent.parent
 

@@ -21,9 +21,10 @@ from pytest_lsp import ClientServerConfig, LanguageClient
 from corpus_support import DYN_INSPECT
 from dyn_inspect.inspector import index
 from dyn_inspect.inspector.locations import run_cwd
+from dyn_inspect.inspector.reports.findings import build_index
 from dyn_inspect.inspector.run import Run
+from dyn_inspect.inspector.workspace import Workspace, norm_path
 from dyn_inspect.lsp import findings_cache, precompute
-from dyn_inspect.lsp.findings import Workspace, build_index, norm_path
 from test_lsp_support import SERVER, corpus_options, ours, start, uri, wait_for
 
 pytestmark = pytest.mark.corpus

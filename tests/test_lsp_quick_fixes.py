@@ -36,11 +36,12 @@ from lsprotocol import types
 from pygls.workspace import PositionCodec
 
 from corpus_support import CACHE_ENV, CORPUS, DYN_INSPECT, marker_line
+from dyn_inspect.inspector.reports.findings import RunIndex, build_index
 from dyn_inspect.inspector.run import Run
+from dyn_inspect.inspector.workspace import Workspace
 from dyn_inspect.lsp import diagnostics as diag_mod
 from dyn_inspect.lsp.code_actions import code_actions
 from dyn_inspect.lsp.documents import TextView, path_uri
-from dyn_inspect.lsp.findings import RunIndex, Workspace, build_index
 from dyn_inspect.lsp.placement import place
 from dyn_inspect.lsp.settings import Settings
 from inductor_pool import seed

@@ -153,7 +153,8 @@ def test_bad_step_counts_are_refused(value: str, tmp_path: Path) -> None:
 
 def test_lsp_hover_shows_the_line_profile(profiled) -> None:
     """The language server's hover on a marked line carries the profiled time of that line."""
-    from dyn_inspect.lsp.findings import Workspace, build_index
+    from dyn_inspect.inspector.reports.findings import build_index
+    from dyn_inspect.inspector.workspace import Workspace
     from dyn_inspect.lsp.hover import profile_at
 
     run, _ = profiled
@@ -210,7 +211,8 @@ def test_step_profile_of_the_example(profiled) -> None:
 
 def test_lsp_hover_on_the_fix_site_gives_the_guard_checks(profiled) -> None:
     from dyn_inspect.inspector.analysis.causes import causes
-    from dyn_inspect.lsp.findings import Workspace, build_index
+    from dyn_inspect.inspector.reports.findings import build_index
+    from dyn_inspect.inspector.workspace import Workspace
     from dyn_inspect.lsp.hover import _cause_md
 
     run, _ = profiled

@@ -100,7 +100,8 @@ def test_every_face_says_the_same_cost(step_cost_run: Run) -> None:
     shown = subprocess.run([str(DYN_INSPECT), "summary", str(step_cost_run.path)], capture_output=True, text=True, timeout=120).stdout
     assert f"at run time: {b.text}" in shown
 
-    from dyn_inspect.lsp.findings import Workspace, build_index
+    from dyn_inspect.inspector.reports.findings import build_index
+    from dyn_inspect.inspector.workspace import Workspace
     from dyn_inspect.lsp.hover import _break_md
 
     index = build_index(step_cost_run, Workspace([CORPUS]))

@@ -174,9 +174,10 @@ def test_faces_say_what_was_degraded(results: dict[str, Result], tmp_path_factor
 
     from dyn_inspect.cli.commands.summary import print_summary
     from dyn_inspect.inspector.reports import summary_dict
+    from dyn_inspect.inspector.reports.findings import build_index
     from dyn_inspect.inspector.reports.screens import environment_text
     from dyn_inspect.inspector.run import Run
-    from dyn_inspect.lsp.findings import Workspace, build_index
+    from dyn_inspect.inspector.workspace import Workspace
 
     run = Run(results["provenance_refused"].run_dir)
     lost = torch_compat.LOSES["provenance"]

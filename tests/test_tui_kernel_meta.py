@@ -27,9 +27,10 @@ from textual.widgets import DataTable
 
 from corpus_support import EXAMPLES, marker_line
 from dyn_inspect.inspector.export import export_run
+from dyn_inspect.inspector.reports.findings import build_index
 from dyn_inspect.inspector.run import Run
+from dyn_inspect.inspector.workspace import Workspace
 from dyn_inspect.lsp.documents import TextView, path_uri
-from dyn_inspect.lsp.findings import Workspace, build_index
 from dyn_inspect.lsp.hover import hover
 from dyn_inspect.lsp.placement import place
 from dyn_inspect.lsp.settings import Settings
