@@ -19,7 +19,6 @@ from dataclasses import dataclass
 
 from lsprotocol import types
 
-from dyn_inspect.inspector.analysis.messages import headline
 from dyn_inspect.inspector.events import Loc
 from dyn_inspect.inspector.links import link_url
 from dyn_inspect.inspector.locations import package_path
@@ -54,7 +53,7 @@ def break_message(b: BreakFinding) -> str:
     e = b.event
     explanation = one_line(e.explanation or e.reason or "")
     where = f" inside {short_location(b.origin)} (called from here)" if b.origin is not None else ""
-    said = headline(e)
+    said = b.headline
     text = f"Graph break{where}: {said}" + (f" — torch: {e.gb_type}" if said != e.gb_type else "")
     if explanation and explanation != e.gb_type:
         text += f" — {explanation}"

@@ -40,7 +40,7 @@ from dyn_inspect.inspector.run import Run
 from dyn_inspect.inspector.workspace import Workspace
 from dyn_inspect.lsp.run_source import Touch
 
-FORMAT = 4  # bump when RunIndex or the findings' meaning changes
+FORMAT = 5  # bump when RunIndex or the findings' meaning changes
 MAX_ENTRIES = 64
 
 

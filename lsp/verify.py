@@ -87,28 +87,16 @@ def run_verify(run_path: str, timeout_s: float = 3600.0, settle_s: float | None 
 
 
 def load(data: dict[str, Any]) -> Verdict:
-    """The verdict plus the sites of its fixed causes (read from the *before* run: that
-    is where the user saw them)."""
-    from dyn_inspect.inspector.analysis.causes import causes
-    from dyn_inspect.inspector.run import Run
-
+    """The verdict plus the lines of its fixed causes (the report's ``marks``: where the
+    user saw them, in the run before the fix)."""
     verdict = Verdict(data)
     if not verdict.verified:
         _unverified_sites(verdict)
         _anchor(verdict, verdict.unverified_sites)
         return verdict  # nothing is marked fixed by a re-run that did not verify the fix
-    fixed = {c["title"] for c in data.get("fixed", [])}
-    try:
-        before = Run(data["before_run"])
-    except Exception:  # noqa: BLE001 - the before run may be gone: no marks, the message stays
-        return verdict
-    for c in causes(before.model):
-        if c.title in fixed:
-            # the fix site first (where the editor showed the cause), then the frames
-            if c.fix is not None:
-                verdict.fixed_sites.setdefault(norm_path(c.fix.file), []).append((c.fix.site_line, c.title))
-            for site in c.sites:
-                verdict.fixed_sites.setdefault(norm_path(site.file), []).append((site.line, c.title))
+    for c in data.get("fixed", []):
+        for mark in c.get("marks", []):
+            verdict.fixed_sites.setdefault(norm_path(mark["file"]), []).append((mark["line"], c["title"]))
     _anchor(verdict, verdict.fixed_sites)
     return verdict
 

@@ -168,7 +168,7 @@ def test_hover_and_diagnostic_make_no_javascript_link(hostile_corpus: dict[str, 
 
     from dyn_inspect.inspector.reports.findings import BreakFinding
 
-    md = "\n".join(hover._break_md(BreakFinding("k", b.loc, b, count=1, compile_ids=["0/0"])))
+    md = "\n".join(hover._break_md(BreakFinding("k", b.loc, b, "headline", count=1, compile_ids=["0/0"])))
     assert "](javascript" not in md and "javascript:" in md  # shown as text
     assert diagnostics.link_url(b.url) is None
 

@@ -109,12 +109,13 @@ def test_cli_breaks_prints_the_debug_context(error_break_run: Run) -> None:
 
 @pytest.mark.corpus
 def test_faces_render_the_debug_context(error_break_run: Run) -> None:
+    from dyn_inspect.inspector.analysis.messages import headline
     from dyn_inspect.inspector.export.report import build, report_html, summary_markdown
     from dyn_inspect.inspector.reports.findings import BreakFinding
     from dyn_inspect.lsp.hover import _break_md
 
     [site] = break_sites(error_break_run.model)
-    hover = "\n".join(_break_md(BreakFinding(site.group.key, site.loc, site.first, site.count, site.compile_ids)))
+    hover = "\n".join(_break_md(BreakFinding(site.group.key, site.loc, site.first, headline(site.first), site.count, site.compile_ids)))
     assert "**torch's debug context:**" in hover and SIN_ERROR in hover
     data = build(
         error_break_run.model, run_id="r", cwd=None, environment={}, redacted=False, selection="all",

@@ -193,7 +193,7 @@ NOT_YET_MOVED: dict[str, set[str]] = {
         "shapes.compile_shapes", "shapes.readable_source", "shapes.shapes_of", "timeline.SpanNode",
         "timeline.TimelineEntry", "timeline.compile_breakdowns", "timeline.timeline_entries",
     },
-    "lsp": {"causes.causes", "messages.headline"},
+    "lsp": set(),
     "notebook": set(),
     "inspector.export.report": set(),
 }

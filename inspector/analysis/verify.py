@@ -186,6 +186,11 @@ def _counts(m: RunModel, found: list[Cause]) -> typed.VerifyCounts:
     )
 
 
+def _marks(c: Cause) -> list[typed.CauseSite]:
+    fix = [typed.CauseSite(file=c.fix.file, line=c.fix.site_line, name=None)] if c.fix is not None else []
+    return fix + [typed.CauseSite(file=s.file, line=s.line, name=s.name) for s in c.sites]
+
+
 def _us(c: Cause | None) -> float | None:
     return round(c.step_cost.us, 3) if c is not None and c.step_cost is not None else None
 
@@ -277,7 +282,7 @@ def verify_report(before: Run, after: Run, plan: RerunPlan, exit_code: int, stop
         before=_counts(bm, cb),
         after=_counts(am, ca),
         fixed=[
-            typed.FixedCause(title=c.title, kind=c.kind, recompiles=c.recompile_count, us_per_step=_us(c))
+            typed.FixedCause(title=c.title, kind=c.kind, recompiles=c.recompile_count, us_per_step=_us(c), marks=_marks(c))
             for c in cb
             if _cause_key(c) not in keys_after
         ],

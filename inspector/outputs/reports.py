@@ -1077,6 +1077,9 @@ class FixedCause(Output):
     kind: str
     recompiles: int
     us_per_step: float | None = None  # what it cost per profiled step before the fix
+    # the lines an editor marks "fixed ✓", in the run before the fix: the fix's own line
+    # first (where the editor showed the cause), then each line the cause showed at
+    marks: list[CauseSite] = []
 
 
 class CauseTitle(Output):

@@ -29,6 +29,7 @@ from dataclasses import dataclass, field, replace
 
 from dyn_inspect.inspector.analysis import causes as _causes
 from dyn_inspect.inspector.analysis.kernel_compile import compile_output
+from dyn_inspect.inspector.analysis.messages import headline
 from dyn_inspect.inspector.analysis.recompiles import reasons_of, recompile_timeline
 from dyn_inspect.inspector.analysis.step_costs import break_costs
 from dyn_inspect.inspector.analysis.suggestions import suggest
@@ -89,6 +90,7 @@ class BreakFinding:
     key: str
     loc: Loc  # the workspace location shown
     event: GraphBreak  # the first hit attributed here (type, id, url, reason, hints, stack)
+    headline: str  # the inspector's words for it (``analysis.messages.headline``), as every face says it
     count: int = 0
     compile_ids: list[str] = field(default_factory=list)
     origin: Loc | None = None  # the innermost (library) location when attributed elsewhere
@@ -327,7 +329,9 @@ def _add_breaks(m: RunModel, ws: Workspace, files: dict[str, FileFindings]) -> N
                 continue
             finding = placed.get(where)
             if finding is None:
-                finding = placed[where] = BreakFinding(group.key, shown, event, origin=origin, step_cost=cost.text if cost else None)
+                finding = placed[where] = BreakFinding(
+                    group.key, shown, event, headline(event), origin=origin, step_cost=cost.text if cost else None
+                )
                 files[where[0]].breaks.append(finding)
             finding.count += 1
             if event.cid is not None and event.cid not in finding.compile_ids:

@@ -537,6 +537,7 @@ export interface FixedCause {
     kind: string;
     recompiles: number;
     us_per_step?: number | null;
+    marks?: CauseSite[];
 }
 
 export interface FrameTime {
