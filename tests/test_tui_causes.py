@@ -95,7 +95,7 @@ async def test_v_verifies_the_fix_and_marks_the_cause_fixed(tmp_path: Path) -> N
         # the edit the user makes: the fix's code after the line the Fix column names
         train = work / "train.py"
         lines = train.read_text().splitlines(keepends=True)
-        lines.insert(first.fix.after_line, f"{first.fix.indent}{first.fix.code}\n")
+        lines.insert(first.fix.after_line, first.fix.insert)
         train.write_text("".join(lines))
 
         await pilot.press("v")

@@ -15,12 +15,15 @@ import shlex
 import msgspec
 
 from dyn_inspect.inspector.analysis.breaks import attributed_loc
+from dyn_inspect.inspector.analysis.causes import Cause, causes
 from dyn_inspect.inspector.analysis.failures import CompileFailure, compile_failures, failure_sites
 from dyn_inspect.inspector.analysis.messages import headline, label
 from dyn_inspect.inspector.analysis.no_graph import no_graph
 from dyn_inspect.inspector.analysis.recompiles import frames_with_recompiles
 from dyn_inspect.inspector.events import Loc
 from dyn_inspect.inspector.model import BreakGroup, CompileInfo, FrameInfo, KernelInfo, RunModel
+from dyn_inspect.inspector.outputs.reports import CauseFix
+from dyn_inspect.inspector.reports.causes import cause_output
 
 
 class Scope(msgspec.Struct, frozen=True):
@@ -288,6 +291,54 @@ def failure_site_rows(model: RunModel, scope: Scope = ALL) -> list[FailureSiteRo
 def compile_breaks(c: CompileInfo) -> list[tuple[Loc, str]]:
     """Each break a compile hit: torch's location and the label lists show (headline, gb id)."""
     return [(b.loc, label(b)) for b in c.breaks]
+
+
+class CauseRow(msgspec.Struct, frozen=True):
+    """One root cause as the Causes view lists and details it (``analysis.causes``)."""
+
+    key: str
+    kind: str
+    title: str
+    detail: str
+    cost: tuple[int, float, float, int]  # what the list sorts by (recompiles, compile s, µs/step, fragments)
+    cost_label: str  # "3 recompiles", "110 µs/step", "2 hits"
+    where: Loc | None  # where the fix goes (the line that makes the variable), else the first site
+    sites: list[Loc]
+    fix: CauseFix | None  # as ``causes --json`` gives it
+    fix_line: str | None  # the fix's code on one line
+    run_time: str | None  # its time per profiled step, as every face says it
+    no_fix: str | None  # the sentence every face shows for a cause without a fix
+
+
+def _cause_row(c: Cause) -> CauseRow:
+    site = c.sites[0] if c.sites else None
+    fix = c.fix
+    typed_fix = cause_output(c).fix
+    return CauseRow(
+        key=f"{c.kind}|{c.title}|{site.file if site else ''}:{site.line if site else 0}",
+        kind=c.kind,
+        title=c.title,
+        detail=c.detail,
+        cost=c.cost,
+        cost_label=c.cost_label,
+        where=Loc(file=fix.file, line=fix.site_line) if fix is not None else site,
+        sites=list(c.sites),
+        fix=typed_fix,
+        fix_line=fix.one_line if fix is not None else None,
+        run_time=c.run_time,
+        no_fix=c.no_fix,
+    )
+
+
+def _in_scope(c: Cause, scope: Scope) -> bool:
+    if c.break_group is not None:
+        return any(scope.has(log) for log, _ in c.break_group.hits)
+    return any(scope.has(r.log) for r in c.recompiles)
+
+
+def cause_rows(model: RunModel, scope: Scope = ALL) -> list[CauseRow]:
+    """The root causes of the processes in ``scope``, most expensive first."""
+    return [_cause_row(c) for c in causes(model) if _in_scope(c, scope)]
 
 
 def frames(model: RunModel, scope: Scope = ALL) -> list[FrameInfo]:

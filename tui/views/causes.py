@@ -1,4 +1,4 @@
-"""Root causes (``inspector.analysis.causes``): the run's recompiles and graph breaks grouped
+"""Root causes (``inspector.reports.screens.cause_rows``, from ``inspector.analysis.causes``): the run's recompiles and graph breaks grouped
 by what causes them, most expensive first, each with its one fix and where it goes.
 
 On the bundled example the five batch-size recompiles (forward, three resume functions, a
@@ -21,11 +21,11 @@ from textual import work
 from textual.app import App
 from textual.widgets import DataTable
 
-from dyn_inspect.inspector.analysis.causes import Cause, causes
 from dyn_inspect.inspector.events import Loc
 from dyn_inspect.inspector.model import RunModel
 from dyn_inspect.inspector.outputs.reports import VerifyReport
 from dyn_inspect.inspector.reports import screens
+from dyn_inspect.inspector.reports.screens import CauseRow
 from dyn_inspect.tui.display import display_loc
 from dyn_inspect.tui.messages import LabelChanged
 from dyn_inspect.tui.source import snippet
@@ -35,24 +35,6 @@ from dyn_inspect.tui.widgets import DetailPane
 
 # Recompiles + unique breaks above which a finished run's causes are ranked in a thread.
 RANK_IN_THREAD_ABOVE = 200
-
-
-def in_scope(c: Cause, scope: screens.Scope) -> bool:
-    if c.break_group is not None:
-        return any(scope.has(log) for log, _ in c.break_group.hits)
-    return any(scope.has(r.log) for r in c.recompiles)
-
-
-def cause_key(c: Cause) -> str:
-    site = c.sites[0] if c.sites else None
-    return f"{c.kind}|{c.title}|{site.file if site else ''}:{site.line if site else 0}"
-
-
-def fix_loc(c: Cause) -> Loc | None:
-    """Where the fix goes (the line that makes the variable), else the first site."""
-    if c.fix is not None:
-        return Loc(file=c.fix.file, line=c.fix.site_line)
-    return c.sites[0] if c.sites else None
 
 
 @dataclass
@@ -143,19 +125,19 @@ one fix, at the line that makes the variable.
 
     def __init__(self, *, id: str | None = None) -> None:  # noqa: A002
         super().__init__(id=id)
-        self._causes: dict[str, Cause] = {}
+        self._causes: dict[str, CauseRow] = {}
         self._computed: tuple[int, int, screens.Scope] | None = None  # (model id, events, scope)
         self._ranking: tuple[int, int, screens.Scope] | None = None  # being ranked in a thread
-        self._list: list[Cause] = []
+        self._list: list[CauseRow] = []
         self._shown: str | None = None
         self.verdict: Verdict | None = None
         self.verifying = False
 
-    def ranked(self, model: RunModel, scope: screens.Scope) -> list[Cause]:
+    def ranked(self, model: RunModel, scope: screens.Scope) -> list[CauseRow]:
         """The causes in ``scope``, computed again only when the run grew."""
         key = (id(model), model.event_count, scope)
         if self._computed != key:
-            self._list = [c for c in causes(model) if in_scope(c, scope)]
+            self._list = screens.cause_rows(model, scope)
             self._computed = key
         return self._list
 
@@ -175,10 +157,10 @@ one fix, at the line that makes the variable.
     def _rank_in_thread(self, app: App[object], model: RunModel, scope: screens.Scope, key: tuple[int, int, screens.Scope]) -> None:
         # ``app`` is passed in: this view may not be mounted yet, and an unmounted widget
         # finds its app only on the UI thread.
-        found = [c for c in causes(model) if in_scope(c, scope)]
+        found = screens.cause_rows(model, scope)
         app.call_from_thread(self._ranked, key, found)
 
-    def _ranked(self, key: tuple[int, int, screens.Scope], found: list[Cause]) -> None:
+    def _ranked(self, key: tuple[int, int, screens.Scope], found: list[CauseRow]) -> None:
         if self._ranking != key:
             return  # overtaken (the scope changed meanwhile)
         self._list, self._computed = found, key
@@ -188,13 +170,13 @@ one fix, at the line that makes the variable.
         super().sync(ctx)
         table = self.query_one(DataTable)
         ranked = self.ranked(ctx.run.model, ctx.scope)
-        keys = [cause_key(c) for c in ranked]
+        keys = [c.key for c in ranked]
         if keys != list(self._causes):
             # the ranking moves as the run grows: rebuild (a run has few causes)
             table.clear()
             self._causes = dict(zip(keys, ranked, strict=True))
             for n, (key, c) in enumerate(self._causes.items(), start=1):
-                fix = f"{c.fix.one_line}  ({display_loc(fix_loc(c), ctx.cwd)})" if c.fix is not None else "—"
+                fix = f"{c.fix_line}  ({display_loc(c.where, ctx.cwd)})" if c.fix_line is not None else "—"
                 table.add_row(
                     Cell(str(n), n, justify="right"),
                     Cell(c.cost_label, c.cost),
@@ -227,12 +209,12 @@ one fix, at the line that makes the variable.
         if c.no_fix is not None:
             head.append(Text(c.no_fix.capitalize(), style="dim"))
         parts: list[RenderableType] = [Group(*head)]
-        where = fix_loc(c)
+        where = c.where
         if c.fix is not None and where is not None:
             parts.append(
                 Text.assemble(
                     ("Fix: ", "bold green"),
-                    (c.fix.one_line, "bold"),
+                    (c.fix_line or "", "bold"),
                     f"  {c.fix.why}, {'at' if c.fix.replaces is not None else 'after'} line {c.fix.after_line}",
                 )
             )
@@ -250,7 +232,7 @@ one fix, at the line that makes the variable.
         for c in self.ranked(ctx.run.model, ctx.scope):
             fix = c.fix.code if c.fix is not None else None
             if matches(query, c.title, c.detail, fix, *(Path(s.file).name for s in c.sites)):
-                hits.append(SearchHit(self.view_id, cause_key(c), f"cause     {c.title}" + (f"  fix: {fix}" if fix else "")))
+                hits.append(SearchHit(self.view_id, c.key, f"cause     {c.title}" + (f"  fix: {fix}" if fix else "")))
         return hits
 
     def reveal(self, key: str) -> None:
@@ -263,7 +245,7 @@ one fix, at the line that makes the variable.
     def selected_location(self) -> Loc | None:
         if self._shown is None or self._shown not in self._causes:
             return None
-        return fix_loc(self._causes[self._shown])
+        return self._causes[self._shown].where
 
     def action_verify(self) -> None:
         ctx = self.ctx
