@@ -1,18 +1,31 @@
 """Timing one training step the same way in every benchmark workload.
 
-A workload calls ``run_steps(step, ...)``: the first call (compile + first step) and the
-steady-state steps are timed here, with the device synchronized around each step, and the
+A workload takes its common options from ``workload_parser`` and calls
+``run_steps(step, ...)``: the first call (compile + first step) and the steady-state steps
+are timed here, with the device synchronized around each step, and the
 result is printed as one ``BENCH {json}`` line that ``bench/bench_overhead.py`` parses.
 """
 
 from __future__ import annotations
 
+import argparse
 import json
 import statistics
 import time
 from collections.abc import Callable
 
 import torch
+
+
+def workload_parser(*, device: str, steps: int, warmup: int) -> argparse.ArgumentParser:
+    """The options every workload takes (``--device``, ``--steps``, ``--warmup``) with its
+    defaults; a workload adds its own. Seeds torch: every workload starts from one state."""
+    torch.manual_seed(0)
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--device", default=device)
+    parser.add_argument("--steps", type=int, default=steps)
+    parser.add_argument("--warmup", type=int, default=warmup)
+    return parser
 
 
 def _sync(device: str) -> None:

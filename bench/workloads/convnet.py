@@ -2,10 +2,8 @@
 
 from __future__ import annotations
 
-import argparse
-
 import torch
-from _timing import run_steps
+from _timing import run_steps, workload_parser
 from torch import nn
 
 
@@ -31,12 +29,8 @@ class ConvNet(nn.Module):
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--device", default="cpu")
-    parser.add_argument("--steps", type=int, default=20)
-    parser.add_argument("--warmup", type=int, default=3)
+    parser = workload_parser(device="cpu", steps=20, warmup=3)
     args = parser.parse_args()
-    torch.manual_seed(0)
     model = ConvNet().to(args.device)
     compiled = torch.compile(model)
     opt = torch.optim.SGD(model.parameters(), lr=0.01, momentum=0.9)

@@ -4,27 +4,22 @@ a second length afterwards, which recompiles (the recompile the recorded run sho
 
 from __future__ import annotations
 
-import argparse
 import os
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
 import torch
-from _timing import run_steps
+from _timing import run_steps, workload_parser
 from transformers import GPT2Config, GPT2LMHeadModel
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--device", default="cuda")
-    parser.add_argument("--steps", type=int, default=20)
-    parser.add_argument("--warmup", type=int, default=3)
+    parser = workload_parser(device="cuda", steps=20, warmup=3)
     parser.add_argument("--batch", type=int, default=16)
     parser.add_argument("--seq-lens", default="256", help="comma-separated; steps after the first length recompile")
     parser.add_argument("--extra-steps", type=int, default=3, help="steps at each further length")
     args = parser.parse_args()
     lens = [int(s) for s in args.seq_lens.split(",")]
-    torch.manual_seed(0)
     model = GPT2LMHeadModel(GPT2Config()).to(args.device)
     model.train()
     compiled = torch.compile(model)

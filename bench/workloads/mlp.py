@@ -2,21 +2,15 @@
 
 from __future__ import annotations
 
-import argparse
-
 import torch
-from _timing import run_steps
+from _timing import run_steps, workload_parser
 from torch import nn
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--device", default="cpu")
-    parser.add_argument("--steps", type=int, default=30)
-    parser.add_argument("--warmup", type=int, default=3)
+    parser = workload_parser(device="cpu", steps=30, warmup=3)
     parser.add_argument("--width", type=int, default=512)
     args = parser.parse_args()
-    torch.manual_seed(0)
     model = nn.Sequential(
         nn.Linear(256, args.width),
         nn.GELU(),

@@ -4,11 +4,10 @@ benchmark's joint graphs come from here)."""
 
 from __future__ import annotations
 
-import argparse
 import math
 
 import torch
-from _timing import run_steps
+from _timing import run_steps, workload_parser
 from torch import nn
 from torch.nn import functional as F
 
@@ -56,14 +55,10 @@ class GPT(nn.Module):
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--device", default="cpu")
-    parser.add_argument("--steps", type=int, default=3)
-    parser.add_argument("--warmup", type=int, default=1)
+    parser = workload_parser(device="cpu", steps=3, warmup=1)
     parser.add_argument("--layers", type=int, default=2)
     parser.add_argument("--width", type=int, default=32)
     args = parser.parse_args()
-    torch.manual_seed(0)
     vocab, context = 64, 16
     model = GPT(vocab, context, args.width, args.layers, heads=2).to(args.device)
     compiled = torch.compile(model)

@@ -3,22 +3,16 @@ may use TF32, torch's default), SGD with momentum."""
 
 from __future__ import annotations
 
-import argparse
-
 import torch
 import torchvision
-from _timing import run_steps
+from _timing import run_steps, workload_parser
 from torch import nn
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--device", default="cuda")
-    parser.add_argument("--steps", type=int, default=20)
-    parser.add_argument("--warmup", type=int, default=3)
+    parser = workload_parser(device="cuda", steps=20, warmup=3)
     parser.add_argument("--batch", type=int, default=32)
     args = parser.parse_args()
-    torch.manual_seed(0)
     model = torchvision.models.resnet50(weights=None).to(args.device)
     model.train()
     compiled = torch.compile(model)
