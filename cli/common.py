@@ -33,6 +33,17 @@ def parse_ranks(text: str) -> tuple[int, ...]:
     return tuple(sorted(out))
 
 
+def add_run_arguments(parser: argparse.ArgumentParser, *, json: bool = False, rank: bool = False) -> None:
+    """The run a reading command reads (``RUN``, ``--runs-dir``), and with ``json`` its
+    ``--json`` and with ``rank`` its ``--rank``."""
+    parser.add_argument("run", nargs="?", help="run directory or id (default: latest)")
+    parser.add_argument("--runs-dir", metavar="DIR")
+    if json:
+        parser.add_argument("--json", action="store_true", help="machine-readable output")
+    if rank:
+        add_rank_argument(parser)
+
+
 def add_rank_argument(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--rank", type=parse_ranks, metavar="R", help="only these ranks' processes: 3, or ranges like 0-3,7 (default: all ranks)"

@@ -8,7 +8,7 @@ import sys
 
 from rich.table import Table
 
-from dyn_inspect.cli.common import add_rank_argument, open_cli_run, print_read_warnings
+from dyn_inspect.cli.common import add_run_arguments, open_cli_run, print_read_warnings
 from dyn_inspect.inspector.analysis.breaks import break_sites
 from dyn_inspect.inspector.analysis.messages import headline, label
 from dyn_inspect.inspector.console import make_console
@@ -20,16 +20,13 @@ HELP = "list graph breaks (deduplicated) with hit counts and the user line they 
 
 
 def prepare_parser(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("run", nargs="?", help="run directory or id (default: latest)")
-    parser.add_argument("--runs-dir", metavar="DIR")
+    add_run_arguments(parser, json=True, rank=True)
     parser.add_argument(
         "--root",
         metavar="DIR",
         help="workspace root: attribute each break to the nearest frame inside it (default: the innermost non-library frame)",
     )
     parser.add_argument("--stacks", action="store_true", help="print each break's full stack and torch's hints")
-    parser.add_argument("--json", action="store_true", help="machine-readable output")
-    add_rank_argument(parser)
 
 
 def run(args: argparse.Namespace) -> int:

@@ -9,7 +9,7 @@ import sys
 
 from rich.table import Table
 
-from dyn_inspect.cli.common import add_rank_argument, open_cli_run, print_read_warnings
+from dyn_inspect.cli.common import add_run_arguments, open_cli_run, print_read_warnings
 from dyn_inspect.inspector.analysis.cache import CompileCache, cache_report, component_words, miss_diff
 from dyn_inspect.inspector.console import make_console
 from dyn_inspect.inspector.locations import short_path
@@ -20,10 +20,7 @@ HELP = "compile caches per compile: FX graph / AOTAutograd / Triton hit, miss or
 
 
 def prepare_parser(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("run", nargs="?", help="run directory or id (default: latest)")
-    parser.add_argument("--runs-dir", metavar="DIR")
-    parser.add_argument("--json", action="store_true", help="machine-readable output")
-    add_rank_argument(parser)
+    add_run_arguments(parser, json=True, rank=True)
 
 
 def _cell(cc: CompileCache, cache: str) -> str:

@@ -7,7 +7,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from dyn_inspect.cli.common import add_rank_argument, open_cli_run, print_read_warnings
+from dyn_inspect.cli.common import add_run_arguments, open_cli_run, print_read_warnings
 from dyn_inspect.inspector.analysis.causes import causes
 from dyn_inspect.inspector.console import make_console
 from dyn_inspect.inspector.outputs import to_json
@@ -17,10 +17,7 @@ HELP = "group recompiles and graph breaks by root cause, with one fix per cause"
 
 
 def prepare_parser(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("run", nargs="?", help="run directory or id (default: latest)")
-    parser.add_argument("--runs-dir", metavar="DIR")
-    parser.add_argument("--json", action="store_true", help="machine-readable output")
-    add_rank_argument(parser)
+    add_run_arguments(parser, json=True, rank=True)
 
 
 def run(args: argparse.Namespace) -> int:

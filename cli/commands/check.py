@@ -15,7 +15,7 @@ from typing import Any
 
 import msgspec
 
-from dyn_inspect.cli.common import add_rank_argument, open_cli_run, print_read_warnings
+from dyn_inspect.cli.common import add_run_arguments, open_cli_run, print_read_warnings
 from dyn_inspect.inspector.console import make_console
 from dyn_inspect.inspector.locations import file_line, short_path
 from dyn_inspect.inspector.outputs import reports as typed
@@ -27,8 +27,7 @@ HELP = "CI gate: exit 1 when graph breaks/recompiles exceed limits or are new vs
 
 
 def prepare_parser(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("run", nargs="?", help="run directory or id (default: latest)")
-    parser.add_argument("--runs-dir", metavar="DIR")
+    add_run_arguments(parser, json=True, rank=True)
     parser.add_argument("--max-graph-breaks", type=int, metavar="N", help="most unique graph-break sites allowed")
     parser.add_argument("--max-recompiles", type=int, metavar="N", help="most recompiles allowed")
     parser.add_argument("--max-causes", type=int, metavar="N", help="most recompile root causes allowed (dyn-inspect causes)")
@@ -43,8 +42,6 @@ def prepare_parser(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--max-divergences", type=int, metavar="N", help="most rank divergences allowed (distributed runs; always reported)"
     )
-    parser.add_argument("--json", action="store_true", help="machine-readable output")
-    add_rank_argument(parser)
 
 
 def run(args: argparse.Namespace) -> int:

@@ -11,7 +11,7 @@ import sys
 
 from rich.table import Table
 
-from dyn_inspect.cli.common import add_rank_argument, open_cli_run, print_read_warnings
+from dyn_inspect.cli.common import add_run_arguments, open_cli_run, print_read_warnings
 from dyn_inspect.inspector.analysis.bytecode import ResumeFunction, compile_code, find
 from dyn_inspect.inspector.console import make_console
 from dyn_inspect.inspector.errors import InspectorError
@@ -25,10 +25,7 @@ HELP = "Dynamo's code for one compile: original vs transformed bytecode by sourc
 
 def prepare_parser(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("compile_id", metavar="CID", help="compile id as the other commands print it (0/1)")
-    parser.add_argument("run", nargs="?", help="run directory or id (default: latest)")
-    parser.add_argument("--runs-dir", metavar="DIR")
-    parser.add_argument("--json", action="store_true", help="machine-readable output")
-    add_rank_argument(parser)
+    add_run_arguments(parser, json=True, rank=True)
 
 
 def _resume_text(r: ResumeFunction) -> str:

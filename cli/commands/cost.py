@@ -12,7 +12,7 @@ from pathlib import Path
 
 from rich.table import Table
 
-from dyn_inspect.cli.common import add_rank_argument, open_cli_run, print_read_warnings
+from dyn_inspect.cli.common import add_run_arguments, open_cli_run, print_read_warnings
 from dyn_inspect.inspector.console import make_console
 from dyn_inspect.inspector.errors import InspectorError
 from dyn_inspect.inspector.locations import file_line, short_path
@@ -26,15 +26,12 @@ HELP = "where a profiled step's time goes (compiled graphs, eager in compiled co
 
 
 def prepare_parser(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("run", nargs="?", help="run directory or id (default: latest)")
-    parser.add_argument("--runs-dir", metavar="DIR")
-    parser.add_argument("--json", action="store_true", help="machine-readable output")
+    add_run_arguments(parser, json=True, rank=True)
     parser.add_argument(
         "--eager",
         metavar="RUN",
         help="the same program recorded with `--disable-compile --profile N`: the speedup, and when compiling pays back",
     )
-    add_rank_argument(parser)
 
 
 def _eager_run(arg: str, runs_dir: str | None) -> Run:

@@ -9,7 +9,7 @@ import math
 import sys
 import time
 
-from dyn_inspect.cli.common import skipped_lines
+from dyn_inspect.cli.common import add_run_arguments, skipped_lines
 from dyn_inspect.inspector.export import ExportPlan, PictureOptions, export_run
 from dyn_inspect.inspector.export.pictures import BUDGET_S, MAX_NODES
 from dyn_inspect.inspector.outputs import to_json
@@ -19,8 +19,7 @@ HELP = "write a bug-report bundle (zip): graphs, runnable repros, kernels, repor
 
 
 def prepare_parser(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("run", nargs="?", help="run directory or id (default: latest)")
-    parser.add_argument("--runs-dir", metavar="DIR")
+    add_run_arguments(parser)
     parser.add_argument("-o", "--output", metavar="FILE.zip", help="where to write (default: ./dyn-inspect-<run-id>.zip)")
     parser.add_argument(
         "--compile-id",

@@ -13,7 +13,7 @@ from rich.padding import Padding
 from rich.table import Table
 from rich.text import Text
 
-from dyn_inspect.cli.common import add_rank_argument, open_cli_run, print_read_warnings
+from dyn_inspect.cli.common import add_run_arguments, open_cli_run, print_read_warnings
 from dyn_inspect.inspector.analysis.kernel_compile import (
     IR_STAGES,
     KernelSignature,
@@ -36,8 +36,7 @@ HELP = "one kernel in full: compile metadata, launches, IR stages (--stage), a r
 
 def prepare_parser(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("name", help="kernel name (as `dyn-inspect kernels` lists it)")
-    parser.add_argument("run", nargs="?", help="run directory or id (default: latest)")
-    parser.add_argument("--runs-dir", metavar="DIR")
+    add_run_arguments(parser, json=True, rank=True)
     parser.add_argument("--compile", metavar="CID", help="the compile, when several made a kernel of this name")
     parser.add_argument("--backward", action="store_true", help="the backward graph's kernel of this name")
     parser.add_argument("--stage", choices=IR_STAGES, help="print one stage: the kernel's source, or an IR kept by `run --kernel-ir`")
@@ -45,8 +44,6 @@ def prepare_parser(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--repro", action="store_true", help="write a script that runs and times this kernel as compiled")
     parser.add_argument("-o", "--output", metavar="FILE", help="with --repro: where to write it (default: stdout)")
     parser.add_argument("--force", action="store_true", help="with -o: overwrite FILE if it exists")
-    parser.add_argument("--json", action="store_true", help="machine-readable output")
-    add_rank_argument(parser)
 
 
 def find_kernel(model: RunModel, name: str, cid: str | None, backward: bool) -> KernelInfo:

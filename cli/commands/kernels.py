@@ -11,7 +11,7 @@ from typing import Any
 
 from rich.table import Table
 
-from dyn_inspect.cli.common import add_rank_argument, open_cli_run, print_read_warnings
+from dyn_inspect.cli.common import add_run_arguments, open_cli_run, print_read_warnings
 from dyn_inspect.inspector.analysis.costs import SORTS, cost_of, kernel_cost
 from dyn_inspect.inspector.analysis.kernel_compile import config_text
 from dyn_inspect.inspector.analysis.kernels import Vectorization, effective_isa, vectorization
@@ -26,8 +26,7 @@ HELP = "list generated kernels by compile or by source line (--at FILE:LINE), wi
 
 
 def prepare_parser(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("run", nargs="?", help="run directory or id (default: latest)")
-    parser.add_argument("--runs-dir", metavar="DIR")
+    add_run_arguments(parser, json=True, rank=True)
     parser.add_argument("--at", metavar="FILE:LINE", help="only kernels generated from this source line (Inductor provenance)")
     parser.add_argument(
         "--sort",
@@ -35,8 +34,6 @@ def prepare_parser(parser: argparse.ArgumentParser) -> None:
         help="order: time (per step, default for a profiled run), calls, bandwidth, flops, "
         "registers, spills, shared (Triton compile metadata), name, compile",
     )
-    parser.add_argument("--json", action="store_true", help="machine-readable output")
-    add_rank_argument(parser)
 
 
 def coverage_text(v: Vectorization) -> str:

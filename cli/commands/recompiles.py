@@ -7,7 +7,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from dyn_inspect.cli.common import add_rank_argument, open_cli_run, print_read_warnings
+from dyn_inspect.cli.common import add_run_arguments, open_cli_run, print_read_warnings
 from dyn_inspect.inspector.analysis.causes import describe_fix, recompile_causes
 from dyn_inspect.inspector.analysis.shapes import shapes_of
 from dyn_inspect.inspector.console import make_console
@@ -20,11 +20,8 @@ MAX_OLDER_ENTRIES = 2  # older cache entries' failures printed per recompile (te
 
 
 def prepare_parser(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("run", nargs="?", help="run directory or id (default: latest)")
-    parser.add_argument("--runs-dir", metavar="DIR")
+    add_run_arguments(parser, json=True, rank=True)
     parser.add_argument("--all", action="store_true", help="also list frames compiled only once")
-    parser.add_argument("--json", action="store_true", help="machine-readable output")
-    add_rank_argument(parser)
 
 
 def run(args: argparse.Namespace) -> int:

@@ -8,7 +8,7 @@ import argparse
 import sys
 from typing import Any
 
-from dyn_inspect.cli.common import add_rank_argument, open_cli_run, print_read_warnings
+from dyn_inspect.cli.common import add_run_arguments, open_cli_run, print_read_warnings
 from dyn_inspect.inspector.analysis.shapes import compile_shapes, readable_source
 from dyn_inspect.inspector.console import make_console
 from dyn_inspect.inspector.locations import file_line, short_path
@@ -19,10 +19,7 @@ HELP = "dynamic shapes per compile: symbols created, dims specialized (and the l
 
 
 def prepare_parser(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("run", nargs="?", help="run directory or id (default: latest)")
-    parser.add_argument("--runs-dir", metavar="DIR")
-    parser.add_argument("--json", action="store_true", help="machine-readable output")
-    add_rank_argument(parser)
+    add_run_arguments(parser, json=True, rank=True)
 
 
 def _where(loc: Any) -> str:

@@ -9,7 +9,7 @@ from typing import IO, Any
 
 from rich.text import Text
 
-from dyn_inspect.cli.common import add_rank_argument, skipped_lines
+from dyn_inspect.cli.common import add_run_arguments, skipped_lines
 from dyn_inspect.inspector.console import make_console
 from dyn_inspect.inspector.locations import file_line, short_path
 from dyn_inspect.inspector.outputs import to_json
@@ -24,11 +24,8 @@ HELP = "summarize a run: frames, graph breaks, recompiles, kernels, compile time
 
 
 def prepare_parser(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("run", nargs="?", help="run directory or id (default: latest)")
-    parser.add_argument("--runs-dir", metavar="DIR")
-    parser.add_argument("--json", action="store_true", help="machine-readable output")
+    add_run_arguments(parser, json=True, rank=True)
     parser.add_argument("--all", action="store_true", help="list every recompile and compile failure (by default: the top few)")
-    add_rank_argument(parser)
 
 
 TOP_FAILURE_SITES = TOP_RECOMPILED  # failure sites the text summary lists without --all

@@ -7,7 +7,7 @@ import argparse
 import os
 import sys
 
-from dyn_inspect.cli.common import add_rank_argument, open_cli_run, print_read_warnings
+from dyn_inspect.cli.common import add_run_arguments, open_cli_run, print_read_warnings
 from dyn_inspect.inspector.analysis.timeline import chrome_trace, encode
 from dyn_inspect.inspector.errors import InspectorError
 
@@ -15,13 +15,11 @@ HELP = "write the compile timeline (torch's stage timings + breaks/recompiles) a
 
 
 def prepare_parser(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("run", nargs="?", help="run directory or id (default: latest)")
-    parser.add_argument("--runs-dir", metavar="DIR")
+    add_run_arguments(parser, rank=True)
     parser.add_argument(
         "-o", "--output", metavar="FILE", default="trace.json", help="where to write it (default: trace.json; - for stdout)"
     )
     parser.add_argument("--force", action="store_true", help="overwrite an existing file")
-    add_rank_argument(parser)
 
 
 def run(args: argparse.Namespace) -> int:
