@@ -186,11 +186,8 @@ NOT_YET_MOVED: dict[str, set[str]] = {
     "tui": {
         "guards", "recompiles", "bytecode.CompileCode", "bytecode.RESUME_RE",
         "bytecode.compile_code", "cache.CacheReport", "cache.cache_report", "cache.compile_cache",
-        "cache.unread_lookups", "costs.kernel_cost", "costs.sort_key",
-        "kernel_compile.compile_output",
-        "kernel_compile.config_text", "kernel_compile.launch_findings", "kernel_compile.launches",
-        "shapes.CompileShapes", "shapes.SymbolInfo",
-        "shapes.compile_shapes", "shapes.readable_source", "shapes.shapes_of", "timeline.SpanNode",
+        "cache.unread_lookups", "costs.kernel_cost", "costs.sort_key", "kernel_compile.config_text",
+        "shapes.CompileShapes", "shapes.SymbolInfo", "shapes.compile_shapes", "shapes.readable_source", "shapes.shapes_of", "timeline.SpanNode",
         "timeline.TimelineEntry", "timeline.compile_breakdowns", "timeline.timeline_entries",
     },
     "lsp": set(),

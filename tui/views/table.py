@@ -13,9 +13,10 @@ from textual.app import ComposeResult
 from textual.containers import Horizontal
 from textual.widgets import DataTable
 
-from dyn_inspect.inspector.analysis.kernel_compile import compile_output, launch_findings, launches
 from dyn_inspect.inspector.events import Kernel
 from dyn_inspect.inspector.model import FrameInfo, KernelInfo
+from dyn_inspect.inspector.outputs.reports import KernelCompile
+from dyn_inspect.inspector.reports.kernels import kernel
 from dyn_inspect.inspector.reports.screens import Scope
 from dyn_inspect.tui.display import display_loc
 from dyn_inspect.tui.source import code_view, cut_code
@@ -189,26 +190,30 @@ def kernel_source(ctx: Context, k: Kernel, source: str | None = None) -> list[Re
 
 
 def kernel_detail(ctx: Context, k: KernelInfo) -> list[RenderableType]:
+    """One kernel as ``dyn-inspect kernel`` answers it (``inspector.reports.kernels.kernel``):
+    what it fuses, its lines, its compile, its cost per profiled step and the launches that
+    differ from what it was compiled for; then its source."""
     e = k.event
-    parts: list[RenderableType] = [Text.assemble((e.name, "bold"), f"  {e.backend}", ("  backward" if e.backward else "", "dim"))]
-    if e.fused_ops:
-        parts.append(Text("fused: " + ", ".join(e.fused_ops)))
+    source = ctx.run.blob_text(e.source)
+    d = kernel(ctx.run.model, k, source)
+    parts: list[RenderableType] = [Text.assemble((d.name, "bold"), f"  {d.backend}", ("  backward" if d.backward else "", "dim"))]
+    if d.fused_ops:
+        parts.append(Text("fused: " + ", ".join(d.fused_ops)))
     if k.lines:
         parts.append(Text("from: " + ", ".join(display_loc(loc, ctx.cwd) for loc in k.lines), style="cyan"))
-    if e.vectorized:
-        parts.append(Text(f"vectorized: {e.vectorized}", style="dim"))
-    source = ctx.run.blob_text(e.source)
-    parts.extend(kernel_compile_lines(ctx, k))
-    p = k.profile
-    if p is not None and p.steps:
-        measured = f"profiled: {p.total_us / p.steps:.1f} µs per step ({p.calls / p.steps:g} calls)"
+    if d.vectorized:
+        parts.append(Text(f"vectorized: {d.vectorized}", style="dim"))
+    parts.extend(kernel_compile_lines(ctx, k, d.compile))
+    p = d.profile
+    if p is not None:
+        measured = f"profiled: {p.us_per_step:.1f} µs per step ({p.calls_per_step:g} calls)"
         if p.bandwidth_gbps:
             measured += f", {p.bandwidth_gbps:.0f} GB/s"
         if p.tflops:
             measured += f", {p.tflops:.2f} TFLOP/s"
         parts.append(Text(measured, style="green"))
-    if launches(k):  # launches that differ from what the kernel was compiled for
-        parts.extend(Text(f"! {finding}", style="yellow") for finding in launch_findings(k, source))
+    # launches that differ from what the kernel was compiled for
+    parts.extend(Text(f"! {finding}", style="yellow") for finding in d.launch_findings)
     parts.extend(kernel_source(ctx, e, source))
     return parts
 
@@ -216,12 +221,11 @@ def kernel_detail(ctx: Context, k: KernelInfo) -> list[RenderableType]:
 TRIED_SHOWN = 6  # the autotuner's configs listed in the pane (fastest first); the rest counted
 
 
-def kernel_compile_lines(ctx: Context, k: KernelInfo) -> list[RenderableType]:
-    """What Triton made of the kernel (``analysis.kernel_compile``): the config and its
-    registers, spills and shared memory, how it was chosen and the configs tried (fastest
-    first), and the IR stages kept."""
+def kernel_compile_lines(ctx: Context, k: KernelInfo, c: KernelCompile | None) -> list[RenderableType]:
+    """What Triton made of the kernel (``c``, the report's): the config and its registers,
+    spills and shared memory, how it was chosen and the configs tried (fastest first), and
+    the IR stages kept."""
     parts: list[RenderableType] = []
-    c = compile_output(k)
     if c is not None:
         parts.append(Text.assemble(("compiled: ", "bold"), c.headline))
         parts.append(Text(f"autotune: {c.autotune}"))
