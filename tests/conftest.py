@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 import inductor_pool
-from corpus_support import LIVE_CHECK, Corpus, Recording, records
+from corpus_support import LIVE_CHECK, PROGRAMS, Corpus, Recording, records
 from dyn_inspect.inspector.run import Run
 
 FIXTURES = Path(__file__).parent / "fixtures"
@@ -123,6 +123,8 @@ def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config
                 if program not in _needed:
                     _needed.append(program)
         program = getattr(item, "callspec", None) and item.callspec.params.get("program")
+        if "corpus" in getattr(item, "fixturenames", ()) and program in PROGRAMS and program not in _needed:
+            _needed.append(program)  # a test parametrized over the programs (test_faces_agree_corpus)
         if "differential" in getattr(item, "fixturenames", ()) and program and program not in _needed_plain:
             _needed_plain.append(program)
         if "kept_truth_live" in getattr(item, "fixturenames", ()) and not _needed_live:
