@@ -72,6 +72,21 @@ def recorded(program: Path, cwd: Path, runs: Path, *args: str, timeout: float = 
     return Result(done.stdout, done.stderr, done.returncode)
 
 
+def _stacks_on_hang(argv: list[str], cwd: Path, timeout: float = 300) -> Result:
+    """``argv`` run to its end; past ``timeout`` every process of its session gets SIGABRT,
+    which Python's faulthandler (``PYTHONFAULTHANDLER``: a signal handler, no thread that a
+    fork would copy) answers with each thread's stack on stderr, and the test fails with them."""
+    proc = subprocess.Popen(argv, cwd=cwd, env=_env(PYTHONFAULTHANDLER="1"), stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, start_new_session=True)
+    try:
+        out, err = proc.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGABRT)
+        out, err = proc.communicate(timeout=60)
+        pytest.fail(f"{argv} hung past {timeout:.0f} s; its output:\n{out}\nits threads:\n{err}")
+    return Result(out, err, proc.returncode)
+
+
 def write_program(tmp_path: Path, name: str, text: str) -> Path:
     path = tmp_path / name
     path.write_text(textwrap.dedent(text))
@@ -379,8 +394,10 @@ FORKS = """
 @pytest.mark.corpus
 def test_forked_children_start_their_own_logs(tmp_path: Path) -> None:
     program = write_program(tmp_path, "forks.py", FORKS)
-    theirs = plain(program, tmp_path)
-    mine = recorded(program, tmp_path, tmp_path / "runs")
+    # A plain run of this program once hung on a loaded CI after both children had printed
+    # (session 19): should either run hang again, the failure shows every thread's stack.
+    theirs = _stacks_on_hang([sys.executable, str(program)], tmp_path)
+    mine = _stacks_on_hang([*CLI, "--no-tui", "--runs-dir", str(tmp_path / "runs"), str(program)], tmp_path)
     assert theirs.returncode == 0, theirs.stderr
     assert_same_for_the_user(mine, theirs)
     run = Run(tmp_path / "runs" / LATEST)
