@@ -465,17 +465,33 @@ async function main() {
             });
         }
 
+        /** Ctrl+. on a line; clicks the quick-fix row matching `label`. */
+        const quickFix = async (line, label, col = fs.readFileSync(TRAIN, 'utf8').split('\n')[line - 1].search(/\S/) + 2) => {
+            await gotoLine(line, col);
+            await waitFor(`the cursor on line ${line}`, async () => (await page.locator('.statusbar', { hasText: `Ln ${line}, Col ${col}` }).count()) > 0, 10000, 200);
+            const row = page.locator('.action-widget .monaco-list-row', { hasText: label }).first();
+            // Ctrl+. again when the menu did not come (CI met a press that opened nothing
+            // while the lightbulb was on the line): up to 5 presses, 8 s each.
+            for (let attempt = 1; ; attempt++) {
+                await page.keyboard.press('Control+.');
+                try {
+                    await row.waitFor({ timeout: 8000 });
+                    break;
+                } catch (error) {
+                    if (attempt === 5) {
+                        throw error;
+                    }
+                    await page.keyboard.press('Escape');
+                    await gotoLine(line, col);
+                }
+            }
+            await row.click();
+        };
         await step('the quick fix applies', async () => {
             await openFile('train.py');
             // The cursor inside `print(` by keyboard (a click could land on a line that
             // moved while the editor scrolled).
-            const col = fs.readFileSync(TRAIN, 'utf8').split('\n')[PRINT_LINE - 1].indexOf('print') + 3;
-            await gotoLine(PRINT_LINE, col);
-            await waitFor(`the cursor on line ${PRINT_LINE}`, async () => (await page.locator('.statusbar', { hasText: `Ln ${PRINT_LINE}, Col ${col}` }).count()) > 0, 10000, 200);
-            await page.keyboard.press('Control+.');
-            const fix = page.locator('.action-widget .monaco-list-row', { hasText: 'while compiling' }).first();
-            await fix.waitFor({ timeout: 20000 });
-            await fix.click();
+            await quickFix(PRINT_LINE, 'while compiling', fs.readFileSync(TRAIN, 'utf8').split('\n')[PRINT_LINE - 1].indexOf('print') + 3);
             await page.keyboard.press('Control+S');
             await waitFor('the fix saved to train.py', async () => {
                 const lines = fs.readFileSync(TRAIN, 'utf8').split('\n');
@@ -510,29 +526,6 @@ async function main() {
             // re-runs the program of the run shown (the one "Run Current File" just recorded,
             // in this workspace), follows the new run and marks the fixed line.
             const X_LINE = lineOf(TRAIN, 'x, y = torch.randn(bs'); // (the print fix moved it down one)
-            /** Ctrl+. on a line; clicks the quick-fix row matching `label`. */
-            const quickFix = async (line, label) => {
-                const col = fs.readFileSync(TRAIN, 'utf8').split('\n')[line - 1].search(/\S/) + 2;
-                await gotoLine(line, col);
-                await waitFor(`the cursor on line ${line}`, async () => (await page.locator('.statusbar', { hasText: `Ln ${line}, Col ${col}` }).count()) > 0, 10000, 200);
-                const row = page.locator('.action-widget .monaco-list-row', { hasText: label }).first();
-                // Ctrl+. again when the menu did not come (CI met a press that opened nothing
-                // while the lightbulb was on the line): up to 5 presses, 8 s each.
-                for (let attempt = 1; ; attempt++) {
-                    await page.keyboard.press('Control+.');
-                    try {
-                        await row.waitFor({ timeout: 8000 });
-                        break;
-                    } catch (error) {
-                        if (attempt === 5) {
-                            throw error;
-                        }
-                        await page.keyboard.press('Escape');
-                        await gotoLine(line, col);
-                    }
-                }
-                await row.click();
-            };
             await step('the root-cause quick fix (mark_dynamic) applies on the line that makes x', async () => {
                 await openFile('train.py');
                 await gotoLine(X_LINE);
