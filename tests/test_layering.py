@@ -170,24 +170,23 @@ FACES = ("cli", "tui", "lsp", "notebook", "inspector.export.report")
 ANALYSIS = f"{TOP}.inspector.analysis"
 NOT_YET_MOVED: dict[str, set[str]] = {
     "cli": {
-        "breaks.break_sites", "bytecode.ResumeFunction", "bytecode.compile_code", "bytecode.find",
+        "bytecode.ResumeFunction", "bytecode.compile_code", "bytecode.find",
         "cache.CompileCache", "cache.cache_report", "cache.component_words", "cache.miss_diff",
-        "causes.causes", "causes.describe_fix", "causes.recompile_causes", "costs.SORTS", "costs.cost_of",
+        "costs.SORTS", "costs.cost_of",
         "costs.kernel_cost", "diff.KernelChange", "graphs.compile_graph", "graphs.diff_graphs",
         "graphs.op_histogram", "graphs.to_dot", "graphs.write_svg", "guards.find_compile",
         "kernel_compile.IR_STAGES", "kernel_compile.KernelSignature", "kernel_compile.config_text",
         "kernel_compile.ir_text", "kernel_compile.launch_text", "kernel_compile.launches",
         "kernel_compile.stages_kept", "kernel_ir_lines.MAPPED_STAGES", "kernel_ir_lines.line_map",
         "kernel_repro.repro", "kernels.Vectorization", "kernels.effective_isa", "kernels.vectorization",
-        "messages.headline", "messages.label", "shapes.compile_shapes", "shapes.readable_source",
-        "shapes.shapes_of", "timeline.chrome_trace", "timeline.encode", "verify.RerunPlan",
+        "timeline.chrome_trace", "timeline.encode", "verify.RerunPlan",
         "verify.plan_rerun", "verify.verify_report",
     },
     "tui": {
         "guards", "recompiles", "bytecode.CompileCode", "bytecode.RESUME_RE",
         "bytecode.compile_code", "cache.CacheReport", "cache.cache_report", "cache.compile_cache",
         "cache.unread_lookups", "costs.kernel_cost", "costs.sort_key", "kernel_compile.config_text",
-        "shapes.CompileShapes", "shapes.SymbolInfo", "shapes.compile_shapes", "shapes.readable_source", "shapes.shapes_of", "timeline.SpanNode",
+        "shapes.shapes_of", "timeline.SpanNode",
         "timeline.TimelineEntry", "timeline.compile_breakdowns", "timeline.timeline_entries",
     },
     "lsp": set(),

@@ -9,11 +9,10 @@ import sys
 from rich.table import Table
 
 from dyn_inspect.cli.common import add_run_arguments, open_cli_run, print_read_warnings
-from dyn_inspect.inspector.analysis.breaks import break_sites
-from dyn_inspect.inspector.analysis.messages import headline, label
 from dyn_inspect.inspector.console import make_console
 from dyn_inspect.inspector.locations import file_line, short_path
-from dyn_inspect.inspector.outputs import to_json
+from dyn_inspect.inspector.outputs import SourceLoc, to_json
+from dyn_inspect.inspector.outputs.reports import BreakSite
 from dyn_inspect.inspector.reports.breaks import breaks_report
 
 HELP = "list graph breaks (deduplicated) with hit counts and the user line they come from"
@@ -32,39 +31,46 @@ def prepare_parser(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     r = open_cli_run(args.run, args.runs_dir, args.rank)
     print_read_warnings(r)
-    sites = break_sites(r.model, args.root)
-    report = breaks_report(r, sites, args.root)
+    report = breaks_report(r, args.root)
     if args.json:
         sys.stdout.write(to_json(report) + "\n")
         return 0
     console = make_console()
     console.print(f"graph breaks: {report.unique} unique / {report.total} total — {short_path(str(r.path))}", markup=False, highlight=False)
-    if not sites:
+    if not report.breaks:
         return 0
     table = Table(box=None, pad_edge=False, show_edge=False, header_style="bold cyan")
     # The user's line first (what they can change); torch's own location when it differs.
     for col in ("hits", "your line", "type", "torch reports"):
         table.add_column(col, overflow="fold")
-    for s in sites:
-        loc = file_line(s.loc.file, s.loc.line)
-        gb = f" ({s.first.gb_id})" if s.first.gb_id else ""
-        user = ", ".join(file_line(f.file, f.line) for f in s.user_frames) or "-"
-        if s.user_frame is not None and (s.user_frame.file, s.user_frame.line) == (s.loc.file, s.loc.line) and len(s.user_frames) == 1:
-            user, loc = loc, "(same)"
-        table.add_row(f"×{s.count}", user, f"{headline(s.first)}{gb}", loc)
+    for b in report.breaks:
+        loc = _where(b.loc)
+        user = ", ".join(_where(f) for f in b.user_frames) or "-"
+        if b.user_frame is not None and b.loc is not None and (b.user_frame.file, b.user_frame.line) == (b.loc.file, b.loc.line):
+            if len(b.user_frames) == 1:
+                user, loc = loc, "(same)"
+        table.add_row(f"×{b.count}", user, _label(b), loc)
     console.print(table)
     if args.stacks:
-        for s in sites:
+        for b in report.breaks:
             console.print()
-            console.print(
-                f"{file_line(s.loc.file, s.loc.line)}  {label(s.first)} — torch: {s.first.gb_type}", markup=False, highlight=False
-            )
-            for f in s.stack:
-                console.print(f"    {file_line(f.file, f.line)} in {f.name or '?'}: {f.code or ''}", markup=False, highlight=False)
-            if s.context:
-                console.print(f"    torch's debug context: {s.context}", markup=False, highlight=False)
-            for h in s.first.hints:
+            console.print(f"{_where(b.loc)}  {_label(b)} — torch: {b.type}", markup=False, highlight=False)
+            for f in b.stack:
+                if f is not None:
+                    console.print(f"    {_where(f)} in {f.name or '?'}: {f.code or ''}", markup=False, highlight=False)
+            if b.context:
+                console.print(f"    torch's debug context: {b.context}", markup=False, highlight=False)
+            for h in b.hints:
                 console.print(f"    hint: {h}", markup=False, highlight=False)
-            if s.first.url:
-                console.print(f"    {s.first.url}", markup=False, highlight=False)
+            if b.url:
+                console.print(f"    {b.url}", markup=False, highlight=False)
     return 0
+
+
+def _where(loc: SourceLoc | None) -> str:
+    return file_line(loc.file, loc.line) if loc is not None else "?"
+
+
+def _label(b: BreakSite) -> str:
+    """The headline with torch's gb id, as lists show it."""
+    return f"{b.headline} ({b.gb_id})" if b.gb_id else b.headline

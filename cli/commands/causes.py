@@ -8,10 +8,9 @@ import sys
 from pathlib import Path
 
 from dyn_inspect.cli.common import add_run_arguments, open_cli_run, print_read_warnings
-from dyn_inspect.inspector.analysis.causes import causes
 from dyn_inspect.inspector.console import make_console
 from dyn_inspect.inspector.outputs import to_json
-from dyn_inspect.inspector.reports.causes import causes_report
+from dyn_inspect.inspector.reports.causes import causes_of
 
 HELP = "group recompiles and graph breaks by root cause, with one fix per cause"
 
@@ -23,12 +22,13 @@ def prepare_parser(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     r = open_cli_run(args.run, args.runs_dir, args.rank)
     print_read_warnings(r)
-    found = causes(r.model)
+    report = causes_of(r)
     if args.json:
-        sys.stdout.write(to_json(causes_report(r, found)) + "\n")
+        sys.stdout.write(to_json(report) + "\n")
         return 0
+    found = report.causes
     console = make_console()
-    n_re = sum(c.recompile_count for c in found)
+    n_re = sum(c.recompiles for c in found)
     console.print(
         f"causes: {len(found)} ({n_re} recompiles, {sum(1 for c in found if c.kind == 'graph_break')} break sites) — {r.path}",
         markup=False,
@@ -37,8 +37,8 @@ def run(args: argparse.Namespace) -> int:
     for i, c in enumerate(found, 1):
         console.print(f"\n{i}. {c.title}", markup=False, highlight=False, style="bold")
         console.print(f"   {c.detail}", markup=False, highlight=False)
-        if c.run_time is not None:
-            console.print(f"   at run time: {c.run_time}", markup=False, highlight=False)
+        if c.step_cost is not None:
+            console.print(f"   at run time: {c.step_cost}", markup=False, highlight=False)
         if c.kind == "recompile" and c.compile_time_s:
             console.print(f"   compile time spent on them: {c.compile_time_s:.2f}s", markup=False, highlight=False)
         if c.fix is not None:

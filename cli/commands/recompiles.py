@@ -8,12 +8,11 @@ import argparse
 import sys
 
 from dyn_inspect.cli.common import add_run_arguments, open_cli_run, print_read_warnings
-from dyn_inspect.inspector.analysis.causes import describe_fix, recompile_causes
-from dyn_inspect.inspector.analysis.shapes import shapes_of
 from dyn_inspect.inspector.console import make_console
-from dyn_inspect.inspector.locations import def_file_line, file_line, short_path
+from dyn_inspect.inspector.locations import file_line, short_path
 from dyn_inspect.inspector.outputs import to_json
-from dyn_inspect.inspector.reports.recompiles import frame_timelines, recompiles_report
+from dyn_inspect.inspector.reports.recompiles import frame_timelines, recompiles_report, root_cause_lines
+from dyn_inspect.inspector.reports.shapes import run_shapes
 
 HELP = "explain recompiles: per frame, which guard failed, on what value, and what to do"
 MAX_OLDER_ENTRIES = 2  # older cache entries' failures printed per recompile (text output)
@@ -28,31 +27,33 @@ def run(args: argparse.Namespace) -> int:
     r = open_cli_run(args.run, args.runs_dir, args.rank)
     print_read_warnings(r)
     m = r.model
-    rows = frame_timelines(m, every_frame=args.all)
+    report = recompiles_report(r, frame_timelines(m, every_frame=args.all))
     if args.json:
-        sys.stdout.write(to_json(recompiles_report(r, rows)) + "\n")
+        sys.stdout.write(to_json(report) + "\n")
         return 0
     console = make_console()
 
     def say(text: str) -> None:
         console.print(text, markup=False, highlight=False)
 
+    frames = report.frames
     say(
-        f"recompiles: {len(m.recompiles)} in {sum(1 for _, t, _ in rows if len(t) > 1)} frame(s); recompile limit hit: {len(m.recompile_limits)} — {short_path(str(r.path))}"
+        f"recompiles: {report.recompiles} in {sum(1 for f in frames if len(f.timeline) > 1)} frame(s); recompile limit hit: {report.limit_hits} — {short_path(str(r.path))}"
     )
     # The root causes first: one edit where the variable is made can remove every recompile
     # listed below it (the frame-by-frame suggestions follow, for the frames' own view).
-    for cause in recompile_causes(m) if rows else []:
-        if cause.fix is not None:
-            say(f"root cause: {cause.title} — fix: {describe_fix(cause.fix)}; `dyn-inspect causes`")
-    for frame, timeline, limit in rows:
+    for cause in root_cause_lines(m) if frames else []:
+        say(f"root cause: {cause.title} — fix: {cause.fix}; `dyn-inspect causes`")
+    shapes = {(cs.log, cs.compile_id): cs for cs in run_shapes(m)} if frames else {}
+    for frame in frames:
         say("")
-        lim = f", limit {limit}" if limit is not None else ""
-        say(f"{frame.name}  {def_file_line(frame.filename, frame.firstlineno)}  ({len(frame.compiles)} compiles{lim})")
-        for e in timeline:
-            head = f"  [{e.cid}] "
+        lim = f", limit {frame.recompile_limit}" if frame.recompile_limit is not None else ""
+        where = file_line(frame.file, frame.def_line) if frame.file and frame.def_line is not None else "?"
+        say(f"{frame.function}  {where}  ({frame.compiles} compiles{lim})")
+        for e in frame.timeline:
+            head = f"  [{e.compile_id}] "
             if e.index == 0:
-                say(f"{head}first compile ({e.compile.outcome}, {e.compile.compile_time_s:.2f}s)")
+                say(f"{head}first compile ({e.outcome}, {e.compile_time_s:.2f}s)")
                 continue
             if e.limit_reached:
                 say(f"{head}RECOMPILE LIMIT reached — runs eagerly from here on")
@@ -61,8 +62,8 @@ def run(args: argparse.Namespace) -> int:
             for i, f in enumerate(e.failures[: 1 + MAX_OLDER_ENTRIES]):
                 label = "guard failed" if i == 0 else "also failed"
                 entry = f" (entry {f.entry})" if f.entry else ""
-                where = f"  at {f.where}" if f.where else ""
-                say(f"{head if i == 0 and not e.limit_reached else ' ' * len(head)}{label}{entry}: [{f.kind}] {f.text}{where}")
+                at = f"  at {f.where}" if f.where else ""
+                say(f"{head if i == 0 and not e.limit_reached else ' ' * len(head)}{label}{entry}: [{f.kind}] {f.text}{at}")
             hidden = len(e.failures) - 1 - MAX_OLDER_ENTRIES
             if hidden > 0:
                 say(f"{' ' * len(head)}… and {hidden} older cache entr{'y' if hidden == 1 else 'ies'} failed too (--json lists every one)")
@@ -70,10 +71,13 @@ def run(args: argparse.Namespace) -> int:
                 say(f"{' ' * len(head)}→ {e.suggestion.text}")
                 for code in (e.suggestion.code or "").splitlines():
                     say(f"{' ' * len(head)}  {code}")
-            shapes = shapes_of(e.compile)
-            if shapes.automatic_dynamic and shapes.dynamic:
-                dims = ", ".join(dict.fromkeys(f"`{s.name}`" for s in shapes.dynamic))
+            cs = shapes.get((frame.log, e.compile_id))
+            if cs is None:
+                continue
+            dynamic = [s for s in cs.symbols if not s.specialized]
+            if cs.automatic_dynamic and dynamic:
+                dims = ", ".join(dict.fromkeys(f"`{s.name}`" for s in dynamic))
                 say(f"{' ' * len(head)}then: torch made {dims} dynamic (automatic dynamic) — the next size reuses this graph")
-            for spec in shapes.specializations:
-                say(f"{' ' * len(head)}specialized: {spec.describe(file_line(spec.loc.file, spec.loc.line) if spec.loc else None)}")
+            for spec in cs.specializations:
+                say(f"{' ' * len(head)}specialized: {spec.text}")
     return 0

@@ -26,6 +26,7 @@ from dyn_inspect.inspector.outputs.common import (
     RankGroup,
     SourceLoc,
     environment,
+    loc_of,
     source_loc,
     to_json,
 )
@@ -42,6 +43,7 @@ __all__ = [
     "bundle",
     "environment",
     "json_schema",
+    "loc_of",
     "lsp",
     "reports",
     "source_loc",

@@ -37,6 +37,13 @@ class SourceLoc(Output):
     code: str | None
 
 
+def loc_of(loc: SourceLoc | None) -> Loc | None:
+    """The event log's ``Loc`` of an output's location (what the faces' renderers take)."""
+    if loc is None:
+        return None
+    return Loc(file=loc.file, line=loc.line, name=loc.name, col=loc.col, end_col=loc.end_col, code=loc.code)
+
+
 def source_loc(loc: Loc | None) -> SourceLoc | None:
     if loc is None:
         return None

@@ -190,6 +190,7 @@ class CauseSite(Output):
 
 class CauseFix(Output):
     code: str
+    one_line: str  # ``code`` on one line (``a; b``), as the lists print it
     file: str
     after_line: int
     insert: str  # the text to insert (indented), after ``after_line``
@@ -851,6 +852,9 @@ class ShapeSymbol(Output):
     range: str | None
     loc: SourceLoc | None
     specialized: bool
+    # when it was specialized: the constant it became and the line that did it
+    static_value: str | None = None
+    static_loc: SourceLoc | None = None
 
 
 class ShapeSpecialization(Output):

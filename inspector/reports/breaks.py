@@ -73,8 +73,10 @@ def site_output(site: BreakSite) -> typed.BreakSite:
     )
 
 
-def breaks_report(run: Run, sites: list[BreakSite], root: str | None) -> typed.BreaksReport:
-    """What ``breaks --json`` prints: ``sites`` (``break_sites(model, root)``), counted."""
+def breaks_report(run: Run, root: str | None) -> typed.BreaksReport:
+    """What ``breaks`` prints: the run's break sites, each attributed to its nearest frame
+    under ``root`` (default: the innermost non-library frame), most hit first, counted."""
+    sites = break_sites(run.model, root)
     return typed.BreaksReport(
         run=str(run.path), root=root, unique=len(sites), total=sum(s.count for s in sites), breaks=[site_output(s) for s in sites]
     )

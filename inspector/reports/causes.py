@@ -26,6 +26,7 @@ def cause_output(c: Cause) -> typed.Cause:
         if fix is None
         else typed.CauseFix(
             code=fix.code,
+            one_line=fix.one_line,
             file=fix.file,
             after_line=fix.after_line,
             insert="" if fix.replaces is not None else fix.text,
@@ -43,6 +44,11 @@ def cause_output(c: Cause) -> typed.Cause:
 def causes_report(run: Run, found: list[Cause]) -> typed.CausesReport:
     """What ``causes --json`` prints: ``found`` (``causes(model)``)."""
     return typed.CausesReport(run=str(run.path), causes=[cause_output(c) for c in found])
+
+
+def causes_of(run: Run) -> typed.CausesReport:
+    """What ``causes`` prints: the run's root causes, most expensive first."""
+    return causes_report(run, causes(run.model))
 
 
 def run_causes(model: RunModel) -> list[typed.Cause]:

@@ -91,6 +91,12 @@ def recompile_suggestions(model: RunModel) -> dict[tuple[str, str], typed.Sugges
     return out
 
 
+def root_cause_lines(model: RunModel, gap: str = " ") -> list[typed.RootCauseLine]:
+    """The recompile root causes that have a fix, each with its fix in one line (``gap``
+    between the code and "after"): what ``recompiles`` says before the frames."""
+    return [typed.RootCauseLine(title=c.title, fix=describe_fix(c.fix, gap=gap)) for c in recompile_causes(model) if c.fix is not None]
+
+
 TOP_RECOMPILED = 5  # functions (and root causes) the text summary lists without --all
 
 

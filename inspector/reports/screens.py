@@ -22,8 +22,10 @@ from dyn_inspect.inspector.analysis.no_graph import no_graph
 from dyn_inspect.inspector.analysis.recompiles import frames_with_recompiles
 from dyn_inspect.inspector.events import Loc
 from dyn_inspect.inspector.model import BreakGroup, CompileInfo, FrameInfo, KernelInfo, RunModel
-from dyn_inspect.inspector.outputs.reports import CauseFix
+from dyn_inspect.inspector.outputs.reports import CauseFix, CompileShapes
 from dyn_inspect.inspector.reports.causes import cause_output
+from dyn_inspect.inspector.reports.shapes import run_shapes
+from dyn_inspect.inspector.run import Run
 
 
 class Scope(msgspec.Struct, frozen=True):
@@ -304,8 +306,7 @@ class CauseRow(msgspec.Struct, frozen=True):
     cost_label: str  # "3 recompiles", "110 µs/step", "2 hits"
     where: Loc | None  # where the fix goes (the line that makes the variable), else the first site
     sites: list[Loc]
-    fix: CauseFix | None  # as ``causes --json`` gives it
-    fix_line: str | None  # the fix's code on one line
+    fix: CauseFix | None  # as ``causes --json`` gives it (``one_line``: its code on one line)
     run_time: str | None  # its time per profiled step, as every face says it
     no_fix: str | None  # the sentence every face shows for a cause without a fix
 
@@ -324,7 +325,6 @@ def _cause_row(c: Cause) -> CauseRow:
         where=Loc(file=fix.file, line=fix.site_line) if fix is not None else site,
         sites=list(c.sites),
         fix=typed_fix,
-        fix_line=fix.one_line if fix is not None else None,
         run_time=c.run_time,
         no_fix=c.no_fix,
     )
@@ -339,6 +339,12 @@ def _in_scope(c: Cause, scope: Scope) -> bool:
 def cause_rows(model: RunModel, scope: Scope = ALL) -> list[CauseRow]:
     """The root causes of the processes in ``scope``, most expensive first."""
     return [_cause_row(c) for c in causes(model) if _in_scope(c, scope)]
+
+
+def shapes(model: RunModel, scope: Scope = ALL, cwd: str | None = None, run: Run | None = None) -> list[CompileShapes]:
+    """The compiles in ``scope`` that created a symbol, specialized one or added a shape
+    guard, as ``shapes --json`` gives them (``run``: mark which guards torch installed)."""
+    return [cs for cs in run_shapes(model, cwd, run) if scope.has(cs.log)]
 
 
 def frames(model: RunModel, scope: Scope = ALL) -> list[FrameInfo]:

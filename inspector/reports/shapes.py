@@ -29,6 +29,8 @@ def compile_shapes_output(cs: CompileShapes, cwd: str | None = None) -> typed.Co
                 range=s.range,
                 loc=source_loc(s.loc),
                 specialized=s.specialized is not None,
+                static_value=s.specialized.value if s.specialized is not None else None,
+                static_loc=source_loc(s.specialized.loc) if s.specialized is not None else None,
             )
             for s in cs.symbols
         ],
@@ -52,11 +54,13 @@ def compile_shapes_output(cs: CompileShapes, cwd: str | None = None) -> typed.Co
     )
 
 
-def shapes_report(run: Run, found: list[CompileShapes]) -> typed.ShapesReport:
-    """What ``shapes --json`` prints: ``found`` (``compile_shapes(model, run)``)."""
-    return typed.ShapesReport(run=str(run.path), compiles=[compile_shapes_output(cs) for cs in found])
+def shapes_report(run: Run) -> typed.ShapesReport:
+    """What ``shapes`` prints: every compile's shapes, with the shape guards torch installed
+    (read from each compile's guard tree)."""
+    return typed.ShapesReport(run=str(run.path), compiles=run_shapes(run.model, run=run))
 
 
-def run_shapes(model: RunModel, cwd: str | None = None) -> list[typed.CompileShapes]:
-    """Every compile's shapes, lines relative to ``cwd`` (the bundle's pages: the run's)."""
-    return [compile_shapes_output(cs, cwd) for cs in compile_shapes(model)]
+def run_shapes(model: RunModel, cwd: str | None = None, run: Run | None = None) -> list[typed.CompileShapes]:
+    """Every compile's shapes, lines relative to ``cwd`` (the bundle's pages: the run's);
+    with ``run``, which shape guards torch installed (read from each guard tree)."""
+    return [compile_shapes_output(cs, cwd) for cs in compile_shapes(model, run)]

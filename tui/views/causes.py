@@ -176,7 +176,7 @@ one fix, at the line that makes the variable.
             table.clear()
             self._causes = dict(zip(keys, ranked, strict=True))
             for n, (key, c) in enumerate(self._causes.items(), start=1):
-                fix = f"{c.fix_line}  ({display_loc(c.where, ctx.cwd)})" if c.fix_line is not None else "—"
+                fix = f"{c.fix.one_line}  ({display_loc(c.where, ctx.cwd)})" if c.fix is not None else "—"
                 table.add_row(
                     Cell(str(n), n, justify="right"),
                     Cell(c.cost_label, c.cost),
@@ -214,7 +214,7 @@ one fix, at the line that makes the variable.
             parts.append(
                 Text.assemble(
                     ("Fix: ", "bold green"),
-                    (c.fix_line or "", "bold"),
+                    (c.fix.one_line, "bold"),
                     f"  {c.fix.why}, {'at' if c.fix.replaces is not None else 'after'} line {c.fix.after_line}",
                 )
             )

@@ -2,7 +2,7 @@
 one row per symbol torch created — the input dim it stands for, its example value, whether
 it stayed dynamic or was specialized to a constant, and the line that did either; beside it
 the compile's story: which line specialized which dim, and its shape guards as the user
-would write them (``inspector.analysis.shapes``)."""
+would write them (``inspector.reports.screens.shapes``: ``shapes --json``'s answer)."""
 
 from __future__ import annotations
 
@@ -10,8 +10,9 @@ from rich.console import Group, RenderableType
 from rich.text import Text
 from textual.widgets import DataTable
 
-from dyn_inspect.inspector.analysis.shapes import CompileShapes, SymbolInfo, compile_shapes, readable_source
 from dyn_inspect.inspector.events import Loc
+from dyn_inspect.inspector.outputs import loc_of
+from dyn_inspect.inspector.outputs.reports import CompileShapes, ShapeSymbol
 from dyn_inspect.inspector.reports import screens
 from dyn_inspect.tui.display import display_loc
 from dyn_inspect.tui.source import snippet
@@ -21,7 +22,13 @@ from dyn_inspect.tui.widgets import DetailPane
 
 
 def _row_key(cs: CompileShapes, index: int) -> str:
-    return f"{cs.compile.log}|{cs.compile.cid}|{index}"
+    return f"{cs.log}|{cs.compile_id}|{index}"
+
+
+def _rows(cs: CompileShapes) -> list[ShapeSymbol | None]:
+    """What the table lists for a compile, and so what the tab counts: one row per symbol,
+    or one (None) for a compile with shape guards only."""
+    return list(cs.symbols) or [None]
 
 
 class ShapesView(SplitView):
@@ -57,7 +64,7 @@ compile's specializations with the line that caused each, and its shape guards.
 
     def __init__(self, *, id: str | None = None) -> None:  # noqa: A002
         super().__init__(id=id)
-        self._rows: dict[str, tuple[CompileShapes, SymbolInfo | None]] = {}
+        self._rows: dict[str, tuple[CompileShapes, ShapeSymbol | None]] = {}
         self._scope: screens.Scope | None = None
         self._shown: str | None = None
         self._signature: tuple[int, ...] = ()
@@ -67,7 +74,7 @@ compile's specializations with the line that caused each, and its shape guards.
     def _found(self, ctx: Context, tree: bool = False) -> list[CompileShapes]:
         """``tree``: mark which shape guards torch installed (reads each guard tree: only
         when the rows are rebuilt, not at every live update)."""
-        return [cs for cs in compile_shapes(ctx.run.model, ctx.run if tree else None) if ctx.scope.has(cs.compile.log)]
+        return screens.shapes(ctx.run.model, ctx.scope, ctx.cwd, ctx.run if tree else None)
 
     def tab_label(self, ctx: Context) -> str:
         # Every tab's label is refreshed on each live update: count only when the run grew.
@@ -76,7 +83,7 @@ compile's specializations with the line that caused each, and its shape guards.
         if seen != self._label_seen:
             self._label_seen = seen
             # The rows the table lists (it said "Shapes (0)" over 8 rows: it counted specializations)
-            self._label = f"Shapes ({sum(len(cs.rows) for cs in self._found(ctx))})"
+            self._label = f"Shapes ({sum(len(_rows(cs)) for cs in self._found(ctx))})"
         return self._label
 
     def sync(self, ctx: Context) -> None:
@@ -92,30 +99,30 @@ compile's specializations with the line that caused each, and its shape guards.
         table.clear()
         self._rows.clear()
         for cs in found:
-            for index, s in enumerate(cs.rows):  # guards only: one row for the compile
+            for index, s in enumerate(_rows(cs)):  # guards only: one row for the compile
                 key = _row_key(cs, index)
                 self._rows[key] = (cs, s)
                 if s is None:
                     table.add_row(
-                        Cell(cs.compile.cid),
+                        Cell(cs.compile_id),
                         Cell(cs.function),
                         Cell("-"),
                         Cell("-"),
                         Cell("-"),
-                        Cell(f"{len(cs.installed_guards)} guards"),
+                        Cell(f"{sum(1 for g in cs.guards if g.installed is not False)} guards"),
                         Cell("-"),
                         key=key,
                     )
                     continue
-                if s.specialized is not None:
-                    state = Cell(f"static = {s.specialized.value}", style="bold yellow")
-                    loc = s.specialized.loc
+                if s.specialized:
+                    state = Cell(f"static = {s.static_value}", style="bold yellow")
+                    loc = loc_of(s.static_loc)
                 else:
                     state = Cell("dynamic", style="green")
-                    loc = s.loc
+                    loc = loc_of(s.loc)
                 where = display_loc(loc, ctx.cwd) if loc else "-"
                 table.add_row(
-                    Cell(cs.compile.cid),
+                    Cell(cs.compile_id),
                     Cell(cs.function),
                     Cell(s.name),
                     Cell(s.symbol),
@@ -133,36 +140,42 @@ compile's specializations with the line that caused each, and its shape guards.
         cs, s = self._rows[key]
         cwd = self.ctx.cwd if self.ctx else None
         parts: list[RenderableType] = []
-        head = Text.assemble((cs.function, "bold"), ("  compile ", "dim"), cs.compile.cid)
+        head = Text.assemble((cs.function, "bold"), ("  compile ", "dim"), cs.compile_id)
         if cs.automatic_dynamic:
             head.append("  automatic dynamic (after a recompile)", style="cyan")
         parts.append(head)
         if s is not None:
             line = Text.assemble((s.name, "bold"), f" is {s.symbol}", (f"  example {s.value}  range {s.range or '?'}", "dim"))
             parts.append(line)
-            if s.loc is not None:
-                parts.append(Text(f"created while tracing {display_loc(s.loc, cwd)}", style="dim"))
+            created = loc_of(s.loc)
+            if created is not None:
+                parts.append(Text(f"created while tracing {display_loc(created, cwd)}", style="dim"))
         for spec in cs.specializations:
-            where = display_loc(spec.loc, cwd) if spec.loc else None
+            at = loc_of(spec.loc)
             parts.append(Text(""))
-            parts.append(Text("Specialized: " + spec.describe(where), style="yellow"))
-            if spec.loc is not None and (s is None or s.symbol == spec.symbol):
-                parts.append(snippet(spec.loc, where or "", context=3))
+            parts.append(Text("Specialized: " + spec.text, style="yellow"))
+            if at is not None and (s is None or s.symbol == spec.symbol):
+                parts.append(snippet(at, display_loc(at, cwd), context=3))
         if cs.accepts:
             parts.append(Text(""))
             parts.append(Text("Reused for sizes (the guard tree)", style="bold"))
-            parts.append(Group(*(Text.assemble(("  " + readable_source(d.source), ""), ("   " + d.text, "")) for d in cs.accepts)))
+            parts.append(Group(*(Text.assemble(("  " + d.name, ""), ("   " + d.text, "")) for d in cs.accepts)))
+        installed = [g for g in cs.guards if g.installed is not False]  # (every guard when no tree was recorded)
         for title, guards in (
-            ("Shape guards", cs.installed_guards),
-            ("Logged while compiling, not in the guard tree (never checked when the code runs)", cs.not_installed),
+            ("Shape guards", installed),
+            (
+                "Logged while compiling, not in the guard tree (never checked when the code runs)",
+                [g for g in cs.guards if g.installed is False],
+            ),
         ):
             if not guards:
                 continue
             parts.append(Text(""))
-            parts.append(Text(title, style="bold" if guards is cs.installed_guards else "bold dim"))
+            parts.append(Text(title, style="bold" if guards is installed else "bold dim"))
             rows = []
             for g in guards:
-                origin = display_loc(g.loc, cwd) if g.loc else "added by the compiler"
+                at = loc_of(g.loc)
+                origin = display_loc(at, cwd) if at else "added by the compiler"
                 rows.append(Text.assemble(("  " + g.readable, ""), ("   " + origin, "dim"), ("   " + g.expr, "dim italic")))
             parts.append(Group(*rows))
         self.query_one(DetailPane).show(*parts)
@@ -172,8 +185,8 @@ compile's specializations with the line that caused each, and its shape guards.
         for cs in self._found(ctx):
             for index, s in enumerate(cs.symbols):
                 if matches(query, s.name, s.symbol, s.source, cs.function):
-                    state = f"static = {s.specialized.value}" if s.specialized else "dynamic"
-                    hits.append(SearchHit(self.view_id, _row_key(cs, index), f"shape     {cs.compile.cid} {s.name} {state}"))
+                    state = f"static = {s.static_value}" if s.specialized else "dynamic"
+                    hits.append(SearchHit(self.view_id, _row_key(cs, index), f"shape     {cs.compile_id} {s.name} {state}"))
         return hits
 
     def reveal(self, key: str) -> None:
@@ -183,6 +196,6 @@ compile's specializations with the line that caused each, and its shape guards.
         if self._shown is None:
             return None
         cs, s = self._rows[self._shown]
-        if s is not None and s.specialized is not None and s.specialized.loc is not None:
-            return s.specialized.loc
-        return s.loc if s is not None else None
+        if s is not None and s.specialized and s.static_loc is not None:
+            return loc_of(s.static_loc)
+        return loc_of(s.loc) if s is not None else None

@@ -169,6 +169,7 @@ export interface Cause {
 
 export interface CauseFix {
     code: string;
+    one_line: string;
     file: string;
     after_line: number;
     insert: string;
@@ -1172,6 +1173,8 @@ export interface ShapeSymbol {
     range: string | null;
     loc: SourceLoc | null;
     specialized: boolean;
+    static_value?: string | null;
+    static_loc?: SourceLoc | null;
 }
 
 export interface Skipped {
