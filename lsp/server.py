@@ -2,7 +2,8 @@
 
 Layout after Microsoft's vscode-pylint ``lsp_server.py``: one ``LanguageServer`` with
 handlers that delegate to small modules — ``settings`` (what the client configures),
-``run_source`` (which run, following it), ``findings`` (the run → per-file index),
+``run_source`` (which run, following it), ``findings_cache`` (the per-file index the
+report layer builds, ``inspector/reports/findings.py``, saved and read back),
 ``placement``/``source_lines`` (onto the current text), ``diagnostics``, ``hover``,
 ``code_lens``, ``code_actions``.
 
