@@ -3,10 +3,25 @@ that removes it where one is known (``inspector/analysis/causes.py``)."""
 
 from __future__ import annotations
 
-from dyn_inspect.inspector.analysis.causes import Cause, causes
+from dyn_inspect.inspector.analysis.causes import Cause, Fix, causes
 from dyn_inspect.inspector.model import RunModel
 from dyn_inspect.inspector.outputs import reports as typed
 from dyn_inspect.inspector.run import Run
+
+
+def fix_output(fix: Fix) -> typed.CauseFix:
+    """A fix as ``causes --json`` gives it (the Causes view shows the same)."""
+    return typed.CauseFix(
+        code=fix.code,
+        one_line=fix.one_line,
+        file=fix.file,
+        after_line=fix.after_line,
+        insert="" if fix.replaces is not None else fix.text,
+        why=fix.why,
+        keeps_behaviour=fix.keeps_behaviour,
+        replaces=fix.replaces,
+        replacement=fix.replacement,
+    )
 
 
 def cause_output(c: Cause) -> typed.Cause:
@@ -22,19 +37,7 @@ def cause_output(c: Cause) -> typed.Cause:
         frames=[f.name for f in c.frames],
         values=list(c.values),
         sites=[typed.CauseSite(file=s.file, line=s.line, name=s.name) for s in c.sites],
-        fix=None
-        if fix is None
-        else typed.CauseFix(
-            code=fix.code,
-            one_line=fix.one_line,
-            file=fix.file,
-            after_line=fix.after_line,
-            insert="" if fix.replaces is not None else fix.text,
-            why=fix.why,
-            keeps_behaviour=fix.keeps_behaviour,
-            replaces=fix.replaces,
-            replacement=fix.replacement,
-        ),
+        fix=fix_output(fix) if fix is not None else None,
         no_fix=c.no_fix,
         us_per_step=round(c.step_us, 3) if c.run_time is not None else None,
         step_cost=c.run_time,

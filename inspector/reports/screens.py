@@ -23,7 +23,7 @@ from dyn_inspect.inspector.analysis.recompiles import frames_with_recompiles
 from dyn_inspect.inspector.events import Loc
 from dyn_inspect.inspector.model import BreakGroup, CompileInfo, FrameInfo, KernelInfo, RunModel
 from dyn_inspect.inspector.outputs.reports import CauseFix, CompileShapes
-from dyn_inspect.inspector.reports.causes import cause_output
+from dyn_inspect.inspector.reports.causes import fix_output
 from dyn_inspect.inspector.reports.shapes import run_shapes
 from dyn_inspect.inspector.run import Run
 
@@ -314,7 +314,6 @@ class CauseRow(msgspec.Struct, frozen=True):
 def _cause_row(c: Cause) -> CauseRow:
     site = c.sites[0] if c.sites else None
     fix = c.fix
-    typed_fix = cause_output(c).fix
     return CauseRow(
         key=f"{c.kind}|{c.title}|{site.file if site else ''}:{site.line if site else 0}",
         kind=c.kind,
@@ -324,7 +323,7 @@ def _cause_row(c: Cause) -> CauseRow:
         cost_label=c.cost_label,
         where=Loc(file=fix.file, line=fix.site_line) if fix is not None else site,
         sites=list(c.sites),
-        fix=typed_fix,
+        fix=fix_output(fix) if fix is not None else None,
         run_time=c.run_time,
         no_fix=c.no_fix,
     )
@@ -345,6 +344,17 @@ def shapes(model: RunModel, scope: Scope = ALL, cwd: str | None = None, run: Run
     """The compiles in ``scope`` that created a symbol, specialized one or added a shape
     guard, as ``shapes --json`` gives them (``run``: mark which guards torch installed)."""
     return [cs for cs in run_shapes(model, cwd, run) if scope.has(cs.log)]
+
+
+def shapes_signature(model: RunModel, scope: Scope = ALL) -> tuple[int, ...]:
+    """What ``shapes`` is built from, counted (a live run's only grow): the Shapes view
+    builds its rows again only when this changes, not at every live update."""
+    return tuple(
+        n
+        for c in model.compiles_in_order()
+        if scope.has(c.log) and (c.symbols or c.specializations or c.shape_guards)
+        for n in (len(c.symbols), len(c.specializations), len(c.shape_guards))
+    )
 
 
 def frames(model: RunModel, scope: Scope = ALL) -> list[FrameInfo]:

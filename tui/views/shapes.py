@@ -88,9 +88,8 @@ compile's specializations with the line that caused each, and its shape guards.
 
     def sync(self, ctx: Context) -> None:
         super().sync(ctx)
-        found = self._found(ctx)
         # A live run's compiles only grow: rebuild when any count changed.
-        signature = tuple(n for cs in found for n in (len(cs.symbols), len(cs.specializations), len(cs.guards)))
+        signature = screens.shapes_signature(ctx.run.model, ctx.scope)
         if ctx.scope == self._scope and signature == self._signature:
             return
         self._scope, self._signature = ctx.scope, signature
