@@ -151,7 +151,7 @@ class Run:
         finally:
             if gc_was_enabled:
                 gc.enable()
-        allow_model_roots(self.model)  # its recorded directory: where its source files are
+        allow_model_roots(self.model, self.path)  # its recorded directory: where its source files are
         return new
 
     def events(self, log_name: str | None = None) -> Iterator[tuple[str, Event | UnknownEvent]]:

@@ -14,7 +14,7 @@ import msgspec
 from dyn_inspect.inspector.events import Loc
 from dyn_inspect.inspector.locations import inside, is_library, run_cwd
 from dyn_inspect.inspector.run import Run
-from dyn_inspect.inspector.source_files import allow_root, read_source, source_lines
+from dyn_inspect.inspector.source_files import allow_root, located, read_source, source_lines
 
 
 @functools.lru_cache(maxsize=4096)
@@ -35,7 +35,7 @@ def snapshot(path: str, since: float | None) -> list[str] | None:
     if since is None:
         return None
     try:
-        if os.stat(path).st_mtime > since:
+        if os.stat(located(path)).st_mtime > since:
             return None
     except OSError:
         return None

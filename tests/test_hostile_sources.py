@@ -57,11 +57,12 @@ def _target(kind: str, work: Path) -> str:
 
 def hostile_copy(run: Run, program: Path, kind: str, dest: Path) -> Path:
     """A copy of ``run`` whose every location in ``program`` names the hostile file, and
-    whose recorded directory is ``dest/work`` (where the FIFO and the symlink are)."""
+    whose recorded directory is ``dest/work`` (where the FIFO and the symlink are), the
+    copy kept under it as a run is where it was recorded (so that directory is a root)."""
     work = dest / "work"
     work.mkdir(parents=True)
     target = _target(kind, work)
-    out = dest / "runs" / run.path.name
+    out = work / ".dyn-inspect" / "runs" / run.path.name
     out.parent.mkdir(parents=True)
     shutil.copytree(run.path / "blobs", out / "blobs")
     old = json.dumps(str(program))
@@ -147,6 +148,63 @@ def test_read_source_refuses_what_is_not_a_regular_python_file_under_a_root(tmp_
         assert read_source(path, roots) is None, path
     assert read_source(str(good), ["/"]) is None or str(tmp_path).startswith(os.getcwd())  # "/" is no root
     assert read_source(str(good)) is None or str(tmp_path).startswith(os.getcwd())
+
+
+def _moved_copy(run: Run, cwd: Path, dest: Path) -> Path:
+    """A copy of ``run`` at ``dest`` whose recorded directories say ``cwd``."""
+    dest.parent.mkdir(parents=True)
+    shutil.copytree(run.path / "blobs", dest / "blobs")
+    old = json.dumps(str(EXAMPLES))
+    for log in run.path.glob("*.jsonl"):
+        (dest / log.name).write_text(log.read_text(encoding="utf-8").replace(old, json.dumps(str(cwd))), encoding="utf-8")
+    assert Run(dest).model.run_start.cwd == str(cwd)
+    return dest
+
+
+def test_a_recorded_directory_is_a_root_only_for_a_run_under_it(example_run: Run, tmp_path: Path) -> None:
+    """A run kept in a repository that says it was recorded in the user's home cannot make
+    the home's Python files readable; the same run kept where it says it was recorded reads
+    them (the files a run shows are in the directory it was recorded in)."""
+    home = tmp_path / "home"
+    home.mkdir()
+    secret = home / "settings.py"
+    secret.write_text(f"TOKEN = {SECRET!r}\n")
+    assert example_run.model.run_start.cwd == str(EXAMPLES)
+    far = Run(_moved_copy(example_run, home, tmp_path / "repo" / ".dyn-inspect" / "runs" / example_run.path.name))
+    assert far.model.processes and read_source(str(secret)) is None
+    near = Run(_moved_copy(example_run, home, home / ".dyn-inspect" / "runs" / example_run.path.name))
+    assert near.model.processes and read_source(str(secret)) == secret.read_text()
+
+
+def test_a_run_kept_in_a_moved_project_reads_the_project_s_files(example_run: Run, tmp_path: Path) -> None:
+    """A project copied elsewhere with its runs (a clone, a container's path, a folder that
+    moved): the run's recorded paths are read from the project holding it, not from where
+    it was recorded (not a root: the run is not kept there), so its root-cause fix is still
+    found, in the project's own text, and the recorded folder's other files stay unread."""
+    from dyn_inspect.inspector.analysis.causes import recompile_causes
+    from dyn_inspect.inspector.source_files import read_source as read_through_run
+
+    recorded = tmp_path / "elsewhere" / "proj"
+    recorded.mkdir(parents=True)
+    (recorded / "train.py").write_text("# another program that happens to be here\n")
+    (recorded / "settings.py").write_text(f"TOKEN = {SECRET!r}\n")
+    project = tmp_path / "copy"
+    project.mkdir()
+    for f in EXAMPLES.glob("*.py"):
+        shutil.copy(f, project / f.name)
+    dest = project / ".dyn-inspect" / "runs" / example_run.path.name
+    dest.mkdir(parents=True)
+    shutil.copytree(example_run.path / "blobs", dest / "blobs")
+    for log in example_run.path.glob("*.jsonl"):
+        (dest / log.name).write_text(log.read_text(encoding="utf-8").replace(str(EXAMPLES), str(recorded)), encoding="utf-8")
+    moved = Run(dest)
+    assert moved.model.run_start.cwd == str(recorded)
+    (cause,) = recompile_causes(moved.model)
+    assert cause.fix is not None and cause.fix.code == "torch._dynamo.mark_dynamic(x, 0)"
+    assert cause.fix.file == str(recorded / "train.py")  # shown as recorded; faces map it
+    assert read_through_run(str(recorded / "train.py")) == (project / "train.py").read_text()
+    assert read_through_run(str(recorded / "settings.py")) is None
+    assert read_source(str(recorded / "train.py")) is None  # the recorded folder is no root
 
 
 # -- the language server -----------------------------------------------------------------

@@ -69,10 +69,13 @@ async def test_causes_view_ranks_the_batch_size_cause_first_with_its_fix(example
 
 
 @pytest.mark.corpus
-async def test_v_verifies_the_fix_and_marks_the_cause_fixed(tmp_path: Path) -> None:
+async def test_v_verifies_the_fix_and_marks_the_cause_fixed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Apply and verify from the TUI: a copy of the example is recorded, the cause's fix is
     written where the Fix column says, and `v` in the Causes view re-runs the program (the
-    real recorder, through `dyn-inspect verify`): the cause is marked fixed, the breaks stay."""
+    real recorder, through `dyn-inspect verify`): the cause is marked fixed, the breaks stay.
+    The runs are kept outside the program's folder (``--runs-dir``) and the TUI is opened
+    from that folder, as a user does: its files are read because they are under the TUI's
+    working directory (a run's recorded directory counts only for a run kept under it)."""
     work = tmp_path / "example"
     shutil.copytree(EXAMPLES, work, ignore=shutil.ignore_patterns(".dyn-inspect", "__pycache__"))
     runs = tmp_path / "runs"
@@ -84,6 +87,7 @@ async def test_v_verifies_the_fix_and_marks_the_cause_fixed(tmp_path: Path) -> N
     assert rec.returncode == 0, rec.stderr[-2000:]
     (run_dir,) = [p for p in runs.iterdir() if p.is_dir() and not p.is_symlink()]
 
+    monkeypatch.chdir(work)
     app = InspectorApp(run_dir, run=Run(run_dir), clock=lambda: 0.0)
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
