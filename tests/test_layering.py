@@ -183,7 +183,7 @@ NOT_YET_MOVED: dict[str, set[str]] = {
         "verify.plan_rerun", "verify.verify_report",
     },
     "tui": {
-        "guards", "recompiles", "bytecode.CompileCode", "bytecode.RESUME_RE",
+        "bytecode.CompileCode", "bytecode.RESUME_RE",
         "bytecode.compile_code", "cache.CacheReport", "cache.cache_report", "cache.compile_cache",
         "cache.unread_lookups", "costs.kernel_cost", "costs.sort_key", "kernel_compile.config_text",
         "shapes.shapes_of", "timeline.SpanNode",

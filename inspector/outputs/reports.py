@@ -717,6 +717,21 @@ class Suggestion(Output):
     kind: str | None = None  # the fix kind of ``code`` (inspector/analysis/fix_kinds.py)
 
 
+class GuardDiffLine(Output):
+    sign: Literal["~", "+", "-"]  # a guard whose check changed; new in the later entry; gone from it
+    text: str
+
+
+class GuardDiffBrief(Output):
+    """A recompile's cache-entry guards against the previous compile's, as lines."""
+
+    before: str  # compile ids
+    after: str
+    problem: str | None  # one side has no recorded guards
+    unchanged: int
+    lines: list[GuardDiffLine]  # changed, then added, then removed
+
+
 class TimelineEntry(Output):
     index: int
     compile_id: str
@@ -726,6 +741,9 @@ class TimelineEntry(Output):
     failures: list[GuardFailure]
     suggestion: Suggestion | None
     limit_reached: bool
+    is_recompile: bool = False
+    # against the previous compile's guards: built for the TUI's timeline, None in `--json`
+    guard_diff: GuardDiffBrief | None = None
 
 
 class RecompiledFrame(Output):

@@ -8,9 +8,16 @@ from dataclasses import asdict
 
 from dyn_inspect.inspector.analysis.causes import describe_fix, one_line, recompile_causes
 from dyn_inspect.inspector.analysis.guard_failures import GuardFailure
-from dyn_inspect.inspector.analysis.recompiles import TimelineEntry, frames_with_recompiles, recompile_limit_of, recompile_timeline
+from dyn_inspect.inspector.analysis.guards import guard_diff
+from dyn_inspect.inspector.analysis.recompiles import (
+    TimelineEntry,
+    frames_with_recompiles,
+    reasons_of,
+    recompile_limit_of,
+    recompile_timeline,
+)
 from dyn_inspect.inspector.locations import def_line
-from dyn_inspect.inspector.model import FrameInfo, RecompileInfo, RunModel
+from dyn_inspect.inspector.model import CompileInfo, FrameInfo, RecompileInfo, RunModel
 from dyn_inspect.inspector.outputs import reports as typed
 from dyn_inspect.inspector.run import Run
 
@@ -32,7 +39,7 @@ def guard_failure(f: GuardFailure) -> typed.GuardFailure:
     return typed.GuardFailure(**asdict(f))
 
 
-def timeline_entry(e: TimelineEntry) -> typed.TimelineEntry:
+def timeline_entry(e: TimelineEntry, diff: typed.GuardDiffBrief | None = None) -> typed.TimelineEntry:
     c = e.compile
     return typed.TimelineEntry(
         index=e.index,
@@ -43,7 +50,44 @@ def timeline_entry(e: TimelineEntry) -> typed.TimelineEntry:
         failures=[guard_failure(f) for f in e.failures],
         suggestion=typed.Suggestion(**asdict(e.suggestion)) if e.suggestion else None,
         limit_reached=e.limit_reached,
+        is_recompile=e.is_recompile,
+        guard_diff=diff,
     )
+
+
+def guard_diff_brief(run: Run, before: CompileInfo, after: CompileInfo) -> typed.GuardDiffBrief:
+    """What changed in the guards from ``before``'s cache entry to ``after``'s: a changed
+    tensor check by its fields ("size: [16, 8] → [32, 8]"), else the two checks."""
+    d = guard_diff(run, before, after)
+    lines: list[typed.GuardDiffLine] = []
+    for ch in d.changed:
+        where = f"{ch.after.path} " if ch.after.path else ""
+        if ch.fields:
+            fields = "; ".join(f"{k}: {a} → {b}" for k, (a, b) in ch.fields.items())
+            lines.append(typed.GuardDiffLine(sign="~", text=f"{ch.after.kind} {where}{fields}"))
+        else:
+            lines.append(typed.GuardDiffLine(sign="~", text=f"{ch.before.expr}  →  {ch.after.expr}"))
+    lines += [typed.GuardDiffLine(sign="+", text=str(g)) for g in d.added]
+    lines += [typed.GuardDiffLine(sign="-", text=str(g)) for g in d.removed]
+    return typed.GuardDiffBrief(before=d.a, after=d.b, problem=d.problem, unchanged=d.unchanged, lines=lines)
+
+
+def frame_timeline(run: Run, frame: FrameInfo) -> typed.RecompiledFrame:
+    """One frame's compiles in order, each recompile with its guard diff against the
+    previous compile (the TUI's Recompiles detail)."""
+    entries = recompile_timeline(run.model, frame)
+    out = [
+        timeline_entry(e, guard_diff_brief(run, entries[e.index - 1].compile, e.compile) if e.is_recompile and e.index > 0 else None)
+        for e in entries
+    ]
+    frame_out = recompiled_frame(frame, entries, recompile_limit_of(run.model, frame))
+    frame_out.timeline = out
+    return frame_out
+
+
+def recompile_reasons(frame: FrameInfo) -> list[str]:
+    """The guard-failure reasons of the frame's recompiles, in order (what search matches)."""
+    return [r for c in frame.compiles for r in reasons_of(c)]
 
 
 def recompiled_frame(frame: FrameInfo, timeline: list[TimelineEntry], limit: int | None) -> typed.RecompiledFrame:

@@ -1,6 +1,6 @@
 """Recompiles: per function, the timeline of its compiles with the guards that failed, the
-guard diff between consecutive cache entries, and a suggestion (from
-``inspector.analysis.recompiles`` / ``.guards``)."""
+guard diff between consecutive cache entries, and a suggestion — laid out from the report
+layer's ``RecompiledFrame`` (``inspector/reports/recompiles.frame_timeline``)."""
 
 from __future__ import annotations
 
@@ -13,12 +13,12 @@ from textual.app import ComposeResult
 from textual.containers import Horizontal
 from textual.widgets import DataTable
 
-from dyn_inspect.inspector.analysis import guards as guard_analysis
-from dyn_inspect.inspector.analysis import recompiles as recompile_analysis
 from dyn_inspect.inspector.events import Loc
 from dyn_inspect.inspector.locations import def_file_line, def_line
-from dyn_inspect.inspector.model import CompileInfo, FrameInfo
+from dyn_inspect.inspector.model import FrameInfo
+from dyn_inspect.inspector.outputs.reports import GuardDiffBrief
 from dyn_inspect.inspector.reports import screens
+from dyn_inspect.inspector.reports.recompiles import frame_timeline, recompile_reasons
 from dyn_inspect.tui.display import display_path, duration
 from dyn_inspect.tui.source import THEME
 from dyn_inspect.tui.views.base import COMMON_KEYS, Context, SearchHit, matches
@@ -29,31 +29,18 @@ MAX_DIFF_LINES = 8
 MAX_OLDER_ENTRIES = 2  # older cache entries' failed guards shown per recompile
 
 
-def _diff(ctx: Context, before: CompileInfo, after: CompileInfo) -> RenderableType | None:
-    d = guard_analysis.guard_diff(ctx.run, before, after)
-    if d.problem and d.empty:
-        return Text(f"    guard diff {d.a} → {d.b}: {d.problem}", style="dim")
-    if d.empty:
-        return Text(f"    guard diff {d.a} → {d.b}: no guard changed", style="dim")
-    out = Text(f"    guard diff {d.a} → {d.b} ({d.unchanged} unchanged)\n", style="bold")
-    lines = 0
-    for ch in d.changed:
-        if lines >= MAX_DIFF_LINES:
-            break
-        where = f"{ch.after.path} " if ch.after.path else ""
-        if ch.fields:
-            fields = "; ".join(f"{k}: {a} → {b}" for k, a, b in ((k, *v) for k, v in ch.fields.items()))
-            out.append(f"      ~ {ch.after.kind} {where}{fields}\n", style="yellow")
-        else:
-            out.append(f"      ~ {ch.before.expr}  →  {ch.after.expr}\n", style="yellow")
-        lines += 1
-    for g in d.added[: max(0, MAX_DIFF_LINES - lines)]:
-        out.append(f"      + {g}\n", style="green")
-        lines += 1
-    for g in d.removed[: max(0, MAX_DIFF_LINES - lines)]:
-        out.append(f"      - {g}\n", style="red")
-        lines += 1
-    hidden = len(d.changed) + len(d.added) + len(d.removed) - lines
+_DIFF_STYLE = {"~": "yellow", "+": "green", "-": "red"}
+
+
+def _diff(d: GuardDiffBrief) -> RenderableType:
+    if d.problem and not d.lines:
+        return Text(f"    guard diff {d.before} → {d.after}: {d.problem}", style="dim")
+    if not d.lines:
+        return Text(f"    guard diff {d.before} → {d.after}: no guard changed", style="dim")
+    out = Text(f"    guard diff {d.before} → {d.after} ({d.unchanged} unchanged)\n", style="bold")
+    for line in d.lines[:MAX_DIFF_LINES]:
+        out.append(f"      {line.sign} {line.text}\n", style=_DIFF_STYLE[line.sign])
+    hidden = len(d.lines) - MAX_DIFF_LINES
     if hidden > 0:
         out.append(f"      … {hidden} more\n", style="dim")
     out.rstrip()
@@ -69,16 +56,15 @@ def timeline(ctx: Context, frame: FrameInfo) -> list[RenderableType]:
         Text(f"{len(frame.compiles)} compiles", style="dim"),
         Text(""),
     ]
-    entries = recompile_analysis.recompile_timeline(model, frame)
-    for entry in entries:
-        c = entry.compile
+    shown = frame_timeline(ctx.run, frame)
+    for entry in shown.timeline:
         when = f"+{duration(entry.t - t0)}" if t0 is not None and entry.t else ""
         head = Text.assemble(
             (f"#{entry.index} ", "bold"),
-            (f"{c.cid:<6}", "cyan"),
+            (f"{entry.compile_id:<6}", "cyan"),
             (f" {'recompiled' if entry.is_recompile else 'compiled'} {when}", ""),
-            (f"  {c.outcome}", "green" if c.outcome == "graph" else "yellow"),
-            (f"  {duration(c.compile_time_s)}" if c.compile_time_s else "", "dim"),
+            (f"  {entry.outcome}", "green" if entry.outcome == "graph" else "yellow"),
+            (f"  {duration(entry.compile_time_s)}" if entry.compile_time_s else "", "dim"),
         )
         parts.append(head)
         # One failure per older cache entry: the newest few (a long timeline stays linear).
@@ -92,11 +78,8 @@ def timeline(ctx: Context, frame: FrameInfo) -> list[RenderableType]:
         hidden = len(entry.failures) - 1 - MAX_OLDER_ENTRIES
         if hidden > 0:
             parts.append(Text(f"    … and {hidden} older cache entr{'y' if hidden == 1 else 'ies'} failed too", style="dim"))
-        if entry.is_recompile:
-            previous = entries[entry.index - 1].compile
-            diff = _diff(ctx, previous, c)
-            if diff is not None:
-                parts.append(diff)
+        if entry.guard_diff is not None:
+            parts.append(_diff(entry.guard_diff))
         if entry.limit_reached:
             parts.append(Text("    ⚠ recompile limit reached: the frame runs eagerly from here on", style="bold yellow"))
         if entry.suggestion is not None:
@@ -104,7 +87,7 @@ def timeline(ctx: Context, frame: FrameInfo) -> list[RenderableType]:
             if entry.suggestion.code:
                 parts.append(Syntax(entry.suggestion.code, "python", theme=THEME, padding=(0, 6), background_color="default"))
         parts.append(Text(""))
-    if frame.recompile_limit is not None and not any(e.limit_reached for e in entries):
+    if frame.recompile_limit is not None and not shown.limit_reached:
         parts.append(Text(f"⚠ {frame.recompile_limit.reason}", style="bold yellow"))
     return parts
 
@@ -176,7 +159,7 @@ what to change.
     def search(self, ctx: Context, query: str) -> list[SearchHit]:
         hits = []
         for frame in screens.recompiled_frames(ctx.run.model, ctx.scope):
-            reasons = [r for c in frame.compiles for r in recompile_analysis.reasons_of(c)]
+            reasons = recompile_reasons(frame)
             if matches(query, frame.name, display_path(frame.filename, ctx.cwd), *reasons):
                 first = reasons[0] if reasons else ""
                 hits.append(SearchHit(self.view_id, frame_key(frame), f"recompile   {frame.name} ×{len(frame.compiles)}  {first}"))

@@ -609,6 +609,22 @@ export interface GraphReport {
     op_histogram: Record<string, number>;
 }
 
+/**
+ * A recompile's cache-entry guards against the previous compile's, as lines.
+ */
+export interface GuardDiffBrief {
+    before: string;
+    after: string;
+    problem: string | null;
+    unchanged: number;
+    lines: GuardDiffLine[];
+}
+
+export interface GuardDiffLine {
+    sign: "+" | "-" | "~";
+    text: string;
+}
+
 export interface GuardFailure {
     kind: string;
     text: string;
@@ -1315,6 +1331,8 @@ export interface TimelineEntry {
     failures: GuardFailure[];
     suggestion: Suggestion | null;
     limit_reached: boolean;
+    is_recompile?: boolean;
+    guard_diff?: GuardDiffBrief | null;
 }
 
 export interface Tool {
