@@ -171,7 +171,7 @@ def test_lsp_hover_shows_the_line_profile(profiled) -> None:
 def test_library_kernel_names_lose_their_signature() -> None:
     """Names as the H200 run's profiler reported them (torch 2.11, cuBLAS/CUTLASS): the
     parameter list and return type go, the template arguments and spaced names stay."""
-    from dyn_inspect.cli.commands.kernels import library_kernel_name
+    from dyn_inspect.inspector.reports.kernels import library_kernel_name
 
     assert (
         library_kernel_name("void sgemm_largek_lds64<true, false, 5, 5, 4, 4, 4, 34>(float*, float const*, float const*, int, int)")

@@ -12,14 +12,11 @@ from typing import Any
 from rich.table import Table
 
 from dyn_inspect.cli.common import add_run_arguments, open_cli_run, print_read_warnings
-from dyn_inspect.inspector.analysis.costs import SORTS, cost_of, kernel_cost
-from dyn_inspect.inspector.analysis.kernel_compile import config_text
-from dyn_inspect.inspector.analysis.kernels import Vectorization, effective_isa, vectorization
 from dyn_inspect.inspector.console import make_console
 from dyn_inspect.inspector.locations import file_line, parse_file_line, short_path
-from dyn_inspect.inspector.model import RunModel
 from dyn_inspect.inspector.outputs import to_json
-from dyn_inspect.inspector.reports.kernels import kernels_report, listed_kernels
+from dyn_inspect.inspector.outputs.reports import KernelProfile, LibraryKernel, Vectorization
+from dyn_inspect.inspector.reports.kernels import SORTS, kernels_report, listed_kernels
 from dyn_inspect.inspector.units import bytes_text, rate_text, time_text
 
 HELP = "list generated kernels by compile or by source line (--at FILE:LINE), with vectorization coverage"
@@ -43,21 +40,28 @@ def coverage_text(v: Vectorization) -> str:
     return f"CPU kernel vectorization: {v.vectorized}/{v.cpp_kernels} ({v.share:.0%}) — {isas}; CPU capability {v.cpu_isa or 'unknown'}"
 
 
+def _cost_cells(p: KernelProfile | None) -> list[str]:
+    if p is None:
+        return ["-", "-", "-", "-"]
+    gflops = p.tflops * 1e3 if p.tflops is not None else None
+    return [time_text(p.us_per_step), f"{p.calls_per_step:g}", rate_text(p.bandwidth_gbps, "", p.peak_gbps), rate_text(gflops, "")]
+
+
 def run(args: argparse.Namespace) -> int:
     r = open_cli_run(args.run, args.runs_dir, args.rank)
     print_read_warnings(r)
-    m = r.model
-    kernels, order = listed_kernels(m, parse_file_line(args.at) if args.at else None, args.sort)
+    found, order = listed_kernels(r.model, parse_file_line(args.at) if args.at else None, args.sort)
+    report = kernels_report(r, found, args.at, order)
     if args.json:
-        sys.stdout.write(to_json(kernels_report(r, kernels, args.at, order)) + "\n")
+        sys.stdout.write(to_json(report) + "\n")
         return 0
-    cov = vectorization(m)
+    kernels = report.kernels
     profiled = any(k.profile is not None for k in kernels)
     console = make_console()
     where = f" from {args.at}" if args.at else ""
     sorted_by = f", by {order}" if order else ""
     console.print(f"kernels{where}: {len(kernels)}{sorted_by} — {short_path(str(r.path))}", markup=False, highlight=False)
-    with_meta = any(k.meta is not None for k in kernels)
+    with_meta = any(k.compile is not None for k in kernels)
     if kernels:
         table = Table(box=None, pad_edge=False, show_edge=False, header_style="bold cyan")
         # A kernel name is an identifier: kept whole while it fits beside the figures (the
@@ -77,43 +81,32 @@ def run(args: argparse.Namespace) -> int:
         for col in ("backend", "fused ops", "vectorized", "source lines"):
             table.add_column(col, overflow="fold")
         for k in kernels:
-            lines = ", ".join(dict.fromkeys(file_line(loc.file, loc.line) for loc in k.lines)) or "-"
-            vec = (effective_isa(m, k) or "scalar") if k.event.backend == "cpp" else "-"
-            cid = k.compile.cid + (" bw" if k.event.backward else "")
-            cost_cells: list[str] = []
-            if profiled:
-                c = kernel_cost(k)
-                cost_cells = (
-                    [time_text(c.us_per_step), f"{c.calls_per_step:g}", rate_text(c.gbps, "", c.peak_gbps), rate_text(c.gflops, "")]
-                    if c is not None
-                    else ["-", "-", "-", "-"]
-                )
+            lines = ", ".join(dict.fromkeys(file_line(loc.file, loc.line) for loc in k.source_lines if loc is not None)) or "-"
+            vec = (k.isa or "scalar") if k.backend == "cpp" else "-"
+            cid = k.compile_id + (" bw" if k.backward else "")
+            cost_cells = _cost_cells(k.profile) if profiled else []
             meta_cells: list[str] = []
             if with_meta:
-                chosen = k.meta.chosen if k.meta is not None else None
+                c = k.compile
                 meta_cells = [
-                    config_text(chosen),
-                    *(_num(getattr(chosen, f, None) if chosen is not None else None) for f in ("n_regs", "n_spills")),
-                    bytes_text(chosen.shared if chosen is not None else None),
+                    c.config if c is not None else "-",
+                    _num(c.registers if c is not None else None),
+                    _num(c.spills if c is not None else None),
+                    bytes_text(c.shared_bytes if c is not None else None),
                 ]
-            table.add_row(cid, k.name, *cost_cells, *meta_cells, k.event.backend, ", ".join(k.event.fused_ops) or "-", vec, lines)
+            table.add_row(cid, k.name, *cost_cells, *meta_cells, k.backend, ", ".join(k.fused_ops) or "-", vec, lines)
         console.print(table)
     elif args.at:
         console.print(
             "  (no kernel's provenance names this line: it may have no ops, or provenance was off)", markup=False, highlight=False
         )
-    if profiled and not args.at:
-        _print_library(console, m)
-    console.print(coverage_text(cov), markup=False, highlight=False)
+    if report.library_kernels:
+        _print_library(console, report.library_kernels)
+    console.print(coverage_text(report.vectorization), markup=False, highlight=False)
     return 0
 
 
-def _print_library(console: Any, m: RunModel) -> None:
-    """Library kernels Inductor called (``extern_kernels.mm`` → aten::mm / cuBLAS): profiled
-    with their FLOPs, but not generated, so in no compile's kernel list."""
-    library = sorted((p for _, p in m.kernel_profiles if p.op is not None), key=lambda p: -(p.total_us / max(p.steps, 1)))
-    if not library:
-        return
+def _print_library(console: Any, library: list[LibraryKernel]) -> None:
     table = Table(box=None, pad_edge=False, show_edge=False, header_style="bold cyan", title_justify="left")
     table.add_column("compile", no_wrap=True)
     # cuBLAS/CUTLASS names are whole C++ signatures: the argument list goes, and what is
@@ -122,38 +115,11 @@ def _print_library(console: Any, m: RunModel) -> None:
     table.add_column("op", no_wrap=True)
     for col in ("time/step", "calls/step", "GB/s", "GFLOP/s"):
         table.add_column(col, justify="right", no_wrap=True)
-    for p in library:
-        c = cost_of(p)
-        assert c is not None
-        cid = (p.cid or "-") + (" bw" if p.backward else "")
-        table.add_row(
-            cid,
-            library_kernel_name(p.name),
-            p.op or "-",
-            time_text(c.us_per_step),
-            f"{c.calls_per_step:g}",
-            rate_text(c.gbps, "", c.peak_gbps),
-            rate_text(c.gflops, ""),
-        )
+    for lk in library:
+        table.add_row((lk.compile_id or "-") + (" bw" if lk.backward else ""), lk.name, lk.op or "-", *_cost_cells(lk.profile))
     console.print(f"library kernels (profiled): {len(library)}", markup=False, highlight=False)
     console.print(table)
 
 
 def _num(v: int | None) -> str:
     return "-" if v is None else str(v)
-
-
-def library_kernel_name(name: str) -> str:
-    """``void sgemm<true, 5>(float*, int)`` → ``sgemm<true, 5>``: a demangled kernel's name
-    without its return type and parameter list (template arguments kept: they say which
-    variant ran)."""
-    out = name.removeprefix("void ")
-    depth = 0
-    for i, ch in enumerate(out):
-        if ch == "<":
-            depth += 1
-        elif ch == ">":
-            depth -= 1
-        elif ch == "(" and depth == 0 and i > 0 and out[i - 1] != " ":  # not "Memset (Device)"
-            return out[:i]
-    return out

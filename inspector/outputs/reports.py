@@ -450,6 +450,17 @@ class KernelReport(Output):
     text: str | None
 
 
+class LibraryKernel(Output):
+    """A library kernel Inductor called (``extern_kernels.mm`` → aten::mm / cuBLAS):
+    profiled with its FLOPs, but not generated, so in no compile's kernel list."""
+
+    name: str  # the demangled name without return type and parameters: "sgemm<true, 5>"
+    compile_id: str | None
+    backward: bool
+    op: str | None
+    profile: KernelProfile
+
+
 class KernelsReport(Output):
     """``dyn-inspect kernels --json``."""
 
@@ -458,6 +469,8 @@ class KernelsReport(Output):
     sort: str | None
     kernels: list[Kernel]
     vectorization: Vectorization
+    # most time per step first; only for a profiled run's whole list (not ``--at``)
+    library_kernels: list[LibraryKernel] = []
 
 
 # -- cost (--profile) ----------------------------------------------------------------------

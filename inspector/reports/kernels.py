@@ -4,7 +4,8 @@ backend, vectorization, user lines, profile, what Triton made of it, its launche
 
 from __future__ import annotations
 
-from dyn_inspect.inspector.analysis.costs import kernel_cost, sort_key
+from dyn_inspect.engine.schema import KernelProfile
+from dyn_inspect.inspector.analysis.costs import SORTS, KernelCost, cost_of, kernel_cost, sort_key
 from dyn_inspect.inspector.analysis.kernel_compile import compile_output, launch_findings, launch_outputs, launches, stages_kept
 from dyn_inspect.inspector.analysis.kernels import Vectorization, effective_isa, kernels_at, kernels_by_compile, vectorization
 from dyn_inspect.inspector.model import KernelInfo, RunModel
@@ -41,10 +42,17 @@ def run_kernels(model: RunModel) -> list[typed.Kernel]:
     return [kernel(model, k) for k in model.kernels]
 
 
+__all__ = ["SORTS"]  # the orders ``listed_kernels`` knows (``kernels --sort``)
+
+
 def kernel_profile(k: KernelInfo) -> typed.KernelProfile | None:
     p, c = k.profile, kernel_cost(k)
     if p is None or c is None:
         return None
+    return _profile(p, c)
+
+
+def _profile(p: KernelProfile, c: KernelCost) -> typed.KernelProfile:
     return typed.KernelProfile(
         calls=p.calls,
         total_us=p.total_us,
@@ -85,9 +93,39 @@ def listed_kernels(model: RunModel, at: tuple[str, int] | None = None, sort: str
     return found, order
 
 
+def library_kernel_name(name: str) -> str:
+    """``void sgemm<true, 5>(float*, int)`` → ``sgemm<true, 5>``: a demangled kernel's name
+    without its return type and parameter list (template arguments kept: they say which
+    variant ran)."""
+    out = name.removeprefix("void ")
+    depth = 0
+    for i, ch in enumerate(out):
+        if ch == "<":
+            depth += 1
+        elif ch == ">":
+            depth -= 1
+        elif ch == "(" and depth == 0 and i > 0 and out[i - 1] != " ":  # not "Memset (Device)"
+            return out[:i]
+    return out
+
+
+def library_kernels(model: RunModel) -> list[typed.LibraryKernel]:
+    """The profiled library kernels, most time per step first."""
+    out = []
+    for _, p in model.kernel_profiles:
+        c = cost_of(p)
+        if p.op is not None and c is not None:
+            out.append(
+                typed.LibraryKernel(
+                    name=library_kernel_name(p.name), compile_id=p.cid, backward=p.backward, op=p.op, profile=_profile(p, c)
+                )
+            )
+    return sorted(out, key=lambda lk: -lk.profile.us_per_step)
+
+
 def kernels_report(run: Run, found: list[KernelInfo], at: str | None, order: str | None) -> typed.KernelsReport:
-    """What ``kernels --json`` prints: ``found`` and ``order`` (``listed_kernels``); ``at``:
-    the line they were asked for, as given."""
+    """What ``kernels`` prints: ``found`` and ``order`` (``listed_kernels``); ``at``: the
+    line they were asked for, as given."""
     m = run.model
     return typed.KernelsReport(
         run=str(run.path),
@@ -95,6 +133,7 @@ def kernels_report(run: Run, found: list[KernelInfo], at: str | None, order: str
         sort=order,
         kernels=[kernel(m, k, run.blob_text(k.event.source) if launches(k) else None) for k in found],
         vectorization=vectorization_coverage(vectorization(m)),
+        library_kernels=library_kernels(m) if at is None and any(k.profile is not None for k in found) else [],
     )
 
 

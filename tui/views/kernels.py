@@ -1,9 +1,10 @@
 """Kernels: every generated kernel (name, compile, backend, fused ATen ops, the user lines it
 came from, size) with its Triton or C++ source highlighted; the filter narrows by name, op
 or source line (``train.py:27``). A ``--profile-kernels`` run adds time per step, calls per
-step and achieved GB/s and GFLOP/s (``analysis.costs``); a run with Triton's compile
-metadata adds each kernel's config, registers, spills and shared memory
-(``analysis.kernel_compile``); a click on a header (or **s**) sorts by that column."""
+step and achieved GB/s and GFLOP/s; a run with Triton's compile metadata adds each kernel's
+config, registers, spills and shared memory — each row laid out from the report layer's
+``Kernel`` (``inspector/reports/kernels.kernel``, what ``kernels`` prints); a click on a
+header (or **s**) sorts by that column."""
 
 from __future__ import annotations
 
@@ -12,12 +13,12 @@ from textual.app import ComposeResult
 from textual.containers import Vertical
 from textual.widgets import DataTable, Input
 
-from dyn_inspect.inspector.analysis.costs import kernel_cost, sort_key
-from dyn_inspect.inspector.analysis.kernel_compile import config_text
 from dyn_inspect.inspector.events import Loc
 from dyn_inspect.inspector.locations import same_file, split_file_line
 from dyn_inspect.inspector.model import KernelInfo, KernelMeta
+from dyn_inspect.inspector.outputs.reports import KernelCompile
 from dyn_inspect.inspector.reports import screens
+from dyn_inspect.inspector.reports.kernels import kernel
 from dyn_inspect.inspector.units import bytes_text, rate_text, time_text
 from dyn_inspect.tui.display import display_loc
 from dyn_inspect.tui.views.base import COMMON_KEYS, Context, SearchHit, matches
@@ -44,18 +45,23 @@ def _cid_order(cid: str) -> tuple[int, ...]:
     return tuple(int(n) for n in cid.replace("@r", "/").split("/") if n.isdigit())
 
 
-def meta_cells(k: KernelInfo) -> dict[str, Cell]:
+def _most_first(value: float | None, name: str) -> tuple[object, ...]:
+    """A figure's sort value: the largest first, a kernel without it last."""
+    return (1, 0, name) if value is None else (0, -value, name)
+
+
+def meta_cells(c: KernelCompile | None, name: str) -> dict[str, Cell]:
     """The compile-metadata cells (column key → cell) of a kernel: its config, registers,
     spills and shared memory; "-" for a kernel without metadata (sorted after the others)."""
-    chosen = k.meta.chosen if k.meta is not None else None
-    regs = chosen.n_regs if chosen is not None else None
-    spills = chosen.n_spills if chosen is not None else None
-    shared = chosen.shared if chosen is not None else None
+    config = c.config if c is not None else "-"
+    regs = c.registers if c is not None else None
+    spills = c.spills if c is not None else None
+    shared = c.shared_bytes if c is not None else None
     return {
-        "config": Cell(config_text(chosen), (chosen is None, config_text(chosen))),
-        "regs": Cell("-" if regs is None else str(regs), sort_key("registers", k), justify="right"),
-        "spills": Cell("-" if spills is None else str(spills), sort_key("spills", k), justify="right"),
-        "smem": Cell(bytes_text(shared), sort_key("shared", k), justify="right"),
+        "config": Cell(config, (c is None, config)),
+        "regs": Cell("-" if regs is None else str(regs), _most_first(regs, name), justify="right"),
+        "spills": Cell("-" if spills is None else str(spills), _most_first(spills, name), justify="right"),
+        "smem": Cell(bytes_text(shared), _most_first(shared, name), justify="right"),
     }
 
 
@@ -196,32 +202,37 @@ kernel was compiled for.
                 continue
             key = str(i)
             self._kernels[key] = k
-            e = k.event
-            ops = ", ".join(e.fused_ops)
-            c = kernel_cost(k)
+            row = kernel(ctx.run.model, k)
+            ops = ", ".join(row.fused_ops)
+            p = row.profile
+            gflops = p.tflops * 1e3 if p is not None and p.tflops is not None else None
             costs = (
                 (
                     # unprofiled kernels sort after every profiled one (values are negated: most first)
-                    Cell(time_text(c.us_per_step) if c else "-", -c.us_per_step if c else 1.0, justify="right"),
-                    Cell(f"{c.calls_per_step:g}" if c else "-", -c.calls_per_step if c else 1.0, justify="right"),
-                    Cell(rate_text(c.gbps if c else None, "", c.peak_gbps if c else None), -(c.gbps or 0.0) if c else 1.0, justify="right"),
-                    Cell(rate_text(c.gflops if c else None, ""), -(c.gflops or 0.0) if c else 1.0, justify="right"),
+                    Cell(time_text(p.us_per_step) if p else "-", -p.us_per_step if p else 1.0, justify="right"),
+                    Cell(f"{p.calls_per_step:g}" if p else "-", -p.calls_per_step if p else 1.0, justify="right"),
+                    Cell(
+                        rate_text(p.bandwidth_gbps if p else None, "", p.peak_gbps if p else None),
+                        -(p.bandwidth_gbps or 0.0) if p else 1.0,
+                        justify="right",
+                    ),
+                    Cell(rate_text(gflops, ""), -(gflops or 0.0) if p else 1.0, justify="right"),
                 )
                 if self._profiled
                 else ()
             )
-            meta = tuple(meta_cells(k).values()) if self._with_meta else ()
+            meta = tuple(meta_cells(row.compile, row.name).values()) if self._with_meta else ()
             self._metas[key] = k.meta
             rows.append(
                 (
                     key,
                     (
-                        Cell(e.name + (" (bw)" if e.backward else "")),
-                        Cell(k.compile.cid, _cid_order(k.compile.cid)),
+                        Cell(row.name + (" (bw)" if row.backward else "")),
+                        Cell(row.compile_id, _cid_order(row.compile_id)),
                         *costs,
                         *meta,
-                        Cell(e.backend),
-                        Cell(f"{e.lines} lines", e.lines, justify="right"),
+                        Cell(row.backend),
+                        Cell(f"{row.lines_of_code} lines", row.lines_of_code, justify="right"),
                         Cell(lines_text(k, ctx.cwd), [(loc.file, loc.line) for loc in k.lines]),
                         Cell(ops[:60] + ("…" if len(ops) > 60 else ""), ops),
                     ),
@@ -244,7 +255,8 @@ kernel was compiled for.
             if k.meta is self._metas.get(key):
                 continue
             self._metas[key] = k.meta
-            for column, cell in meta_cells(k).items():
+            c = kernel(self.ctx.run.model, k).compile if self.ctx is not None else None
+            for column, cell in meta_cells(c, k.name).items():
                 table.update_cell(key, column, cell)
             changed = True
             if key == self._shown:

@@ -783,6 +783,7 @@ export interface KernelsReport {
     sort: string | null;
     kernels: Kernel[];
     vectorization: Vectorization;
+    library_kernels?: LibraryKernel[];
 }
 
 /**
@@ -795,6 +796,18 @@ export interface KernelTriedConfig {
     registers: number | null;
     spills: number | null;
     shared_bytes: number | null;
+}
+
+/**
+ * A library kernel Inductor called (`extern_kernels.mm` → aten::mm / cuBLAS):
+ * profiled with its FLOPs, but not generated, so in no compile's kernel list.
+ */
+export interface LibraryKernel {
+    name: string;
+    compile_id: string | null;
+    backward: boolean;
+    op: string | null;
+    profile: KernelProfile;
 }
 
 export interface LimitHit {
