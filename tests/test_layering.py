@@ -183,8 +183,7 @@ NOT_YET_MOVED: dict[str, set[str]] = {
     },
     "tui": {
         "bytecode.CompileCode", "bytecode.RESUME_RE",
-        "bytecode.compile_code", "cache.CacheReport", "cache.cache_report", "cache.compile_cache",
-        "cache.unread_lookups",
+        "bytecode.compile_code", "cache.compile_cache",
         "shapes.shapes_of", "timeline.SpanNode",
         "timeline.TimelineEntry", "timeline.compile_breakdowns", "timeline.timeline_entries",
     },

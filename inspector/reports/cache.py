@@ -4,8 +4,10 @@
 
 from __future__ import annotations
 
-from dyn_inspect.inspector.analysis.cache import CacheLookup, CacheReport, CompileCache, miss_diff
-from dyn_inspect.inspector.model import RunModel
+from collections.abc import Callable
+
+from dyn_inspect.inspector.analysis.cache import CacheLookup, CacheReport, CompileCache, cache_report, miss_diff, unread_lookups
+from dyn_inspect.inspector.model import CompileInfo, RunModel
 from dyn_inspect.inspector.outputs import reports as typed
 from dyn_inspect.inspector.run import Run
 
@@ -50,3 +52,19 @@ def caches_report(run: Run, found: CacheReport) -> typed.CacheReport:
         cold=found.cold(),
         compiles=[compile_cache_output(run, cc) for cc in found.compiles],
     )
+
+
+# compile (log, id) -> (its lookup count, its answer): kept by a caller that asks again as
+# a live run grows (the TUI's overview), so that only compiles with new lookups are re-read
+CacheMemo = dict[tuple[str, str], tuple[int, CompileCache]]
+
+__all__ = ["CacheMemo", "cache_story", "caches_report", "unread_lookups"]
+
+
+def cache_story(run: Run, memo: CacheMemo, compiles: list[CompileInfo], shown: Callable[[str], bool]) -> list[str]:
+    """Why a warm run still compiled (the lines ``cache`` prints first), over ``compiles``
+    (``compiles_in_order``, taken under the TUI's lock: this runs in a thread) whose log
+    ``shown`` accepts; Dynamo's seconds as ``dynamo_seconds`` counts them."""
+    found = cache_report(run, memo, compiles)
+    dynamo_s = sum(c.capture.times.dynamo_s or 0.0 for c in compiles if c.capture and shown(c.log))
+    return CacheReport([cc for cc in found.compiles if shown(cc.compile.log)]).story(dynamo_s)

@@ -197,7 +197,7 @@ compile time over the run (sparkline). Press **2**–**7** for the other views.
         super().sync(ctx)
         o = screens.overview(ctx.run.model, ctx.scope)
         self.show(o, ctx.cwd)
-        self._sync_cache(ctx, o.by_stage.get("dynamo", 0.0))
+        self._sync_cache(ctx)
         self.query_one("#overview-problems", Static).update(problems_text(ctx))
 
     def show(self, o: screens.Overview, cwd: str | None) -> None:
@@ -226,8 +226,8 @@ compile time over the run (sparkline). Press **2**–**7** for the other views.
         if shown is not None and self._drawn_for != self._width():
             self.show(*shown)  # (the tables' layout depends on the width)
 
-    def _sync_cache(self, ctx: Context, dynamo_s: float) -> None:
-        """Why a warm run still compiled (``analysis.cache``): re-read only when torch
+    def _sync_cache(self, ctx: Context) -> None:
+        """Why a warm run still compiled (``reports.cache.cache_story``): re-read only when torch
         logged another cache lookup, since it loads each lookup's payload (70 KB for an FX
         graph key). A few are read at once; many (11k in a 1M-event run) in a thread, so
         that the overview's counts are on the screen first and keys keep working."""
@@ -235,22 +235,22 @@ compile time over the run (sparkline). Press **2**–**7** for the other views.
         if seen == getattr(self, "_cache_seen", None):
             return
         self._cache_seen = seen
-        from dyn_inspect.inspector.analysis.cache import unread_lookups
+        from dyn_inspect.inspector.reports.cache import unread_lookups
 
         memo = self.__dict__.setdefault("_cache_memo", {})  # compile → its lookups, read once
         # Taken now, under the app's lock (sync holds it): the thread reads this list only.
         compiles = [c for c in ctx.run.model.compiles_in_order() if c.capture is not None or c.caches]
         self._cache_generation = getattr(self, "_cache_generation", 0) + 1
         if unread_lookups(compiles, memo) <= READ_AT_ONCE:
-            self._show_cache(self._cache_generation, _cache_story(ctx, compiles, memo, dynamo_s))
+            self._show_cache(self._cache_generation, _cache_story(ctx, compiles, memo))
         else:
-            self._read_cache(self._cache_generation, ctx, compiles, memo, dynamo_s)
+            self._read_cache(self._cache_generation, ctx, compiles, memo)
 
     # (A description of our own: Textual would otherwise repr() every argument — the list
     # of 11k compiles took 1.7 s.)
     @work(thread=True, exclusive=True, group="overview-cache", description="reading cache payloads")
-    def _read_cache(self, generation: int, ctx: Context, compiles: list[CompileInfo], memo: dict, dynamo_s: float) -> None:
-        story = _cache_story(ctx, compiles, memo, dynamo_s)
+    def _read_cache(self, generation: int, ctx: Context, compiles: list[CompileInfo], memo: dict) -> None:
+        story = _cache_story(ctx, compiles, memo)
         self.app.call_from_thread(self._show_cache, generation, story)
 
     def _show_cache(self, generation: int, story: Text) -> None:
@@ -264,11 +264,10 @@ compile time over the run (sparkline). Press **2**–**7** for the other views.
 READ_AT_ONCE = 200  # cache lookups whose payloads are read before the overview is drawn
 
 
-def _cache_story(ctx: Context, compiles: list[CompileInfo], memo: dict, dynamo_s: float) -> Text:
-    from dyn_inspect.inspector.analysis.cache import CacheReport, cache_report
+def _cache_story(ctx: Context, compiles: list[CompileInfo], memo: dict) -> Text:
+    from dyn_inspect.inspector.reports.cache import cache_story
 
-    report = CacheReport([cc for cc in cache_report(ctx.run, memo, compiles).compiles if ctx.scope.has(cc.compile.log)])
-    lines = report.story(dynamo_s)
+    lines = cache_story(ctx.run, memo, compiles, ctx.scope.has)
     out = Text()
     if lines:
         out.append("\n" + lines[0] + "\n", style="cyan")
