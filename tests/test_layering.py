@@ -171,7 +171,6 @@ ANALYSIS = f"{TOP}.inspector.analysis"
 NOT_YET_MOVED: dict[str, set[str]] = {
     "cli": {
         "bytecode.ResumeFunction", "bytecode.compile_code", "bytecode.find",
-        "cache.CompileCache", "cache.cache_report", "cache.component_words", "cache.miss_diff",
         "diff.KernelChange", "graphs.compile_graph", "graphs.diff_graphs",
         "graphs.op_histogram", "graphs.to_dot", "graphs.write_svg", "guards.find_compile",
         "kernel_compile.IR_STAGES", "kernel_compile.KernelSignature",
@@ -183,9 +182,7 @@ NOT_YET_MOVED: dict[str, set[str]] = {
     },
     "tui": {
         "bytecode.CompileCode", "bytecode.RESUME_RE",
-        "bytecode.compile_code", "cache.compile_cache",
-        "shapes.shapes_of", "timeline.SpanNode",
-        "timeline.TimelineEntry", "timeline.compile_breakdowns", "timeline.timeline_entries",
+        "bytecode.compile_code",
     },
     "lsp": set(),
     "notebook": set(),

@@ -844,11 +844,14 @@ class CacheLookup(Output):
     time_saved_s: float | None
     time_taken_s: float | None
     triton_kernels: list[str]
+    # the one line every face prints: "FX graph: hit (saved 25.8 s)", "AOTAutograd: bypass — …"
+    text: str = ""
 
 
 class MissDiffers(Output):
     compile_id: str
     components: list[str]
+    words: list[str] = []  # each component in words: "gm (the graph's code)"
 
 
 class CompileCache(Output):
@@ -870,6 +873,36 @@ class CacheReport(Output):
     story: list[str]
     cold: str | None  # why nothing came from the cache (None when something did)
     compiles: list[CompileCache]
+
+
+# -- the compile timeline (the TUI's Timeline view) -------------------------------------
+
+
+class CompileTimelineRow(Output):
+    """One compile as the timeline tells it."""
+
+    log: str
+    compile_id: str
+    function: str
+    file: str | None  # the compiled function's def
+    line: int | None
+    t: float  # seconds since the run started
+    what: str  # "compiled", "recompiled", "compiled (graph break)", "failed → runs eagerly", …
+    why: str  # the recompile's failed guard, the failure
+    is_recompile: bool
+    cache: str  # "hit", "miss", "bypass", "none" (from the lookups' flags: no payload read)
+    seconds: float  # the compile's time (what Recompiles and the summary give)
+
+
+class TimeSpan(Output):
+    """One of torch's timing spans of a compile, in the order of a depth-first walk."""
+
+    name: str  # torch's span name ("inductor_compile")
+    depth: int
+    seconds: float
+    share: float  # of the compile's spans' total
+    cache_state: str | None
+    unfinished: bool  # began, never ended: the process died (or is still) mid-compile
 
 
 # -- shapes ------------------------------------------------------------------------------

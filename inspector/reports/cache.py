@@ -6,7 +6,16 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from dyn_inspect.inspector.analysis.cache import CacheLookup, CacheReport, CompileCache, cache_report, miss_diff, unread_lookups
+from dyn_inspect.inspector.analysis.cache import (
+    CacheLookup,
+    CacheReport,
+    CompileCache,
+    cache_report,
+    compile_cache,
+    component_words,
+    miss_diff,
+    unread_lookups,
+)
 from dyn_inspect.inspector.model import CompileInfo, RunModel
 from dyn_inspect.inspector.outputs import reports as typed
 from dyn_inspect.inspector.run import Run
@@ -26,6 +35,7 @@ def lookup_output(lk: CacheLookup) -> typed.CacheLookup:
         time_saved_s=lk.time_saved_s,
         time_taken_s=lk.time_taken_s,
         triton_kernels=list(lk.triton_kernels),
+        text=lk.describe(),
     )
 
 
@@ -38,12 +48,17 @@ def compile_cache_output(run: Run, cc: CompileCache) -> typed.CompileCache:
         verdict=cc.verdict,
         why_compiled=cc.why_compiled(),
         lookups=[lookup_output(lk) for lk in cc.lookups],
-        miss_differs_from=typed.MissDiffers(compile_id=diff.other_cid, components=list(diff.differs)) if diff else None,
+        miss_differs_from=typed.MissDiffers(
+            compile_id=diff.other_cid, components=list(diff.differs), words=[component_words(n) for n in diff.differs]
+        )
+        if diff
+        else None,
     )
 
 
-def caches_report(run: Run, found: CacheReport) -> typed.CacheReport:
-    """What ``cache --json`` prints: ``found`` (``analysis.cache.cache_report(run)``)."""
+def caches_report(run: Run) -> typed.CacheReport:
+    """What ``cache`` prints: every compile's lookups, the story or why it was cold."""
+    found = cache_report(run)
     return typed.CacheReport(
         run=str(run.path),
         warm=found.warm,
@@ -58,7 +73,7 @@ def caches_report(run: Run, found: CacheReport) -> typed.CacheReport:
 # a live run grows (the TUI's overview), so that only compiles with new lookups are re-read
 CacheMemo = dict[tuple[str, str], tuple[int, CompileCache]]
 
-__all__ = ["CacheMemo", "cache_story", "caches_report", "unread_lookups"]
+__all__ = ["CacheMemo", "cache_story", "caches_report", "compile_lookups", "unread_lookups"]
 
 
 def cache_story(run: Run, memo: CacheMemo, compiles: list[CompileInfo], shown: Callable[[str], bool]) -> list[str]:
@@ -68,3 +83,8 @@ def cache_story(run: Run, memo: CacheMemo, compiles: list[CompileInfo], shown: C
     found = cache_report(run, memo, compiles)
     dynamo_s = sum(c.capture.times.dynamo_s or 0.0 for c in compiles if c.capture and shown(c.log))
     return CacheReport([cc for cc in found.compiles if shown(cc.compile.log)]).story(dynamo_s)
+
+
+def compile_lookups(run: Run, c: CompileInfo) -> list[typed.CacheLookup]:
+    """One compile's cache lookups (the timeline's detail): what ``cache`` lists for it."""
+    return [lookup_output(lk) for lk in compile_cache(run, c).lookups]

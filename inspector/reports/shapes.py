@@ -4,9 +4,9 @@ the shape guards and the sizes the guard tree accepts (``inspector/analysis/shap
 
 from __future__ import annotations
 
-from dyn_inspect.inspector.analysis.shapes import CompileShapes, compile_shapes, readable_source
+from dyn_inspect.inspector.analysis.shapes import CompileShapes, compile_shapes, readable_source, shapes_of
 from dyn_inspect.inspector.locations import file_line
-from dyn_inspect.inspector.model import RunModel
+from dyn_inspect.inspector.model import CompileInfo, RunModel
 from dyn_inspect.inspector.outputs import reports as typed
 from dyn_inspect.inspector.outputs import source_loc
 from dyn_inspect.inspector.run import Run
@@ -64,3 +64,8 @@ def run_shapes(model: RunModel, cwd: str | None = None, run: Run | None = None) 
     """Every compile's shapes, lines relative to ``cwd`` (the bundle's pages: the run's);
     with ``run``, which shape guards torch installed (read from each guard tree)."""
     return [compile_shapes_output(cs, cwd) for cs in compile_shapes(model, run)]
+
+
+def compile_shapes_of(c: CompileInfo, cwd: str | None = None) -> typed.CompileShapes:
+    """One compile's shapes (the timeline's detail), as ``shapes --json`` gives them."""
+    return compile_shapes_output(shapes_of(c), cwd)

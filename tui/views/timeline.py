@@ -2,7 +2,9 @@
 guard that failed), served from the cache, or fell back to eager — and, beside it, where
 the selected compile's time went as torch's own nested spans (entire frame → backend →
 AOTAutograd → Inductor → codegen / C++ compile / autotuning) instead of a flat per-stage
-sum (``inspector.analysis.timeline``)."""
+sum — laid out from the report layer's ``CompileTimelineRow`` and ``TimeSpan``
+(``inspector/reports/timeline.py``), shapes and cache lookups as ``shapes`` and ``cache``
+give them."""
 
 from __future__ import annotations
 
@@ -11,12 +13,13 @@ from rich.table import Table
 from rich.text import Text
 from textual.widgets import DataTable
 
-from dyn_inspect.inspector.analysis.cache import compile_cache
-from dyn_inspect.inspector.analysis.shapes import shapes_of
-from dyn_inspect.inspector.analysis.timeline import SpanNode, TimelineEntry, compile_breakdowns, timeline_entries
 from dyn_inspect.inspector.events import Loc
+from dyn_inspect.inspector.outputs.reports import CompileTimelineRow, TimeSpan
 from dyn_inspect.inspector.reports import screens
-from dyn_inspect.tui.display import display_loc, duration
+from dyn_inspect.inspector.reports.cache import compile_lookups
+from dyn_inspect.inspector.reports.shapes import compile_shapes_of
+from dyn_inspect.inspector.reports.timeline import compile_spans, compile_timeline
+from dyn_inspect.tui.display import duration
 from dyn_inspect.tui.views.base import COMMON_KEYS, Context, SearchHit, matches
 from dyn_inspect.tui.views.table import Cell, SplitView
 from dyn_inspect.tui.widgets import DetailPane
@@ -44,26 +47,23 @@ MIN_SHARE = 0.01  # spans under 1 % of the compile are left out of the breakdown
 MAX_DEPTH = 9
 
 
-def breakdown_table(roots: list[SpanNode]) -> RenderableType:
+def breakdown_table(spans: list[TimeSpan]) -> RenderableType:
     """A compile's spans as an indented table: name, seconds, share of the compile."""
-    if not roots:
+    if not spans:
         return Text("torch recorded no timing spans for this compile", style="dim")
-    total = sum(r.dur for r in roots) or 1.0
     t = Table(box=None, show_header=True, header_style="bold", pad_edge=False)
     # The figures keep their width on a narrow pane; the names are cut instead.
     t.add_column("where the time went", no_wrap=True, overflow="ellipsis", max_width=48)
     t.add_column("s    share", justify="right", no_wrap=True, min_width=12)
-    for root in roots:
-        for depth, node in root.walk():
-            if depth > MAX_DEPTH or node.dur / total < MIN_SHARE:
-                continue
-            label = SPAN_WORDS.get(node.name, node.name)
-            state = node.args.get("cache_state")
-            if isinstance(state, str):
-                label += f"  [cache {state}]"
-            if node.unfinished:
-                label += "  (unfinished)"
-            t.add_row(Text("  " * depth + label), f"{node.seconds:.3f}  {100 * node.dur / total:>4.0f}%")
+    for span in spans:
+        if span.depth > MAX_DEPTH or span.share < MIN_SHARE:
+            continue
+        label = SPAN_WORDS.get(span.name, span.name)
+        if span.cache_state is not None:
+            label += f"  [cache {span.cache_state}]"
+        if span.unfinished:
+            label += "  (unfinished)"
+        t.add_row(Text("  " * span.depth + label), f"{span.seconds:.3f}  {100 * span.share:>4.0f}%")
     return t
 
 
@@ -100,11 +100,11 @@ codegen / C++ compiler / autotuning, and each cache lookup with torch's reason.
 
     def __init__(self, *, id: str | None = None) -> None:  # noqa: A002
         super().__init__(id=id)
-        self._entries: dict[str, TimelineEntry] = {}
+        self._entries: dict[str, CompileTimelineRow] = {}
         self._scope: screens.Scope | None = None
         self._seen = -1
         self._shown: str | None = None
-        self._spans: dict[tuple[str, str], list[SpanNode]] = {}
+        self._spans: dict[tuple[str, str], list[TimeSpan]] = {}
         self._final: set[tuple[str, str]] = set()  # compiles finished when their spans were read
 
     def tab_label(self, ctx: Context) -> str:
@@ -119,16 +119,16 @@ codegen / C++ compiler / autotuning, and each cache lookup with torch's reason.
         table = self.query_one(DataTable)
         table.clear()
         self._entries.clear()
-        for e in timeline_entries(ctx.run):
-            if not ctx.scope.has(e.compile.log):
+        for e in compile_timeline(ctx.run):
+            if not ctx.scope.has(e.log):
                 continue
-            key = f"{e.compile.log}|{e.compile.cid}"
+            key = f"{e.log}|{e.compile_id}"
             self._entries[key] = e
             style = "yellow" if e.what.startswith("recompiled") else "red" if "eager" in e.what else ""
             cache_style = {"hit": "green", "bypass": "yellow", "miss": ""}.get(e.cache, "dim")
             table.add_row(
                 Cell(f"+{duration(e.t)}", e.t, justify="right"),
-                Cell(e.compile.cid),
+                Cell(e.compile_id),
                 Cell(e.function),
                 Cell(e.what, style=style),
                 Cell(e.cache if e.cache != "none" else "-", style=cache_style),
@@ -137,14 +137,14 @@ codegen / C++ compiler / autotuning, and each cache lookup with torch's reason.
             )
         self.show_kept_row(self._shown if self._shown in self._entries else None)
 
-    def _breakdown(self, log: str, cid: str) -> list[SpanNode]:
+    def _breakdown(self, log: str, cid: str) -> list[TimeSpan]:
         """The compile's spans. Reading them is a pass over the logs (seconds on a 100k-event
         run): done again only for a compile that was still compiling at the last pass — a
         finished compile's spans never change (the lazily compiled backward may still come)."""
         assert self.ctx is not None
         key = (log, cid)
         if key not in self._final:
-            self._spans = compile_breakdowns(self.ctx.run)
+            self._spans = compile_spans(self.ctx.run)
             model = self.ctx.run.model
             finished = self.ctx.run.model.finished
             self._final = {
@@ -159,35 +159,36 @@ codegen / C++ compiler / autotuning, and each cache lookup with torch's reason.
             return
         self._shown = key
         e = self._entries[key]
-        c = e.compile
-        parts: list[RenderableType] = [Text.assemble((e.function, "bold"), ("  compile ", "dim"), c.cid, ("  " + e.what, "bold"))]
+        c = self.ctx.run.model.compiles.get((e.log, e.compile_id))
+        parts: list[RenderableType] = [Text.assemble((e.function, "bold"), ("  compile ", "dim"), e.compile_id, ("  " + e.what, "bold"))]
         if e.why:
-            parts.append(Text(("failed guard: " if c.recompile else "") + e.why, style="yellow"))
-        shapes = shapes_of(c)
-        if shapes.automatic_dynamic:  # why the recompile will not recompile again for new sizes
-            dims = ", ".join(f"{s.name} ({s.symbol})" for s in shapes.dynamic)
-            parts.append(Text(f"automatic dynamic: {dims} now dynamic", style="cyan"))
-        for spec in shapes.specializations:
-            parts.append(Text("specialized: " + spec.describe(display_loc(spec.loc, self.ctx.cwd) if spec.loc else None), style="yellow"))
-        for lk in compile_cache(self.ctx.run, c).lookups:
-            parts.append(Text(lk.describe(), style={"hit": "green", "bypass": "yellow"}.get(lk.state, "")))
+            parts.append(Text(("failed guard: " if e.is_recompile else "") + e.why, style="yellow"))
+        if c is not None:
+            shapes = compile_shapes_of(c, self.ctx.cwd)
+            if shapes.automatic_dynamic:  # why the recompile will not recompile again for new sizes
+                dims = ", ".join(f"{s.name} ({s.symbol})" for s in shapes.symbols if not s.specialized)
+                parts.append(Text(f"automatic dynamic: {dims} now dynamic", style="cyan"))
+            for spec in shapes.specializations:
+                parts.append(Text("specialized: " + spec.text, style="yellow"))
+            for lk in compile_lookups(self.ctx.run, c):
+                parts.append(Text(lk.text, style={"hit": "green", "bypass": "yellow"}.get(lk.state, "")))
         parts.append(Text(""))
-        roots = self._breakdown(c.log, c.cid)
+        spans = self._breakdown(e.log, e.compile_id)
         # The compile's time is the figure the row, Recompiles and the summary give
         # (CompileInfo.compile_time_s, torch's compile metrics); torch's spans may cover less
         # (a lazily compiled backward), so their sum is said as such, never as the total.
-        parts.append(Text.assemble(("compile time ", "bold"), duration(c.compile_time_s)))
-        covered = sum(r.seconds for r in roots)
-        if roots and abs(covered - c.compile_time_s) > 0.05 * max(c.compile_time_s, 1e-9):
+        parts.append(Text.assemble(("compile time ", "bold"), duration(e.seconds)))
+        covered = sum(sp.seconds for sp in spans if sp.depth == 0)
+        if spans and abs(covered - e.seconds) > 0.05 * max(e.seconds, 1e-9):
             parts.append(Text(f"torch's timing spans below cover {duration(covered)} of it", style="dim"))
-        parts.append(breakdown_table(roots))
+        parts.append(breakdown_table(spans))
         self.query_one(DetailPane).show(*parts)
 
     def search(self, ctx: Context, query: str) -> list[SearchHit]:
         return [
-            SearchHit(self.view_id, f"{e.compile.log}|{e.compile.cid}", f"timeline  {e.compile.cid} {e.function} {e.what}")
-            for e in timeline_entries(ctx.run)
-            if ctx.scope.has(e.compile.log) and matches(query, e.function, e.what, e.why)
+            SearchHit(self.view_id, f"{e.log}|{e.compile_id}", f"timeline  {e.compile_id} {e.function} {e.what}")
+            for e in compile_timeline(ctx.run)
+            if ctx.scope.has(e.log) and matches(query, e.function, e.what, e.why)
         ]
 
     def reveal(self, key: str) -> None:
@@ -196,7 +197,7 @@ codegen / C++ compiler / autotuning, and each cache lookup with torch's reason.
     def selected_location(self) -> Loc | None:
         if self._shown is None:
             return None
-        cap = self._entries[self._shown].compile.capture
-        if cap is None or not cap.co_filename:
+        e = self._entries[self._shown]
+        if e.file is None:
             return None
-        return Loc(file=cap.co_filename, line=cap.co_firstlineno or 1, name=cap.co_name)
+        return Loc(file=e.file, line=e.line or 1, name=e.function)

@@ -136,6 +136,7 @@ export interface CacheLookup {
     time_saved_s: number | null;
     time_taken_s: number | null;
     triton_kernels: string[];
+    text?: string;
 }
 
 /**
@@ -1019,6 +1020,7 @@ export interface MergeReport {
 export interface MissDiffers {
     compile_id: string;
     components: string[];
+    words?: string[];
 }
 
 export interface NewGraphBreaks {
