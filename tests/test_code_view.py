@@ -74,6 +74,10 @@ def test_cli_code(example_run: Run, capsys: pytest.CaptureFixture[str], monkeypa
     data = json.loads(capsys.readouterr().out)
     assert data["resume"]["line"] == line and data["resume"]["loc"]["file"] == str(TRAIN)
     assert any(b["line"] == line and b["modified"] for b in data["blocks"])
+    # the user line's text and the guard count come with the report (the TUI prints the same)
+    assert any(b["line"] == line and (b["source"] or "").startswith("if h.mean() > 0.5:") for b in data["blocks"])
+    assert data["guard_count"] == sum(len(g["guards"]) for g in data["guards"]) > 0
+    assert f"guards ({data['guard_count']})" in text
     assert main(["code", "99/9", str(example_run.path)]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "no compile 99/9" in err

@@ -170,7 +170,6 @@ FACES = ("cli", "tui", "lsp", "notebook", "inspector.export.report")
 ANALYSIS = f"{TOP}.inspector.analysis"
 NOT_YET_MOVED: dict[str, set[str]] = {
     "cli": {
-        "bytecode.ResumeFunction", "bytecode.compile_code", "bytecode.find",
         "diff.KernelChange", "graphs.compile_graph", "graphs.diff_graphs",
         "graphs.op_histogram", "graphs.to_dot", "graphs.write_svg", "guards.find_compile",
         "kernel_compile.IR_STAGES", "kernel_compile.KernelSignature",
@@ -180,10 +179,7 @@ NOT_YET_MOVED: dict[str, set[str]] = {
         "timeline.chrome_trace", "timeline.encode", "verify.RerunPlan",
         "verify.plan_rerun", "verify.verify_report",
     },
-    "tui": {
-        "bytecode.CompileCode", "bytecode.RESUME_RE",
-        "bytecode.compile_code",
-    },
+    "tui": set(),
     "lsp": set(),
     "notebook": set(),
     "inspector.export.report": set(),

@@ -983,8 +983,9 @@ class ResumeFunction(Output):
 
 class BytecodeBlock(Output):
     line: int | None
-    original: list[str]
+    original: list[str]  # instructions as dis prints them, ">>" marking a jump target
     modified: list[str]
+    source: str | None = None  # the user line's text (None: not readable here)
 
 
 class GuardGroup(Output):
@@ -1001,6 +1002,9 @@ class CodeReport(Output):
     creates: list[ResumeFunction]
     blocks: list[BytecodeBlock]
     guards: list[GuardGroup]
+    file: str | None = None  # the compiled function's def
+    line: int | None = None
+    guard_count: int = 0
 
 
 # -- runs --------------------------------------------------------------------------------

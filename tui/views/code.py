@@ -1,7 +1,7 @@
 """Dynamo's code per compile (what depyf and tlparse show, tied to the user's lines): the
 original and transformed bytecode side by side by source line, the resume functions a
 graph break created and the user line each resumes at, and the guards one per line,
-grouped by what they guard (``inspector.analysis.bytecode``)."""
+grouped by what they guard — the report layer's ``CodeReport`` (what ``code CID`` prints)."""
 
 from __future__ import annotations
 
@@ -12,32 +12,33 @@ from rich.table import Table
 from rich.text import Text
 from textual.widgets import DataTable
 
-from dyn_inspect.inspector.analysis.bytecode import RESUME_RE, CompileCode, compile_code
 from dyn_inspect.inspector.events import Loc
 from dyn_inspect.inspector.model import CompileInfo
+from dyn_inspect.inspector.outputs import loc_of
+from dyn_inspect.inspector.outputs.reports import CodeReport
 from dyn_inspect.inspector.reports import screens
-from dyn_inspect.inspector.source_files import source_line
+from dyn_inspect.inspector.reports.code import code_report, resumes_at
 from dyn_inspect.tui.display import display_loc
 from dyn_inspect.tui.views.base import COMMON_KEYS, Context, SearchHit, matches
 from dyn_inspect.tui.views.table import Cell, SplitView
 from dyn_inspect.tui.widgets import DetailPane
 
 
-def code_parts(cc: CompileCode, cwd: str | None) -> list[RenderableType]:
+def code_parts(cc: CodeReport, cwd: str | None) -> list[RenderableType]:
     """The pane's content for one compile."""
-    c = cc.compile
-    cap = c.capture
-    parts: list[RenderableType] = [Text.assemble((cc.function, "bold"), ("  compile ", "dim"), c.cid)]
+    parts: list[RenderableType] = [Text.assemble((cc.function, "bold"), ("  compile ", "dim"), cc.compile_id)]
     if cc.resume is not None:
         r = cc.resume
-        where = display_loc(r.loc, cwd) if r.loc else f"line {r.line}"
-        code = f": {r.loc.code.split('  #')[0].strip()}" if r.loc and r.loc.code else ""
+        loc = loc_of(r.loc)
+        where = display_loc(loc, cwd) if loc else f"line {r.line}"
+        code = f": {loc.code.split('  #')[0].strip()}" if loc and loc.code else ""
         parts.append(Text(f"resume function: runs the rest of `{r.function}` after the graph break at {where}{code}", style="cyan"))
     for r in cc.creates:
-        where = display_loc(r.loc, cwd) if r.loc else f"line {r.line}"
+        loc = loc_of(r.loc)
+        where = display_loc(loc, cwd) if loc else f"line {r.line}"
         parts.append(Text(f"its graph break at {where} created {r.name} (compiles {', '.join(r.compiles)})", style="cyan"))
     parts.append(Text(""))
-    if not cc.original and not cc.modified:
+    if not cc.blocks:
         parts.append(
             Text(
                 "torch logs the original and transformed bytecode of resume functions only; this frame's original is its source.",
@@ -45,23 +46,21 @@ def code_parts(cc: CompileCode, cwd: str | None) -> list[RenderableType]:
             )
         )
     else:
-        source = cap.co_filename if cap else None
         t = Table(box=None, pad_edge=False, header_style="bold")
         t.add_column("line", justify="right", no_wrap=True)
         t.add_column("original", no_wrap=True)
         t.add_column("transformed by Dynamo", no_wrap=True)
         for b in cc.blocks:
-            text = source_line(source, b.line).strip() if source and b.line else ""
-            t.add_row(str(b.line or "-"), Text(text, style="bold"), "")
+            t.add_row(str(b.line or "-"), Text(b.source or "", style="bold"), "")
             for o, m in itertools.zip_longest(b.original, b.modified):
-                t.add_row("", o.text() if o else "", m.text() if m else "")
+                t.add_row("", o or "", m or "")
         parts.append(t)
     parts.append(Text(""))
-    parts.append(Text(f"Guards ({len(cc.guards)}), by what they guard", style="bold"))
-    for src, gs in cc.guards_by_source():
-        parts.append(Text("  " + (src or "(global state)"), style="bold cyan"))
-        for g in gs:
-            parts.append(Text("    " + g.expr))
+    parts.append(Text(f"Guards ({cc.guard_count}), by what they guard", style="bold"))
+    for group in cc.guards:
+        parts.append(Text("  " + (group.source or "(global state)"), style="bold cyan"))
+        for g in group.guards:
+            parts.append(Text("    " + g))
     return parts
 
 
@@ -92,7 +91,7 @@ user line each resumes at; the guards, one per line, grouped by what they guard.
         self._compiles: dict[str, CompileInfo] = {}
         self._scope: screens.Scope | None = None
         self._count = -1
-        self._shown: CompileCode | None = None
+        self._shown: CodeReport | None = None
 
     def tab_label(self, ctx: Context) -> str:
         return "Code"
@@ -110,8 +109,7 @@ user line each resumes at; the guards, one per line, grouped by what they guard.
             key = f"{c.log}|{c.cid}"
             self._compiles[key] = c
             name = c.capture.co_name if c.capture and c.capture.co_name else "?"
-            m = RESUME_RE.match(name)
-            at = f"{m['fn']} line {m['line']}" if m else "-"
+            at = resumes_at(name) or "-"
             table.add_row(Cell(c.cid), Cell(name), Cell(at), Cell("original + transformed" if c.bytecode else "-"), key=key)
         if table.row_count and self._shown is None:
             self._show(str(table.coordinate_to_cell_key(table.cursor_coordinate).row_key.value))
@@ -120,7 +118,7 @@ user line each resumes at; the guards, one per line, grouped by what they guard.
         c = self._compiles.get(key)
         if c is None or self.ctx is None:
             return
-        self._shown = compile_code(self.ctx.run, c)
+        self._shown = code_report(self.ctx.run, c)
         self.query_one(DetailPane).show(*code_parts(self._shown, self.ctx.cwd))
 
     def search(self, ctx: Context, query: str) -> list[SearchHit]:
@@ -141,7 +139,7 @@ user line each resumes at; the guards, one per line, grouped by what they guard.
         cc = self._shown
         if cc is None:
             return None
-        if cc.resume is not None and cc.resume.loc is not None:
-            return cc.resume.loc
-        cap = cc.compile.capture
-        return Loc(file=cap.co_filename, line=cap.co_firstlineno or 1, name=cap.co_name) if cap and cap.co_filename else None
+        resumed = loc_of(cc.resume.loc) if cc.resume is not None else None
+        if resumed is not None:
+            return resumed
+        return Loc(file=cc.file, line=cc.line or 1, name=cc.function) if cc.file else None

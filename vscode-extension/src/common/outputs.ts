@@ -126,6 +126,7 @@ export interface BytecodeBlock {
     line: number | null;
     original: string[];
     modified: string[];
+    source?: string | null;
 }
 
 export interface CacheLookup {
@@ -284,6 +285,9 @@ export interface CodeReport {
     creates: ResumeFunction[];
     blocks: BytecodeBlock[];
     guards: GuardGroup[];
+    file?: string | null;
+    line?: number | null;
+    guard_count?: number;
 }
 
 export interface CompileCache {
