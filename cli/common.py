@@ -1,12 +1,19 @@
 """What the report commands share: the ``--rank R`` option, opening the run a command names
-(narrowed to those ranks) and printing what could not be read of it on stderr."""
+(narrowed to those ranks) and printing what could not be read of it on stderr, printing a
+report as ``--json``, and a console that prints text as it is."""
 
 from __future__ import annotations
 
 import argparse
 import sys
+from collections.abc import Callable
+from typing import Any
 
+from rich.console import Console
+
+from dyn_inspect.inspector.console import make_console
 from dyn_inspect.inspector.errors import InspectorError
+from dyn_inspect.inspector.outputs import to_json
 from dyn_inspect.inspector.ranks import select_rank
 from dyn_inspect.inspector.reports.reading import read_warnings
 from dyn_inspect.inspector.run import Run, open_run
@@ -63,6 +70,33 @@ def open_cli_run(arg: str | None, runs_dir: str | None, rank: int | None = None)
 def print_read_warnings(run: Run) -> None:
     for line in read_warnings(run):
         print(f"dyn-inspect: warning: {line}", file=sys.stderr)
+
+
+def read_run(args: argparse.Namespace) -> Run:
+    """The run ``add_run_arguments`` asked for (narrowed to ``--rank``), its read warnings
+    printed."""
+    run = open_cli_run(args.run, args.runs_dir, getattr(args, "rank", None))
+    print_read_warnings(run)
+    return run
+
+
+def printed_json(args: argparse.Namespace, report: Any) -> bool:
+    """With ``--json``, print ``report`` as JSON and say so (the command is done)."""
+    if not getattr(args, "json", False):
+        return False
+    sys.stdout.write(to_json(report) + "\n")
+    return True
+
+
+def text_console() -> tuple[Console, Callable[..., None]]:
+    """A console and ``say(text="")``, which prints text as it is (no markup, no
+    highlighting: a run's strings are data)."""
+    console = make_console()
+
+    def say(text: str = "") -> None:
+        console.print(text, markup=False, highlight=False)
+
+    return console, say
 
 
 SKIPPED_SHOWN = 5  # the skipped files a command lists by name (then "and N more")

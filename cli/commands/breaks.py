@@ -4,14 +4,13 @@ each with the user line it is attributed to (the nearest frame inside the worksp
 from __future__ import annotations
 
 import argparse
-import sys
 
 from rich.table import Table
 
-from dyn_inspect.cli.common import add_run_arguments, open_cli_run, print_read_warnings
+from dyn_inspect.cli.common import add_run_arguments, printed_json, read_run
 from dyn_inspect.inspector.console import make_console
 from dyn_inspect.inspector.locations import file_line, short_path
-from dyn_inspect.inspector.outputs import SourceLoc, to_json
+from dyn_inspect.inspector.outputs import SourceLoc
 from dyn_inspect.inspector.outputs.reports import BreakSite
 from dyn_inspect.inspector.reports.breaks import breaks_report
 
@@ -29,11 +28,9 @@ def prepare_parser(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    r = open_cli_run(args.run, args.runs_dir, args.rank)
-    print_read_warnings(r)
+    r = read_run(args)
     report = breaks_report(r, args.root)
-    if args.json:
-        sys.stdout.write(to_json(report) + "\n")
+    if printed_json(args, report):
         return 0
     console = make_console()
     console.print(f"graph breaks: {report.unique} unique / {report.total} total — {short_path(str(r.path))}", markup=False, highlight=False)

@@ -5,14 +5,11 @@ did (hit, miss, bypass) with torch's reason, and why a warm run still compiled
 from __future__ import annotations
 
 import argparse
-import sys
 
 from rich.table import Table
 
-from dyn_inspect.cli.common import add_run_arguments, open_cli_run, print_read_warnings
-from dyn_inspect.inspector.console import make_console
+from dyn_inspect.cli.common import add_run_arguments, printed_json, read_run, text_console
 from dyn_inspect.inspector.locations import short_path
-from dyn_inspect.inspector.outputs import to_json
 from dyn_inspect.inspector.outputs.reports import CompileCache
 from dyn_inspect.inspector.reports.cache import caches_report
 
@@ -29,16 +26,11 @@ def _cell(cc: CompileCache, cache: str) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
-    r = open_cli_run(args.run, args.runs_dir, args.rank)
-    print_read_warnings(r)
+    r = read_run(args)
     report = caches_report(r)
-    if args.json:
-        sys.stdout.write(to_json(report) + "\n")
+    if printed_json(args, report):
         return 0
-    console = make_console()
-
-    def say(text: str = "") -> None:
-        console.print(text, markup=False, highlight=False)
+    console, say = text_console()
 
     with_lookups = [cc for cc in report.compiles if cc.lookups]
     say(f"compile caches: {len(with_lookups)} compiles looked the caches up — {short_path(str(r.path))}")

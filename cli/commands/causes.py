@@ -4,12 +4,10 @@ with the one fix that removes it where one is known (see ``analysis/causes.py``)
 from __future__ import annotations
 
 import argparse
-import sys
 from pathlib import Path
 
-from dyn_inspect.cli.common import add_run_arguments, open_cli_run, print_read_warnings
+from dyn_inspect.cli.common import add_run_arguments, printed_json, read_run
 from dyn_inspect.inspector.console import make_console
-from dyn_inspect.inspector.outputs import to_json
 from dyn_inspect.inspector.reports.causes import causes_of
 
 HELP = "group recompiles and graph breaks by root cause, with one fix per cause"
@@ -20,11 +18,9 @@ def prepare_parser(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    r = open_cli_run(args.run, args.runs_dir, args.rank)
-    print_read_warnings(r)
+    r = read_run(args)
     report = causes_of(r)
-    if args.json:
-        sys.stdout.write(to_json(report) + "\n")
+    if printed_json(args, report):
         return 0
     found = report.causes
     console = make_console()

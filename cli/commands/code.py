@@ -7,15 +7,12 @@ from __future__ import annotations
 
 import argparse
 import itertools
-import sys
 
 from rich.table import Table
 
-from dyn_inspect.cli.common import add_run_arguments, open_cli_run, print_read_warnings
-from dyn_inspect.inspector.console import make_console
+from dyn_inspect.cli.common import add_run_arguments, printed_json, read_run, text_console
 from dyn_inspect.inspector.errors import InspectorError
 from dyn_inspect.inspector.locations import file_line
-from dyn_inspect.inspector.outputs import to_json
 from dyn_inspect.inspector.outputs.reports import ResumeFunction
 from dyn_inspect.inspector.reports.code import code_report, find
 
@@ -34,20 +31,15 @@ def _resume_text(r: ResumeFunction) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
-    r = open_cli_run(args.run, args.runs_dir, args.rank)
-    print_read_warnings(r)
+    r = read_run(args)
     c = find(r, args.compile_id)
     if c is None:
         known = ", ".join(c.cid for c in r.model.compiles_in_order()[:12])
         raise InspectorError(f"no compile {args.compile_id} in {r.path.name} (compiles: {known or 'none'})")
     cc = code_report(r, c)
-    if args.json:
-        sys.stdout.write(to_json(cc) + "\n")
+    if printed_json(args, cc):
         return 0
-    console = make_console()
-
-    def say(text: str = "") -> None:
-        console.print(text, markup=False, highlight=False)
+    console, say = text_console()
 
     where = file_line(cc.file, cc.line) if cc.file else "?"
     say(f"compile {c.cid}  {cc.function}  ({where})")

@@ -7,17 +7,15 @@ after how many steps compiling pays back."""
 from __future__ import annotations
 
 import argparse
-import sys
 from pathlib import Path
 
 from rich.table import Table
 
-from dyn_inspect.cli.common import add_run_arguments, open_cli_run, print_read_warnings
+from dyn_inspect.cli.common import add_run_arguments, open_cli_run, printed_json, read_run
 from dyn_inspect.inspector.console import make_console
 from dyn_inspect.inspector.errors import InspectorError
 from dyn_inspect.inspector.locations import file_line, short_path
 from dyn_inspect.inspector.outputs import reports as typed
-from dyn_inspect.inspector.outputs import to_json
 from dyn_inspect.inspector.reports import cost
 from dyn_inspect.inspector.run import Run
 from dyn_inspect.inspector.units import share_text, time_text
@@ -106,11 +104,9 @@ def _print_process(console: object, p: typed.StepBreakdown, several: bool) -> No
 
 
 def run(args: argparse.Namespace) -> int:
-    r = open_cli_run(args.run, args.runs_dir, args.rank)
-    print_read_warnings(r)
+    r = read_run(args)
     report = cost(r, _eager_run(args.eager, args.runs_dir) if args.eager else None)
-    if args.json:
-        sys.stdout.write(to_json(report) + "\n")
+    if printed_json(args, report):
         return 0
     console = make_console()
     console.print(f"cost — {short_path(report.run)}", markup=False, highlight=False)

@@ -6,15 +6,13 @@ time per step, calls per step and achieved bandwidth / FLOP rate (``analysis.cos
 from __future__ import annotations
 
 import argparse
-import sys
 from typing import Any
 
 from rich.table import Table
 
-from dyn_inspect.cli.common import add_run_arguments, open_cli_run, print_read_warnings
+from dyn_inspect.cli.common import add_run_arguments, printed_json, read_run
 from dyn_inspect.inspector.console import make_console
 from dyn_inspect.inspector.locations import file_line, parse_file_line, short_path
-from dyn_inspect.inspector.outputs import to_json
 from dyn_inspect.inspector.outputs.reports import KernelProfile, LibraryKernel, Vectorization
 from dyn_inspect.inspector.reports.kernels import SORTS, kernels_report, listed_kernels
 from dyn_inspect.inspector.units import bytes_text, rate_text, time_text
@@ -48,12 +46,10 @@ def _cost_cells(p: KernelProfile | None) -> list[str]:
 
 
 def run(args: argparse.Namespace) -> int:
-    r = open_cli_run(args.run, args.runs_dir, args.rank)
-    print_read_warnings(r)
+    r = read_run(args)
     found, order = listed_kernels(r.model, parse_file_line(args.at) if args.at else None, args.sort)
     report = kernels_report(r, found, args.at, order)
-    if args.json:
-        sys.stdout.write(to_json(report) + "\n")
+    if printed_json(args, report):
         return 0
     kernels = report.kernels
     profiled = any(k.profile is not None for k in kernels)

@@ -5,12 +5,9 @@ frame runs eagerly from then on)."""
 from __future__ import annotations
 
 import argparse
-import sys
 
-from dyn_inspect.cli.common import add_run_arguments, open_cli_run, print_read_warnings
-from dyn_inspect.inspector.console import make_console
+from dyn_inspect.cli.common import add_run_arguments, printed_json, read_run, text_console
 from dyn_inspect.inspector.locations import file_line, short_path
-from dyn_inspect.inspector.outputs import to_json
 from dyn_inspect.inspector.reports.recompiles import frame_timelines, recompiles_report, root_cause_lines
 from dyn_inspect.inspector.reports.shapes import run_shapes
 
@@ -24,17 +21,12 @@ def prepare_parser(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    r = open_cli_run(args.run, args.runs_dir, args.rank)
-    print_read_warnings(r)
+    r = read_run(args)
     m = r.model
     report = recompiles_report(r, frame_timelines(m, every_frame=args.all))
-    if args.json:
-        sys.stdout.write(to_json(report) + "\n")
+    if printed_json(args, report):
         return 0
-    console = make_console()
-
-    def say(text: str) -> None:
-        console.print(text, markup=False, highlight=False)
+    console, say = text_console()
 
     frames = report.frames
     say(

@@ -5,12 +5,10 @@ the user line that did it, and the shape guards (``inspector.reports.shapes``)."
 from __future__ import annotations
 
 import argparse
-import sys
 
-from dyn_inspect.cli.common import add_run_arguments, open_cli_run, print_read_warnings
-from dyn_inspect.inspector.console import make_console
+from dyn_inspect.cli.common import add_run_arguments, printed_json, read_run, text_console
 from dyn_inspect.inspector.locations import file_line, short_path
-from dyn_inspect.inspector.outputs import SourceLoc, to_json
+from dyn_inspect.inspector.outputs import SourceLoc
 from dyn_inspect.inspector.reports.shapes import shapes_report
 
 HELP = "dynamic shapes per compile: symbols created, dims specialized (and the line that did it), shape guards"
@@ -25,16 +23,11 @@ def _where(loc: SourceLoc | None) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
-    r = open_cli_run(args.run, args.runs_dir, args.rank)
-    print_read_warnings(r)
+    r = read_run(args)
     report = shapes_report(r)
-    if args.json:
-        sys.stdout.write(to_json(report) + "\n")
+    if printed_json(args, report):
         return 0
-    console = make_console()
-
-    def say(text: str = "") -> None:
-        console.print(text, markup=False, highlight=False)
+    console, say = text_console()
 
     found = report.compiles
     say(f"dynamic shapes: {len(found)} compile{'s' if len(found) != 1 else ''} with symbols or shape guards — {short_path(str(r.path))}")
