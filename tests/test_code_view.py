@@ -14,7 +14,7 @@ from dyn_inspect.cli import main
 from dyn_inspect.inspector.analysis.bytecode import compile_code, parse_dis, resume_functions
 from dyn_inspect.inspector.run import Run
 from dyn_inspect.tui.app import InspectorApp
-from test_tui import SIZE, cursor_row, flat, settle, static_text
+from test_tui import SIZE, cursor_row, flat, settle, show_view, static_text
 
 TRAIN = EXAMPLES / "train.py"
 BRANCH = "# data-dependent branch: graph break"
@@ -88,9 +88,7 @@ async def test_tui_code_view(example_run: Run) -> None:
     c = _resume_compile(example_run)
     app = InspectorApp(example_run.path, run=example_run, clock=lambda: 0.0)
     async with app.run_test(size=SIZE) as pilot:
-        await settle(pilot)
-        await pilot.press("0")
-        await settle(pilot)
+        await show_view(pilot, "0")
         table = app.query_one("#code-table")
         for _ in range(len(example_run.model.compiles)):
             if cursor_row(table)[0] == c.cid:  # type: ignore[arg-type]

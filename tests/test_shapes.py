@@ -19,7 +19,7 @@ from dyn_inspect.inspector.analysis.shapes import compile_shapes, dim_of, readab
 from dyn_inspect.inspector.run import Run
 from dyn_inspect.tui.app import InspectorApp
 from test_lsp_support import corpus_options, lsp_client_fixture, open_doc, start
-from test_tui import SIZE, cursor_row, flat, rows, settle, static_text
+from test_tui import SIZE, cursor_row, flat, rows, settle, show_view, static_text
 
 SHAPES = CORPUS / "shapes.py"
 client = lsp_client_fixture()
@@ -104,9 +104,7 @@ async def test_tui_shapes_view_names_the_specializing_line(shapes_run: Run) -> N
     app = InspectorApp(shapes_run.path, run=shapes_run, clock=lambda: 0.0)
     line = marker_line(SHAPES, "SHAPES:specialize")
     async with app.run_test(size=SIZE) as pilot:
-        await settle(pilot)
-        await pilot.press("8")
-        await settle(pilot)
+        await show_view(pilot, "8")
         table = app.query_one("#shapes-table")
         got = rows(table)  # type: ignore[arg-type]
         # The tab counts the rows it lists (it said "Shapes (0)" over 8 rows: issue 28 #10).

@@ -13,7 +13,7 @@ from dyn_inspect.inspector.export import export_run
 from dyn_inspect.inspector.run import Run
 from dyn_inspect.tui.app import InspectorApp
 from dyn_inspect.tui.display import duration
-from test_tui import SIZE, cursor_row, flat, rows, settle, static_text
+from test_tui import SIZE, cursor_row, flat, rows, settle, show_view, static_text
 
 
 def test_entries_say_compiled_recompiled_and_cache_hit(shapes_run: Run, cache_warm_run: Run) -> None:
@@ -61,9 +61,7 @@ def test_breakdown_is_nested_from_torchs_spans(cache_warm_run: Run) -> None:
 async def test_tui_timeline_view(shapes_run: Run) -> None:
     app = InspectorApp(shapes_run.path, run=shapes_run, clock=lambda: 0.0)
     async with app.run_test(size=SIZE) as pilot:
-        await settle(pilot)
-        await pilot.press("9")
-        await settle(pilot)
+        await show_view(pilot, "9")
         table = app.query_one("#timeline-table")
         got = rows(table)  # type: ignore[arg-type]
         assert [r[1] for r in got] == ["0/0", "1/0", "1/1"]

@@ -78,6 +78,13 @@ async def settle(pilot, seconds: float = 0.05) -> None:
     await pilot.pause(0)
 
 
+async def show_view(pilot, key: str) -> None:
+    """Let the app draw, press a view's key, and let the view draw."""
+    await settle(pilot)
+    await pilot.press(key)
+    await settle(pilot)
+
+
 async def wait_until(pilot, condition, timeout: float = 10.0) -> None:
     """Let the app work until ``condition()`` holds (the app is live; this is no timing test)."""
     waited = 0.0
@@ -388,9 +395,7 @@ async def test_triton_kernels_from_the_gpu_trace(gpu_trace_run: Run) -> None:
 async def test_search_jumps_to_the_match_in_its_view(breaks_run: Run) -> None:
     app = app_for(breaks_run)
     async with app.run_test(size=SIZE) as pilot:
-        await settle(pilot)
-        await pilot.press("/")
-        await settle(pilot)
+        await show_view(pilot, "/")
         assert isinstance(app.screen, SearchScreen)
         await pilot.press(*"tolist")
         await settle(pilot)

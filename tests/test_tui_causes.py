@@ -20,7 +20,7 @@ from dyn_inspect.inspector.run import Run
 from dyn_inspect.tui.app import InspectorApp
 from dyn_inspect.tui.views.causes import CausesView
 from inductor_pool import seed
-from test_tui import SIZE, cursor_row, flat, rows, settle, static_text
+from test_tui import SIZE, cursor_row, flat, rows, settle, show_view, static_text
 
 TRAIN = EXAMPLES / "train.py"
 
@@ -33,9 +33,7 @@ def line_of(needle: str) -> int:
 async def test_causes_view_ranks_the_batch_size_cause_first_with_its_fix(example_run: Run) -> None:
     app = InspectorApp(example_run.path, run=example_run, clock=lambda: 0.0)
     async with app.run_test(size=SIZE) as pilot:
-        await settle(pilot)
-        await pilot.press("c")
-        await settle(pilot)
+        await show_view(pilot, "c")
         assert app.query_one(TabbedContent).active == "causes"
         table = app.query_one("#causes-table", DataTable)
         got = rows(table)
@@ -90,9 +88,7 @@ async def test_v_verifies_the_fix_and_marks_the_cause_fixed(tmp_path: Path, monk
     monkeypatch.chdir(work)
     app = InspectorApp(run_dir, run=Run(run_dir), clock=lambda: 0.0)
     async with app.run_test(size=SIZE) as pilot:
-        await settle(pilot)
-        await pilot.press("c")
-        await settle(pilot)
+        await show_view(pilot, "c")
         view = app.query_one("#view-causes", CausesView)
         first = view.ranked(view.ctx.run.model, view.ctx.scope)[0]  # type: ignore[union-attr]
         assert first.fix is not None and "mark_dynamic(x, 0)" in first.fix.code

@@ -12,22 +12,13 @@ from corpus_support import CORPUS, marker_line
 from dyn_inspect.engine.importer import import_trace
 from dyn_inspect.inspector.run import Run
 from dyn_inspect.tui.app import InspectorApp
-from dyn_inspect.tui.views.base import View
 from dyn_inspect.tui.views.ranks import OUTLIER
 from dyn_inspect.tui.widgets import DetailPane
+from test_tui import settle, show_view
 
 SIZE = (160, 40)
 BREAK_LINE = marker_line(CORPUS / "ranks" / "train.py", "BREAK:rank1_print")
 FIXTURES = Path(__file__).parent / "fixtures"
-
-
-async def settle(pilot, seconds: float = 0.05) -> None:
-    await pilot.pause(seconds)
-    for _ in range(100):
-        if not any(view.detail_pending for view in pilot.app.query(View)):
-            break
-        await pilot.pause(0.02)
-    await pilot.pause(0)
 
 
 def cells(table: DataTable) -> list[dict[str, object]]:
@@ -42,9 +33,7 @@ def highlighted(cell: object) -> bool:
 async def test_ranks_view_of_the_torchrun_run(ranks_run: Run) -> None:
     app = InspectorApp(ranks_run.path, run=ranks_run, clock=lambda: 0.0)
     async with app.run_test(size=SIZE) as pilot:
-        await settle(pilot)
-        await pilot.press("R")
-        await settle(pilot)
+        await show_view(pilot, "R")
         assert app.query_one(TabbedContent).active == "ranks"
         assert str(app.query_one(TabbedContent).get_tab("ranks").label) == "Ranks (2)"
         rows = cells(app.query_one("#ranks-table", DataTable))
@@ -69,9 +58,7 @@ async def test_ranks_view_of_an_imported_four_rank_directory(tmp_path: Path) -> 
     run = Run(import_trace(FIXTURES / "tlparse_multi_rank_logs", out=tmp_path / "run").run_dir)
     app = InspectorApp(run.path, run=run, clock=lambda: 0.0)
     async with app.run_test(size=SIZE) as pilot:
-        await settle(pilot)
-        await pilot.press("R")
-        await settle(pilot)
+        await show_view(pilot, "R")
         rows = cells(app.query_one("#ranks-table", DataTable))
         assert [str(r["rank"]) for r in rows] == ["0", "1", "2", "3"]
         # Ranks 1 and 3 recompiled 14× and 6×, 0 and 2 never (tests/test_ranks.py reads it from the logs).
