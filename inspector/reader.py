@@ -325,11 +325,8 @@ class LogFile:
         except msgspec.ValidationError:
             try:
                 data = _generic.decode(raw)
-            except RecursionError:
-                self.problems.append(Problem(self.path.name, self.line_no, "line nested too deeply to read; skipped"))
-                return None
-            except msgspec.DecodeError:
-                self.problems.append(Problem(self.path.name, self.line_no, "corrupted line skipped"))
+            except (RecursionError, msgspec.DecodeError) as exc:
+                self._unreadable(exc)
                 return None
             kind = str(data.get("kind"))
             if kind == "log_header":
@@ -345,13 +342,15 @@ class LogFile:
                 t=float(t) if isinstance(t, (int, float)) else 0.0,
                 cid=data.get("cid") if isinstance(data.get("cid"), str) else None,
             )
-        except RecursionError:
-            self.problems.append(Problem(self.path.name, self.line_no, "line nested too deeply to read; skipped"))
-            return None
-        except msgspec.DecodeError:
-            self.problems.append(Problem(self.path.name, self.line_no, "corrupted line skipped"))
+        except (RecursionError, msgspec.DecodeError) as exc:
+            self._unreadable(exc)
             return None
         return event
+
+    def _unreadable(self, exc: Exception) -> None:
+        """Note a line that could not be decoded (too deeply nested, or not JSON) as skipped."""
+        why = "line nested too deeply to read; skipped" if isinstance(exc, RecursionError) else "corrupted line skipped"
+        self.problems.append(Problem(self.path.name, self.line_no, why))
 
     @property
     def skipping(self) -> bool:

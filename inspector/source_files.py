@@ -3,8 +3,8 @@ bounded, regular-file-only reader (``dyn_inspect.engine.source_files``, whose do
 says what may be opened), plus the roots a run brings.
 
 A run's recorded directory (``run_start.cwd``, each process's cwd) is a root while the run
-is open, when the run is kept under it (``<cwd>/.dyn-inspect/runs/<id>``, where recording
-put it): a run that arrives from elsewhere (a repository, a bug report, a shared disk)
+is open, when the run is kept where recording there put it (``<cwd>/.dyn-inspect/runs/<id>``,
+or ``<cwd>/<runs dir>/<id>``): a run that arrives from elsewhere (a repository, a bug report, a shared disk)
 cannot make a folder of its choosing, a home directory say, readable by naming it as its
 cwd. A run kept in a project's ``.dyn-inspect/runs`` that says it was recorded elsewhere
 (the project was copied, cloned or moved, or recorded in a container) has its recorded
@@ -63,6 +63,15 @@ def project_of(run_dir: str | os.PathLike[str]) -> str | None:
     return None
 
 
+def _kept_in(run: str, cwd: str, project: str | None) -> bool:
+    """Whether the run sits where recording in ``cwd`` put it: ``<cwd>/.dyn-inspect/runs/<id>``,
+    or ``<cwd>/<runs dir>/<id>`` (``--runs-dir runs``). Under it is not enough: a run in
+    ``~/src/repo/.dyn-inspect/runs`` that says it was recorded in ``~`` is under ``~``."""
+    if project is not None:
+        return cwd == project
+    return os.path.dirname(os.path.dirname(run)) == cwd
+
+
 def allow_model_roots(model: RunModel, run_dir: str | os.PathLike[str]) -> None:
     """Let the run's recorded directories be roots when the run is kept under them, map
     them onto the project the run is kept in when it is not, and let its notebook cells'
@@ -77,7 +86,7 @@ def allow_model_roots(model: RunModel, run_dir: str | os.PathLike[str]) -> None:
         real = _real(cwd)
         if real is None or run is None:
             continue
-        if _inside(run, real):
+        if _kept_in(run, real, project):
             allow_root(cwd)
         elif project is not None and real != project:
             targets = _RELOCATED.setdefault(os.path.normpath(cwd), [])

@@ -172,6 +172,10 @@ def test_a_recorded_directory_is_a_root_only_for_a_run_under_it(example_run: Run
     assert example_run.model.run_start.cwd == str(EXAMPLES)
     far = Run(_moved_copy(example_run, home, tmp_path / "repo" / ".dyn-inspect" / "runs" / example_run.path.name))
     assert far.model.processes and read_source(str(secret)) is None
+    # nor one kept in a repository under the home that says it was recorded in the home
+    # (an ancestor of where it is kept: the adversarial pass's 9c)
+    inner = Run(_moved_copy(example_run, home, home / "src" / "repo" / ".dyn-inspect" / "runs" / example_run.path.name))
+    assert inner.model.processes and read_source(str(secret)) is None
     near = Run(_moved_copy(example_run, home, home / ".dyn-inspect" / "runs" / example_run.path.name))
     assert near.model.processes and read_source(str(secret)) == secret.read_text()
 

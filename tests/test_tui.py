@@ -535,6 +535,16 @@ def test_editor_command_puts_the_line_first() -> None:
     assert editor_command("/src/a.py", 3, {}) == ["vi", "+3", "/src/a.py"]
 
 
+def test_editor_command_never_passes_a_run_s_name_as_an_option(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A run names its files: a relative ``+:!touch PWN`` reached vim as a command (issue
+    29's adversarial pass). Every path goes to the editor absolute."""
+    monkeypatch.chdir(tmp_path)
+    for name in ("+:!touch PWN", "-c", "--cmd=x"):
+        argv = editor_command(name, 27, {"EDITOR": "vim"})
+        assert argv == ["vim", "+27", str(tmp_path / name)] and argv[-1].startswith("/")
+    assert editor_command("-c", 3, {"EDITOR": "code"}) == ["code", "--goto", f"{tmp_path / '-c'}:3"]
+
+
 async def test_export_without_the_export_module_says_so(breaks_run: Run, monkeypatch) -> None:
     import dyn_inspect.inspector.export as export
 

@@ -53,3 +53,44 @@ def test_a_notebook_cells_run_is_not_re_run_from_outside(tmp_path: Path) -> None
     run = _crafted_run(tmp_path, "notebook", ["/work/nb.ipynb", "cell [3]"])
     p = subprocess.run([sys.executable, "-m", "dyn_inspect.cli", "verify", str(run)], capture_output=True, text=True, timeout=120)
     assert p.returncode != 0 and "re-run the cell in its notebook" in p.stderr
+
+
+def _library_script(name: str) -> str:
+    import sysconfig
+
+    return str(Path(sysconfig.get_paths()["stdlib"]) / name)
+
+
+@pytest.mark.parametrize(
+    "mode, command",
+    [
+        # the stdlib's timeit runs the statement it is given: a "module" that is a command
+        ("module", [sys.executable, "-m", "timeit", "-n1", "-r1", "__import__('pathlib').Path('{marker}').touch()"]),
+        # the same file named as a "script" (it ends in .py, so it passed the script check)
+        ("script", [sys.executable, _library_script("timeit.py"), "-n1", "-r1", "__import__('pathlib').Path('{marker}').touch()"]),
+        # a script outside the directory it would run in
+        ("script", [sys.executable, "../elsewhere/touch.py", "{marker}"]),
+    ],
+    ids=["stdlib-module", "stdlib-script", "script-outside"],
+)
+def test_verify_re_runs_only_the_user_s_own_script_or_module(tmp_path: Path, mode: str, command: list[str]) -> None:
+    """A run that says "script" or "module" is re-run only when the file is a Python file of
+    the directory it runs in: otherwise the CLI shows the command and wants ``--yes``, and
+    the editor's verify refuses (the adversarial pass of issue 29 ran `python -m timeit`
+    with a statement, and the stdlib's timeit.py, from a crafted launcher.jsonl)."""
+    marker = tmp_path / "PWNED"
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    (elsewhere / "touch.py").write_text("import pathlib, sys\npathlib.Path(sys.argv[1]).touch()\n")
+    work = tmp_path / "work"
+    work.mkdir()
+    run = _crafted_run(work, mode, [part.format(marker=marker) for part in command])
+    p = subprocess.run(
+        [sys.executable, "-m", "dyn_inspect.cli", "verify", str(run)],
+        cwd=work, capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL,
+    )
+    assert p.returncode == 2 and not marker.exists()
+    assert "not yours to verify" in p.stderr and "--yes" in p.stderr and len(p.stderr.strip().splitlines()) == 1
+    with pytest.raises(RuntimeError, match="not yours to verify"):
+        run_verify(str(run), timeout_s=60)
+    assert not marker.exists()

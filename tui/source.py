@@ -91,8 +91,11 @@ def editor_command(path: str, line: int, env: Mapping[str, str] | None = None) -
     """The command that opens ``path`` at ``line`` in the user's editor.
 
     ``$VISUAL`` then ``$EDITOR`` (default ``vi``); ``+line`` is understood by vi/vim/nvim,
-    emacs, nano, micro, kak and helix; VS Code wants ``--goto path:line``.
+    emacs, nano, micro, kak and helix; VS Code wants ``--goto path:line``. The path is a
+    run's data: it is made absolute, so that no name (``+:!cmd``, ``-c``) reaches the
+    editor as an option or a command.
     """
+    path = os.path.abspath(path)
     env = os.environ if env is None else env
     editor = env.get("VISUAL") or env.get("EDITOR") or "vi"
     argv = shlex.split(editor)

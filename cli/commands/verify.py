@@ -26,7 +26,7 @@ from pathlib import Path
 from rich.console import Console
 
 from dyn_inspect.cli.common import open_cli_run
-from dyn_inspect.inspector.analysis.verify import RerunPlan, plan_rerun, verify_report
+from dyn_inspect.inspector.analysis.verify import RerunPlan, foreign_program, plan_rerun, verify_report
 from dyn_inspect.inspector.console import make_console
 from dyn_inspect.inspector.errors import InspectorError
 from dyn_inspect.inspector.outputs import reports as typed
@@ -61,11 +61,13 @@ def relaunch_argv(run: Run, allow_command: bool = False, here: str | None = None
     """``dyn-inspect run`` arguments that start the recorded program again, and where
     (``plan_rerun`` from ``here``, default the current directory).
 
-    A script or a module is re-run with this interpreter. Any other recorded command
+    A script or a module is re-run with this interpreter when its file is a Python file
+    inside the directory it runs in (``foreign_program``). Any other recorded command
     (``dyn-inspect run -- CMD``) is whatever the run's ``launcher.jsonl`` says, and a run
-    directory can come from anywhere (a repository, a bug report): it is re-run only when
-    the user saw it and said so (``allow_command``: ``--yes``; the language server never
-    passes it). docs/security.md, "What verify may run"."""
+    directory can come from anywhere (a repository, a bug report): it, and a script or
+    module that is not the user's (the stdlib's ``timeit`` with a statement), is re-run
+    only when the user saw it and said so (``allow_command``: ``--yes``; the language
+    server never passes it). docs/security.md, "What verify may run"."""
     start = run.model.run_start
     if start is None or start.mode == "import":
         raise InspectorError(f"{run.path.name} has no recorded command (an imported log or a torchrun worker's run): nothing to re-run")
@@ -73,6 +75,12 @@ def relaunch_argv(run: Run, allow_command: bool = False, here: str | None = None
         raise InspectorError(f"{run.path.name} is a notebook cell's run: re-run the cell in its notebook (%%dyn_inspect)")
     plan = plan_rerun(start, here or os.getcwd())
     cmd = plan.command
+    foreign = foreign_program(start, plan)
+    if foreign is not None and not allow_command:
+        raise InspectorError(
+            f"{run.path.name} would re-run a program that is not yours to verify ({foreign}): "
+            f"`{shlex.join(cmd)}` in {plan.cwd} — check it, then `dyn-inspect verify --yes {run.path.name}`"
+        )
     base = [sys.executable, "-m", "dyn_inspect.cli", "run", "--no-tui", "--runs-dir", str(run.path.parent)]
     if start.compile_disabled:
         base.append("--disable-compile")

@@ -17,8 +17,14 @@ faces mark a cause "fixed ✓" only in a verified report.
 A cause or a failure is matched across the edit by what it is and the text of its line
 (lines move when code is inserted above them), never by the line number alone.
 
-Public API: ``plan_rerun(start, here) -> RerunPlan``, ``verify_report(before, after,
-plan, exit_code, stopped) -> typed.VerifyReport``.
+What: a recorded script or module only when its file is the user's own — a Python file
+inside the directory it is re-run in, not the interpreter's library (``foreign_program``):
+a crafted run that says "module" ``timeit`` with a statement, or "script"
+``/usr/lib/python3/timeit.py``, would run whatever it likes. Such a run, like a recorded
+command, is re-run only when the user confirms it (``verify --yes``).
+
+Public API: ``plan_rerun(start, here) -> RerunPlan``, ``foreign_program(start, plan)``,
+``verify_report(before, after, plan, exit_code, stopped) -> typed.VerifyReport``.
 """
 
 from __future__ import annotations
@@ -129,6 +135,43 @@ def _plan(start: RunStart, here: str) -> RerunPlan:
     else:
         why = f"{rel} is not in {here}"
     return RerunPlan(cmd, recorded, f"re-running {recorded}, where the run was recorded ({why})")
+
+
+def _library_dirs() -> list[str]:
+    import sysconfig
+
+    paths = sysconfig.get_paths()
+    return [os.path.realpath(paths[k]) for k in ("stdlib", "platstdlib", "purelib", "platlib") if k in paths]
+
+
+def _inside(path: str, folder: str) -> bool:
+    return path.startswith(folder.rstrip("/") + "/")
+
+
+def foreign_program(start: RunStart, plan: RerunPlan) -> str | None:
+    """Why the script or module ``plan`` would start is not the user's own program, or
+    None: its file must be a regular Python file inside ``plan.cwd`` (where it runs) and
+    not in the interpreter's library. A recorded command is for the caller to confirm."""
+    cmd = plan.command
+    if start.mode == "script" and len(cmd) >= 2:
+        candidates = [os.path.join(plan.cwd, cmd[1])]
+        what = f"script {cmd[1]}"
+    elif start.mode == "module" and len(cmd) >= 3:
+        base = os.path.join(plan.cwd, *cmd[2].split("."))
+        candidates = [base + ".py", os.path.join(base, "__main__.py")]
+        what = f"module {cmd[2]}"
+    else:
+        return None
+    try:
+        top = os.path.realpath(plan.cwd)
+        libraries = _library_dirs()
+        for candidate in candidates:
+            real = os.path.realpath(candidate)
+            if os.path.isfile(real) and _inside(real, top) and not any(_inside(real, lib) for lib in libraries):
+                return None
+    except (OSError, ValueError):
+        pass
+    return f"its {what} is no Python file of {plan.cwd}"
 
 
 def _same_dir(a: str, b: str) -> bool:
