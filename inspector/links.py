@@ -33,3 +33,21 @@ def link_url(url: str | None) -> str | None:
 def md_text(text: str) -> str:
     """Text for Markdown that renders as itself: no link, emphasis or HTML is made from it."""
     return _MD_SPECIAL.sub(r"\\\1", text.replace("\n", " "))
+
+
+def md_code(text: str) -> str:
+    """``text`` as inline code whatever backticks it holds (CommonMark: a fence longer than
+    its longest run of backticks, padded when it starts or ends with one)."""
+    text = text.replace("\n", " ")
+    longest = max((len(run) for run in re.findall(r"`+", text)), default=0)
+    fence = "`" * (longest + 1)
+    pad = " " if text.startswith("`") or text.endswith("`") else ""
+    return f"{fence}{pad}{text}{pad}{fence}"
+
+
+def md_fence(text: str, lang: str = "") -> list[str]:
+    """``text`` as a fenced code block no line of it can close: the fence is longer than
+    any run of backticks in it (torch's debug context can hold a fence of its own)."""
+    longest = max((len(run) for run in re.findall(r"`{3,}", text)), default=0)
+    fence = "`" * max(3, longest + 1)
+    return [fence + lang, text, fence]

@@ -10,7 +10,7 @@ from pathlib import Path
 
 from lsprotocol import types
 
-from dyn_inspect.inspector.links import link_url, md_text
+from dyn_inspect.inspector.links import link_url, md_code, md_fence, md_text
 from dyn_inspect.inspector.reports.findings import BreakFinding, CauseFinding, FailureFinding, FileFindings, FunctionFindings, KernelRef
 from dyn_inspect.lsp.diagnostics import collapse_stack, short_location
 from dyn_inspect.lsp.documents import TextView
@@ -20,10 +20,9 @@ from dyn_inspect.lsp.source_lines import Span, code_bounds, relocate
 MAX_KERNELS = 12
 
 
-def _code(text: str) -> str:
-    """Inline code that survives backticks in the text."""
-    fence = "``" if "`" in text else "`"
-    return f"{fence}{text}{fence}"
+# Every string from the run goes through md_text (prose), md_code (inline) or md_fence
+# (blocks): a crafted reason made a live image and a javascript: link in the hover.
+_code = md_code
 
 
 def _break_md(b: BreakFinding) -> list[str]:
@@ -38,14 +37,14 @@ def _break_md(b: BreakFinding) -> list[str]:
     if b.helper is not None:
         out += [f"In the helper {_code(b.helper)}, inlined into a compiled function.", ""]
     if e.reason and e.reason != e.gb_type:
-        out += [f"**Reason:** {e.reason}", ""]
+        out += [f"**Reason:** {md_text(e.reason)}", ""]
     if e.explanation:
-        out += [f"**Explanation:** {e.explanation}", ""]
+        out += [f"**Explanation:** {md_text(e.explanation)}", ""]
     if e.context:
         # torch's own words, verbatim (a repr like <built-in method sin ...> is not HTML)
-        out += ["**torch's debug context:**", "", "```text", e.context, "```", ""]
+        out += ["**torch's debug context:**", "", *md_fence(e.context, "text"), ""]
     if e.hints:
-        out += ["**Hints:**"] + [f"- {h}" for h in e.hints] + [""]
+        out += ["**Hints:**"] + [f"- {md_text(h)}" for h in e.hints] + [""]
     out += [f"Hit {b.count}× (compile {', '.join(b.compile_ids)})."]
     if b.step_cost is not None:
         out += ["", f"**At run time:** {md_text(b.step_cost)}"]
@@ -54,7 +53,7 @@ def _break_md(b: BreakFinding) -> list[str]:
         for entry in collapse_stack(e.user_stack):
             f = entry.loc
             where = _code(f"{Path(f.file).name}:{f.line}")
-            said = entry.text if entry.collapsed else f"`{f.name or '?'}`" + (f": {_code(f.code)}" if f.code else "")
+            said = md_text(entry.text) if entry.collapsed else _code(f.name or "?") + (f": {_code(f.code)}" if f.code else "")
             out.append(f"- {entry.depth}. {where} {said}")
     if link_url(e.url):
         out += ["", f"[What this graph break means]({e.url})"]
@@ -65,7 +64,7 @@ def _break_md(b: BreakFinding) -> list[str]:
 
 def _recompile_md(fn: FunctionFindings) -> list[str]:
     out = [
-        f"### Recompiles of `{fn.name}`",
+        f"### Recompiles of {_code(fn.name)}",
         "",
         f"Compiled {fn.compiles}×"
         + (f", plus {fn.part_compiles} compiles of its code after graph breaks" if fn.part_compiles else "")
@@ -77,7 +76,7 @@ def _recompile_md(fn: FunctionFindings) -> list[str]:
         out += ["", "**Guards that failed:**"]
         for s in fn.steps:
             where = f" (after the break at line {s.part_line})" if s.part is not None else ""
-            out.append(f"- `{s.cid}`{where}: " + "; ".join(_code(r) for r in s.reasons))
+            out.append(f"- {_code(s.cid)}{where}: " + "; ".join(_code(r) for r in s.reasons))
     suggestions: list[tuple[str, str | None]] = []
     if fn.limit_text:
         suggestions.append((fn.limit_text, None))
@@ -90,33 +89,34 @@ def _recompile_md(fn: FunctionFindings) -> list[str]:
     if suggestions:
         out += ["", "**Suggestions:**"]
         for text, code in suggestions[:4]:
-            out.append(f"- {text}" + (f"\n\n  ```python\n  {code}\n  ```" if code else ""))
+            block = "\n".join("  " + line for line in md_fence(code, "python")) if code else ""
+            out.append(f"- {md_text(text)}" + (f"\n\n{block}" if code else ""))
     return out
 
 
 def _failure_md(f: FailureFinding) -> list[str]:
     return [
-        f"### Compile failure in `{f.name}` ({f.fail_type})",
+        f"### Compile failure in {_code(f.name)} ({md_text(f.fail_type)})",
         "",
-        f"Compile `{f.cid}` failed:",
+        f"Compile {_code(f.cid)} failed:",
         "",
-        "```",
-        f.fail_reason.strip() or "(no message)",
-        "```",
+        *md_fence(f.fail_reason.strip() or "(no message)"),
     ]
 
 
 def _kernels_md(kernels: Sequence[KernelRef]) -> list[str]:
     out = ["**Kernels this line was fused into:**"]
     for k in kernels[:MAX_KERNELS]:
-        ops = ", ".join(k.fused_ops) if k.fused_ops else "—"
+        ops = md_text(", ".join(k.fused_ops)) if k.fused_ops else "—"
         bwd = " (backward)" if k.backward else ""
         more = f" (+{k.compiles - len(k.compile_ids)} more)" if k.compiles > len(k.compile_ids) else ""
         compiled = ""
         if k.compiled:
             others = f" (+{len(k.compiled) - 1} more, from its other compiles)" if len(k.compiled) > 1 else ""
             compiled = f"; compiled: {_code(k.compiled[0])}{others}"
-        out.append(f"- `{k.name}` — {k.backend}{bwd}; fused ops: {ops}; compile {', '.join(k.compile_ids)}{more}{compiled}")
+        out.append(
+            f"- {_code(k.name)} — {md_text(k.backend)}{bwd}; fused ops: {ops}; compile {md_text(', '.join(k.compile_ids))}{more}{compiled}"
+        )
     if len(kernels) > MAX_KERNELS:
         out.append(f"- … and {len(kernels) - MAX_KERNELS} more")
     return out

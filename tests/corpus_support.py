@@ -502,3 +502,19 @@ class Corpus:
 
     def __getitem__(self, name: str) -> Recording:
         return self._start(name).wait()
+
+
+def markdown_html(text: str) -> str:
+    """Markdown as a renderer makes it (CommonMark with tables, as VS Code's hover and
+    GitHub do): what a crafted string could turn into links or images."""
+    from markdown_it import MarkdownIt
+
+    return MarkdownIt("commonmark").enable("table").render(text)
+
+
+def markdown_text(text: str) -> str:
+    """What a reader sees of Markdown: the rendered page's text (escapes undone)."""
+    import html
+    import re
+
+    return html.unescape(re.sub(r"<[^>]+>", "", markdown_html(text)))

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from corpus_support import CORPUS, EXAMPLES, records
+from corpus_support import CORPUS, EXAMPLES, markdown_text, records
 from dyn_inspect.engine.importer import import_trace
 from dyn_inspect.engine.schema import Blob, UnknownEvent
 from dyn_inspect.inspector.export import PictureOptions, export_run
@@ -260,7 +260,7 @@ def test_no_bundle_page_carries_terminal_escapes(secretive_bundles) -> None:
     for name in ["summary.md", "report.html", "index.md"] + [n for n in plain.namelist() if n.endswith(".txt")]:
         text = plain.read(name).decode()
         assert "\x1b" not in text and "\x07" not in text, name
-    assert "narwhal_9d2c \\x1b[2J" in plain.read("summary.md").decode()  # shown, for what it is
+    assert "narwhal_9d2c \\x1b[2J" in markdown_text(plain.read("summary.md").decode())  # shown, for what it is
     import subprocess
     import sys
 

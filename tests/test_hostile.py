@@ -21,6 +21,7 @@ from pathlib import Path
 
 import pytest
 
+from corpus_support import markdown_text
 from dyn_inspect.engine.eventlog import LATEST, EventLog
 from dyn_inspect.inspector.export import export_run
 from dyn_inspect.inspector.run import Run
@@ -243,7 +244,7 @@ def test_terminal_escapes_from_the_log_are_shown_not_sent(breaks_run: Run, tmp_p
         for name in ["summary.md", "report.html", "index.md"] + [n for n in z.namelist() if n.endswith(".txt")]:
             data = z.read(name).decode()
             assert "\x1b" not in data and "\x07" not in data and "\x9b" not in data, name
-        assert "hostile type \\x1b[2J" in z.read("summary.md").decode()
+        assert "hostile type \\x1b[2J" in markdown_text(z.read("summary.md").decode())
 
 
 def test_safe_text_keeps_newlines_and_tabs() -> None:

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 import zipfile
@@ -25,6 +26,7 @@ import pytest
 sys.path.insert(0, str(Path(__file__).parent / "hostile"))
 from make_corpus import MARKUP, OWNED_ELSEWHERE, SCENARIOS, make_corpus  # noqa: E402
 
+from corpus_support import markdown_html, markdown_text  # noqa: E402
 from dyn_inspect.inspector.links import link_url  # noqa: E402
 from dyn_inspect.inspector.run import Run  # noqa: E402
 
@@ -171,6 +173,36 @@ def test_hover_and_diagnostic_make_no_javascript_link(hostile_corpus: dict[str, 
     md = "\n".join(hover._break_md(BreakFinding("k", b.loc, b, "headline", count=1, compile_ids=["0/0"])))
     assert "](javascript" not in md and "javascript:" in md  # shown as text
     assert diagnostics.link_url(b.url) is None
+
+
+def _no_live_markdown(md: str) -> None:
+    page = markdown_html(md)
+    assert "<img" not in page and "attacker.example" not in "".join(re.findall(r'(?:src|href)="[^"]*"', page)), page[-3000:]
+    assert 'href="javascript' not in page.lower(), page[-3000:]
+
+
+def test_markdown_from_a_run_makes_no_link_or_image(hostile_corpus: dict[str, Path], tmp_path: Path) -> None:
+    """A break's reason, explanation, hints and torch's debug context (the last with a fence
+    of its own) became a live remote image and a javascript: link in the hover and in the
+    bundle's summary.md (the adversarial pass of issue 29, 8t and 8u); now they render as
+    the text they are."""
+    from dyn_inspect.inspector.reports.findings import BreakFinding
+    from dyn_inspect.lsp import hover
+
+    run_dir = hostile_corpus["markdown_text"]
+    groups = Run(run_dir).model.break_groups()
+    assert groups and all("attacker.example" in (g.first.reason or "") for g in groups)
+    for g in groups:
+        md = "\n".join(hover._break_md(BreakFinding("k", g.first.loc, g.first, "headline", count=1, compile_ids=["0/0"])))
+        _no_live_markdown(md)
+        assert "![px](https://attacker.example/p.png)" in markdown_text(md)  # shown, as text
+    out = tmp_path / "b.zip"
+    done = cli("export", str(run_dir), "-o", str(out), "--no-pictures")
+    assert done.returncode == 0, done.stderr[-2000:]
+    with zipfile.ZipFile(out) as z:
+        md = z.read("summary.md").decode()
+    _no_live_markdown(md)
+    assert "![px](https://attacker.example/p.png)" in markdown_text(md)
 
 
 # -- the language server's wire ------------------------------------------------------------

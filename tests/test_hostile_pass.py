@@ -372,6 +372,12 @@ def test_a_log_named_with_bytes_that_are_not_utf8_breaks_no_face(breaks_run: Run
     listed = json.loads(done.stdout)["runs"]
     assert len(listed) == 2 and all(r["status"] == "finished" for r in listed), listed
     assert Run(os.fsdecode(bad)).model.break_groups() and Run(good).model.break_groups()
+    # export too (the adversarial pass's 5h: index.md quoted the name, and zipfile refused it)
+    bundle = tmp_path / "bad.zip"
+    done = cli("export", os.fsdecode(bad), "-o", str(bundle), "--no-pictures")
+    assert done.returncode == 0 and "Traceback" not in done.stderr, done.stderr[-2000:]
+    with zipfile.ZipFile(bundle) as zf:
+        assert "p7\\udcff\\udcfe.jsonl" in zf.read("index.md").decode("utf-8")
 
 
 def test_thousands_of_junk_logs_are_counted_not_listed(breaks_run: Run, tmp_path: Path) -> None:

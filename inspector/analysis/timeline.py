@@ -183,7 +183,15 @@ def _marker(event: object, frame: str | None) -> tuple[str, dict[str, Any]] | No
 
 
 def encode(trace: ChromeTrace) -> bytes:
-    return msgspec.json.encode(trace)
+    try:
+        return msgspec.json.encode(trace)
+    except UnicodeEncodeError:  # a name from the run that is no UTF-8 (a log file's bytes)
+        return msgspec.json.encode(_scrub(msgspec.to_builtins(trace), _escaped))
+
+
+def _escaped(text: str) -> str:
+    """``text`` with lone surrogates (bytes that were no UTF-8) as ``\\udcff`` escapes."""
+    return text.encode("utf-8", "backslashreplace").decode("utf-8")
 
 
 # --- the compile timeline the TUI shows: one entry per compile, each with its nested
@@ -325,7 +333,10 @@ def trace_for_bundle(run: Run, compile_ids: set[str] | None = None, scrub: Calla
     data: Any = msgspec.to_builtins(trace)
     if scrub is not None:
         data = _scrub(data, scrub)
-    return msgspec.json.encode(data).decode()
+    try:
+        return msgspec.json.encode(data).decode()
+    except UnicodeEncodeError:  # a name from the run that is no UTF-8 (a log file's bytes)
+        return msgspec.json.encode(_scrub(data, _escaped)).decode()
 
 
 def _scrub(value: Any, fn: Callable[[str], str]) -> Any:

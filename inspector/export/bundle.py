@@ -507,7 +507,9 @@ class _Writer:
         self.files[path] = what
 
     def write_last(self, path: str, text: str) -> None:
-        self.zf.writestr(path, text)
+        # Our own pages quote the run's file names, which may hold bytes that are no UTF-8
+        # (surrogate escapes): written as \udcff escapes rather than failing the bundle.
+        self.zf.writestr(path, text.encode("utf-8", "backslashreplace"))
 
     def missing_payloads(self) -> list[str]:
         """Digests of the payloads a read found missing from the run directory, sorted."""

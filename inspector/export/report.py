@@ -24,7 +24,7 @@ import jinja2
 
 from dyn_inspect.engine.schema import Loc
 from dyn_inspect.inspector.export.redact import REDACTED
-from dyn_inspect.inspector.links import link_url
+from dyn_inspect.inspector.links import link_url, md_code, md_fence, md_text
 from dyn_inspect.inspector.locations import def_line, file_line
 from dyn_inspect.inspector.model import RunModel
 from dyn_inspect.inspector.outputs import SourceLoc
@@ -330,8 +330,16 @@ def build(
 # -- Markdown ----------------------------------------------------------------------------
 
 
-def _md(text: str) -> str:
-    return text.replace("|", "\\|").replace("\n", " ")
+# Every string from the run is Markdown-escaped (md_text, which also escapes table pipes),
+# put in a code span (md_code) or a fence no line of it can close (md_fence): a crafted
+# reason made a live remote image and a javascript: link in summary.md.
+_md = md_text
+_c = md_code
+
+
+def _cell_code(text: str) -> str:
+    """Inline code in a table cell: a pipe ends the cell even inside a code span (GFM)."""
+    return _c(text).replace("|", "\\|")
 
 
 def summary_markdown(d: ReportData) -> str:
@@ -339,7 +347,7 @@ def summary_markdown(d: ReportData) -> str:
     out = [
         f"# dyn-inspect bug report — run {d.run_id}",
         "",
-        f"- command: `{' '.join(d.command)}`" if d.command else "- command: (unknown)",
+        f"- command: {_c(' '.join(d.command))}" if d.command else "- command: (unknown)",
         f"- status: {d.status}"
         + (f", exit {d.exit_code}" if d.exit_code is not None else ", no exit status")
         + (f", {d.duration_s:.1f}s" if d.duration_s is not None else ""),
@@ -354,36 +362,37 @@ def summary_markdown(d: ReportData) -> str:
     if d.failures:
         out += [f"## Compile failures ({sum(f.count for f in d.failures)})", ""]
         for f in d.failures:
-            out.append(f"### `{f.where}` — {_md(f.function)}: {_md(f.fail_type)}: {_md(f.headline)} ×{f.count}")
+            out.append(f"### {_c(f.where)} — {_md(f.function)}: {_md(f.fail_type)}: {_md(f.headline)} ×{f.count}")
             out.append("")
             if f.code:
-                out += ["```python", f.code, "```", ""]
-            out += ["```", f.reason, "```", "", f"- compile ids: {', '.join(f.compile_ids)}", ""]
+                out += [*md_fence(f.code, "python"), ""]
+            out += [*md_fence(f.reason), "", f"- compile ids: {_md(', '.join(f.compile_ids))}", ""]
     if d.causes:
         out += [f"## Root causes ({len(d.causes)})", ""]
         for cause in d.causes:
             out += [f"### {_md(cause.title)}", "", _md(cause.detail), ""]
             if cause.sites:
-                out.append("- shows at: " + ", ".join(f"`{s}`" for s in cause.sites))
+                out.append("- shows at: " + ", ".join(_c(s) for s in cause.sites))
             if cause.step_cost:
                 out.append(f"- at run time: {_md(cause.step_cost)}")
             if cause.fix_code:
-                out += [f"- fix ({_md(cause.fix_why or '')}), after `{cause.fix_where}`:", "", "```python", cause.fix_code, "```"]
+                out += [f"- fix ({_md(cause.fix_why or '')}), after {_c(cause.fix_where or '')}:", "", *md_fence(cause.fix_code, "python")]
             elif cause.no_fix:
-                out.append(f"- {cause.no_fix}")
+                out.append(f"- {_md(cause.no_fix)}")
             out.append("")
     out += [
         f"## Graph breaks ({len(d.breaks)} unique, {sum(b.count for b in d.breaks)} total)",
         "",
     ]
     for b in d.breaks:
-        gb = f" [{b.gb_id}]({b.url})" if b.gb_id and b.url else (f" {b.gb_id}" if b.gb_id else "")
-        out.append(f"### `{b.where}` — {_md(b.gb_type)}{gb} ×{b.count}")
+        link = link_url(b.url)
+        gb = f" [{_md(b.gb_id)}]({link})" if b.gb_id and link else (f" {_md(b.gb_id)}" if b.gb_id else "")
+        out.append(f"### {_c(b.where)} — {_md(b.gb_type)}{gb} ×{b.count}")
         out.append("")
         if b.code:
-            out += ["```python", b.code, "```", ""]
+            out += [*md_fence(b.code, "python"), ""]
         if b.torch_where:
-            out.append(f"- torch reports it at `{b.torch_where}`")
+            out.append(f"- torch reports it at {_c(b.torch_where)}")
         if b.reason:
             out.append(f"- reason: {_md(b.reason)}")
         if b.explanation:
@@ -392,16 +401,16 @@ def summary_markdown(d: ReportData) -> str:
             out.append(f"- torch's debug context: {_md(b.context)}")
         for h in b.hints:
             out.append(f"- suggestion: {_md(h)}")
-        out.append(f"- compile ids: {', '.join(b.compile_ids)}")
+        out.append(f"- compile ids: {_md(', '.join(b.compile_ids))}")
         out.append("")
     out += [f"## Recompiles ({len(d.recompiles)})", ""]
     for r in d.recompiles:
-        out.append(f"### {r.function} (`{r.where}`), compile {r.compile_id}")
+        out.append(f"### {_md(r.function)} ({_c(r.where)}), compile {_md(r.compile_id)}")
         out.append("")
         for reason in r.reasons:
-            out.append(f"- reason: `{_md(reason)}`")
+            out.append(f"- reason: {_c(reason)}")
         for text, code in r.suggestions:
-            out.append(f"- suggestion: {_md(text)}" + (f" — `{_md(code)}`" if code else ""))
+            out.append(f"- suggestion: {_md(text)}" + (f" — {_c(code)}" if code else ""))
         out.append("")
     for lim in d.limits:
         out.append(f"- recompile limit: {_md(lim)}")
@@ -414,13 +423,13 @@ def summary_markdown(d: ReportData) -> str:
     ]
     for k in d.kernels:
         out.append(
-            f"| `{k.name}` | {k.backend} | {k.compile_id} | {'backward' if k.backward else 'forward'} | "
-            f"{_md(', '.join(k.fused_ops)) or '-'} | {k.vectorized or '-'} | {_md(', '.join(k.lines)) or '-'} | "
-            f"{f'`{k.path}`' if k.path else '-'} |"
+            f"| {_cell_code(k.name)} | {_md(k.backend)} | {_md(k.compile_id)} | {'backward' if k.backward else 'forward'} | "
+            f"{_md(', '.join(k.fused_ops)) or '-'} | {_md(k.vectorized or '-')} | {_md(', '.join(k.lines)) or '-'} | "
+            f"{_cell_code(k.path) if k.path else '-'} |"
         )
     out += ["", f"## Compile time by stage ({d.total_compile_s:.2f}s in all)", "", "| stage | seconds |", "|---|---|"]
     for stage, secs in d.stages.items():
-        out.append(f"| {stage} | {secs:.2f} |")
+        out.append(f"| {stage} | {secs:.2f} |")  # our stage names
     out += [
         "",
         f"## Compiles ({len(d.compiles)})",
@@ -430,8 +439,8 @@ def summary_markdown(d: ReportData) -> str:
     ]
     for c in d.compiles:
         out.append(
-            f"| {c.compile_id} | `{c.function}` | `{c.where}` | {c.outcome} | {c.graphs} | {c.kernels} | "
-            f"{c.guards if c.guards is not None else '-'} | {c.time_s:.2f} | `{c.dir}` |"
+            f"| {_md(c.compile_id)} | {_cell_code(c.function)} | {_cell_code(c.where)} | {_md(c.outcome)} | {c.graphs} | {c.kernels} | "
+            f"{c.guards if c.guards is not None else '-'} | {c.time_s:.2f} | {_cell_code(c.dir)} |"
         )
     if d.skipped:
         out += ["", f"## Skipped or incomplete ({len(d.skipped)})", ""]

@@ -21,6 +21,9 @@ from pathlib import Path
 from typing import Any
 
 MARKUP = "[/][bold]x[/bold][link=javascript:alert(1)]y[/link]"
+# Markdown that would make a remote image and a javascript: link, after a fence that would
+# close the hover's code block (the adversarial pass's 8t and 8u)
+MARKDOWN = "```\n![px](https://attacker.example/p.png) [c](javascript:alert(1)) <img src=x onerror=alert(1)> `x` *y*"
 NAME_KEYS = {"name", "co_name", "fn_name", "function", "gb_type", "file", "co_filename", "reason", "explanation",
              "code", "hints", "fused_ops", "path", "cache_bypass_reason", "torch_kind", "origin"}
 # Fields whose damage makes the whole log (or run) unreadable by design: left intact so
@@ -110,6 +113,7 @@ def _url(run_dir: Path) -> None:
 
 SCENARIOS: dict[str, Mutation] = {
     "markup_names": _names(lambda s: f"{s}{MARKUP}"),
+    "markdown_text": _leaves(lambda k, v: f"{v} {MARKDOWN}" if isinstance(v, str) and k in NAME_KEYS | {"context"} else v),
     "javascript_url": _url,
     "numbers_1e300": _numbers(1e300),
     "numbers_infinity": _numbers(float("inf")),
