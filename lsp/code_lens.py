@@ -8,6 +8,7 @@ from typing import Any
 
 from lsprotocol import types
 
+from dyn_inspect.inspector.links import md_code, md_text
 from dyn_inspect.inspector.reports.findings import FileFindings, FunctionFindings
 from dyn_inspect.lsp.documents import TextView
 from dyn_inspect.lsp.placement import place_function
@@ -79,19 +80,21 @@ def details(fn: FunctionFindings, line: int) -> dict[str, Any]:
 
 def details_markdown(d: dict[str, Any]) -> str:
     """``details()`` as Markdown, for editors that show a document (Neovim, Helix): the
-    same text the VS Code extension renders from the JSON."""
-    name = d.get("function", "?")
-    lines = [f"# `{name}` — {d.get('file', '?')}:{d.get('line', '?')}", "", str(d.get("title", "")), ""]
+    same text the VS Code extension renders from the JSON. Every string from the run is
+    escaped or in a code span (``md_text``, ``md_code``), as in the hover."""
+    name = str(d.get("function", "?"))
+    where = f"{d.get('file', '?')}:{d.get('line', '?')}"
+    lines = [f"# {md_code(name)} — {md_code(where)}", "", md_text(str(d.get("title", ""))), ""]
     if d.get("recorded_line") not in (None, d.get("line")):
         lines.append(f"- Line in the run: {d['recorded_line']} (the file changed since)")
     if d.get("run"):
-        lines.append(f"- Run: {d['run']}")
+        lines.append(f"- Run: {md_code(str(d['run']))}")
     compiles, parts = d.get("compiles", 0), d.get("part_compiles", 0)
     lines.append(
         f"- Compiles: {compiles} of the function, {parts} of the code after its graph breaks" if parts else f"- Compiles: {compiles}"
     )
     if d.get("compile_ids"):
-        lines.append(f"- Compile ids: {', '.join(d['compile_ids'])}")
+        lines.append(f"- Compile ids: {md_text(', '.join(d['compile_ids']))}")
     breaks = len(d.get("graph_breaks", []))
     lines.append(f"- Graph breaks: {breaks}" + (" unique (hover the marked lines for the reasons)" if breaks else ""))
     lines.append(f"- Kernels: {d.get('kernels', 0)}")
@@ -100,13 +103,14 @@ def details_markdown(d: dict[str, Any]) -> str:
     if steps:
         lines += ["", f"## {_plural(len(steps), 'recompile')}"]
         for s in steps:
-            what = f"`{s['part']}` (the code after the graph break at line {s['part_line']})" if s.get("part") else f"`{name}`"
-            lines += ["", f"### {s['compile_id']} — {what}", ""]
-            lines += [f"- Guard failed: {r}" for r in s.get("reasons", [])]
+            part = s.get("part")
+            what = f"{md_code(str(part))} (the code after the graph break at line {s['part_line']})" if part else md_code(name)
+            lines += ["", f"### {md_text(str(s['compile_id']))} — {what}", ""]
+            lines += [f"- Guard failed: {md_code(str(r))}" for r in s.get("reasons", [])]
             if s.get("suggestion"):
-                lines.append(f"- Suggestion: {s['suggestion']}")
+                lines.append(f"- Suggestion: {md_text(str(s['suggestion']))}")
             if s.get("code"):
-                lines.append(f"- Try: `{s['code']}`")
+                lines.append(f"- Try: {md_code(str(s['code']))}")
     if d.get("recompile_limit"):
-        lines += ["", f"**Recompile limit reached:** {d['recompile_limit']}"]
+        lines += ["", f"**Recompile limit reached:** {md_text(str(d['recompile_limit']))}"]
     return "\n".join(lines) + "\n"

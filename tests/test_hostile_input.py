@@ -205,6 +205,22 @@ def test_markdown_from_a_run_makes_no_link_or_image(hostile_corpus: dict[str, Pa
     assert "![px](https://attacker.example/p.png)" in markdown_text(md)
 
 
+def test_function_details_markdown_makes_no_link_or_image() -> None:
+    """The details document (Neovim, Helix) quotes the run's names, guards and suggestions
+    as the hover does: as text."""
+    from make_corpus import MARKDOWN
+
+    from dyn_inspect.lsp.code_lens import details_markdown
+
+    evil = f"f {MARKDOWN}"
+    d = {"function": evil, "file": evil, "line": 3, "title": evil, "run": evil, "compiles": 2, "compile_ids": [evil],
+         "recompiles": [{"compile_id": evil, "part": evil, "part_line": 4, "reasons": [evil], "suggestion": evil, "code": evil}],
+         "recompile_limit": evil}
+    md = details_markdown(d)
+    _no_live_markdown(md)
+    assert markdown_text(md).count("![px](https://attacker.example/p.png)") >= 8
+
+
 # -- the language server's wire ------------------------------------------------------------
 
 
