@@ -26,7 +26,7 @@ from pathlib import Path
 from rich.console import Console
 
 from dyn_inspect.cli.common import open_cli_run
-from dyn_inspect.inspector.analysis.verify import RerunPlan, foreign_program, plan_rerun, verify_report
+from dyn_inspect.inspector.analysis.verify import RerunPlan, plan_rerun, verify_report
 from dyn_inspect.inspector.console import make_console
 from dyn_inspect.inspector.errors import InspectorError
 from dyn_inspect.inspector.outputs import reports as typed
@@ -62,7 +62,7 @@ def relaunch_argv(run: Run, allow_command: bool = False, here: str | None = None
     (``plan_rerun`` from ``here``, default the current directory).
 
     A script or a module is re-run with this interpreter when its file is a Python file
-    inside the directory it runs in (``foreign_program``). Any other recorded command
+    inside the directory it runs in (``plan_rerun``'s ``confirm`` says why not). Any other recorded command
     (``dyn-inspect run -- CMD``) is whatever the run's ``launcher.jsonl`` says, and a run
     directory can come from anywhere (a repository, a bug report): it, and a script or
     module that is not the user's (the stdlib's ``timeit`` with a statement), is re-run
@@ -75,11 +75,9 @@ def relaunch_argv(run: Run, allow_command: bool = False, here: str | None = None
         raise InspectorError(f"{run.path.name} is a notebook cell's run: re-run the cell in its notebook (%%dyn_inspect)")
     plan = plan_rerun(start, here or os.getcwd())
     cmd = plan.command
-    foreign = foreign_program(start, plan)
-    if foreign is not None and not allow_command:
+    if plan.confirm is not None and not allow_command:
         raise InspectorError(
-            f"{run.path.name} would re-run a program that is not yours to verify ({foreign}): "
-            f"`{shlex.join(cmd)}` in {plan.cwd} — check it, then `dyn-inspect verify --yes {run.path.name}`"
+            f"{run.path.name} {plan.confirm}: `{shlex.join(cmd)}` in {plan.cwd} — check it, then `dyn-inspect verify --yes {run.path.name}`"
         )
     base = [sys.executable, "-m", "dyn_inspect.cli", "run", "--no-tui", "--runs-dir", str(run.path.parent)]
     if start.compile_disabled:
@@ -90,11 +88,6 @@ def relaunch_argv(run: Run, allow_command: bool = False, here: str | None = None
         return base + cmd[1:], plan
     if start.mode == "module" and len(cmd) >= 3:
         return base + ["-m", *cmd[2:]], plan
-    if not allow_command:
-        raise InspectorError(
-            f"{run.path.name} was recorded as a command, which verify runs only when you confirm it: "
-            f"`{shlex.join(cmd)}` in {start.cwd} — check it, then `dyn-inspect verify --yes {run.path.name}`"
-        )
     return base + ["--", *cmd], plan
 
 

@@ -23,8 +23,8 @@ a crafted run that says "module" ``timeit`` with a statement, or "script"
 ``/usr/lib/python3/timeit.py``, would run whatever it likes. Such a run, like a recorded
 command, is re-run only when the user confirms it (``verify --yes``).
 
-Public API: ``plan_rerun(start, here) -> RerunPlan``, ``foreign_program(start, plan)``,
-``verify_report(before, after, plan, exit_code, stopped) -> typed.VerifyReport``.
+Public API: ``plan_rerun(start, here) -> RerunPlan`` (its ``confirm`` says why it needs
+the user's yes), ``verify_report(before, after, plan, exit_code, stopped) -> typed.VerifyReport``.
 """
 
 from __future__ import annotations
@@ -32,7 +32,7 @@ from __future__ import annotations
 import os
 import re
 import shlex
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from dyn_inspect.engine.normalizers.locations import parse_traceback
@@ -55,6 +55,9 @@ class RerunPlan:
     command: list[str]  # as recorded, the script mapped into ``cwd`` when it moved
     cwd: str
     note: str | None  # why ``cwd``, when it is not the recorded run's directory or ``here`` is elsewhere
+    # why it runs only when the user confirms it (``verify --yes``): a recorded command, or a
+    # script or module that is not the user's own (``foreign_program``); None: it may run
+    confirm: str | None = None
 
 
 def _program_file(start: RunStart) -> str | None:
@@ -93,6 +96,11 @@ def plan_rerun(start: RunStart, here: str) -> RerunPlan:
             f"verify will not re-run this run: it says it was recorded as a {start.mode}, but {why} "
             f"(`{shlex.join(plan.command)}` would start something else; a run directory is untrusted: docs/security.md)"
         )
+    if start.mode not in ("script", "module"):
+        return replace(plan, confirm="was recorded as a command, which verify runs only when you confirm it")
+    foreign = foreign_program(start, plan)
+    if foreign is not None:
+        return replace(plan, confirm=f"would re-run a program that is not yours to verify ({foreign})")
     return plan
 
 
