@@ -50,7 +50,7 @@ def _cli(*argv: str) -> dict:
     return json.loads(out.getvalue())
 
 
-def _cli_counts(run: Run) -> tuple[dict[str, int], list[dict]]:
+def _cli_counts(run: Run) -> tuple[dict[str, int], list[dict], list[dict]]:
     summary = _cli("summary", str(run.path), "--json")
     causes = _cli("causes", str(run.path), "--json")
     counts = {
@@ -61,7 +61,7 @@ def _cli_counts(run: Run) -> tuple[dict[str, int], list[dict]]:
         "causes": len(causes["causes"]),
         "compiles": summary["compiles"],
     }
-    return counts, summary["breaks"]
+    return counts, summary["breaks"], causes["causes"]
 
 
 def _report_counts(run: Run) -> tuple[dict[str, int], str]:
@@ -92,7 +92,7 @@ async def _tui_counts(run: Run) -> dict[str, int]:
 @pytest.mark.parametrize("program", sorted(PROGRAMS))
 async def test_the_faces_count_what_the_cli_counts(corpus: Corpus, program: str) -> None:
     run = Run(corpus[program].run_dir)
-    cli, breaks = _cli_counts(run)
+    cli, breaks, causes = _cli_counts(run)
     report, page = _report_counts(run)
     assert report == cli, f"report.html {report} vs the CLI {cli}"
     tui = await _tui_counts(run)
@@ -108,3 +108,23 @@ async def test_the_faces_count_what_the_cli_counts(corpus: Corpus, program: str)
             where = (Path(user["file"]).name, user["line"])
             assert where in said, (where, sorted(said))
             assert f": {b['headline']}" in said[where], (where, said[where])
+    # Each root cause: its title and fix as report.html says them, and a fix inside the
+    # program's folder noted by the editor at the line the CLI names, with the same title.
+    noted = {(Path(c.loc.file).name, c.loc.line): c for ff in index.files.values() for c in ff.causes}
+    for c in causes:
+        assert c["title"] in page, c["title"]
+        fix = c["fix"]
+        if fix is None:
+            assert c["no_fix"] is None or c["no_fix"] in page, c["no_fix"]
+            continue
+        assert fix["code"] in page, fix["code"]
+        if Path(fix["file"]).resolve().is_relative_to(root.resolve()) and fix["after_line"] is not None:
+            found = noted.get((Path(fix["file"]).name, fix["after_line"]))
+            assert found is not None and found.title == c["title"] and found.code == fix["code"], (fix, sorted(noted))
+    # Each recompiled function and the suggestion for its recompiles, as report.html says.
+    recompiles = _cli("recompiles", str(run.path), "--json")
+    for frame in recompiles["frames"]:
+        assert frame["function"] in page, frame["function"]
+        for entry in frame["timeline"]:
+            if entry["suggestion"] is not None:
+                assert entry["suggestion"]["text"] in page, entry["suggestion"]["text"]
