@@ -26,6 +26,8 @@ from typing import TYPE_CHECKING, TypeVar
 from dyn_inspect.inspector.errors import InspectorError
 from dyn_inspect.inspector.events import runs_root
 from dyn_inspect.inspector.index import NOT_FOR_FINDINGS
+from dyn_inspect.inspector.outputs.lsp import LspRunInfo
+from dyn_inspect.inspector.reports.runs import run_info
 from dyn_inspect.inspector.run import Run, is_run_dir, resolve_run, run_folders
 
 if TYPE_CHECKING:
@@ -408,31 +410,11 @@ class RunSource:
             return []
 
 
-@dataclass
-class RunListing:
-    path: str
-    id: str
-    command: str
-    breaks: int
-    recompiles: int
-    status: str
-
-    def as_dict(self) -> dict[str, object]:
-        return {
-            "path": self.path,
-            "id": self.id,
-            "command": self.command,
-            "breaks": self.breaks,
-            "recompiles": self.recompiles,
-            "status": self.status,
-        }
-
-
 class ListingCache:
     """``dynInspect.listRuns`` rows, re-read only when a run's logs changed size."""
 
     def __init__(self) -> None:
-        self._rows: dict[str, tuple[tuple[tuple[str, int], ...], RunListing]] = {}
+        self._rows: dict[str, tuple[tuple[tuple[str, int], ...], LspRunInfo]] = {}
 
     @staticmethod
     def _signature(path: Path) -> tuple[tuple[str, int], ...]:
@@ -448,34 +430,16 @@ class ListingCache:
                 pass
         return tuple(sig)
 
-    def row(self, path: Path, current: Run | None) -> RunListing | None:
+    def row(self, path: Path, current: Run | None) -> LspRunInfo | None:
         if current is not None and current.path.resolve() == path.resolve():
-            return listing_of(current)
+            return run_info(current)
         sig = self._signature(path)
         cached = self._rows.get(str(path))
         if cached is not None and cached[0] == sig:
             return cached[1]
         try:
-            row = listing_of(Run(path, skip=NOT_FOR_FINDINGS))
+            row = run_info(Run(path, skip=NOT_FOR_FINDINGS))
         except (InspectorError, OSError, ValueError):
             return None
         self._rows[str(path)] = (sig, row)
         return row
-
-
-def listing_of(run: Run) -> RunListing:
-    m = run.model
-    command: list[str] = []
-    if m.run_start is not None:
-        command = list(m.run_start.command)
-    else:
-        start = next((p.start for p in m.processes.values() if p.start), None)
-        command = list(start.argv) if start else []
-    return RunListing(
-        path=str(run.path),
-        id=run.path.name,
-        command=" ".join(command),
-        breaks=len(m.breaks),
-        recompiles=len(m.recompiles),
-        status=m.status,
-    )

@@ -39,7 +39,7 @@ from pygls.lsp.server import LanguageServer
 
 from dyn_inspect.inspector.events import TOOL_VERSION
 from dyn_inspect.inspector.locations import inside
-from dyn_inspect.inspector.outputs.lsp import LspFunctionDetails, LspRunInfo, LspSummary, LspVerifyError
+from dyn_inspect.inspector.outputs.lsp import LspFunctionDetails, LspSummary, LspVerifyError
 from dyn_inspect.inspector.outputs.reports import VerifyReport
 from dyn_inspect.inspector.reports.findings import RunIndex, build_index, signature
 from dyn_inspect.inspector.run import Run
@@ -763,10 +763,7 @@ def create_server() -> DynInspectServer:
             for path in ls.source.list_runs():
                 row = ls.listings.row(path, ls.source.run)
                 if row is not None:
-                    info = LspRunInfo(
-                        path=row.path, id=row.id, command=row.command, breaks=row.breaks, recompiles=row.recompiles, status=row.status
-                    )
-                    out.append(command_result(info))
+                    out.append(command_result(row))
             return out
 
         async with ls.lock:

@@ -8,7 +8,14 @@ from pathlib import Path
 from dyn_inspect.inspector.errors import InspectorError
 from dyn_inspect.inspector.outputs import Counts
 from dyn_inspect.inspector.outputs import reports as typed
+from dyn_inspect.inspector.outputs.lsp import LspRunInfo
 from dyn_inspect.inspector.run import Run
+
+
+def _command(r: Run) -> list[str]:
+    m = r.model
+    start = next((p.start for p in m.processes.values() if p.start), None)
+    return list(m.run_start.command if m.run_start else (start.argv if start else []))
 
 
 def run_row(path: Path, latest: Path | None) -> typed.RunRow:
@@ -24,7 +31,7 @@ def run_row(path: Path, latest: Path | None) -> typed.RunRow:
         path=str(path),
         latest=path == latest,
         started=started,
-        command=list(m.run_start.command if m.run_start else (start.argv if start else [])),
+        command=_command(r),
         status=m.status,
         exit_code=m.exit_code,
         duration_s=m.run_end.duration_s if m.run_end else None,
@@ -43,3 +50,11 @@ def run_row(path: Path, latest: Path | None) -> typed.RunRow:
 def runs_report(runs_dir: Path, paths: list[Path], latest: Path | None) -> typed.RunsReport:
     """What ``runs --json`` prints: a row per run of ``paths`` (``list_runs``), oldest first."""
     return typed.RunsReport(runs_dir=str(runs_dir), runs=[run_row(p, latest) for p in paths])
+
+
+def run_info(r: Run) -> LspRunInfo:
+    """A run as the editor lists it (``dynInspect.listRuns``): the counts ``runs`` gives."""
+    m = r.model
+    return LspRunInfo(
+        path=str(r.path), id=r.path.name, command=" ".join(_command(r)), breaks=len(m.breaks), recompiles=len(m.recompiles), status=m.status
+    )
