@@ -25,9 +25,9 @@ import zipfile
 from pathlib import Path
 
 import pytest
+from test_verify_command import crafted_run
 
-from dyn_inspect.engine.eventlog import EventLog
-from dyn_inspect.engine.schema import RunEnd, RunStart
+from dyn_inspect.engine.schema import RunStart
 from dyn_inspect.inspector.run import Run
 from dyn_inspect.lsp.verify import run_verify
 
@@ -67,16 +67,6 @@ def cli(*args: str, cwd: Path | None = None, timeout: float = 120) -> subprocess
 # -- verify: a "script" or "module" that is a command ----------------------------------------
 
 
-def _crafted_run(tmp: Path, mode: str, command: list[str]) -> Path:
-    run = tmp / "runs" / "20261204-000000-abcdef"
-    run.mkdir(parents=True)
-    log = EventLog(run, "launcher.jsonl")
-    log.write(RunStart(t=time.time(), command=command, cwd=str(tmp), mode=mode, tool_version="0.1.0"))  # type: ignore[arg-type]
-    log.write(RunEnd(exit_code=0, duration_s=1.0))
-    log.close()
-    return run
-
-
 DISGUISED = {
     "script --": ("script", [sys.executable, "--", "sh", "-c", "touch {marker}"]),
     "script /bin/sh": ("script", [sys.executable, "/bin/sh", "-c", "touch {marker}"]),
@@ -90,7 +80,7 @@ DISGUISED = {
 def test_verify_never_runs_a_command_disguised_as_a_script_or_module(variant: str, tmp_path: Path) -> None:
     marker = tmp_path / "PWNED"
     mode, command = DISGUISED[variant]
-    run = _crafted_run(tmp_path, mode, [c.format(marker=marker) for c in command])
+    run = crafted_run(tmp_path, mode, [c.format(marker=marker) for c in command])
     done = cli("verify", str(run), cwd=tmp_path)
     assert not marker.exists(), done.stderr
     assert done.returncode == 2 and "Traceback" not in done.stderr, done.stderr[-2000:]

@@ -18,7 +18,7 @@ from dyn_inspect.engine.schema import RunEnd, RunStart
 from dyn_inspect.lsp.verify import run_verify
 
 
-def _crafted_run(tmp: Path, mode: str, command: list[str]) -> Path:
+def crafted_run(tmp: Path, mode: str, command: list[str]) -> Path:
     """A run directory whose launcher log names ``command`` (what verify reads first)."""
     run = tmp / "runs" / "20261202-000000-abcdef"
     run.mkdir(parents=True)
@@ -31,7 +31,7 @@ def _crafted_run(tmp: Path, mode: str, command: list[str]) -> Path:
 
 def test_cli_verify_shows_a_recorded_command_and_runs_it_only_with_yes(tmp_path: Path) -> None:
     marker = tmp_path / "PWNED"
-    run = _crafted_run(tmp_path, "command", ["sh", "-c", f"touch {marker}"])
+    run = crafted_run(tmp_path, "command", ["sh", "-c", f"touch {marker}"])
     p = subprocess.run(
         [sys.executable, "-m", "dyn_inspect.cli", "verify", str(run)], capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL
     )
@@ -43,14 +43,14 @@ def test_cli_verify_shows_a_recorded_command_and_runs_it_only_with_yes(tmp_path:
 
 def test_lsp_verify_refuses_a_recorded_command(tmp_path: Path) -> None:
     marker = tmp_path / "PWNED"
-    run = _crafted_run(tmp_path, "command", ["sh", "-c", f"touch {marker}"])
+    run = crafted_run(tmp_path, "command", ["sh", "-c", f"touch {marker}"])
     with pytest.raises(RuntimeError, match="recorded as a command"):
         run_verify(str(run), timeout_s=60)
     assert not marker.exists()
 
 
 def test_a_notebook_cells_run_is_not_re_run_from_outside(tmp_path: Path) -> None:
-    run = _crafted_run(tmp_path, "notebook", ["/work/nb.ipynb", "cell [3]"])
+    run = crafted_run(tmp_path, "notebook", ["/work/nb.ipynb", "cell [3]"])
     p = subprocess.run([sys.executable, "-m", "dyn_inspect.cli", "verify", str(run)], capture_output=True, text=True, timeout=120)
     assert p.returncode != 0 and "re-run the cell in its notebook" in p.stderr
 
@@ -84,7 +84,7 @@ def test_verify_re_runs_only_the_user_s_own_script_or_module(tmp_path: Path, mod
     (elsewhere / "touch.py").write_text("import pathlib, sys\npathlib.Path(sys.argv[1]).touch()\n")
     work = tmp_path / "work"
     work.mkdir()
-    run = _crafted_run(work, mode, [part.format(marker=marker) for part in command])
+    run = crafted_run(work, mode, [part.format(marker=marker) for part in command])
     p = subprocess.run(
         [sys.executable, "-m", "dyn_inspect.cli", "verify", str(run)],
         cwd=work, capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL,
