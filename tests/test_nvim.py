@@ -17,8 +17,6 @@ from pathlib import Path
 import pytest
 
 from corpus_support import CACHE_ENV, DYN_INSPECT, EXAMPLES
-from dyn_inspect.inspector.analysis.causes import causes
-from dyn_inspect.inspector.run import Run
 from inductor_pool import seed
 
 NVIM = shutil.which("nvim")
@@ -47,11 +45,14 @@ def verified(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict]:
     rec = subprocess.run([str(DYN_INSPECT), "--no-tui", "--runs-dir", str(runs), "train.py", "--steps", "4"], cwd=work, env=env, capture_output=True, text=True, timeout=900)
     assert rec.returncode == 0, rec.stderr[-2000:]
     (run_dir,) = [p for p in runs.iterdir() if p.is_dir() and not p.is_symlink()]
-    # the root cause's one fix, as `dyn-inspect causes` and the editor offer it
-    fix = next(c.fix for c in causes(Run(run_dir).model) if c.fix is not None)
+    # the root cause's one fix, as `dyn-inspect causes` (run in the program's folder, as a
+    # user does: the runs are kept elsewhere) and the editor offer it
+    found = subprocess.run([str(DYN_INSPECT), "causes", str(run_dir), "--json"], cwd=work, env=env, capture_output=True, text=True, timeout=300)
+    assert found.returncode == 0, found.stderr[-2000:]
+    fix = next(c["fix"] for c in json.loads(found.stdout)["causes"] if c["fix"] is not None)
     train = work / "train.py"
     lines = train.read_text().splitlines(keepends=True)
-    lines.insert(fix.after_line, fix.text)
+    lines.insert(fix["after_line"], fix["insert"])
     train.write_text("".join(lines))
     ver = subprocess.run([str(DYN_INSPECT), "verify", str(run_dir), "--json"], cwd=work, env=env, capture_output=True, text=True, timeout=1800)
     assert ver.returncode == 0, ver.stderr[-2000:]

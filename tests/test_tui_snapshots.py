@@ -25,6 +25,7 @@ from pathlib import Path
 import pytest
 
 from dyn_inspect.inspector.run import Run
+from dyn_inspect.inspector.source_files import allow_root
 from dyn_inspect.tui.app import InspectorApp
 
 ARCHIVE = Path(__file__).parent / "fixtures" / "tui" / "example-run.tar.gz"
@@ -49,6 +50,9 @@ def frozen_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
         tar.extractall(root, filter="data")
     run_dir = next(p for p in (root / "run").iterdir() if p.is_dir())
     relocate(run_dir, root / "src")
+    # The run is kept beside its sources, not in them: the sources are read as from the
+    # program's folder, as a user opening the TUI there reads them (docs/security.md).
+    allow_root(root / "src")
     return run_dir
 
 

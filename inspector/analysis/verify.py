@@ -45,6 +45,7 @@ from dyn_inspect.inspector.locations import nearest_user_frame, run_cwd, short_p
 from dyn_inspect.inspector.model import RunModel
 from dyn_inspect.inspector.outputs import reports as typed
 from dyn_inspect.inspector.run import Run
+from dyn_inspect.inspector.source_files import allow_root
 from dyn_inspect.inspector.units import time_text
 
 
@@ -312,6 +313,9 @@ def _not_verified(
 
 def verify_report(before: Run, after: Run, plan: RerunPlan, exit_code: int, stopped: bool) -> typed.VerifyReport:
     """The verdict on a re-run (``after``) of ``before``'s program."""
+    # The program just ran in ``plan.cwd`` (the user's, or confirmed): its files are the
+    # ones the causes are found in, wherever the runs are kept (``--runs-dir``).
+    allow_root(plan.cwd)
     bm, am = before.model, after.model
     cb, ca = causes(bm), causes(am)
     keys_after = {_cause_key(c) for c in ca}
