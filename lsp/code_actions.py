@@ -43,13 +43,14 @@ from dataclasses import dataclass
 
 from lsprotocol import types
 
+from dyn_inspect.inspector.outputs.lsp import SERVER_COMMANDS
 from dyn_inspect.inspector.reports.findings import BreakFinding, CauseFinding, FunctionFindings, logging_callee
 from dyn_inspect.lsp.documents import TextView
 from dyn_inspect.lsp.placement import Placed, place_function
 from dyn_inspect.lsp.source_lines import relocate
 
-SHOW_IN_TUI = "dynInspect.showInTui"
-EXPORT_BUG_REPORT = "dynInspect.exportBugReport"
+SHOW_IN_TUI = SERVER_COMMANDS["showInTui"]
+EXPORT_BUG_REPORT = SERVER_COMMANDS["exportBugReport"]
 
 ViewOf = Callable[[str], "TextView | None"]
 

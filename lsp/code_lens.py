@@ -4,17 +4,19 @@
 
 from __future__ import annotations
 
+from collections import Counter
 from typing import Any
 
 from lsprotocol import types
 
 from dyn_inspect.inspector.links import md_code, md_text
+from dyn_inspect.inspector.outputs.lsp import SERVER_COMMANDS
 from dyn_inspect.inspector.reports.findings import FileFindings, FunctionFindings
 from dyn_inspect.lsp.documents import TextView
 from dyn_inspect.lsp.placement import place_function
 from dyn_inspect.lsp.source_lines import Span, code_bounds
 
-SHOW_DETAILS = "dynInspect.showDetails"
+SHOW_DETAILS = SERVER_COMMANDS["showDetails"]
 
 
 def _plural(n: int, word: str) -> str:
@@ -95,6 +97,9 @@ def details_markdown(d: dict[str, Any]) -> str:
     )
     if d.get("compile_ids"):
         lines.append(f"- Compile ids: {md_text(', '.join(d['compile_ids']))}")
+    if d.get("outcomes"):
+        counted = Counter(str(o) for o in d["outcomes"])  # first-seen order
+        lines.append(f"- Outcomes: {md_text(', '.join(f'{o} ×{n}' for o, n in counted.items()))}")
     breaks = len(d.get("graph_breaks", []))
     lines.append(f"- Graph breaks: {breaks}" + (" unique (hover the marked lines for the reasons)" if breaks else ""))
     lines.append(f"- Kernels: {d.get('kernels', 0)}")

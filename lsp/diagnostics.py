@@ -22,6 +22,7 @@ from lsprotocol import types
 from dyn_inspect.inspector.events import Loc
 from dyn_inspect.inspector.links import link_url
 from dyn_inspect.inspector.locations import package_path
+from dyn_inspect.inspector.outputs.lsp import DIAGNOSTIC_CODES
 from dyn_inspect.inspector.reports.findings import BreakFinding, CauseFinding, FailureFinding, FunctionFindings, original_function
 from dyn_inspect.lsp.documents import TextView, path_uri
 from dyn_inspect.lsp.placement import Placed
@@ -195,7 +196,7 @@ def to_diagnostic(p: Placed, view: TextView, settings: Settings) -> types.Diagno
             range=rng,
             message=recompile_message(fn),
             severity=types.DiagnosticSeverity.Warning if fn.limit_reason is not None else types.DiagnosticSeverity.Information,
-            code="recompile-limit" if fn.limit_reason is not None else "recompile",
+            code=DIAGNOSTIC_CODES["recompileLimit"] if fn.limit_reason is not None else DIAGNOSTIC_CODES["recompile"],
             source=SOURCE,
             related_information=related,
             data={"kind": "recompile", "name": fn.name},
@@ -210,7 +211,7 @@ def to_diagnostic(p: Placed, view: TextView, settings: Settings) -> types.Diagno
             range=rng,
             message=cause_message(c),
             severity=types.DiagnosticSeverity.Information,
-            code="recompile-cause",
+            code=DIAGNOSTIC_CODES["recompileCause"],
             source=SOURCE,
             related_information=related or None,
             data={"kind": "cause", "title": c.title},

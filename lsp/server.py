@@ -39,7 +39,7 @@ from pygls.lsp.server import LanguageServer
 
 from dyn_inspect.inspector.events import TOOL_VERSION
 from dyn_inspect.inspector.locations import inside
-from dyn_inspect.inspector.outputs.lsp import LspFunctionDetails, LspSummary, LspVerifyError
+from dyn_inspect.inspector.outputs.lsp import SERVER_COMMANDS, LspFunctionDetails, LspSummary, LspVerifyError
 from dyn_inspect.inspector.outputs.reports import VerifyReport
 from dyn_inspect.inspector.reports.findings import RunIndex, build_index, signature
 from dyn_inspect.inspector.run import Run
@@ -60,9 +60,9 @@ from dyn_inspect.lsp.wire import AnsweringProtocol
 
 log = logging.getLogger(__name__)
 
-SELECT_RUN = "dynInspect.selectRun"
-LIST_RUNS = "dynInspect.listRuns"
-SUMMARY = "dynInspect.summary"
+SELECT_RUN = SERVER_COMMANDS["selectRun"]
+LIST_RUNS = SERVER_COMMANDS["listRuns"]
+SUMMARY = SERVER_COMMANDS["summary"]
 SHOW_DETAILS = lens_mod.SHOW_DETAILS
 SHOW_IN_TUI = actions_mod.SHOW_IN_TUI
 EXPORT_BUG_REPORT = actions_mod.EXPORT_BUG_REPORT
@@ -492,6 +492,7 @@ class DynInspectServer(LanguageServer):
             now = place_function(view.lines, fn) if view is not None else None
             if line in (now, fn.def_line):
                 found = {"found": True, "run": self.index.run_path, **lens_mod.details(fn, now or fn.def_line)}
+                found["markdown"] = lens_mod.details_markdown(found)
                 return command_result(msgspec.convert(found, LspFunctionDetails))
         return command_result(LspFunctionDetails(found=False, run=self.index.run_path, file=file, line=line))
 
@@ -578,7 +579,7 @@ def write_details_document(details: dict[str, Any]) -> Path | None:
             os.unlink(path)  # our own folder: only we could have put it there
         fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0), 0o600)
         with os.fdopen(fd, "w", encoding="utf-8") as f:
-            f.write(lens_mod.details_markdown(details))
+            f.write(details.get("markdown") or lens_mod.details_markdown(details))
             os.fchmod(f.fileno(), 0o400)
     except OSError:
         return None

@@ -17,7 +17,9 @@ from typing import Any
 
 from lsprotocol import types
 
-SECTION = "dynInspect"
+from dyn_inspect.inspector.outputs.lsp import SETTINGS, SETTINGS_SECTION
+
+SECTION = SETTINGS_SECTION
 
 SEVERITIES: dict[str, types.DiagnosticSeverity] = {
     "error": types.DiagnosticSeverity.Error,
@@ -27,7 +29,7 @@ SEVERITIES: dict[str, types.DiagnosticSeverity] = {
     "hint": types.DiagnosticSeverity.Hint,
 }
 
-_KEYS = ("runsDir", "graphBreakSeverity", "showLibraryBreaks", "showRecompiles", "run", "showContent")
+_KEYS = SETTINGS
 SHOW_CONTENT = ("auto", "document", "message", "none")
 
 

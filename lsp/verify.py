@@ -21,12 +21,13 @@ from typing import Any
 
 from lsprotocol import types
 
+from dyn_inspect.inspector.outputs.lsp import DIAGNOSTIC_CODES, SERVER_COMMANDS
 from dyn_inspect.inspector.source_files import read_source
 from dyn_inspect.inspector.workspace import norm_path
 from dyn_inspect.lsp.documents import TextView
 from dyn_inspect.lsp.source_lines import relocate
 
-VERIFY = "dynInspect.verify"
+VERIFY = SERVER_COMMANDS["verify"]
 SOURCE = "dyn-inspect"
 
 
@@ -155,7 +156,13 @@ def verified_hints(verdict: Verdict | None, path: str, view: TextView | None) ->
     if not verdict.verified:
         placed = [(_now(verdict, key, line, view), what) for line, what in verdict.unverified_sites.get(key, [])]
         return [
-            _line_diagnostic(view, now, f"not verified (re-run {verdict.run_id}): {what}", types.DiagnosticSeverity.Warning, "not-verified")
+            _line_diagnostic(
+                view,
+                now,
+                f"not verified (re-run {verdict.run_id}): {what}",
+                types.DiagnosticSeverity.Warning,
+                DIAGNOSTIC_CODES["notVerified"],
+            )
             for now, what in placed
             if now is not None
         ]
@@ -164,7 +171,13 @@ def verified_hints(verdict: Verdict | None, path: str, view: TextView | None) ->
         now = _now(verdict, key, line, view)
         if now is not None:
             out.append(
-                _line_diagnostic(view, now, f"fixed ✓ (verified run {verdict.run_id}): {title}", types.DiagnosticSeverity.Hint, "verified")
+                _line_diagnostic(
+                    view,
+                    now,
+                    f"fixed ✓ (verified run {verdict.run_id}): {title}",
+                    types.DiagnosticSeverity.Hint,
+                    DIAGNOSTIC_CODES["verified"],
+                )
             )
     return out
 
@@ -199,6 +212,6 @@ def annotate(diagnostics: list[types.Diagnostic], verdict: Verdict | None, run_p
         else f"in re-run {verdict.run_id}, which did not verify the fix: {verdict.data.get('reason') or 'no verdict'}"
     )
     for d in diagnostics:
-        if d.source == SOURCE and d.code not in ("verified", "not-verified") and note not in d.message:
+        if d.source == SOURCE and d.code not in (DIAGNOSTIC_CODES["verified"], DIAGNOSTIC_CODES["notVerified"]) and note not in d.message:
             d.message += f"\n({note})"
     return diagnostics

@@ -228,6 +228,8 @@ async def test_code_lens_above_each_compiled_function(client: LanguageClient, br
     details = await command(client, "dynInspect.showDetails", *lenses[0].command.arguments)
     assert details["found"] is True and details["function"] == "branchy"
     assert details["compiles"] == 1 and details["line"] == line_of(BREAKS, "def branchy(") + 1
+    # rendered once, by the server: what VS Code's preview and Neovim's document show
+    assert details["markdown"].startswith("# `branchy` — ") and "- Compiles: 1" in details["markdown"]
     assert (await command(client, "dynInspect.showDetails", str(BREAKS), 1))["found"] is False
 
 

@@ -8,6 +8,7 @@ import json
 
 from dyn_inspect.engine.schema import SCHEMA_VERSION, json_schema
 from dyn_inspect.inspector import outputs
+from dyn_inspect.inspector.outputs.lsp import contracts
 
 HELP = "print the JSON Schema of the event log"
 
@@ -26,8 +27,10 @@ def outputs_schema_text() -> str:
     schema = {
         "$schema": "https://json-schema.org/draft/2020-12/schema",
         "$comment": "dyn-inspect typed outputs: --json reports, manifest.json, compile.json, the environment, LSP command results "
-        "(inspector/outputs/; `dyn-inspect schema --outputs`)",
+        "(inspector/outputs/; `dyn-inspect schema --outputs`); contracts: the language server's command ids, diagnostic codes "
+        "and settings (inspector/outputs/lsp.py)",
         **outputs.json_schema(),
+        "contracts": contracts(),
     }
     return json.dumps(schema, indent=2) + "\n"
 

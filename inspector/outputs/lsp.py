@@ -8,6 +8,40 @@ from msgspec import UNSET, UnsetType
 
 from dyn_inspect.inspector.outputs.common import Output
 
+# The identifiers the server and its clients share, defined once: the language server uses
+# these, and `dyn-inspect schema --outputs` writes them under "contracts", from which the
+# VS Code extension's constants are generated (vscode-extension/src/common/outputs.ts).
+SERVER_COMMANDS: dict[str, str] = {
+    "selectRun": "dynInspect.selectRun",
+    "listRuns": "dynInspect.listRuns",
+    "summary": "dynInspect.summary",
+    "showDetails": "dynInspect.showDetails",  # the code lens: [file, line] -> LspFunctionDetails
+    "showInTui": "dynInspect.showInTui",
+    "exportBugReport": "dynInspect.exportBugReport",  # registered by the server unless the client has its own
+    "verify": "dynInspect.verify",
+}
+# Diagnostic codes other than torch's own (a graph break's GBxxxx id, a failure's exception type)
+DIAGNOSTIC_CODES: dict[str, str] = {
+    "recompile": "recompile",
+    "recompileLimit": "recompile-limit",
+    "recompileCause": "recompile-cause",
+    "verified": "verified",  # the Hint a verify leaves where a fixed cause showed
+    "notVerified": "not-verified",  # where a re-run that did not verify the fix crashed or newly failed
+}
+SETTINGS_SECTION = "dynInspect"
+# the keys of the section the server reads (initializationOptions, workspace/configuration)
+SETTINGS: tuple[str, ...] = ("runsDir", "graphBreakSeverity", "showLibraryBreaks", "showRecompiles", "run", "showContent")
+
+
+def contracts() -> dict[str, object]:
+    """What ``schema --outputs`` writes under "contracts"."""
+    return {
+        "commands": SERVER_COMMANDS,
+        "diagnosticCodes": DIAGNOSTIC_CODES,
+        "settingsSection": SETTINGS_SECTION,
+        "settings": list(SETTINGS),
+    }
+
 
 class LspSummary(Output):
     """``dynInspect.summary`` and ``dynInspect.selectRun``: the run the editor shows."""
@@ -61,6 +95,9 @@ class LspFunctionDetails(Output, kw_only=True):
     compile_time_s: float | UnsetType = UNSET
     recompiles: list[LspRecompile] | UnsetType = UNSET
     recompile_limit: str | None | UnsetType = UNSET
+    # all of the above as Markdown, rendered once by the server (every string from the run
+    # escaped): what the editors show, VS Code's preview and Neovim's document alike
+    markdown: str | UnsetType = UNSET
 
 
 class LspVerifyError(Output):

@@ -88,6 +88,16 @@ export function generate(schema) {
         out += `    ${JSON.stringify(name)}: ${typeOf(ref, name)};\n`;
     }
     out += '}\n';
+    const c = schema.contracts;
+    if (c) {
+        out += '\n/** The language server\'s command ids (workspace/executeCommand), from inspector/outputs/lsp.py. */\n';
+        out += `export const ServerCommandIds = ${JSON.stringify(c.commands, null, 4)} as const;\n`;
+        out += '\n/** Diagnostic codes of ours (besides torch\'s GBxxxx ids and exception types). */\n';
+        out += `export const DiagnosticCodes = ${JSON.stringify(c.diagnosticCodes, null, 4)} as const;\n`;
+        out += '\n/** The settings section and the keys the server reads from it. */\n';
+        out += `export const SettingsSection = ${JSON.stringify(c.settingsSection)};\n`;
+        out += `export const ServerSettings = ${JSON.stringify(c.settings)} as const;\n`;
+    }
     for (const [name, def] of Object.entries(schema.$defs).sort(([a], [b]) => a.localeCompare(b))) {
         out += '\n';
         if (def.description) {

@@ -1,11 +1,13 @@
 /** Identifiers shared by the extension, the language server and the CLI. */
 
+import { ServerCommandIds, SettingsSection } from './outputs';
+
 /** Language client id; also the settings section (`dynInspect.*`, incl. `dynInspect.trace.server`). */
-export const SERVER_ID = 'dynInspect';
+export const SERVER_ID = SettingsSection;
 export const SERVER_NAME = 'dyn-inspect';
 /** Output channel (Markdown) where the code lens command shows a function's details. */
 export const DETAILS_CHANNEL_NAME = 'dyn-inspect: Details';
-export const CONFIG_SECTION = 'dynInspect';
+export const CONFIG_SECTION = SettingsSection;
 
 /** Python module started as `<python> -m dyn_inspect.lsp`. */
 export const SERVER_MODULE = 'dyn_inspect.lsp';
@@ -30,23 +32,18 @@ export const Commands = {
     runCurrentFile: 'dynInspect.runCurrentFile',
     openInspector: 'dynInspect.openInspector',
     chooseRun: 'dynInspect.chooseRun',
-    exportBugReport: 'dynInspect.exportBugReport',
+    exportBugReport: ServerCommandIds.exportBugReport, // the server's id: a client with its own export handles it
     restartServer: 'dynInspect.restartServer',
     showOutput: 'dynInspect.showOutput',
     showBreaks: 'dynInspect.showBreaks',
 } as const;
 
 /**
- * Commands the server implements (workspace/executeCommand). vscode-languageclient also
- * registers these ids as VS Code commands, so the UI commands above must use other ids.
+ * Commands the server implements (workspace/executeCommand), generated from the server's own
+ * list (inspector/outputs/lsp.py). vscode-languageclient also registers these ids as VS Code
+ * commands, so the UI commands above must use other ids.
  */
-export const ServerCommands = {
-    selectRun: 'dynInspect.selectRun',
-    listRuns: 'dynInspect.listRuns',
-    summary: 'dynInspect.summary',
-    /** The code lens command: `[file, line]` -> the function's details (shown by details.ts). */
-    showDetails: 'dynInspect.showDetails',
-} as const;
+export const ServerCommands = ServerCommandIds;
 
 /** Key in workspaceState for the run chosen with "Select Run". */
 export const SELECTED_RUN_KEY = 'dynInspect.selectedRun';

@@ -1,8 +1,9 @@
 /**
  * The code lens command `dynInspect.showDetails`: the server returns the function's details as
- * JSON, which VS Code would drop. A client middleware shows them as rendered Markdown (the
- * built-in Markdown preview of a generated file), or in an output channel where no preview
- * is available.
+ * JSON, which VS Code would drop, with their Markdown rendered once by the server (`markdown`:
+ * the text Neovim's document shows too, every string from the run escaped). A client
+ * middleware shows that Markdown in the built-in preview of a generated file, or in an
+ * output channel where no preview is available.
  */
 import * as fs from 'fs';
 import * as os from 'os';
@@ -23,82 +24,10 @@ function isDetails(value: unknown): value is FunctionDetails {
     return typeof value === 'object' && value !== null && typeof (value as { found?: unknown }).found === 'boolean';
 }
 
-function plural(n: number, word: string): string {
-    return `${n} ${word}${n === 1 ? '' : 's'}`;
-}
-
 /** `file:line`, relative to the workspace when inside it. */
 function location(file: string | undefined, line: number | undefined): string {
     const shown = file ? workspace.asRelativePath(file) : '?';
     return line ? `${shown}:${line}` : shown;
-}
-
-/** ["graph_break", "graph_break", "graph"] -> "graph_break ×2, graph ×1" (first-seen order). */
-function countOutcomes(outcomes: string[]): string {
-    const counts = new Map<string, number>();
-    for (const outcome of outcomes) {
-        counts.set(outcome, (counts.get(outcome) ?? 0) + 1);
-    }
-    return [...counts].map(([outcome, n]) => `${outcome} ×${n}`).join(', ');
-}
-
-/** Markdown for one function's details (a found one). */
-export function formatDetails(details: FunctionDetails): string {
-    const name = details.function ?? '?';
-    const lines: string[] = [`# \`${name}\` — ${location(details.file, details.line)}`, ''];
-    if (details.title) {
-        lines.push(details.title, '');
-    }
-
-    const facts: string[] = [];
-    if (details.recorded_line !== undefined && details.recorded_line !== details.line) {
-        facts.push(`Line in the run: ${details.recorded_line} (the file changed since)`);
-    }
-    if (details.run) {
-        facts.push(`Run: ${path.basename(details.run)} (${details.run})`);
-    }
-    const compiles = details.compiles ?? 0;
-    const partCompiles = details.part_compiles ?? 0;
-    facts.push(
-        partCompiles > 0
-            ? `Compiles: ${compiles} of the function, ${partCompiles} of the code after its graph breaks`
-            : `Compiles: ${compiles}`,
-    );
-    if (details.compile_ids?.length) {
-        facts.push(`Compile ids: ${details.compile_ids.join(', ')}`);
-    }
-    if (details.outcomes?.length) {
-        facts.push(`Outcomes: ${countOutcomes(details.outcomes)}`);
-    }
-    const breaks = details.graph_breaks?.length ?? 0;
-    facts.push(`Graph breaks: ${breaks}${breaks > 0 ? ' unique (hover the marked lines for the reasons)' : ''}`);
-    facts.push(`Kernels: ${details.kernels ?? 0}`);
-    facts.push(`Compile time: ${(details.compile_time_s ?? 0).toFixed(2)} s`);
-    lines.push(...facts.map((fact) => `- ${fact}`));
-
-    const recompiles = details.recompiles ?? [];
-    if (recompiles.length > 0) {
-        lines.push('', `## ${plural(recompiles.length, 'recompile')}`);
-        for (const step of recompiles) {
-            const what = step.part
-                ? `\`${step.part}\` (the code after the graph break${step.part_line ? ` at line ${step.part_line}` : ''})`
-                : `\`${name}\``;
-            lines.push('', `### ${step.compile_id} — ${what}`, '');
-            for (const reason of step.reasons) {
-                lines.push(`- Guard failed: ${reason}`);
-            }
-            if (step.suggestion) {
-                lines.push(`- Suggestion: ${step.suggestion}`);
-            }
-            if (step.code) {
-                lines.push(`- Try: \`${step.code}\``);
-            }
-        }
-    }
-    if (details.recompile_limit) {
-        lines.push('', `**Recompile limit reached:** ${details.recompile_limit}`);
-    }
-    return `${lines.join('\n')}\n`;
 }
 
 /** Shows `dynInspect.showDetails` results: a Markdown output channel, created on first use. */
@@ -117,7 +46,11 @@ export class DetailsView {
             );
             return;
         }
-        const text = formatDetails(result);
+        const text = result.markdown;
+        if (!text) {
+            void window.showWarningMessage('dyn-inspect: the server sent no Markdown for these details (an older dyn-inspect?).');
+            return;
+        }
         void this.preview(result, text).catch((error: unknown) => {
             traceError('The Markdown preview of the details failed; showing them in the output instead:', error);
             this.toChannel(text);

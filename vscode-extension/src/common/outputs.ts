@@ -35,6 +35,30 @@ export interface Outputs {
     "lsp dynInspect.verify (failed)": LspVerifyError;
 }
 
+/** The language server's command ids (workspace/executeCommand), from inspector/outputs/lsp.py. */
+export const ServerCommandIds = {
+    "selectRun": "dynInspect.selectRun",
+    "listRuns": "dynInspect.listRuns",
+    "summary": "dynInspect.summary",
+    "showDetails": "dynInspect.showDetails",
+    "showInTui": "dynInspect.showInTui",
+    "exportBugReport": "dynInspect.exportBugReport",
+    "verify": "dynInspect.verify"
+} as const;
+
+/** Diagnostic codes of ours (besides torch's GBxxxx ids and exception types). */
+export const DiagnosticCodes = {
+    "recompile": "recompile",
+    "recompileLimit": "recompile-limit",
+    "recompileCause": "recompile-cause",
+    "verified": "verified",
+    "notVerified": "not-verified"
+} as const;
+
+/** The settings section and the keys the server reads from it. */
+export const SettingsSection = "dynInspect";
+export const ServerSettings = ["runsDir","graphBreakSeverity","showLibraryBreaks","showRecompiles","run","showContent"] as const;
+
 export interface BackwardCost {
     compile_id: string | null;
     function: string | null;
@@ -844,6 +868,7 @@ export interface LspFunctionDetails {
     compile_time_s?: number;
     recompiles?: LspRecompile[];
     recompile_limit?: string | null;
+    markdown?: string;
 }
 
 /**

@@ -19,6 +19,7 @@ import {
     workspace,
 } from 'vscode';
 import { DIAGNOSTIC_SOURCE } from './constants';
+import { DiagnosticCodes } from './outputs';
 
 export type FindingKind = 'breaks' | 'recompiles' | 'failures' | 'verified' | 'unverified';
 
@@ -44,13 +45,14 @@ const ORDER: FindingKind[] = ['unverified', 'breaks', 'recompiles', 'failures', 
  * `not-verified`: the Warning where a re-run that did not verify the fix crashed or newly failed). */
 export function kindOf(diagnostic: Pick<Diagnostic, 'code' | 'severity'>): FindingKind {
     const code = typeof diagnostic.code === 'object' && diagnostic.code !== null ? diagnostic.code.value : diagnostic.code;
-    if (code === 'verified') {
+    if (code === DiagnosticCodes.verified) {
         return 'verified';
     }
-    if (code === 'not-verified') {
+    if (code === DiagnosticCodes.notVerified) {
         return 'unverified';
     }
-    if (typeof code === 'string' && code.startsWith('recompile')) {
+    const recompileCodes: readonly string[] = [DiagnosticCodes.recompile, DiagnosticCodes.recompileLimit, DiagnosticCodes.recompileCause];
+    if (typeof code === 'string' && recompileCodes.includes(code)) {
         return 'recompiles';
     }
     return diagnostic.severity === DiagnosticSeverity.Error ? 'failures' : 'breaks';

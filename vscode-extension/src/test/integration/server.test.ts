@@ -30,7 +30,7 @@ import {
     StreamMessageWriter,
     createMessageConnection,
 } from 'vscode-languageserver-protocol/node';
-import { FunctionDetails, formatDetails } from '../../common/details';
+import { FunctionDetails } from '../../common/details';
 import { resolveServerLaunch } from '../../common/launch';
 import { buildServerOptions } from '../../common/server';
 import { getSettings, toInitializationOptions } from '../../common/settings';
@@ -174,8 +174,8 @@ suite('integration: real dyn-inspect language server over stdio', function () {
             arguments: lens.command.arguments,
         })) as FunctionDetails;
         assert.strictEqual(details.found, true);
-        const markdown = formatDetails(details);
-        assert.match(markdown, /^# `[^`]+` — /);
+        const markdown = details.markdown ?? '';
+        assert.match(markdown, /^# `[^`]+` — /); // rendered once, by the server
         console.log(`    code lens "${lens.command.title}" -> ${markdown.split('\n')[0]}`);
     });
 });

@@ -3,7 +3,7 @@ import * as fs from 'fs';
 import * as path from 'path';
 import type { LogOutputChannel } from 'vscode';
 import type { ExecuteCommandSignature, LanguageClientOptions } from 'vscode-languageclient/node';
-import { DetailsView, FunctionDetails, formatDetails } from '../../common/details';
+import { DetailsView, FunctionDetails } from '../../common/details';
 import { ServerLaunch } from '../../common/launch';
 import { createLogChannel } from '../../common/log';
 import { ServerController } from '../../common/server';
@@ -55,6 +55,7 @@ function forwardDetails(root: string): FunctionDetails {
             },
         ],
         recompile_limit: null,
+        markdown: '# `forward` — train.py:26\n\n- Compiles: 2 of the function, 2 of the code after its graph breaks\n',
     };
 }
 
@@ -90,52 +91,25 @@ suite('code lens details (dynInspect.showDetails)', () => {
         return mock.outputChannels.filter((channel) => channel.name === 'dyn-inspect: Details');
     }
 
-    test('formats the details as Markdown', () => {
-        const run = path.join(root, '.dyn-inspect', 'runs', '20250101-120000-abcdef');
-        assert.strictEqual(
-            formatDetails(forwardDetails(root)),
-            [
-                '# `forward` — train.py:26',
-                '',
-                'compiled 2× · 3 graph breaks · 8 kernels · 6.60 s compile',
-                '',
-                '- Line in the run: 25 (the file changed since)',
-                `- Run: 20250101-120000-abcdef (${run})`,
-                '- Compiles: 2 of the function, 2 of the code after its graph breaks',
-                '- Compile ids: 0/0, 0/1, 1/0, 1/1',
-                '- Outcomes: graph_break ×3, graph ×1',
-                '- Graph breaks: 3 unique (hover the marked lines for the reasons)',
-                '- Kernels: 8',
-                '- Compile time: 6.60 s',
-                '',
-                '## 2 recompiles',
-                '',
-                '### 0/1 — `forward`',
-                '',
-                "- Guard failed: 0/0: tensor 'x' size mismatch at index 0. expected 16, actual 32",
-                '- Suggestion: dim 0 of `x` changed from 16 to 32: torch compiled for a static size.',
-                '- Try: `torch._dynamo.mark_dynamic(x, 0)`',
-                '',
-                '### 1/1 — `torch_dynamo_resume_in_forward_at_27` (the code after the graph break at line 27)',
-                '',
-                "- Guard failed: 1/0: tensor 'h' size mismatch at index 0. expected 16, actual 32",
-                '',
-            ].join('\n'),
-        );
+    test('shows the Markdown the server rendered, not a rendering of its own', async () => {
+        const channelsBefore = detailsChannels().length;
+        mock.registeredCommands.set('markdown.showPreviewToSide', () => {
+            throw new Error('no preview');
+        });
+        const answer = { ...forwardDetails(root), markdown: '# `forward` — as the server wrote it\n' };
+        await executeCommand('dynInspect.showDetails', [path.join(root, 'train.py'), 26], async () => answer);
+        await new Promise((resolve) => setTimeout(resolve, 10));
+        assert.strictEqual(detailsChannels().length, channelsBefore + 1);
+        assert.strictEqual(detailsChannels()[0].text, answer.markdown);
     });
 
-    test('a function without recompiles, at its recorded line, with the recompile limit hit', () => {
-        const text = formatDetails({
-            ...forwardDetails(root),
-            line: 25,
-            part_compiles: 0,
-            recompiles: [],
-            recompile_limit: 'cache_size_limit reached',
-        });
-        assert.ok(!text.includes('Line in the run'));
-        assert.ok(text.includes('- Compiles: 2\n'));
-        assert.ok(!/^## /m.test(text), 'no recompiles section');
-        assert.ok(text.endsWith('\n**Recompile limit reached:** cache_size_limit reached\n'));
+    test('details without Markdown (an older server): a warning, nothing shown', async () => {
+        const older: FunctionDetails = { ...forwardDetails(root) };
+        delete older.markdown;
+        await executeCommand('dynInspect.showDetails', [path.join(root, 'train.py'), 26], async () => older);
+        await new Promise((resolve) => setTimeout(resolve, 10));
+        assert.strictEqual(detailsChannels().length, 0);
+        assert.strictEqual(mock.messages[0].level, 'warning');
     });
 
     test('clicking the lens opens the details in the Markdown preview (a generated file), and returns the answer', async () => {
@@ -150,7 +124,7 @@ suite('code lens details (dynInspect.showDetails)', () => {
         await new Promise((resolve) => setTimeout(resolve, 10));
         assert.strictEqual(previews.length, 1);
         assert.ok(previews[0].endsWith('forward-26.md'), previews[0]);
-        assert.strictEqual(fs.readFileSync(previews[0], 'utf8'), formatDetails(answer));
+        assert.strictEqual(fs.readFileSync(previews[0], 'utf8'), answer.markdown);
         assert.strictEqual(detailsChannels().length, 0);
     });
 
@@ -172,11 +146,11 @@ suite('code lens details (dynInspect.showDetails)', () => {
         const channels = detailsChannels();
         assert.strictEqual(channels.length, 1);
         assert.strictEqual(channels[0].languageOrOptions, 'markdown');
-        assert.strictEqual(channels[0].text, formatDetails(answer));
+        assert.strictEqual(channels[0].text, answer.markdown);
         assert.deepStrictEqual(channels[0].shows, [true], 'revealed without taking the focus');
 
         // A second click replaces the text and reuses the channel.
-        await executeCommand('dynInspect.showDetails', [file, 26], async () => ({ ...answer, function: 'other' }));
+        await executeCommand('dynInspect.showDetails', [file, 26], async () => ({ ...answer, function: 'other', markdown: '# `other` — train.py:26\n' }));
         await new Promise((resolve) => setTimeout(resolve, 10));
         assert.strictEqual(detailsChannels().length, 1);
         assert.ok(channels[0].text.startsWith('# `other`'));
