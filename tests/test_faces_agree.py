@@ -130,14 +130,18 @@ SPLIT_VIEWS = {
     "compiles": ("#compiles-tree", "#compile-info"),
     "failures": ("#failures-table", "#failure-detail"),
     "causes": ("#causes-table", "#cause-detail"),
+    "shapes": ("#shapes-table", "#shapes-detail"),
+    "timeline": ("#timeline-table", "#timeline-detail"),
+    "code": ("#code-table", "#code-detail"),
 }
 
 
 @pytest.mark.parametrize(("size", "stacked"), [((80, 24), True), ((160, 45), False)])
 async def test_tables_take_the_width_on_a_small_terminal(breaks_run: Run, size: tuple[int, int], stacked: bool) -> None:
     """At 80x24 a table beside its detail pane cut the causes' titles to 17 characters:
-    under 110 columns every view's table sits above its detail, at full width; at 160x45
-    they stand side by side, the table on the left at 45 %."""
+    under 110 columns every view's table sits above its detail, at full width (the Shapes,
+    Timeline and Code tables kept their wide-screen share there, 32 to 44 columns); at 160x45
+    they stand side by side, the table on the left (at 45 % for the finding views)."""
     from dyn_inspect.tui.view_list import VIEWS
 
     keys = {v.id: v.key for v in VIEWS}
@@ -151,7 +155,7 @@ async def test_tables_take_the_width_on_a_small_terminal(breaks_run: Run, size: 
             assert (left.size.width >= size[0] - 2) is stacked, (view_id, left.size)
             assert (detail.region.y > left.region.y) is stacked, (view_id, left.region, detail.region)
             assert (detail.region.x > left.region.x) is not stacked, (view_id, left.region, detail.region)
-            if not stacked:
+            if not stacked and view_id in ("breaks", "recompiles", "compiles", "failures", "causes"):
                 assert abs(left.size.width - round(0.45 * size[0])) <= 2, (view_id, left.size)
 
 

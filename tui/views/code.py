@@ -70,8 +70,11 @@ class CodeView(SplitView):
     DETAIL_ID = "code-detail"
     COLUMNS = (("Compile", "cid"), ("Function", "fn"), ("Resumes at", "at"), ("Bytecode", "bc"))
     EMPTY = "Nothing compiled yet."
+    # Global selectors (not scoped to the view): the narrow layout hangs on the screen's class.
+    SCOPED_CSS = False
     DEFAULT_CSS = """
     #code-table { width: 40%; }
+    .-narrow #code-table { width: 100%; height: 45%; }
     """
     HELP = (
         """

@@ -35,8 +35,11 @@ class CostView(SplitView):
         ("Where", "where"),
     )
     EMPTY = "No profiled steps: record the run with `dyn-inspect run --profile N script.py`."
+    # Global selectors (not scoped to the view): the narrow layout hangs on the screen's class.
+    SCOPED_CSS = False
     DEFAULT_CSS = """
     #cost-table { width: 60%; }
+    .-narrow #cost-table { width: 100%; height: 45%; }
     """
     HELP = (
         """

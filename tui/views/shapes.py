@@ -45,8 +45,11 @@ class ShapesView(SplitView):
         ("Line", "line"),
     )
     EMPTY = "No dynamic shapes: every compile was static."
+    # Global selectors (not scoped to the view): the narrow layout hangs on the screen's class.
+    SCOPED_CSS = False
     DEFAULT_CSS = """
     #shapes-table { width: 55%; }
+    .-narrow #shapes-table { width: 100%; height: 45%; }
     """
     HELP = (
         """

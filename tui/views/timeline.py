@@ -80,8 +80,11 @@ class TimelineView(SplitView):
         ("Took", "s"),
     )
     EMPTY = "Nothing compiled yet."
+    # Global selectors (not scoped to the view): the narrow layout hangs on the screen's class.
+    SCOPED_CSS = False
     DEFAULT_CSS = """
     #timeline-table { width: 50%; }
+    .-narrow #timeline-table { width: 100%; height: 45%; }
     """
     HELP = (
         """
