@@ -119,7 +119,10 @@ async def test_the_faces_count_what_the_cli_counts(corpus: Corpus, program: str)
             continue
         assert fix["code"] in page, fix["code"]
         if Path(fix["file"]).resolve().is_relative_to(root.resolve()) and fix["after_line"] is not None:
-            found = noted.get((Path(fix["file"]).name, fix["after_line"]))
+            # noted at the line the fix goes after, or at the next one when it goes before that line
+            name = Path(fix["file"]).name
+            at, below = noted.get((name, fix["after_line"])), noted.get((name, fix["after_line"] + 1))
+            found = at if at is not None and not at.before else below if below is not None and below.before else None
             assert found is not None and found.title == c["title"] and found.code == fix["code"], (fix, sorted(noted))
     # Each recompiled function and the suggestion for its recompiles, as report.html says.
     recompiles = _cli("recompiles", str(run.path), "--json")

@@ -35,7 +35,6 @@ from dyn_inspect.inspector.events import Loc, read_tail
 from dyn_inspect.inspector.reader import safe_name
 from dyn_inspect.inspector.reports import screens
 from dyn_inspect.inspector.run import Run
-from dyn_inspect.inspector.source_files import allowed_path
 from dyn_inspect.tui import last_frame
 from dyn_inspect.tui._textual_hacks import DisplayHook, full_frame_text
 from dyn_inspect.tui.display import display_loc, duration, run_cwd
@@ -666,11 +665,10 @@ class InspectorApp(DisplayHook[int]):
         self.open_in_editor(loc)
 
     def open_in_editor(self, loc: Loc) -> None:
-        if not os.path.exists(loc.file):
-            self.notify(f"{loc.file} is not on this machine.", severity="error")
-            return
-        if allowed_path(loc.file) is None:  # the one reader's rule: a run names what it likes
-            self.notify(f"{loc.file} is not a source file of this run's folders: not opened.", severity="error")
+        # A run names what it likes: only a regular file goes to the editor (no FIFO or
+        # device to hang it), and always by its absolute path (editor_command).
+        if not os.path.isfile(loc.file):
+            self.notify(f"{loc.file} is not a file on this machine.", severity="error")
             return
         from dyn_inspect.tui.source import editor_command
 
