@@ -70,8 +70,11 @@ def _library_script(name: str) -> str:
         ("script", [sys.executable, _library_script("timeit.py"), "-n1", "-r1", "__import__('pathlib').Path('{marker}').touch()"]),
         # a script outside the directory it would run in
         ("script", [sys.executable, "../elsewhere/touch.py", "{marker}"]),
+        # too short to name a script or a module: it fell through to a command (pass 2's 1e)
+        ("script", ["{payload}"]),
+        ("module", ["python3", "-c__import__('pathlib').Path('{marker}').touch()"]),
     ],
-    ids=["stdlib-module", "stdlib-script", "script-outside"],
+    ids=["stdlib-module", "stdlib-script", "script-outside", "short-script", "short-module"],
 )
 def test_verify_re_runs_only_the_user_s_own_script_or_module(tmp_path: Path, mode: str, command: list[str]) -> None:
     """A run that says "script" or "module" is re-run only when the file is a Python file of
@@ -84,7 +87,10 @@ def test_verify_re_runs_only_the_user_s_own_script_or_module(tmp_path: Path, mod
     (elsewhere / "touch.py").write_text("import pathlib, sys\npathlib.Path(sys.argv[1]).touch()\n")
     work = tmp_path / "work"
     work.mkdir()
-    run = crafted_run(work, mode, [part.format(marker=marker) for part in command])
+    payload = work / "payload.sh"
+    payload.write_text(f"#!/bin/sh\ntouch {marker}\n")
+    payload.chmod(0o755)
+    run = crafted_run(work, mode, [part.format(marker=marker, payload=payload) for part in command])
     p = subprocess.run(
         [sys.executable, "-m", "dyn_inspect.cli", "verify", str(run)],
         cwd=work, capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL,

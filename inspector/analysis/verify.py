@@ -140,7 +140,8 @@ def _plan(start: RunStart, here: str) -> RerunPlan:
             cmd[1] = str(Path(here) / rel)
         return RerunPlan(cmd, here, f"re-running here, not in {recorded} where the run was recorded: {rel} is here too")
     if rel is None:
-        why = "a recorded command names no program file to look for here" if start.mode == "command" else f"{cmd[1]} is not under it"
+        named = cmd[1] if len(cmd) > 1 else "its program"
+        why = "a recorded command names no program file to look for here" if start.mode == "command" else f"{named} is not under it"
     else:
         why = f"{rel} is not in {here}"
     return RerunPlan(cmd, recorded, f"re-running {recorded}, where the run was recorded ({why})")
@@ -162,10 +163,14 @@ def foreign_program(start: RunStart, plan: RerunPlan) -> str | None:
     None: its file must be a regular Python file inside ``plan.cwd`` (where it runs) and
     not in the interpreter's library. A recorded command is for the caller to confirm."""
     cmd = plan.command
-    if start.mode == "script" and len(cmd) >= 2:
+    if start.mode == "script":
+        if len(cmd) < 2:  # (it would fall through to being re-run as a command)
+            return "its command names no script"
         candidates = [os.path.join(plan.cwd, cmd[1])]
         what = f"script {cmd[1]}"
-    elif start.mode == "module" and len(cmd) >= 3:
+    elif start.mode == "module":
+        if len(cmd) < 3:
+            return "its command names no module"
         base = os.path.join(plan.cwd, *cmd[2].split("."))
         candidates = [base + ".py", os.path.join(base, "__main__.py")]
         what = f"module {cmd[2]}"
