@@ -41,7 +41,7 @@ from dyn_inspect.inspector.analysis.causes import Cause, causes
 from dyn_inspect.inspector.analysis.diff import diff_runs
 from dyn_inspect.inspector.analysis.failures import FailureSite, failure_sites, line_text
 from dyn_inspect.inspector.errors import InspectorError
-from dyn_inspect.inspector.locations import nearest_user_frame, run_cwd, short_path
+from dyn_inspect.inspector.locations import inside, nearest_user_frame, run_cwd, short_path
 from dyn_inspect.inspector.model import RunModel
 from dyn_inspect.inspector.outputs import reports as typed
 from dyn_inspect.inspector.run import Run
@@ -154,10 +154,6 @@ def _library_dirs() -> list[str]:
     return [os.path.realpath(paths[k]) for k in ("stdlib", "platstdlib", "purelib", "platlib") if k in paths]
 
 
-def _inside(path: str, folder: str) -> bool:
-    return path.startswith(folder.rstrip("/") + "/")
-
-
 def foreign_program(start: RunStart, plan: RerunPlan) -> str | None:
     """Why the script or module ``plan`` would start is not the user's own program, or
     None: its file must be a regular Python file inside ``plan.cwd`` (where it runs) and
@@ -181,7 +177,7 @@ def foreign_program(start: RunStart, plan: RerunPlan) -> str | None:
         libraries = _library_dirs()
         for candidate in candidates:
             real = os.path.realpath(candidate)
-            if os.path.isfile(real) and _inside(real, top) and not any(_inside(real, lib) for lib in libraries):
+            if os.path.isfile(real) and inside(real, top) and not any(inside(real, lib) for lib in libraries):
                 return None
     except (OSError, ValueError):
         pass
