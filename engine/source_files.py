@@ -22,7 +22,7 @@ in its events are whatever its author wrote. Reading one as-is prints ``/proc/se
 
 This lives in the engine because the TORCH_TRACE importer's normalizers read the files a
 trace names too (line texts, indentation); the inspector and the faces import it from
-``dyn_inspect.inspector.source_files`` (``tests/test_hostile_sources.py``).
+``dyn_inspect.inspector.source_files`` (``tests/inspector/test_hostile_sources.py``).
 """
 
 from __future__ import annotations

@@ -5,7 +5,7 @@ kept" when the program does the same thing with fewer breaks or compiles, "…: 
 or "moves the break" when it does not; the behaviour-keeping fix of a finding is the
 preferred one (``isPreferred``). Each was checked on torch 2.13 by recording a program, the
 fix applied to a copy, and comparing breaks, recompiles and stdout
-(tests/test_lsp_quick_fixes.py). Fixes (each offered only when the current text parses and
+(tests/lsp/test_lsp_quick_fixes.py). Fixes (each offered only when the current text parses and
 the edit is unambiguous):
 
 - a root cause of recompiles (``CauseFinding``) → its one fix at its site, e.g.

@@ -2,7 +2,7 @@
 with a JSON list of argv lists on stdin); writes a JSON list of ``{"rc", "out", "err"}`` to
 OUT (a file: a command writing to the descriptor itself cannot garble it).
 
-For tests that put many read commands to the same inputs (tests/test_hostile_input.py):
+For tests that put many read commands to the same inputs (tests/inspector/test_hostile_input.py):
 each command in its own process cost half a second of start-up, 18 commands × 16 hostile
 runs. Each command still goes through ``dyn_inspect.cli.main`` as the console script does;
 an exception escaping it is printed as its traceback into that command's ``err``, exactly

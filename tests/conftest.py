@@ -72,7 +72,7 @@ RUN_FIXTURES = {
     "faces_long_run": "faces_long",
     "faces_failure_run": "faces_failure",
     "faces_recompiles_run": "faces_recompiles",
-    # the differential corpus (tests/test_differential.py compares each with torch)
+    # the differential corpus (tests/inspector/test_differential.py compares each with torch)
     "long_file_run": "long_file",
     "pkg_run": "pkg",
     "hf_gpt2_run": "hf_gpt2",
@@ -230,7 +230,7 @@ def _log_test_time(report: pytest.TestReport) -> None:
             f.write(json.dumps(line) + "\n")
 
 
-# -- the differential's verdict per program, printed at the end (tests/test_differential.py)
+# -- the differential's verdict per program, printed at the end (tests/inspector/test_differential.py)
 _differential: dict[str, list[str]] = {}  # program -> quantities that did not match torch
 
 
@@ -239,7 +239,7 @@ def pytest_runtest_logreport(report: pytest.TestReport) -> None:
     _note_fix_verdict(report)
     if "test_differential.py::" not in report.nodeid or "[" not in report.nodeid:
         return
-    # tests/test_differential.py::test_x[program-quantity] or ::test_y[program]
+    # tests/inspector/test_differential.py::test_x[program-quantity] or ::test_y[program]
     program = report.nodeid.rsplit("[", 1)[1].rstrip("]").split("-")[0]
     failed = _differential.setdefault(program, [])
     name = report.nodeid.split("::", 1)[1]
@@ -248,7 +248,7 @@ def pytest_runtest_logreport(report: pytest.TestReport) -> None:
         failed.append(name)
 
 
-# -- the fix corpus's verdict per fix kind (tests/test_fix_corpus.py puts ("fix_verified",
+# -- the fix corpus's verdict per fix kind (tests/inspector/test_fix_corpus.py puts ("fix_verified",
 # (kind, program)) in its reports' user_properties, which reach the controller under xdist too)
 _fixes_verified: dict[str, bool] = {}
 

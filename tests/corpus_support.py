@@ -47,7 +47,7 @@ PROGRAMS: dict[str, tuple[Path, list[str]]] = {
     "faces_recompiles": (CORPUS, ["faces_recompiles.py"]),
     # torchrun with gloo on CPU, 2 ranks (rank 1 breaks the graph and recompiles; rank 0 not)
     "ranks": (CORPUS / "ranks", [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc-per-node", "2", "train.py"]),
-    # The differential corpus (issue 12, tests/test_differential.py): realistic programs
+    # The differential corpus (issue 12, tests/inspector/test_differential.py): realistic programs
     # whose every count is compared with torch's own account of a plain run.
     "long_file": (CORPUS, ["long_file.py"]),
     "pkg": (CORPUS, ["-m", "pkg.train"]),
@@ -97,7 +97,7 @@ PROGRAMS: dict[str, tuple[Path, list[str]]] = {
     "step_cost_eager": (CORPUS, ["--disable-compile", "--profile=10", "step_cost.py", "--without-bookkeeping"]),
 }
 
-# The programs the differential harness compares with torch (tests/test_differential.py).
+# The programs the differential harness compares with torch (tests/inspector/test_differential.py).
 DIFFERENTIAL: list[str] = [
     "long_file",
     "pkg",
@@ -144,7 +144,7 @@ GROUND_TRUTH = ROOT / "tests" / "differential" / "ground_truth.py"
 # machine and the torch/transformers versions: `truth_key`); otherwise the plain run is
 # live, as it is for every program with DYN_INSPECT_TRUTH=live. DYN_INSPECT_TRUTH=keep runs
 # them live and writes the accounts here (review the diff: it is torch's log). Each session
-# also runs one program live and compares (tests/test_differential.py).
+# also runs one program live and compares (tests/inspector/test_differential.py).
 KEPT_TRUTH = ROOT / "tests" / "differential" / "kept"
 LIVE_CHECK = "breaks"  # the program whose plain run is also made live each session
 TRUTH_ENV = "DYN_INSPECT_TRUTH"

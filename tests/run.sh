@@ -22,7 +22,7 @@ if [ "${1:-}" = "--repeat" ] || [[ "${1:-}" == --repeat=* ]]; then
   exit $?
 fi
 # System tools some tests use: headless Chromium (report.html renders offline), Graphviz
-# (SVG graph pictures) and Neovim (the editor test of the verified state, tests/test_nvim.py).
+# (SVG graph pictures) and Neovim (the editor test of the verified state, tests/e2e/test_nvim.py).
 # Installed from Debian's packages when missing and we may.
 if ! command -v chromium >/dev/null || ! command -v dot >/dev/null || ! command -v nvim >/dev/null; then
   if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then

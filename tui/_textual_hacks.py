@@ -11,7 +11,7 @@ Three things the TUI needs that Textual has no public API for:
   resize re-wraps text only once there is a width.
 
 Each degrades to "not available" (no replayed frame, no re-wrap) when another Textual moved
-what it reaches for; tests/test_textual_hacks.py checks the installed Textual still has each.
+what it reaches for; tests/tui/test_textual_hacks.py checks the installed Textual still has each.
 """
 
 from __future__ import annotations

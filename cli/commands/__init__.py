@@ -47,7 +47,7 @@ def load(names: list[str] | None = None) -> dict[str, ModuleType]:
             out[name] = importlib.import_module(f"dyn_inspect.cli.commands.{module}")
         except ModuleNotFoundError as exc:
             # Only a command module that does not exist (yet) is skipped; a missing
-            # dependency inside one is a real error. tests/test_cli.py checks all load.
+            # dependency inside one is a real error. tests/cli/test_cli.py checks all load.
             if exc.name != f"dyn_inspect.cli.commands.{module}":
                 raise
     return out

@@ -5,7 +5,7 @@
 Each RUN is a recorded run directory: the screenshots in git were taken on the test corpus's
 recordings — ``tests/corpus/shapes.py`` (shapes), ``tests/corpus/cache/train.py`` warmed
 from a copy (timeline and overview: a warm cache), ``examples/train.py --steps 4`` (code:
-a resume function) and the Linear+ReLU program of ``tests/test_kernel_costs.py`` recorded
+a resume function) and the Linear+ReLU program of ``tests/inspector/test_kernel_costs.py`` recorded
 with ``--profile-kernels 2`` (kernels), ``examples/train.py --steps 10`` recorded with
 ``--profile 3`` (cost). Each is written to ``docs/img/tui-<view>.svg``.
 """

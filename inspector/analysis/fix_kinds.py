@@ -3,7 +3,7 @@
 A suggestion's snippet (``Suggestion.code``: "try: torch.compile(model, dynamic=True)" in the
 summary, the TUI, the hover, the report) is a fix we offer. Issue 28: a fix kind without a
 test that applies it to a real program and re-runs it is not offered. ``VERIFIED`` names,
-for each kind that has one, the test that does that (tests/test_fix_corpus.py asserts each
+for each kind that has one, the test that does that (tests/inspector/test_fix_corpus.py asserts each
 entry names a test that exists and applies that kind); ``offered`` keeps a suggestion's
 snippet only when its kind is verified, and its sentence always (it says what torch guarded
 and why, which is true whatever the fix).
@@ -33,13 +33,13 @@ FixKind = Literal[
 # and under dyn-inspect, and finds the recompiles it targets gone (exit code and, where
 # kept, output unchanged).
 VERIFIED: dict[FixKind, str] = {
-    "mark_dynamic": "tests/test_fix_corpus.py::test_fix_is_applied_and_verified[mark_dynamic_several_inputs]",
-    "dynamic_true_resume": "tests/test_fix_corpus.py::test_snippet_is_applied_and_verified[dynamic_true_resume]",
-    "dynamic_true_scalar": "tests/test_lsp_quick_fixes.py::test_copy_a_fixes_remove_every_break_and_recompile_and_lose_only_what_they_say",
-    "capture_scalar_outputs": "tests/test_fix_corpus.py::test_snippet_is_applied_and_verified[capture_scalar_outputs]",
-    "cast_dtype": "tests/test_fix_corpus.py::test_snippet_is_applied_and_verified[cast_dtype]",
-    "contiguous": "tests/test_fix_corpus.py::test_snippet_is_applied_and_verified[contiguous]",
-    "tensor_lr": "tests/test_lsp_quick_fixes.py::test_tensor_lr_fix_removes_the_lr_recompiles_and_keeps_stdout",
+    "mark_dynamic": "tests/inspector/test_fix_corpus.py::test_fix_is_applied_and_verified[mark_dynamic_several_inputs]",
+    "dynamic_true_resume": "tests/inspector/test_fix_corpus.py::test_snippet_is_applied_and_verified[dynamic_true_resume]",
+    "dynamic_true_scalar": "tests/lsp/test_lsp_quick_fixes.py::test_copy_a_fixes_remove_every_break_and_recompile_and_lose_only_what_they_say",
+    "capture_scalar_outputs": "tests/inspector/test_fix_corpus.py::test_snippet_is_applied_and_verified[capture_scalar_outputs]",
+    "cast_dtype": "tests/inspector/test_fix_corpus.py::test_snippet_is_applied_and_verified[cast_dtype]",
+    "contiguous": "tests/inspector/test_fix_corpus.py::test_snippet_is_applied_and_verified[contiguous]",
+    "tensor_lr": "tests/lsp/test_lsp_quick_fixes.py::test_tensor_lr_fix_removes_the_lr_recompiles_and_keeps_stdout",
 }
 
 

@@ -448,7 +448,7 @@ def _suggest_other(f: GuardFailure, ctx: SuggestContext | None) -> Suggestion:
     return Suggestion(f"guard failed: {f.text}. Run with TORCH_LOGS=recompiles_verbose for every failing guard.")
 
 
-# kind → its suggestion (tests/test_guard_kinds.py: every GuardKind has one and a real example).
+# kind → its suggestion (tests/inspector/test_guard_kinds.py: every GuardKind has one and a real example).
 _SUGGEST: dict[GuardKind, Callable[[GuardFailure, SuggestContext | None], Suggestion]] = {
     "size": _suggest_size,
     "stride": _suggest_stride,

@@ -2,7 +2,7 @@
 
 ``digest(run)`` reduces a recorded or imported run to the facts that must not change
 when torch changes (compile-id strings, timings and graph text are left out). Used by
-``summarize.py`` (after a recording) and by tests/test_compat_matrix.py (after a replay).
+``summarize.py`` (after a recording) and by tests/engine/test_compat_matrix.py (after a replay).
 """
 
 from __future__ import annotations

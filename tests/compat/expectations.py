@@ -1,4 +1,4 @@
-"""What each torch version's fixture must replay to (tests/test_compat_matrix.py).
+"""What each torch version's fixture must replay to (tests/engine/test_compat_matrix.py).
 
 Reviewed by hand per version against torch's own output, not ours: break lines and
 recompiled functions against the ``*.torch_logs.txt`` torch printed with

@@ -1,4 +1,4 @@
-"""A small Inductor program whose torch touchpoints tests/test_torch_compat.py breaks.
+"""A small Inductor program whose torch touchpoints tests/engine/test_torch_compat.py breaks.
 
     python faulty.py FAULT RUN_DIR     # break FAULT, start the recorder, run the program
     python faulty.py none -            # the plain run: no recorder

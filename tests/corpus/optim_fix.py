@@ -1,5 +1,5 @@
 """A compiled optimizer step whose float lr an LR scheduler changes: torch's ``step``
-recompiles on ``param_groups[0]['lr'] == 0.01`` for every new lr. tests/test_lsp_quick_fixes.py
+recompiles on ``param_groups[0]['lr'] == 0.01`` for every new lr. tests/lsp/test_lsp_quick_fixes.py
 applies the language server's tensor-lr fix to a copy, records it and compares."""
 
 import torch

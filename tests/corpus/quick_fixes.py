@@ -1,5 +1,5 @@
 """One of each graph break and recompile the language server has a quick fix for
-(tests/test_lsp_quick_fixes.py applies every fix to a copy, records the copy and compares
+(tests/lsp/test_lsp_quick_fixes.py applies every fix to a copy, records the copy and compares
 its breaks, recompiles and stdout with this program's). Markers name the lines."""
 
 import torch

@@ -1,5 +1,5 @@
 -- Neovim 0.7+ headless: start the dyn-inspect language server on a file, wait for its
--- diagnostics, write them to a JSON file and quit. Driven by tests/test_nvim.py as
+-- diagnostics, write them to a JSON file and quit. Driven by tests/e2e/test_nvim.py as
 --   nvim --headless --clean -c "luafile tests/nvim/diagnostics.lua"
 -- (0.7 has no `nvim -l`).
 -- Settings come from the environment: DYN_NVIM_FILE (the file to open), DYN_NVIM_ROOT,

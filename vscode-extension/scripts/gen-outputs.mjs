@@ -2,7 +2,7 @@
 // Generates src/common/outputs.ts (TypeScript types of dyn-inspect's typed outputs: the
 // LSP command results the extension reads, and the CLI's --json reports) from
 // schema/outputs.schema.json, which is `dyn-inspect schema --outputs` committed
-// (tests/test_outputs.py fails when it is stale).
+// (tests/inspector/test_outputs.py fails when it is stale).
 //
 //   node scripts/gen-outputs.mjs          write src/common/outputs.ts
 //   node scripts/gen-outputs.mjs --check  exit 1 when src/common/outputs.ts is not what it would write

@@ -1,5 +1,5 @@
 """Run plainly and under dyn-inspect with one TORCHINDUCTOR_CACHE_DIR
-(tests/test_cache_keys.py): two tiny graphs, and torch's own FX graph cache counts at the
+(tests/engine/test_cache_keys.py): two tiny graphs, and torch's own FX graph cache counts at the
 end, which must not depend on whether dyn-inspect recorded the run."""
 
 import torch
