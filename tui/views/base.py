@@ -39,6 +39,13 @@ class SearchHit:
     label: str  # one line shown in the results
 
 
+def beside_detail(left_id: str, width: str, more: str = "") -> str:
+    """The CSS of a view whose ``#left_id`` (its table or tree) sits ``width`` wide beside the
+    detail pane, and on a narrow screen above it, full width. The rules name the screen's
+    class (``-narrow``), so the view sets ``SCOPED_CSS = False`` beside it."""
+    return f"#{left_id} {{ width: {width}; }}\n{more}.-narrow #{left_id} {{ width: 100%; height: 45%; }}\n"
+
+
 class View(Widget):
     """Base of the tab contents. ``sync`` runs on the UI thread with the model locked."""
 

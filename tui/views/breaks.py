@@ -19,20 +19,14 @@ from dyn_inspect.inspector.model import BreakGroup
 from dyn_inspect.inspector.reports import screens
 from dyn_inspect.tui.display import display_loc
 from dyn_inspect.tui.source import snippet
-from dyn_inspect.tui.views.base import COMMON_KEYS, Context, SearchHit, matches
+from dyn_inspect.tui.views.base import COMMON_KEYS, Context, SearchHit, beside_detail, matches
 from dyn_inspect.tui.views.table import Cell, TableView
 from dyn_inspect.tui.widgets import DetailPane
 
 
 class BreaksView(TableView[BreakGroup]):
-    # Global selectors (not scoped to the view): the narrow layout hangs on the screen's class.
-    SCOPED_CSS = False
-    DEFAULT_CSS = """
-    #breaks-left { width: 45%; }
-    #breaks-table { height: 1fr; }
-    #break-stack { height: 1fr; border: none; }
-    .-narrow #breaks-left { width: 100%; height: 45%; }
-    """
+    SCOPED_CSS = False  # (beside_detail: the narrow layout hangs on the screen's class)
+    DEFAULT_CSS = beside_detail("breaks-left", "45%", "#breaks-table { height: 1fr; }\n#break-stack { height: 1fr; border: none; }\n")
     view_id = "breaks"
     HELP = (
         """

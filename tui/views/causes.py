@@ -29,7 +29,7 @@ from dyn_inspect.inspector.reports.screens import CauseRow
 from dyn_inspect.tui.display import display_loc
 from dyn_inspect.tui.messages import LabelChanged
 from dyn_inspect.tui.source import snippet
-from dyn_inspect.tui.views.base import COMMON_KEYS, Context, SearchHit, matches
+from dyn_inspect.tui.views.base import COMMON_KEYS, Context, SearchHit, beside_detail, matches
 from dyn_inspect.tui.views.table import Cell, SplitView
 from dyn_inspect.tui.widgets import DetailPane
 
@@ -88,12 +88,8 @@ def run_verify(run_dir: Path, timeout_s: float = 1800.0) -> Verdict | str:
 
 
 class CausesView(SplitView):
-    # Global selectors (not scoped to the view): the narrow layout hangs on the screen's class.
-    SCOPED_CSS = False
-    DEFAULT_CSS = """
-    #causes-table { width: 45%; }
-    .-narrow #causes-table { width: 100%; height: 45%; }
-    """
+    SCOPED_CSS = False  # (beside_detail: the narrow layout hangs on the screen's class)
+    DEFAULT_CSS = beside_detail("causes-table", "45%")
     view_id = "causes"
     TABLE_ID = "causes-table"
     DETAIL_ID = "cause-detail"

@@ -19,7 +19,7 @@ from dyn_inspect.inspector.outputs.reports import CodeReport
 from dyn_inspect.inspector.reports import screens
 from dyn_inspect.inspector.reports.code import code_report, resumes_at
 from dyn_inspect.tui.display import display_loc
-from dyn_inspect.tui.views.base import COMMON_KEYS, Context, SearchHit, matches
+from dyn_inspect.tui.views.base import COMMON_KEYS, Context, SearchHit, beside_detail, matches
 from dyn_inspect.tui.views.table import Cell, SplitView
 from dyn_inspect.tui.widgets import DetailPane
 
@@ -70,12 +70,8 @@ class CodeView(SplitView):
     DETAIL_ID = "code-detail"
     COLUMNS = (("Compile", "cid"), ("Function", "fn"), ("Resumes at", "at"), ("Bytecode", "bc"))
     EMPTY = "Nothing compiled yet."
-    # Global selectors (not scoped to the view): the narrow layout hangs on the screen's class.
-    SCOPED_CSS = False
-    DEFAULT_CSS = """
-    #code-table { width: 40%; }
-    .-narrow #code-table { width: 100%; height: 45%; }
-    """
+    SCOPED_CSS = False  # (beside_detail: the narrow layout hangs on the screen's class)
+    DEFAULT_CSS = beside_detail("code-table", "40%")
     HELP = (
         """
 ## Dynamo's code

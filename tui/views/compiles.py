@@ -26,7 +26,7 @@ from dyn_inspect.inspector.model import CompileInfo, FrameInfo, KernelInfo
 from dyn_inspect.inspector.reports import screens
 from dyn_inspect.tui.display import display_loc, display_path, duration
 from dyn_inspect.tui.source import code_view, cut_code
-from dyn_inspect.tui.views.base import COMMON_KEYS, Context, SearchHit, View, matches
+from dyn_inspect.tui.views.base import COMMON_KEYS, Context, SearchHit, View, beside_detail, matches
 from dyn_inspect.tui.views.table import frame_key, kernel_detail
 from dyn_inspect.tui.widgets import DetailPane
 
@@ -144,12 +144,8 @@ def graph_detail(ctx: Context, c: CompileInfo, g: Graph) -> list[RenderableType]
 
 
 class CompilesView(View):
-    # Global selectors (not scoped to the view): the narrow layout hangs on the screen's class.
-    SCOPED_CSS = False
-    DEFAULT_CSS = """
-    #compiles-tree { width: 45%; }
-    .-narrow #compiles-tree { width: 100%; height: 45%; }
-    """
+    SCOPED_CSS = False  # (beside_detail: the narrow layout hangs on the screen's class)
+    DEFAULT_CSS = beside_detail("compiles-tree", "45%")
     view_id = "compiles"
     HELP = (
         """

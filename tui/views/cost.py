@@ -16,7 +16,7 @@ from dyn_inspect.inspector.reports import cost
 from dyn_inspect.inspector.units import share_text, time_text
 from dyn_inspect.tui.display import display_loc
 from dyn_inspect.tui.source import snippet
-from dyn_inspect.tui.views.base import COMMON_KEYS, Context, SearchHit, matches
+from dyn_inspect.tui.views.base import COMMON_KEYS, Context, SearchHit, beside_detail, matches
 from dyn_inspect.tui.views.table import Cell, SplitView
 from dyn_inspect.tui.widgets import DetailPane
 
@@ -35,12 +35,8 @@ class CostView(SplitView):
         ("Where", "where"),
     )
     EMPTY = "No profiled steps: record the run with `dyn-inspect run --profile N script.py`."
-    # Global selectors (not scoped to the view): the narrow layout hangs on the screen's class.
-    SCOPED_CSS = False
-    DEFAULT_CSS = """
-    #cost-table { width: 60%; }
-    .-narrow #cost-table { width: 100%; height: 45%; }
-    """
+    SCOPED_CSS = False  # (beside_detail: the narrow layout hangs on the screen's class)
+    DEFAULT_CSS = beside_detail("cost-table", "60%")
     HELP = (
         """
 ## Cost per step

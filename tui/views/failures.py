@@ -17,18 +17,14 @@ from dyn_inspect.inspector.reports import screens
 from dyn_inspect.inspector.reports.screens import FailureSiteRow
 from dyn_inspect.tui.display import display_loc
 from dyn_inspect.tui.source import snippet
-from dyn_inspect.tui.views.base import COMMON_KEYS, Context, SearchHit, matches
+from dyn_inspect.tui.views.base import COMMON_KEYS, Context, SearchHit, beside_detail, matches
 from dyn_inspect.tui.views.table import Cell, TableView
 from dyn_inspect.tui.widgets import DetailPane
 
 
 class FailuresView(TableView[FailureSiteRow]):
-    # Global selectors (not scoped to the view): the narrow layout hangs on the screen's class.
-    SCOPED_CSS = False
-    DEFAULT_CSS = """
-    #failures-table { width: 45%; }
-    .-narrow #failures-table { width: 100%; height: 45%; }
-    """
+    SCOPED_CSS = False  # (beside_detail: the narrow layout hangs on the screen's class)
+    DEFAULT_CSS = beside_detail("failures-table", "45%")
     view_id = "failures"
     HELP = (
         """

@@ -21,7 +21,7 @@ from dyn_inspect.inspector.reports import screens
 from dyn_inspect.inspector.reports.recompiles import frame_timeline, recompile_reasons
 from dyn_inspect.tui.display import display_path, duration
 from dyn_inspect.tui.source import THEME
-from dyn_inspect.tui.views.base import COMMON_KEYS, Context, SearchHit, matches
+from dyn_inspect.tui.views.base import COMMON_KEYS, Context, SearchHit, beside_detail, matches
 from dyn_inspect.tui.views.table import Cell, TableView, frame_key
 from dyn_inspect.tui.widgets import DetailPane
 
@@ -93,12 +93,8 @@ def timeline(ctx: Context, frame: FrameInfo) -> list[RenderableType]:
 
 
 class RecompilesView(TableView[FrameInfo]):
-    # Global selectors (not scoped to the view): the narrow layout hangs on the screen's class.
-    SCOPED_CSS = False
-    DEFAULT_CSS = """
-    #recompiles-table { width: 45%; }
-    .-narrow #recompiles-table { width: 100%; height: 45%; }
-    """
+    SCOPED_CSS = False  # (beside_detail: the narrow layout hangs on the screen's class)
+    DEFAULT_CSS = beside_detail("recompiles-table", "45%")
     view_id = "recompiles"
     HELP = (
         """

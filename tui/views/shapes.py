@@ -16,7 +16,7 @@ from dyn_inspect.inspector.outputs.reports import CompileShapes, ShapeSymbol
 from dyn_inspect.inspector.reports import screens
 from dyn_inspect.tui.display import display_loc
 from dyn_inspect.tui.source import snippet
-from dyn_inspect.tui.views.base import COMMON_KEYS, Context, SearchHit, matches
+from dyn_inspect.tui.views.base import COMMON_KEYS, Context, SearchHit, beside_detail, matches
 from dyn_inspect.tui.views.table import Cell, SplitView
 from dyn_inspect.tui.widgets import DetailPane
 
@@ -45,12 +45,8 @@ class ShapesView(SplitView):
         ("Line", "line"),
     )
     EMPTY = "No dynamic shapes: every compile was static."
-    # Global selectors (not scoped to the view): the narrow layout hangs on the screen's class.
-    SCOPED_CSS = False
-    DEFAULT_CSS = """
-    #shapes-table { width: 55%; }
-    .-narrow #shapes-table { width: 100%; height: 45%; }
-    """
+    SCOPED_CSS = False  # (beside_detail: the narrow layout hangs on the screen's class)
+    DEFAULT_CSS = beside_detail("shapes-table", "55%")
     HELP = (
         """
 ## Dynamic shapes

@@ -20,7 +20,7 @@ from dyn_inspect.inspector.reports.cache import compile_lookups
 from dyn_inspect.inspector.reports.shapes import compile_shapes_of
 from dyn_inspect.inspector.reports.timeline import compile_spans, compile_timeline
 from dyn_inspect.tui.display import duration
-from dyn_inspect.tui.views.base import COMMON_KEYS, Context, SearchHit, matches
+from dyn_inspect.tui.views.base import COMMON_KEYS, Context, SearchHit, beside_detail, matches
 from dyn_inspect.tui.views.table import Cell, SplitView
 from dyn_inspect.tui.widgets import DetailPane
 
@@ -80,12 +80,8 @@ class TimelineView(SplitView):
         ("Took", "s"),
     )
     EMPTY = "Nothing compiled yet."
-    # Global selectors (not scoped to the view): the narrow layout hangs on the screen's class.
-    SCOPED_CSS = False
-    DEFAULT_CSS = """
-    #timeline-table { width: 50%; }
-    .-narrow #timeline-table { width: 100%; height: 45%; }
-    """
+    SCOPED_CSS = False  # (beside_detail: the narrow layout hangs on the screen's class)
+    DEFAULT_CSS = beside_detail("timeline-table", "50%")
     HELP = (
         """
 ## Compile timeline
