@@ -12,7 +12,6 @@ import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
-from lsp_support import apply_edit
 from lsprotocol import types
 from pygls.workspace import PositionCodec
 
@@ -26,6 +25,7 @@ from dyn_inspect.lsp.documents import TextView, path_uri
 from dyn_inspect.lsp.placement import place
 from dyn_inspect.lsp.settings import Settings
 from inductor_pool import seed
+from lsp_support import apply_edit
 
 PROGRAM = CORPUS / "quick_fixes.py"
 NAME = PROGRAM.name

@@ -11,8 +11,8 @@ import sys
 from pathlib import Path
 
 import pytest
-from crafted_runs import crafted_run
 
+from crafted_runs import crafted_run
 from dyn_inspect.lsp.verify import run_verify
 
 

@@ -14,10 +14,10 @@ import sys
 from pathlib import Path
 
 import pytest
-from lsp_support import strict
 
 from dyn_inspect.inspector.outputs.reports import VerifyReport
 from inductor_pool import seed
+from lsp_support import strict
 
 RECOMPILES = """import torch
 

@@ -19,7 +19,6 @@ from pathlib import Path
 
 import pytest
 from textual.widgets import TabbedContent
-from tui_support import render, settle
 
 from corpus_support import PROGRAMS, Corpus
 from dyn_inspect.cli import main
@@ -29,6 +28,7 @@ from dyn_inspect.inspector.run import Run
 from dyn_inspect.inspector.workspace import Workspace
 from dyn_inspect.lsp.diagnostics import break_message
 from dyn_inspect.tui.app import InspectorApp
+from tui_support import render, settle
 
 pytestmark = pytest.mark.corpus
 

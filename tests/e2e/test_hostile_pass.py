@@ -25,8 +25,8 @@ import zipfile
 from pathlib import Path
 
 import pytest
-from crafted_runs import crafted_run
 
+from crafted_runs import crafted_run
 from dyn_inspect.engine.schema import RunStart
 from dyn_inspect.inspector.run import Run
 from dyn_inspect.lsp.verify import run_verify

@@ -11,7 +11,6 @@ import shutil
 import subprocess
 from pathlib import Path
 
-from lsp_support import copy_run, diagnostics, lsp_client_fixture, open_doc, start
 from pytest_lsp import LanguageClient
 
 from corpus_support import CORPUS, DYN_INSPECT
@@ -19,6 +18,7 @@ from dyn_inspect.inspector import index
 from dyn_inspect.inspector.run import Run
 from dyn_inspect.lsp import precompute
 from dyn_inspect.tui.app import InspectorApp
+from lsp_support import copy_run, diagnostics, lsp_client_fixture, open_doc, start
 
 client = lsp_client_fixture()
 

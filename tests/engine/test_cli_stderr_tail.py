@@ -12,11 +12,10 @@ import subprocess
 import sys
 from pathlib import Path
 
-from tui_support import SIZE, settle
-
 from dyn_inspect.engine.stderr_tail import TAIL_BYTES, TAIL_NAME, read_tail
 from dyn_inspect.inspector.run import Run
 from dyn_inspect.tui.app import InspectorApp
+from tui_support import SIZE, settle
 
 DYN_INSPECT = Path(sys.executable).parent / "dyn-inspect"
 PROGRAM = """

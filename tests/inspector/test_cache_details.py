@@ -10,12 +10,12 @@ from __future__ import annotations
 import json
 
 import pytest
-from tui_support import SIZE, flat, settle, static_text
 
 from dyn_inspect.cli import main
 from dyn_inspect.inspector.analysis.cache import cache_report, miss_diff
 from dyn_inspect.inspector.run import Run
 from dyn_inspect.tui.app import InspectorApp
+from tui_support import SIZE, flat, settle, static_text
 
 
 def test_each_compile_says_hit_miss_or_bypass_with_torchs_reason(cache_warm_run: Run) -> None:

@@ -8,13 +8,13 @@ from __future__ import annotations
 import json
 
 import pytest
-from tui_support import SIZE, cursor_row, flat, settle, show_view, static_text
 
 from corpus_support import EXAMPLES, marker_line
 from dyn_inspect.cli import main
 from dyn_inspect.inspector.analysis.bytecode import compile_code, parse_dis, resume_functions
 from dyn_inspect.inspector.run import Run
 from dyn_inspect.tui.app import InspectorApp
+from tui_support import SIZE, cursor_row, flat, settle, show_view, static_text
 
 TRAIN = EXAMPLES / "train.py"
 BRANCH = "# data-dependent branch: graph break"

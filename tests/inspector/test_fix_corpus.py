@@ -24,11 +24,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
-from fix_support import Recorded, apply, record
 
 from corpus_support import CORPUS
 from dyn_inspect.inspector.analysis.causes import recompile_causes
 from dyn_inspect.inspector.analysis.recompiles import frames_with_recompiles, recompile_timeline
+from fix_support import Recorded, apply, record
 from inductor_pool import seed
 
 pytestmark = pytest.mark.corpus

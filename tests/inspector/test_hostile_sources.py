@@ -21,13 +21,13 @@ import zipfile
 from pathlib import Path
 
 import pytest
-from lsp_support import lsp_client_fixture, open_doc, start
 from lsprotocol import types
 from pytest_lsp import LanguageClient
 
 from corpus_support import EXAMPLES
 from dyn_inspect.engine.source_files import MAX_SOURCE_BYTES, read_source, source_line
 from dyn_inspect.inspector.run import Run
+from lsp_support import lsp_client_fixture, open_doc, start
 
 pytestmark = pytest.mark.corpus
 

@@ -13,7 +13,6 @@ import textwrap
 from pathlib import Path
 
 import pytest
-from tui_support import SIZE, rows, settle
 
 from corpus_support import CACHE_ENV, DYN_INSPECT
 from dyn_inspect.cli import main
@@ -21,6 +20,7 @@ from dyn_inspect.inspector.analysis.costs import cost_of, kernel_cost
 from dyn_inspect.inspector.run import Run
 from dyn_inspect.tui.app import InspectorApp
 from inductor_pool import seed
+from tui_support import SIZE, rows, settle
 
 STEPS = 2
 PROGRAM = textwrap.dedent(

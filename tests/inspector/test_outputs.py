@@ -17,13 +17,13 @@ from pathlib import Path
 
 import msgspec
 import pytest
-from lsp_support import command, corpus_options, diagnostics, line_of, lsp_client_fixture, open_doc, start, strict
 from pytest_lsp import LanguageClient
 
 from corpus_support import CORPUS
 from dyn_inspect.inspector import outputs
 from dyn_inspect.inspector.outputs import bundle, lsp, reports
 from dyn_inspect.inspector.run import Run
+from lsp_support import command, corpus_options, diagnostics, line_of, lsp_client_fixture, open_doc, start, strict
 
 DYN = [sys.executable, "-m", "dyn_inspect.cli"]
 REPO = Path(__file__).resolve().parents[2]

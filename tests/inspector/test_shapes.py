@@ -9,17 +9,17 @@ import asyncio
 import json
 
 import pytest
-from lsp_support import corpus_options, lsp_client_fixture, open_doc, start
 from lsprotocol import types
 from pytest_lsp import LanguageClient
 from textual.widgets import TabbedContent
-from tui_support import SIZE, cursor_row, flat, rows, settle, show_view, static_text
 
 from corpus_support import CORPUS, marker_line
 from dyn_inspect.cli import main
 from dyn_inspect.inspector.analysis.shapes import compile_shapes, dim_of, readable_expr, readable_source, specializations_at
 from dyn_inspect.inspector.run import Run
 from dyn_inspect.tui.app import InspectorApp
+from lsp_support import corpus_options, lsp_client_fixture, open_doc, start
+from tui_support import SIZE, cursor_row, flat, rows, settle, show_view, static_text
 
 SHAPES = CORPUS / "shapes.py"
 client = lsp_client_fixture()

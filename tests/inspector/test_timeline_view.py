@@ -8,13 +8,12 @@ import json
 import zipfile
 from pathlib import Path
 
-from tui_support import SIZE, cursor_row, flat, rows, settle, show_view, static_text
-
 from dyn_inspect.inspector.analysis.timeline import compile_breakdowns, timeline_entries
 from dyn_inspect.inspector.export import export_run
 from dyn_inspect.inspector.run import Run
 from dyn_inspect.tui.app import InspectorApp
 from dyn_inspect.tui.display import duration
+from tui_support import SIZE, cursor_row, flat, rows, settle, show_view, static_text
 
 
 def test_entries_say_compiled_recompiled_and_cache_hit(shapes_run: Run, cache_warm_run: Run) -> None:

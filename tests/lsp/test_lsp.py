@@ -9,6 +9,11 @@ from __future__ import annotations
 
 import re
 
+from lsprotocol import types
+from pytest_lsp import LanguageClient
+
+from corpus_support import CORPUS, EXAMPLES, marker_line
+from dyn_inspect.inspector.run import Run
 from lsp_support import (
     apply_edit,
     code_span,
@@ -24,11 +29,6 @@ from lsp_support import (
     uri,
     wait_for,
 )
-from lsprotocol import types
-from pytest_lsp import LanguageClient
-
-from corpus_support import CORPUS, EXAMPLES, marker_line
-from dyn_inspect.inspector.run import Run
 
 client = lsp_client_fixture()
 

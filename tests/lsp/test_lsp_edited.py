@@ -4,12 +4,12 @@ lines keep their plain message. The real server over stdio, on the recorded exam
 
 from __future__ import annotations
 
-from lsp_support import corpus_options, diagnostics, lsp_client_fixture, open_doc, ours, replace_text, start, wait_for
 from lsprotocol import types
 from pytest_lsp import LanguageClient
 
 from corpus_support import EXAMPLES
 from dyn_inspect.inspector.run import Run
+from lsp_support import corpus_options, diagnostics, lsp_client_fixture, open_doc, ours, replace_text, start, wait_for
 
 client = lsp_client_fixture()
 TRAIN = EXAMPLES / "train.py"

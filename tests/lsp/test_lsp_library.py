@@ -6,6 +6,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from lsprotocol import types
+from pytest_lsp import LanguageClient
+
 from lsp_support import (
     code_span,
     command,
@@ -20,8 +23,6 @@ from lsp_support import (
     uri,
     wait_for,
 )
-from lsprotocol import types
-from pytest_lsp import LanguageClient
 
 client = lsp_client_fixture()
 

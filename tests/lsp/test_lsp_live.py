@@ -10,6 +10,11 @@ import os
 import shutil
 from pathlib import Path
 
+from lsprotocol import types
+from pytest_lsp import LanguageClient
+
+from corpus_support import CORPUS, marker_line
+from dyn_inspect.inspector.run import Run
 from lsp_support import (
     command,
     copy_run,
@@ -24,11 +29,6 @@ from lsp_support import (
     uri,
     wait_for,
 )
-from lsprotocol import types
-from pytest_lsp import LanguageClient
-
-from corpus_support import CORPUS, marker_line
-from dyn_inspect.inspector.run import Run
 
 client = lsp_client_fixture()
 

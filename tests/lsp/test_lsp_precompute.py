@@ -15,7 +15,6 @@ from pathlib import Path
 
 import pytest
 import pytest_lsp
-from lsp_support import SERVER, corpus_options, ours, start, uri, wait_for
 from lsprotocol import types
 from pytest_lsp import ClientServerConfig, LanguageClient
 
@@ -26,6 +25,7 @@ from dyn_inspect.inspector.reports.findings import build_index
 from dyn_inspect.inspector.run import Run
 from dyn_inspect.inspector.workspace import Workspace, norm_path
 from dyn_inspect.lsp import findings_cache, precompute
+from lsp_support import SERVER, corpus_options, ours, start, uri, wait_for
 
 pytestmark = pytest.mark.corpus
 

@@ -25,8 +25,6 @@ from __future__ import annotations
 from collections.abc import Callable
 
 import pytest
-from fix_support import NAME, PROGRAM, Recorded, apply, fixes_on, line_with, record
-from lsp_support import apply_edit
 from lsprotocol import types
 
 from corpus_support import CORPUS, marker_line
@@ -34,6 +32,8 @@ from dyn_inspect.inspector.reports.findings import build_index
 from dyn_inspect.inspector.run import Run
 from dyn_inspect.inspector.workspace import Workspace
 from dyn_inspect.lsp.documents import path_uri
+from fix_support import NAME, PROGRAM, Recorded, apply, fixes_on, line_with, record
+from lsp_support import apply_edit
 
 pytestmark = pytest.mark.corpus
 

@@ -6,12 +6,12 @@ example (``compiled(x)`` calls an ``nn.Module``: four such frames between ``main
 
 from __future__ import annotations
 
-from lsp_support import corpus_options, diagnostics, line_of, lsp_client_fixture, open_doc, start
 from lsprotocol import types
 from pytest_lsp import LanguageClient
 
 from corpus_support import EXAMPLES
 from dyn_inspect.inspector.run import Run
+from lsp_support import corpus_options, diagnostics, line_of, lsp_client_fixture, open_doc, start
 
 client = lsp_client_fixture()
 TRAIN = EXAMPLES / "train.py"

@@ -13,13 +13,13 @@ import sys
 from pathlib import Path
 
 import pytest
-from lsp_support import apply_edit, command, lsp_client_fixture, open_doc, ours, replace_text, start, strict, wait_for
 from lsprotocol import types
 from pytest_lsp import LanguageClient
 
 from corpus_support import EXAMPLES
 from dyn_inspect.inspector.outputs.reports import VerifyReport
 from inductor_pool import seed
+from lsp_support import apply_edit, command, lsp_client_fixture, open_doc, ours, replace_text, start, strict, wait_for
 
 client = lsp_client_fixture()
 DYN_INSPECT = Path(sys.executable).parent / "dyn-inspect"

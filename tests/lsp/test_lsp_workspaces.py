@@ -14,12 +14,12 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from lsp_support import command, diagnostics, lsp_client_fixture, open_doc, ours, start, uri
 from lsprotocol import types
 from pytest_lsp import LanguageClient
 
 from corpus_support import CACHE_ENV, DYN_INSPECT, marker_line, records
 from inductor_pool import seed
+from lsp_support import command, diagnostics, lsp_client_fixture, open_doc, ours, start, uri
 
 pytestmark = pytest.mark.corpus
 

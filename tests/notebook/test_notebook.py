@@ -17,12 +17,12 @@ from typing import Any
 import nbclient
 import nbformat
 import pytest
-from lsp_support import diagnostics, lsp_client_fixture, ours, wait_for
 from lsprotocol import types
 from pytest_lsp import LanguageClient, client_capabilities
 
 from corpus_support import DYN_INSPECT
 from inductor_pool import seed
+from lsp_support import diagnostics, lsp_client_fixture, ours, wait_for
 
 pytestmark = pytest.mark.corpus
 
@@ -286,10 +286,9 @@ async def test_the_tui_shows_a_cells_recorded_source(notebooks) -> None:
     """A cell's file (``/tmp/ipykernel_<pid>/<hash>.py``) is never on disk: the TUI's break
     pane shows the line from the source the run recorded, under "cell [2]", where it said
     "source not available here"."""
-    from tui_support import SIZE, settle, static_text
-
     from dyn_inspect.inspector.run import Run
     from dyn_inspect.tui.app import InspectorApp
+    from tui_support import SIZE, settle, static_text
 
     _, _, cwd = notebooks
     run = Run(_runs(cwd)[0])

@@ -17,7 +17,6 @@ from pathlib import Path
 import pytest
 from rich.text import Text
 from textual.widgets import DataTable, Input, Label, OptionList, RichLog, Select, Static, TabbedContent, Tree
-from tui_support import SIZE, cursor_row, flat, render, rows, settle, show_view, static_text
 
 from corpus_support import CORPUS, marker_line
 from dyn_inspect.engine.launcher import Launch, LaunchSpec
@@ -26,6 +25,7 @@ from dyn_inspect.tui.app import InspectorApp, open_at_once
 from dyn_inspect.tui.screens import ConfirmScreen, SearchScreen
 from dyn_inspect.tui.source import editor_command
 from dyn_inspect.tui.views.output import LineAssembler
+from tui_support import SIZE, cursor_row, flat, render, rows, settle, show_view, static_text
 
 BREAKS = CORPUS / "breaks.py"
 HELPERS = CORPUS / "corpus_helpers.py"

@@ -6,12 +6,12 @@ from __future__ import annotations
 
 import pytest
 from textual.widgets import TabbedContent
-from tui_support import SIZE, flat, settle, static_text
 
 from dyn_inspect.inspector.run import Run
 from dyn_inspect.tui.app import InspectorApp
 from dyn_inspect.tui.views import causes as causes_view
 from dyn_inspect.tui.views import overview
+from tui_support import SIZE, flat, settle, static_text
 
 
 async def _wait(pilot, condition, timeout: float = 30.0) -> None:  # noqa: ANN001

@@ -14,13 +14,13 @@ from pathlib import Path
 
 import pytest
 from textual.widgets import DataTable, TabbedContent
-from tui_support import SIZE, cursor_row, flat, rows, settle, show_view, static_text
 
 from corpus_support import EXAMPLES
 from dyn_inspect.inspector.run import Run
 from dyn_inspect.tui.app import InspectorApp
 from dyn_inspect.tui.views.causes import CausesView
 from inductor_pool import seed
+from tui_support import SIZE, cursor_row, flat, rows, settle, show_view, static_text
 
 TRAIN = EXAMPLES / "train.py"
 

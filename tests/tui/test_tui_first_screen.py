@@ -12,7 +12,6 @@ from pathlib import Path
 import msgspec
 import pytest
 from textual.widgets import Label, TabbedContent
-from tui_support import SIZE, settle, static_text
 
 from dyn_inspect.cli import main
 from dyn_inspect.inspector.reports import screens
@@ -20,6 +19,7 @@ from dyn_inspect.inspector.run import Run
 from dyn_inspect.tui import first_screen
 from dyn_inspect.tui.app import InspectorApp
 from dyn_inspect.tui.follow import RunFollower
+from tui_support import SIZE, settle, static_text
 
 
 def _copy(run: Run, tmp_path: Path) -> Path:

@@ -24,7 +24,6 @@ from lsprotocol import types
 from pygls.workspace import PositionCodec
 from rich.text import Text
 from textual.widgets import DataTable
-from tui_support import settle
 
 from corpus_support import EXAMPLES, marker_line
 from dyn_inspect.inspector.export import export_run
@@ -41,6 +40,7 @@ from dyn_inspect.tui.views.base import Context
 from dyn_inspect.tui.views.kernels import KernelsView
 from dyn_inspect.tui.views.table import kernel_detail
 from dyn_inspect.tui.widgets import DetailPane
+from tui_support import settle
 
 FIXTURE = Path(__file__).parents[1] / "fixtures" / "h200_kernel_runs.tar.gz"
 TRAIN = EXAMPLES / "train.py"

@@ -7,7 +7,6 @@ from __future__ import annotations
 from pathlib import Path
 
 from textual.widgets import DataTable, TabbedContent
-from tui_support import settle, show_view
 
 from corpus_support import CORPUS, marker_line
 from dyn_inspect.engine.importer import import_trace
@@ -15,6 +14,7 @@ from dyn_inspect.inspector.run import Run
 from dyn_inspect.tui.app import InspectorApp
 from dyn_inspect.tui.views.ranks import OUTLIER
 from dyn_inspect.tui.widgets import DetailPane
+from tui_support import settle, show_view
 
 SIZE = (160, 40)
 BREAK_LINE = marker_line(CORPUS / "ranks" / "train.py", "BREAK:rank1_print")

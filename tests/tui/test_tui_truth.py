@@ -8,12 +8,12 @@ from __future__ import annotations
 
 import pytest
 from textual.widgets import DataTable, OptionList
-from tui_support import SIZE, cursor_row, flat, render, rows, settle
 
 from corpus_support import CORPUS, marker_line
 from dyn_inspect.inspector.run import Run
 from dyn_inspect.tui.app import InspectorApp
 from dyn_inspect.tui.widgets import DetailPane
+from tui_support import SIZE, cursor_row, flat, render, rows, settle
 
 LONG = CORPUS / "faces_long.py"
 pytestmark = pytest.mark.corpus
