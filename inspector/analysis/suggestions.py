@@ -187,69 +187,11 @@ def _suggest_size(f: GuardFailure, ctx: SuggestContext | None) -> Suggestion:
     )
 
 
-def _suggest_stride(f: GuardFailure, ctx: SuggestContext | None) -> Suggestion:
-    src = f.source or "the value"
-    return Suggestion(
-        f"the stride of dim {f.dim} of `{src}` changed ({f.expected} → {f.actual}): the input's memory "
-        f"layout differs between calls (a transpose/view or channels_last). Pass a consistent layout, "
-        f"e.g. call .contiguous() before the compiled function.",
-        f"{_var(f.source)} = {_var(f.source)}.contiguous()",
-        "contiguous",
-    )
-
-
-def _suggest_rank(f: GuardFailure, ctx: SuggestContext | None) -> Suggestion:
-    src = f.source or "the value"
-    return Suggestion(
-        f"`{src}` changed rank ({f.expected} → {f.actual} dims): each rank needs its own graph. "
-        f"Reshape to a fixed rank before the call if the rank varies by accident."
-    )
-
-
-def _suggest_dtype(f: GuardFailure, ctx: SuggestContext | None) -> Suggestion:
-    src = f.source or "the value"
-    return Suggestion(
-        f"`{src}` changed dtype ({f.expected} → {f.actual}): each dtype compiles its own graph. "
-        f"Cast to one dtype before the compiled call if the change is unintended.",
-        f"{_var(f.source)} = {_var(f.source)}.to(torch.{_torch_dtype(f.expected)})",
-        "cast_dtype",
-    )
-
-
-def _suggest_device_dispatch_key(f: GuardFailure, ctx: SuggestContext | None) -> Suggestion:
-    src = f.source or "the value"
-    return Suggestion(
-        f"`{src}` arrived on a different device or dispatch set ({f.expected} → {f.actual}): each "
-        f"device/autograd/autocast combination compiles its own graph. Move inputs to one device "
-        f"before the call, and keep autocast/grad settings the same across calls."
-    )
-
-
-def _suggest_requires_grad(f: GuardFailure, ctx: SuggestContext | None) -> Suggestion:
-    src = f.source or "the value"
-    return Suggestion(
-        f"`{src}` changed requires_grad ({f.expected} → {f.actual}): training and inference calls get "
-        f"separate graphs. Expected when you alternate train/eval; otherwise keep requires_grad fixed "
-        f"(e.g. .detach() the input)."
-    )
-
-
 def _suggest_global_state(f: GuardFailure, ctx: SuggestContext | None) -> Suggestion:
     return Suggestion(
         f"global torch state changed ({f.source or 'grad mode/autocast/default dtype'}): e.g. calling "
         f"under torch.no_grad() after calling with grad enabled. Each state compiles its own graph; "
         f"expected for train + eval, otherwise keep the state the same across calls."
-    )
-
-
-def _suggest_dynamic_marking(f: GuardFailure, ctx: SuggestContext | None) -> Suggestion:
-    src = f.source or "the value"
-    return Suggestion(
-        f"`{src}` was marked dynamic (or static) on one call and not on another: the marking is "
-        f"part of the guards. Mark the tensor the same way before every call, or mark it once on "
-        f"a tensor you reuse.",
-        f"torch._dynamo.mark_dynamic({_var(f.source)}, 0)  # before every call",
-        "mark_dynamic_every_call",
     )
 
 
@@ -332,15 +274,6 @@ def _suggest_global(f: GuardFailure, ctx: SuggestContext | None) -> Suggestion:
     )
 
 
-def _suggest_constant(f: GuardFailure, ctx: SuggestContext | None) -> Suggestion:
-    src = f.source or "the value"
-    return Suggestion(
-        f"the argument `{src}` changed (compiled for {f.expected}): non-tensor arguments are guarded "
-        f"by value, so each distinct value gets a graph. Expected for a few modes; if it takes many "
-        f"values, move the branch outside the compiled function or pass a tensor."
-    )
-
-
 def _suggest_dict_key(f: GuardFailure, ctx: SuggestContext | None) -> Suggestion:
     src = f.source or "the value"
     key, _, was = (f.expected or "").rpartition(" ")
@@ -396,14 +329,6 @@ def _suggest_object_id(f: GuardFailure, ctx: SuggestContext | None) -> Suggestio
     return Suggestion(text)
 
 
-def _suggest_type_id(f: GuardFailure, ctx: SuggestContext | None) -> Suggestion:
-    src = f.source or "the value"
-    return Suggestion(
-        f"`{src}` has a different type than when compiled: pass values of one type (e.g. always a "
-        f"tensor, never sometimes a Python number or None)."
-    )
-
-
 def _suggest_shape(f: GuardFailure, ctx: SuggestContext | None) -> Suggestion:
     src = f.source or "the value"
     if (f.text or "").lstrip().startswith("2 <=") or "0/1 specialization" in (f.where or "") + (f.hint or ""):
@@ -422,56 +347,114 @@ def _suggest_shape(f: GuardFailure, ctx: SuggestContext | None) -> Suggestion:
     )
 
 
-def _suggest_aliasing(f: GuardFailure, ctx: SuggestContext | None) -> Suggestion:
-    return Suggestion(
-        f"inputs alias differently than when compiled ({f.source}): passing the same tensor as two "
-        f"arguments (or not) changes the graph. Pass distinct tensors (clone) consistently."
-    )
-
-
-def _suggest_deallocated(f: GuardFailure, ctx: SuggestContext | None) -> Suggestion:
-    src = f.source or "the value"
-    return Suggestion(
-        f"`{src}` was freed, invalidating the cached graph: keep objects the compiled function uses "
-        f"(modules, parameters) alive instead of recreating them."
-    )
-
-
-def _suggest_backend(f: GuardFailure, ctx: SuggestContext | None) -> Suggestion:
-    return Suggestion(
+# The kinds whose advice needs nothing but the failure itself: kind → (text, code, fix
+# kind), ``str.format`` templates over ``_fields``. One function (``_suggest_plain``)
+# serves them all; the kinds whose advice depends on more are the functions above.
+_PLAIN: dict[GuardKind, tuple[str, str | None, FixKind | None]] = {
+    "stride": (
+        "the stride of dim {dim} of `{src}` changed ({expected} → {actual}): the input's memory "
+        "layout differs between calls (a transpose/view or channels_last). Pass a consistent layout, "
+        "e.g. call .contiguous() before the compiled function.",
+        "{var} = {var}.contiguous()",
+        "contiguous",
+    ),
+    "rank": (
+        "`{src}` changed rank ({expected} → {actual} dims): each rank needs its own graph. "
+        "Reshape to a fixed rank before the call if the rank varies by accident.",
+        None,
+        None,
+    ),
+    "dtype": (
+        "`{src}` changed dtype ({expected} → {actual}): each dtype compiles its own graph. "
+        "Cast to one dtype before the compiled call if the change is unintended.",
+        "{var} = {var}.to(torch.{dtype})",
+        "cast_dtype",
+    ),
+    "device": (
+        "`{src}` arrived on a different device or dispatch set ({expected} → {actual}): each "
+        "device/autograd/autocast combination compiles its own graph. Move inputs to one device "
+        "before the call, and keep autocast/grad settings the same across calls.",
+        None,
+        None,
+    ),
+    "requires_grad": (
+        "`{src}` changed requires_grad ({expected} → {actual}): training and inference calls get "
+        "separate graphs. Expected when you alternate train/eval; otherwise keep requires_grad fixed "
+        "(e.g. .detach() the input).",
+        None,
+        None,
+    ),
+    "dynamic_marking": (
+        "`{src}` was marked dynamic (or static) on one call and not on another: the marking is "
+        "part of the guards. Mark the tensor the same way before every call, or mark it once on "
+        "a tensor you reuse.",
+        "torch._dynamo.mark_dynamic({var}, 0)  # before every call",
+        "mark_dynamic_every_call",
+    ),
+    "constant": (
+        "the argument `{src}` changed (compiled for {expected}): non-tensor arguments are guarded "
+        "by value, so each distinct value gets a graph. Expected for a few modes; if it takes many "
+        "values, move the branch outside the compiled function or pass a tensor.",
+        None,
+        None,
+    ),
+    "type_id": (
+        "`{src}` has a different type than when compiled: pass values of one type (e.g. always a "
+        "tensor, never sometimes a Python number or None).",
+        None,
+        None,
+    ),
+    "aliasing": (
+        "inputs alias differently than when compiled ({source}): passing the same tensor as two "
+        "arguments (or not) changes the graph. Pass distinct tensors (clone) consistently.",
+        None,
+        None,
+    ),
+    "deallocated": (
+        "`{src}` was freed, invalidating the cached graph: keep objects the compiled function uses "
+        "(modules, parameters) alive instead of recreating them.",
+        None,
+        None,
+    ),
+    "backend": (
         "torch.compile was called with a different backend callable: create the backend once (or "
-        "wrap it in functools.partial) and reuse it."
-    )
+        "wrap it in functools.partial) and reuse it.",
+        None,
+        None,
+    ),
+    "other": ("guard failed: {text}. Run with TORCH_LOGS=recompiles_verbose for every failing guard.", None, None),
+}
+_PLAIN["dispatch_key"] = _PLAIN["device"]
 
 
-def _suggest_other(f: GuardFailure, ctx: SuggestContext | None) -> Suggestion:
-    return Suggestion(f"guard failed: {f.text}. Run with TORCH_LOGS=recompiles_verbose for every failing guard.")
+def _suggest_plain(f: GuardFailure, ctx: SuggestContext | None) -> Suggestion:
+    """The ``_PLAIN`` template of the failure's kind, filled from its fields."""
+    text, code, kind = _PLAIN[f.kind]
+    fields = {
+        "src": f.source or "the value",
+        "source": f.source,
+        "var": _var(f.source),
+        "dim": f.dim,
+        "expected": f.expected,
+        "actual": f.actual,
+        "text": f.text,
+        "dtype": _torch_dtype(f.expected),
+    }
+    return Suggestion(text.format(**fields), code.format(**fields) if code is not None else None, kind)
 
 
 # kind → its suggestion (tests/inspector/test_guard_kinds.py: every GuardKind has one and a real example).
 _SUGGEST: dict[GuardKind, Callable[[GuardFailure, SuggestContext | None], Suggestion]] = {
+    **dict.fromkeys(_PLAIN, _suggest_plain),
     "size": _suggest_size,
-    "stride": _suggest_stride,
-    "rank": _suggest_rank,
-    "dtype": _suggest_dtype,
-    "device": _suggest_device_dispatch_key,
-    "dispatch_key": _suggest_device_dispatch_key,
-    "requires_grad": _suggest_requires_grad,
     "global_state": _suggest_global_state,
-    "dynamic_marking": _suggest_dynamic_marking,
     "scalar": _suggest_scalar,
     "attribute": _suggest_attribute,
     "global": _suggest_global,
-    "constant": _suggest_constant,
     "dict_key": _suggest_dict_key,
     "length": _suggest_length,
     "object_id": _suggest_object_id,
-    "type_id": _suggest_type_id,
     "shape": _suggest_shape,
-    "aliasing": _suggest_aliasing,
-    "deallocated": _suggest_deallocated,
-    "backend": _suggest_backend,
-    "other": _suggest_other,
 }
 
 
