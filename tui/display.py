@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dyn_inspect.inspector.locations import run_cwd, short_loc, short_path
 
-__all__ = ["display_loc", "display_path", "duration", "run_cwd"]
+__all__ = ["cut_middle", "display_loc", "display_path", "duration", "run_cwd"]
 
 # The one home of these is inspector/locations.py; the TUI's names for them:
 display_path = short_path
@@ -33,3 +33,13 @@ def duration(seconds: float | None) -> str:
 
 def plural(n: int, word: str, many: str | None = None) -> str:
     return f"{n} {word if n == 1 else (many or word + 's')}"
+
+
+def cut_middle(text: str, width: int) -> str:
+    """``text`` in at most ``width`` cells, its middle replaced by "…" when longer: a kernel's
+    name keeps its kind (``triton_red_fused_``) and its number (``_12``), what tells it from
+    its neighbours in a table."""
+    if len(text) <= width:
+        return text
+    tail = width // 3
+    return text[: width - tail - 1] + "…" + text[-tail:]

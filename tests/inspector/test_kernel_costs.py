@@ -20,7 +20,7 @@ from dyn_inspect.inspector.analysis.costs import cost_of, kernel_cost
 from dyn_inspect.inspector.run import Run
 from dyn_inspect.tui.app import InspectorApp
 from inductor_pool import seed
-from tui_support import SIZE, rows, settle
+from tui_support import SIZE, kernel_names, rows, settle
 
 STEPS = 2
 PROGRAM = textwrap.dedent(
@@ -114,16 +114,16 @@ async def test_tui_kernels_table_cost_and_compile_columns_sortable(profiled) -> 
         labels = [str(c.label) for c in table.columns.values()]  # type: ignore[attr-defined]
         assert labels[:6] == ["Kernel", "Compile", "Time/step", "Calls/step", "GB/s", "GFLOP/s"]
         by_name = {k.name + (" (bw)" if k.event.backward else ""): k for k in run.model.kernels}
-        for r in rows(table):  # type: ignore[arg-type]
-            k = by_name[r[0]]
+        for name, r in zip(kernel_names(table), rows(table), strict=True):  # type: ignore[arg-type]
+            k = by_name[name]
             assert r[1] == k.compile.cid
             assert (r[2] == "-") == (k.profile is None)
         await pilot.press("s")  # sort by time per step, most first
         await settle(pilot)
-        ordered = [by_name[r[0]] for r in rows(table)]  # type: ignore[arg-type]
+        ordered = [by_name[name] for name in kernel_names(table)]  # type: ignore[arg-type]
         costs = [kernel_cost(k).us_per_step if kernel_cost(k) else -1.0 for k in ordered]  # type: ignore[union-attr]
         assert costs == sorted(costs, reverse=True) and costs[0] > 0
         await pilot.press("s")  # then by calls
         await settle(pilot)
-        calls = [kernel_cost(by_name[r[0]]).calls_per_step if kernel_cost(by_name[r[0]]) else -1.0 for r in rows(table)]  # type: ignore[arg-type,union-attr]
+        calls = [kernel_cost(by_name[n]).calls_per_step if kernel_cost(by_name[n]) else -1.0 for n in kernel_names(table)]  # type: ignore[arg-type,union-attr]
         assert calls == sorted(calls, reverse=True)

@@ -25,7 +25,22 @@ from dyn_inspect.tui.app import InspectorApp, open_at_once
 from dyn_inspect.tui.screens import ConfirmScreen, SearchScreen
 from dyn_inspect.tui.source import editor_command
 from dyn_inspect.tui.views.output import LineAssembler
-from tui_support import SIZE, cursor_row, flat, render, rows, settle, show_view, static_text
+from tui_support import (
+    SIZE,
+    app_for,
+    by_column,
+    cursor_row,
+    cursor_to,
+    flat,
+    kernel_names,
+    opened,
+    press,
+    render,
+    rows,
+    select_frame,
+    settle,
+    static_text,
+)
 
 BREAKS = CORPUS / "breaks.py"
 HELPERS = CORPUS / "corpus_helpers.py"
@@ -41,10 +56,6 @@ async def wait_until(pilot, condition, timeout: float = 10.0) -> None:
         assert waited < timeout, "condition not reached"
         await pilot.pause(0.05)
         waited += 0.05
-
-
-def app_for(run: Run, **kwargs) -> InspectorApp:
-    return InspectorApp(run.path, run=run, clock=lambda: 0.0, **kwargs)
 
 
 # -- the view list ---------------------------------------------------------------------------
@@ -66,9 +77,7 @@ async def test_every_view_open_offers_starts_there_and_its_key_shows_it(breaks_r
     for view in VIEWS:
         if not view.always:
             continue
-        app = app_for(breaks_run, initial_view=view.id)
-        async with app.run_test(size=SIZE) as pilot:
-            await settle(pilot)
+        async with opened(breaks_run, initial_view=view.id) as (app, pilot):
             assert app.active_view == view.id
             other = next(v for v in keyed if v.id != view.id)
             await pilot.press(other.key)
@@ -91,9 +100,7 @@ async def test_every_view_open_offers_starts_there_and_its_key_shows_it(breaks_r
 async def test_header_shows_command_and_final_state(request, fixture: str, state: str) -> None:
     run: Run = request.getfixturevalue(fixture)
     program = {"breaks_run": "breaks.py", "raises_run": "raises.py", "killed_run": "killed.py"}[fixture]
-    app = app_for(run)
-    async with app.run_test(size=SIZE) as pilot:
-        await settle(pilot)
+    async with opened(run) as (app, pilot):
         assert state in label_text(app, "#header-state")
         command = label_text(app, "#header-command")
         assert command.split()[1:] == ["python3", program] or command.split()[-1] == program
@@ -103,9 +110,7 @@ async def test_header_shows_command_and_final_state(request, fixture: str, state
 
 
 async def test_overview_counts_and_top_offenders(breaks_run: Run) -> None:
-    app = app_for(breaks_run)
-    async with app.run_test(size=SIZE) as pilot:
-        await settle(pilot)
+    async with opened(breaks_run) as (app, pilot):
         counts = static_text(app, "#overview-counts")
         # breaks.py: 5 break sites; the helper's print breaks twice (inlined, then as its own frame).
         assert "5 / 6" in counts and "graph breaks (unique / total)" in counts
@@ -148,10 +153,7 @@ def test_overview_tables_are_laid_out_as_rich_would_and_wrap_when_narrow(breaks_
 
 
 async def test_breaks_table_lists_every_marked_break_with_its_source(breaks_run: Run) -> None:
-    app = app_for(breaks_run)
-    async with app.run_test(size=SIZE) as pilot:
-        await pilot.press("2")
-        await settle(pilot)
+    async with opened(breaks_run, "2") as (app, pilot):
         assert app.query_one(TabbedContent).active == "breaks"
         table = app.query_one("#breaks-table", DataTable)
         locations = {r[0]: r for r in rows(table)}
@@ -168,10 +170,7 @@ async def test_breaks_table_lists_every_marked_break_with_its_source(breaks_run:
         assert rows(table)[0] == helper  # most hit first
 
         # Move to the data-dependent branch: its line is shown, marked, with torch's help.
-        target = f"breaks.py:{marker_line(BREAKS, 'BREAK:branch')}"
-        while cursor_row(table)[0] != target:
-            await pilot.press("down")
-        await settle(pilot)
+        await cursor_to(pilot, table, f"breaks.py:{marker_line(BREAKS, 'BREAK:branch')}")
         source = static_text(app, "#break-detail")
         marked = next(line for line in source.splitlines() if "❱" in line)
         assert "if y.sum() > 0:" in marked and f"{marker_line(BREAKS, 'BREAK:branch')}" in marked
@@ -181,19 +180,11 @@ async def test_breaks_table_lists_every_marked_break_with_its_source(breaks_run:
 
 
 async def test_selecting_a_user_stack_frame_shows_that_frame(breaks_run: Run) -> None:
-    app = app_for(breaks_run)
-    async with app.run_test(size=SIZE) as pilot:
-        await pilot.press("2")
-        await settle(pilot)
+    async with opened(breaks_run, "2") as (app, pilot):
         table = app.query_one("#breaks-table", DataTable)
         assert cursor_row(table)[0].startswith("corpus_helpers.py")  # the inlined helper's print
-        stack = app.query_one("#break-stack", OptionList)
-        stack.focus()
         caller = marker_line(BREAKS, "CALLS:helper")
-        labels = [render(stack.get_option_at_index(i).prompt) for i in range(stack.option_count)]
-        index = next(i for i, text in enumerate(labels) if f"breaks.py:{caller}" in text)
-        stack.highlighted = index
-        await settle(pilot)
+        await select_frame(pilot, app.query_one("#break-stack", OptionList), f"breaks.py:{caller}")
         source = static_text(app, "#break-detail")
         assert f"breaks.py:{caller}" in source.splitlines()[0]
         marked = next(line for line in source.splitlines() if "❱" in line)
@@ -207,10 +198,7 @@ async def test_selecting_a_user_stack_frame_shows_that_frame(breaks_run: Run) ->
 
 
 async def test_recompiles_timeline_names_failed_guard_diff_and_suggestion(recompiles_run: Run) -> None:
-    app = app_for(recompiles_run)
-    async with app.run_test(size=SIZE) as pilot:
-        await pilot.press("3")
-        await settle(pilot)
+    async with opened(recompiles_run, "3") as (app, pilot):
         table = app.query_one("#recompiles-table", DataTable)
         by_name = {r[2]: r for r in rows(table)}
         # by_shape: 4 → 8 recompiles once, then 16 reuses the dynamic graph; by_dtype: float → double.
@@ -221,18 +209,14 @@ async def test_recompiles_timeline_names_failed_guard_diff_and_suggestion(recomp
         assert "size mismatch at index 0. expected 4, actual 8" in timeline
         assert "guard diff 0/0 → 0/1" in timeline and "size: [4, 8] → [None, 8]" in timeline
         assert "mark_dynamic(x, 0)" in timeline
-        await pilot.press("down")
-        await settle(pilot)
+        await press(pilot, "down")
         timeline = flat(static_text(app, "#recompile-timeline"))
         assert timeline.startswith("by_dtype") and "dtype mismatch. expected Float, actual Double" in timeline
         assert "float32" in timeline  # the suggested cast back to the first dtype
 
 
 async def test_recompile_limit_is_flagged(limit_run: Run) -> None:
-    app = app_for(limit_run)
-    async with app.run_test(size=SIZE) as pilot:
-        await pilot.press("3")
-        await settle(pilot)
+    async with opened(limit_run, "3") as (app, pilot):
         row = rows(app.query_one("#recompiles-table", DataTable))[0]
         # limit.py sets the limit to 2: two graphs, then the third dtype hits it.
         assert row[0].strip() == "3 limit" and row[2] == "limited"
@@ -245,10 +229,7 @@ async def test_recompile_limit_is_flagged(limit_run: Run) -> None:
 
 
 async def test_compiles_tree_frame_compile_graphs_kernels(breaks_run: Run) -> None:
-    app = app_for(breaks_run)
-    async with app.run_test(size=SIZE) as pilot:
-        await pilot.press("4")
-        await settle(pilot)
+    async with opened(breaks_run, "4") as (app, pilot):
         tree = app.query_one("#compiles-tree", Tree)
         frames = {str(n.label).split()[0]: n for n in tree.root.children}
         # Every @torch.compile function of breaks.py, plus the resume functions after its breaks.
@@ -301,10 +282,7 @@ async def test_compiles_tree_frame_compile_graphs_kernels(breaks_run: Run) -> No
 
 
 async def test_kernels_filter_by_source_line(breaks_run: Run) -> None:
-    app = app_for(breaks_run)
-    async with app.run_test(size=SIZE) as pilot:
-        await pilot.press("5")
-        await settle(pilot)
+    async with opened(breaks_run, "5") as (app, pilot):
         table = app.query_one("#kernels-table", DataTable)
         assert table.row_count == len(breaks_run.model.kernels) > 3
         # `y = x * 3` in unsupported() is one kernel: filter by that line.
@@ -314,8 +292,9 @@ async def test_kernels_filter_by_source_line(breaks_run: Run) -> None:
         await pilot.press(*f"breaks.py:{line}")
         await settle(pilot)
         assert table.row_count == 1
-        name, _cid, backend, _size, lines, ops = rows(table)[0]
-        assert backend == "cpp" and f"breaks.py:{line}" in lines and "aten.mul" in ops
+        (row,) = by_column(table)
+        assert row["backend"] == "cpp" and f"breaks.py:{line}" in row["lines"] and "aten.mul" in row["ops"]
+        name = kernel_names(table)[0]
         await pilot.press("enter")  # back to the table
         await settle(pilot)
         source = static_text(app, "#kernel-source")
@@ -327,13 +306,10 @@ async def test_kernels_filter_by_source_line(breaks_run: Run) -> None:
 
 
 async def test_triton_kernels_from_the_gpu_trace(gpu_trace_run: Run) -> None:
-    app = app_for(gpu_trace_run)
-    async with app.run_test(size=SIZE) as pilot:
-        await pilot.press("5")
-        await settle(pilot)
+    async with opened(gpu_trace_run, "5") as (app, pilot):
         table = app.query_one("#kernels-table", DataTable)
         assert table.row_count == len(gpu_trace_run.model.kernels)
-        assert {r[2] for r in rows(table)} == {"triton"}
+        assert {r["backend"] for r in by_column(table)} == {"triton"}
         assert "@triton.jit" in static_text(app, "#kernel-source")
         assert "imported from TORCH_TRACE" in label_text(app, "#header-env")
 
@@ -342,17 +318,15 @@ async def test_triton_kernels_from_the_gpu_trace(gpu_trace_run: Run) -> None:
 
 
 async def test_search_jumps_to_the_match_in_its_view(breaks_run: Run) -> None:
-    app = app_for(breaks_run)
-    async with app.run_test(size=SIZE) as pilot:
-        await show_view(pilot, "/")
+    async with opened(breaks_run) as (app, pilot):
+        await press(pilot, "/")
         assert isinstance(app.screen, SearchScreen)
         await pilot.press(*"tolist")
         await settle(pilot)
         results = app.screen.query_one("#search-results", OptionList)
         labels = [render(results.get_option_at_index(i).prompt) for i in range(results.option_count)]
         assert labels and labels[0].startswith("break") and f"breaks.py:{marker_line(BREAKS, 'BREAK:builtin')}" in labels[0]
-        await pilot.press("enter")
-        await settle(pilot)
+        await press(pilot, "enter")
         assert not isinstance(app.screen, SearchScreen)
         assert app.query_one(TabbedContent).active == "breaks"
         table = app.query_one("#breaks-table", DataTable)
@@ -367,17 +341,14 @@ async def test_search_jumps_to_the_match_in_its_view(breaks_run: Run) -> None:
         await pilot.press("escape")
         await pilot.press("/")
         await pilot.press(*"with_helper")
-        await pilot.press("enter")
-        await settle(pilot)
+        await press(pilot, "enter")
         assert app.query_one(TabbedContent).active == "compiles"
         node = app.query_one("#compiles-tree", Tree).cursor_node
         assert node is not None and str(node.label).startswith("with_helper")
 
 
 async def test_mouse_switches_views_and_selects_rows(breaks_run: Run) -> None:
-    app = app_for(breaks_run)
-    async with app.run_test(size=SIZE) as pilot:
-        await settle(pilot)
+    async with opened(breaks_run) as (app, pilot):
         await pilot.click("#--content-tab-breaks")
         await settle(pilot)
         assert app.query_one(TabbedContent).active == "breaks"
@@ -393,22 +364,18 @@ async def test_views_are_mounted_the_first_time_they_are_shown(breaks_run: Run) 
     """Only the first view is laid out at start (laying out all twelve took half the time to
     the first frame); the tabs' counts and search do not wait for the others, and a view
     shown later is mounted then, with the whole run in it and the focus on its table."""
-    app = app_for(breaks_run)
-    async with app.run_test(size=SIZE) as pilot:
-        await settle(pilot)
+    async with opened(breaks_run) as (app, pilot):
         assert app.mounted("overview") and not app.mounted("kernels") and not app.mounted("output")
         kernels = len(breaks_run.model.kernels)  # (the label of a view made after the first frame)
         assert str(app.query_one(TabbedContent).get_tab("kernels").label) == f"Kernels ({kernels})"
         assert any(hit.view == "breaks" for hit in app.search("GB0170"))  # a view never shown
-        await pilot.press("5")
-        await settle(pilot)
+        await press(pilot, "5")
         assert app.mounted("kernels") and not app.mounted("breaks")
         assert app.query_one("#kernels-table", DataTable).row_count == kernels
         assert app.focused is app.query_one("#kernels-table", DataTable)
         # The output pane kept what came before it was mounted (a run recorded without the
         # live TUI has no output.log: dyn-inspect says so).
-        await pilot.press("6")
-        await settle(pilot)
+        await press(pilot, "6")
         assert "output was not recorded" in "\n".join(str(line.text) for line in app.query_one("#output-log", RichLog).lines)
 
 
@@ -459,11 +426,9 @@ async def test_help_panel_lists_keys(breaks_run: Run) -> None:
     app = app_for(breaks_run)
     async with app.run_test(size=SIZE) as pilot:
         await pilot.press("2")
-        await pilot.press("?")
-        await settle(pilot)
+        await press(pilot, "?")
         assert app.screen.query("HelpPanel")
-        await pilot.press("?")
-        await settle(pilot)
+        await press(pilot, "?")
         assert not app.screen.query("HelpPanel")
 
 
@@ -499,10 +464,7 @@ async def test_export_without_the_export_module_says_so(breaks_run: Run, monkeyp
 
     if hasattr(export, "export_run"):
         monkeypatch.delattr(export, "export_run")
-    app = app_for(breaks_run)
-    async with app.run_test(size=SIZE) as pilot:
-        await pilot.press("e")
-        await settle(pilot)
+    async with opened(breaks_run, "e") as (app, pilot):
         assert any("Export is not available" in str(n.message) for n in app._notifications)
 
 
@@ -510,9 +472,7 @@ async def test_export_writes_a_bug_report_without_freezing(breaks_run: Run, tmp_
     import zipfile
 
     monkeypatch.chdir(tmp_path)
-    app = app_for(breaks_run)
-    async with app.run_test(size=SIZE) as pilot:
-        await settle(pilot)
+    async with opened(breaks_run) as (app, pilot):
         await pilot.press("e")
         await pilot.press("2")  # the screen keeps answering while the zip is written
         await settle(pilot)
@@ -534,13 +494,10 @@ async def test_rank_selector_scopes_the_views(tmp_path) -> None:
     result = import_trace(fixtures, out=tmp_path / "run")
     run = Run(result.run_dir)
     assert run.model.ranks() == [0, 1]
-    app = app_for(run)
-    async with app.run_test(size=SIZE) as pilot:
-        await settle(pilot)
+    async with opened(run) as (app, pilot):
         select = app.query_one("#rank-select", Select)
         assert select.display
-        await pilot.press("5")
-        await settle(pilot)
+        await press(pilot, "5")
         table = app.query_one("#kernels-table", DataTable)
         everything = table.row_count
         per_rank = [sum(1 for k in run.model.kernels if run.model.processes[k.compile.log].rank == r) for r in (0, 1)]
@@ -626,8 +583,7 @@ async def test_corrupted_log_shows_what_it_can_and_says_what_it_skipped(breaks_r
         assert f"{proc_name}:{middle + 1}: corrupted line skipped" in problems
         assert "truncated last line" in problems
         assert any("unreadable" in str(n.message) for n in app._notifications)
-        await pilot.press("2")
-        await settle(pilot)
+        await press(pilot, "2")
         assert app.query_one("#breaks-table", DataTable).row_count == len(breaks_run.model.breaks)
 
 
@@ -739,21 +695,18 @@ async def test_ctrl_c_asks_before_stopping_the_program(tmp_path) -> None:
     )
     async with app.run_test(size=SIZE) as pilot:
         await wait_until(pilot, lambda: "ready" in output_lines(app))
-        await pilot.press("ctrl+c")
-        await settle(pilot)
+        await press(pilot, "ctrl+c")
         assert isinstance(app.screen, ConfirmScreen)
         await pilot.press("escape")  # cancel: the program keeps running
         await settle(pilot, 0.2)
         assert app.child is not None and app.child.alive
         # q while running asks too.
-        await pilot.press("q")
-        await settle(pilot)
+        await press(pilot, "q")
         assert isinstance(app.screen, ConfirmScreen)
         await pilot.click("#choice-cancel")
         await settle(pilot)
         assert app.child.alive
-        await pilot.press("ctrl+c")
-        await settle(pilot)
+        await press(pilot, "ctrl+c")
         await pilot.click("#choice-interrupt")  # SIGINT: Python raises KeyboardInterrupt
         # The recorder flushes and the interpreter exits; on a loaded CI machine (a 2-core
         # box compiling in parallel) that took over 10 s once: a bound, not a timing test.
@@ -777,8 +730,7 @@ async def test_quitting_a_running_program_kills_it_and_records_the_end(tmp_path)
     app = _live_app(tmp_path, "import time\nprint('up', flush=True)\ntime.sleep(120)\n")
     async with app.run_test(size=SIZE) as pilot:
         await wait_until(pilot, lambda: "up" in output_lines(app))
-        await pilot.press("q")
-        await settle(pilot)
+        await press(pilot, "q")
         await pilot.click("#choice-kill")
     assert app.return_value == 137
     run = Run(app.run_path)

@@ -111,8 +111,8 @@ async def test_kernel_pane_shows_config_registers_autotuning_ir_and_launch_findi
         table = app.query_one("#kernels-table", DataTable)
         columns = _columns(table)
         keys = list(columns)
-        # after the profile's cost columns (the run was recorded with --profile), before the backend
-        assert keys[keys.index("gflops") + 1 : keys.index("backend")] == ["config", "regs", "spills", "smem"]
+        # after what tells kernels apart (name, cost, size, lines, ops), before the backend
+        assert keys[keys.index("ops") + 1 : keys.index("backend")] == ["config", "regs", "spills", "smem"]
         assert columns["regs"] == "Regs"
         row = _row(table, KERNEL)
         assert (row["config"], row["regs"], row["spills"], row["smem"]) == (CONFIG, "32", "0", "256 B")
@@ -163,6 +163,33 @@ def test_the_ir_command_names_the_compile_when_the_kernel_name_repeats(runs: dic
     run.model.kernels.append(dataclasses.replace(k, compile=other))
     text = "\n".join(str(part) for part in kernel_detail(Context(run), k) if isinstance(part, Text))
     assert f"dyn-inspect kernel {KERNEL} --compile 5/1 --stage ptx" in text
+
+
+@pytest.mark.parametrize(("size", "shown"), [((160, 45), "ops"), ((80, 24), "time")])
+async def test_the_kernels_table_shows_what_tells_kernels_apart_at_both_sizes(
+    runs: dict[str, Path], size: tuple[int, int], shown: str
+) -> None:
+    """Issue 30: on this H200 run (profiled, with Triton's metadata) the name column took 58
+    cells and the table 289: at 160 columns the size, the user's lines and the fused ops were
+    off the screen. Names and ops are cut (in full in the pane and in the sort), and every
+    column up to the fused ops fits 160 columns; at 80 the name, compile and time per step."""
+    run = Run(runs["h200_kernels"])
+    app = _app(run)
+    async with app.run_test(size=size) as pilot:
+        await pilot.press("5")
+        await settle(pilot)
+        table = app.query_one("#kernels-table", DataTable)
+        widths = {str(key.value): col.get_render_width(table) for key, col in table.columns.items()}
+        keys = list(widths)
+        assert keys[: keys.index("ops") + 1] == ["name", "cid", "time", "calls", "gbps", "gflops", "size", "lines", "ops"]
+        upto = sum(widths[k] for k in keys[: keys.index(shown) + 1])
+        assert upto <= table.scrollable_content_region.width, (size, widths, table.scrollable_content_region)
+        # a long name is cut in its middle, and still sorts and is shown by its full name
+        longest = max(run.model.kernels, key=lambda k: len(k.name))
+        assert len(longest.name) > 40
+        (cell,) = [row[0] for row in (table.get_row_at(i) for i in range(table.row_count)) if getattr(row[0], "value", None) == longest.name]
+        assert "…" in str(cell) and str(cell).startswith(longest.name[:12]) and longest.name.endswith(str(cell).split("…")[1].split()[0])
+        assert longest.name in await _pane_of(app, pilot, longest.name)
 
 
 async def test_metadata_columns_come_with_the_first_kernel_meta_of_a_live_run(runs: dict[str, Path]) -> None:

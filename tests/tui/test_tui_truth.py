@@ -11,16 +11,11 @@ from textual.widgets import DataTable, OptionList
 
 from corpus_support import CORPUS, marker_line
 from dyn_inspect.inspector.run import Run
-from dyn_inspect.tui.app import InspectorApp
 from dyn_inspect.tui.widgets import DetailPane
-from tui_support import SIZE, cursor_row, flat, render, rows, settle
+from tui_support import cursor_to, flat, opened, press, render, rows, select_frame
 
 LONG = CORPUS / "faces_long.py"
 pytestmark = pytest.mark.corpus
-
-
-def app_for(run: Run, **kwargs) -> InspectorApp:
-    return InspectorApp(run.path, run=run, clock=lambda: 0.0, **kwargs)
 
 
 def visible_lines(pane: DetailPane) -> list[str]:
@@ -38,16 +33,11 @@ def marked(lines: list[str]) -> str:
 async def test_break_past_line_200_shows_its_marked_line(faces_long_run: Run) -> None:
     line = marker_line(LONG, "BREAK:print")
     assert line > 200
-    app = app_for(faces_long_run)
-    async with app.run_test(size=SIZE) as pilot:
-        await pilot.press("2")
-        await settle(pilot)
+    async with opened(faces_long_run, "2") as (app, pilot):
         table = app.query_one("#breaks-table", DataTable)
         target = f"faces_long.py:{line}"
         assert target in [r[0] for r in rows(table)]
-        while cursor_row(table)[0] != target:
-            await pilot.press("down")
-        await settle(pilot)
+        await cursor_to(pilot, table, target)
         shown = visible_lines(app.query_one("#break-detail", DetailPane))
         row = marked(shown)
         assert str(line) in row and 'print("report", tuple(y.shape))' in row
@@ -60,23 +50,12 @@ async def test_break_past_line_200_shows_its_marked_line(faces_long_run: Run) ->
 async def test_user_stack_frame_past_line_200_marks_that_frame(faces_long_run: Run) -> None:
     helper, caller = marker_line(LONG, "BREAK:helper_branch"), marker_line(LONG, "CALLS:helper")
     assert helper > 200 and caller > 200
-    app = app_for(faces_long_run)
-    async with app.run_test(size=SIZE) as pilot:
-        await pilot.press("2")
-        await settle(pilot)
+    async with opened(faces_long_run, "2") as (app, pilot):
         table = app.query_one("#breaks-table", DataTable)
-        target = f"faces_long.py:{helper}"
-        while cursor_row(table)[0] != target:
-            await pilot.press("down")
-        await settle(pilot)
+        await cursor_to(pilot, table, f"faces_long.py:{helper}")
         pane = app.query_one("#break-detail", DetailPane)
         assert "if scale > 10:" in marked(visible_lines(pane))
-        stack = app.query_one("#break-stack", OptionList)
-        stack.focus()
-        labels = [render(stack.get_option_at_index(i).prompt) for i in range(stack.option_count)]
-        index = next(i for i, text in enumerate(labels) if f"faces_long.py:{caller}" in text)
-        stack.highlighted = index
-        await settle(pilot)
+        await select_frame(pilot, app.query_one("#break-stack", OptionList), f"faces_long.py:{caller}")
         shown = visible_lines(pane)
         assert f"faces_long.py:{caller}" in shown[0]
         row = marked(shown)
@@ -92,16 +71,13 @@ FAILURE = CORPUS / "faces_failure.py"
 
 async def test_fullgraph_failure_is_counted_and_has_its_own_view(faces_failure_run: Run) -> None:
     line = marker_line(FAILURE, "FAIL:fullgraph")
-    app = app_for(faces_failure_run)
-    async with app.run_test(size=SIZE) as pilot:
-        await settle(pilot)
+    async with opened(faces_failure_run) as (app, pilot):
         counts = flat(render(app.query_one("#overview-counts").content))
         assert "1 compile failures" in counts
         offenders = flat(render(app.query_one("#overview-offenders").content))
         assert "Compile failures" in offenders and f"faces_failure.py:{line}" in offenders
         assert "Unsupported: Data-dependent branching" in offenders
-        await pilot.press("7")
-        await settle(pilot)
+        await press(pilot, "7")
         assert "Failures (1)" in render(app.query_one("TabbedContent").get_tab("failures").label)
         table = app.query_one("#failures-table", DataTable)
         (row,) = rows(table)
@@ -119,23 +95,15 @@ async def test_fullgraph_failure_is_counted_and_has_its_own_view(faces_failure_r
 
 
 async def test_run_without_failures_shows_zero(faces_long_run: Run) -> None:
-    app = app_for(faces_long_run)
-    async with app.run_test(size=SIZE) as pilot:
-        await pilot.press("7")
-        await settle(pilot)
+    async with opened(faces_long_run, "7") as (app, pilot):
         assert rows(app.query_one("#failures-table", DataTable)) == []
         assert "No compile failed." in app.query_one("#failure-detail", DetailPane).text()
 
 
 async def test_recompile_timeline_lists_a_few_older_cache_entries(faces_recompiles_run: Run) -> None:
-    app = app_for(faces_recompiles_run)
-    async with app.run_test(size=SIZE) as pilot:
-        await pilot.press("3")
-        await settle(pilot)
+    async with opened(faces_recompiles_run, "3") as (app, pilot):
         table = app.query_one("#recompiles-table", DataTable)
-        while cursor_row(table)[2] != "by_dtypes":
-            await pilot.press("down")
-        await settle(pilot)
+        await cursor_to(pilot, table, "by_dtypes", column=2)
         text = flat(app.query_one("#recompile-timeline", DetailPane).text())
         assert text.startswith("by_dtypes") and "… and 1 older cache entry failed too" in text
         assert text.count("failed guard") == 1 + 2 + 3 + 3  # compiles #1..#4: 1, 2, 3, then 3 of 4

@@ -20,10 +20,24 @@ from dyn_inspect.inspector.outputs.reports import KernelCompile
 from dyn_inspect.inspector.reports import screens
 from dyn_inspect.inspector.reports.kernels import kernel
 from dyn_inspect.inspector.units import bytes_text, rate_text, time_text
-from dyn_inspect.tui.display import display_loc
+from dyn_inspect.tui.display import cut_middle, display_loc
 from dyn_inspect.tui.views.base import COMMON_KEYS, Context, SearchHit, matches
 from dyn_inspect.tui.views.table import Cell, RowDetails, kernel_detail
 from dyn_inspect.tui.widgets import DetailPane
+
+# Names and ops are cut (in full in the pane below and in the sort) so that the columns up
+# to the fused ops fit the terminal: a name gets what the other columns leave, at least
+# NAME_MIN (with a profiled run's cost columns that is all 160 columns leave) and at most
+# NAME_MAX; OTHER_WIDTHS are those columns' widths with their padding (Source lines: three).
+NAME_MIN, NAME_MAX = 28, 64
+OPS_WIDTH = 32
+OTHER_WIDTHS = {"cid": 9, "size": 10, "lines": 26, "ops": OPS_WIDTH + 2, "costs": 43, "bw": 5, "edges": 4}
+
+
+def name_width(screen_width: int, profiled: bool) -> int:
+    """How many cells a kernel's name may take on a screen ``screen_width`` wide."""
+    taken = sum(w for k, w in OTHER_WIDTHS.items() if k != "costs" or profiled)
+    return max(NAME_MIN, min(NAME_MAX, screen_width - taken))
 
 
 def kernel_matches(k: KernelInfo, query: str, cwd: str | None) -> bool:
@@ -121,6 +135,7 @@ kernel was compiled for.
         self._profiled = False  # the cost columns are shown
         self._with_meta = False  # the compile-metadata columns are shown
         self._metas: dict[str, KernelMeta | None] = {}  # row key → the KernelMeta its cells show
+        self._name_width = NAME_MIN  # names are cut to this (``name_width``)
 
     def compose(self) -> ComposeResult:
         with Vertical():
@@ -150,7 +165,9 @@ kernel was compiled for.
     def _add_columns(self, profiled: bool, with_meta: bool) -> None:
         """The cost columns only for a profiled run, the compile-metadata columns only when
         some kernel has Triton's metadata (a CPU run has none): four columns of "-" would
-        push the fused ops off a terminal's width."""
+        push the fused ops off a terminal's width. What tells kernels apart (name, size, the
+        user's lines, the fused ops) comes first and fits 160 columns with the cost columns
+        (names and ops are cut, in full in the pane); the metadata and the backend follow."""
         table = self.query_one(DataTable)
         table.clear(columns=True)
         self._profiled = profiled
@@ -162,15 +179,19 @@ kernel was compiled for.
             table.add_column("Calls/step", key="calls")
             table.add_column("GB/s", key="gbps")
             table.add_column("GFLOP/s", key="gflops")
+        table.add_column("Size", key="size")
+        table.add_column("Source lines", key="lines")
+        table.add_column("Fused ops", key="ops")
         if with_meta:
             table.add_column("Config", key="config")
             table.add_column("Regs", key="regs")
             table.add_column("Spills", key="spills")
             table.add_column("Smem", key="smem")
         table.add_column("Backend", key="backend")
-        table.add_column("Size", key="size")
-        table.add_column("Source lines", key="lines")
-        table.add_column("Fused ops", key="ops")
+
+    def on_resize(self) -> None:
+        if name_width(self.app.size.width, self._profiled) != self._name_width and self.ctx is not None:
+            self._rebuild()
 
     def _rebuild(self) -> None:
         table = self.query_one(DataTable)
@@ -181,6 +202,7 @@ kernel was compiled for.
             gone = (() if profiled else ("time", "calls", "gbps", "gflops")) + (() if with_meta else self.META_COLUMNS)
             if self._sort is not None and self._sort[0] in gone:
                 self._sort = None
+        self._name_width = name_width(self.app.size.width, profiled)
         table.clear()
         self._kernels.clear()
         self._metas.clear()
@@ -227,14 +249,14 @@ kernel was compiled for.
                 (
                     key,
                     (
-                        Cell(row.name + (" (bw)" if row.backward else "")),
+                        Cell(cut_middle(row.name, self._name_width) + (" (bw)" if row.backward else ""), row.name),
                         Cell(row.compile_id, _cid_order(row.compile_id)),
                         *costs,
-                        *meta,
-                        Cell(row.backend),
                         Cell(f"{row.lines_of_code} lines", row.lines_of_code, justify="right"),
                         Cell(lines_text(k, ctx.cwd), [(loc.file, loc.line) for loc in k.lines]),
-                        Cell(ops[:60] + ("…" if len(ops) > 60 else ""), ops),
+                        Cell(ops[: OPS_WIDTH - 1] + "…" if len(ops) > OPS_WIDTH else ops, ops),
+                        *meta,
+                        Cell(row.backend),
                     ),
                 )
             )
