@@ -60,40 +60,41 @@ def pytest_runtest_teardown(item: pytest.Item, nextitem: pytest.Item | None) -> 
         inductor_pool.harvest(_SESSION_INDUCTOR_CACHE)
 
 
-# fixture name -> corpus program it needs
-RUN_FIXTURES = {
-    "breaks_run": "breaks",
-    "recompiles_run": "recompiles",
-    "limit_run": "limit",
-    "raises_run": "raises",
-    "killed_run": "killed",
-    "example_run": "example",
-    "ranks_run": "ranks",
-    "faces_long_run": "faces_long",
-    "faces_failure_run": "faces_failure",
-    "faces_recompiles_run": "faces_recompiles",
+# fixture name -> (the corpus program it needs, what that recording is): each is a session
+# fixture made by ``_run_fixture`` (below) that reads the program's recording
+RUN_FIXTURES: dict[str, tuple[str, str]] = {
+    "breaks_run": ("breaks", "tests/corpus/breaks.py: one break of each kind at marked lines."),
+    "recompiles_run": ("recompiles", "tests/corpus/recompiles.py: shape and dtype recompiles."),
+    "limit_run": ("limit", "tests/corpus/limit.py: the recompile limit, then eager."),
+    "raises_run": ("raises", "tests/corpus/raises.py: raises after compiling."),
+    "killed_run": ("killed", "tests/corpus/killed.py: SIGKILLed after compiling."),
+    "example_run": ("example", "examples/train.py --steps 4: the README's example."),
+    "ranks_run": ("ranks", "torchrun --nproc-per-node 2 (gloo, CPU) of tests/corpus/ranks/train.py."),
+    "faces_long_run": ("faces_long", "tests/corpus/faces_long.py: 319 lines, breaks past line 200."),
+    "faces_failure_run": ("faces_failure", "tests/corpus/faces_failure.py: a caught fullgraph=True failure."),
+    "faces_recompiles_run": ("faces_recompiles", "tests/corpus/faces_recompiles.py: float lr, kwargs, .item(), ids."),
     # the differential corpus (tests/inspector/test_differential.py compares each with torch)
-    "long_file_run": "long_file",
-    "pkg_run": "pkg",
-    "hf_gpt2_run": "hf_gpt2",
-    "hf_bert_run": "hf_bert",
-    "optim_lr_run": "optim_lr",
-    "reset_run": "reset",
-    "fullgraph_fail_run": "fullgraph_fail",
-    "train_step_fail_run": "train_step_fail",
-    "exit3_run": "exit3",
-    "first_forward_fail_run": "first_forward_fail",
-    "warm_cache_run": "warm_cache",
-    "shapes_run": "shapes",
-    "cache_warm_run": "cache_warm",
-    "error_break_run": "error_break",
-    "no_graph_run": "no_graph",
-    "control_flow_run": "control_flow",
-    "docs_pages_run": "docs_pages",
-    "step_cost_run": "step_cost",
-    "step_cost_fixed_run": "step_cost_fixed",
-    "step_cost_eager_run": "step_cost_eager",
-    "ranks_profiled_run": "ranks_profiled",
+    "long_file_run": ("long_file", "tests/corpus/long_file.py: 300+ lines, three breaks past line 200."),
+    "pkg_run": ("pkg", "python -m pkg.train (tests/corpus/pkg/): the break is in pkg/metrics.py."),
+    "hf_gpt2_run": ("hf_gpt2", "tests/corpus/hf_gpt2.py: tiny random GPT-2, forward+backward, 3 lengths."),
+    "hf_bert_run": ("hf_bert", "tests/corpus/hf_bert.py: tiny random BERT, inference, 3 lengths."),
+    "optim_lr_run": ("optim_lr", "tests/corpus/optim_lr.py: compiled optimizer step, float lr, new kwarg."),
+    "reset_run": ("reset", "tests/corpus/reset.py: dynamo reset, recompile limit 3, two breaks on a line."),
+    "fullgraph_fail_run": ("fullgraph_fail", "tests/corpus/fullgraph_fail.py: uncaught fullgraph=True error."),
+    "train_step_fail_run": ("train_step_fail", "tests/corpus/train_step_fail.py: fullgraph train step, zero_grad 'marked as skipped'."),
+    "exit3_run": ("exit3", "tests/corpus/exit3.py: compiles, then sys.exit(3)."),
+    "first_forward_fail_run": ("first_forward_fail", "tests/corpus/first_forward_fail.py: fails before backward."),
+    "warm_cache_run": ("warm_cache", "tests/corpus/warm/train.py, its Inductor cache warmed from another copy."),
+    "shapes_run": ("shapes", "tests/corpus/shapes.py: dynamic=True, a dim specialized by an `if`, automatic dynamic."),
+    "cache_warm_run": ("cache_warm", "tests/corpus/cache/train.py, warmed from a copy: a hit, a bypass, a miss."),
+    "error_break_run": ("error_break", "tests/corpus/error_break.py: torch.sin(y, 1) breaks with GB0112."),
+    "no_graph_run": ("no_graph", "tests/corpus/no_graph.py: a compiled function that only prints: no graph."),
+    "control_flow_run": ("control_flow", "tests/corpus/control_flow.py: torch.cond recompiling on a length; nonzero's unbacked sizes."),
+    "docs_pages_run": ("docs_pages", "tests/corpus/docs_pages.py: the graph-break and recompilation docs pages' situations."),
+    "step_cost_run": ("step_cost", "tests/corpus/step_cost.py --profile=10: a break between two heavy compiled regions."),
+    "step_cost_fixed_run": ("step_cost_fixed", "tests/corpus/step_cost.py --without-bookkeeping --profile=10: the same program, fixed."),
+    "step_cost_eager_run": ("step_cost_eager", "the fixed step_cost.py under --disable-compile --profile=10: the eager baseline."),
+    "ranks_profiled_run": ("ranks_profiled", "tests/corpus/ranks/train.py --steps 10 under torchrun (2 ranks, gloo) with --profile=3."),
 }
 _needed: list[str] = []
 _needed_plain: list[str] = []  # programs whose plain (torch-only) run the selection needs
@@ -115,7 +116,7 @@ def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config
         if _records_real_runs(item):
             item.add_marker(pytest.mark.corpus)
         for name in getattr(item, "fixturenames", ()):
-            program = RUN_FIXTURES.get(name)
+            program = RUN_FIXTURES[name][0] if name in RUN_FIXTURES else None
             if program and program not in _needed:
                 _needed.append(program)
         if "corpus" in getattr(item, "fixturenames", ()):
@@ -164,45 +165,8 @@ def _run_fixture(program: str, doc: str) -> Callable[[Corpus], Run]:
     return pytest.fixture(scope="session", name=f"{program}_run")(fixture)
 
 
-breaks_run = _run_fixture("breaks", "tests/corpus/breaks.py: one break of each kind at marked lines.")
-recompiles_run = _run_fixture("recompiles", "tests/corpus/recompiles.py: shape and dtype recompiles.")
-limit_run = _run_fixture("limit", "tests/corpus/limit.py: the recompile limit, then eager.")
-raises_run = _run_fixture("raises", "tests/corpus/raises.py: raises after compiling.")
-killed_run = _run_fixture("killed", "tests/corpus/killed.py: SIGKILLed after compiling.")
-example_run = _run_fixture("example", "examples/train.py --steps 4: the README's example.")
-ranks_run = _run_fixture("ranks", "torchrun --nproc-per-node 2 (gloo, CPU) of tests/corpus/ranks/train.py.")
-faces_long_run = _run_fixture("faces_long", "tests/corpus/faces_long.py: 319 lines, breaks past line 200.")
-faces_failure_run = _run_fixture("faces_failure", "tests/corpus/faces_failure.py: a caught fullgraph=True failure.")
-faces_recompiles_run = _run_fixture("faces_recompiles", "tests/corpus/faces_recompiles.py: float lr, kwargs, .item(), ids.")
-long_file_run = _run_fixture("long_file", "tests/corpus/long_file.py: 300+ lines, three breaks past line 200.")
-pkg_run = _run_fixture("pkg", "python -m pkg.train (tests/corpus/pkg/): the break is in pkg/metrics.py.")
-hf_gpt2_run = _run_fixture("hf_gpt2", "tests/corpus/hf_gpt2.py: tiny random GPT-2, forward+backward, 3 lengths.")
-hf_bert_run = _run_fixture("hf_bert", "tests/corpus/hf_bert.py: tiny random BERT, inference, 3 lengths.")
-optim_lr_run = _run_fixture("optim_lr", "tests/corpus/optim_lr.py: compiled optimizer step, float lr, new kwarg.")
-reset_run = _run_fixture("reset", "tests/corpus/reset.py: dynamo reset, recompile limit 3, two breaks on a line.")
-fullgraph_fail_run = _run_fixture("fullgraph_fail", "tests/corpus/fullgraph_fail.py: uncaught fullgraph=True error.")
-train_step_fail_run = _run_fixture(
-    "train_step_fail", "tests/corpus/train_step_fail.py: fullgraph train step, zero_grad 'marked as skipped'."
-)
-exit3_run = _run_fixture("exit3", "tests/corpus/exit3.py: compiles, then sys.exit(3).")
-first_forward_fail_run = _run_fixture("first_forward_fail", "tests/corpus/first_forward_fail.py: fails before backward.")
-shapes_run = _run_fixture("shapes", "tests/corpus/shapes.py: dynamic=True, a dim specialized by an `if`, automatic dynamic.")
-cache_warm_run = _run_fixture("cache_warm", "tests/corpus/cache/train.py, warmed from a copy: a hit, a bypass, a miss.")
-error_break_run = _run_fixture("error_break", "tests/corpus/error_break.py: torch.sin(y, 1) breaks with GB0112.")
-no_graph_run = _run_fixture("no_graph", "tests/corpus/no_graph.py: a compiled function that only prints: no graph.")
-control_flow_run = _run_fixture(
-    "control_flow", "tests/corpus/control_flow.py: torch.cond recompiling on a length; nonzero's unbacked sizes."
-)
-docs_pages_run = _run_fixture("docs_pages", "tests/corpus/docs_pages.py: the graph-break and recompilation docs pages' situations.")
-warm_cache_run = _run_fixture("warm_cache", "tests/corpus/warm/train.py, its Inductor cache warmed from another copy.")
-step_cost_run = _run_fixture("step_cost", "tests/corpus/step_cost.py --profile=10: a break between two heavy compiled regions.")
-step_cost_fixed_run = _run_fixture(
-    "step_cost_fixed", "tests/corpus/step_cost.py --without-bookkeeping --profile=10: the same program, fixed."
-)
-ranks_profiled_run = _run_fixture(
-    "ranks_profiled", "tests/corpus/ranks/train.py --steps 10 under torchrun (2 ranks, gloo) with --profile=3."
-)
-step_cost_eager_run = _run_fixture("step_cost_eager", "the fixed step_cost.py under --disable-compile --profile=10: the eager baseline.")
+for _name, (_program, _doc) in RUN_FIXTURES.items():
+    globals()[_name] = _run_fixture(_program, _doc)
 
 
 @pytest.fixture(scope="session")
