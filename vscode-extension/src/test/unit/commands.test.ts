@@ -1,14 +1,11 @@
 import * as assert from 'assert';
 import * as path from 'path';
-import type { LogOutputChannel } from 'vscode';
 import { chooseRun, exportBugReport, registerCommands, runCurrentFile, showBreaks } from '../../common/commands';
 import { ServerLaunch } from '../../common/launch';
-import { createLogChannel } from '../../common/log';
 import { ServerController } from '../../common/server';
-import { StatusBar } from '../../common/status';
 import { LanguageClient } from '../mocks/languageclient';
 import { Position, Range, Uri, mock } from '../mocks/vscode';
-import { OK, fakeRunner, memento, tempDir } from './helpers';
+import { OK, fakeRunner, startedServer, tempDir } from './helpers';
 
 const CLI = '/envs/a/bin/dyn-inspect';
 const LAUNCH: ServerLaunch = {
@@ -39,13 +36,7 @@ suite('commands', () => {
     let server: ServerController;
 
     setup(async () => {
-        mock.reset();
-        LanguageClient.reset();
-        root = tempDir();
-        mock.setWorkspace(root);
-        const outputChannel: LogOutputChannel = createLogChannel('dyn-inspect');
-        server = new ServerController({ outputChannel, status: new StatusBar(), workspaceState: memento(), resolveLaunch: async () => LAUNCH });
-        await server.restart();
+        ({ root, server } = await startedServer(LAUNCH));
     });
 
     test('Run Current File saves the file and runs `dyn-inspect FILE.py` in a terminal', async () => {

@@ -1,16 +1,12 @@
 import * as assert from 'assert';
 import * as fs from 'fs';
 import * as path from 'path';
-import type { LogOutputChannel } from 'vscode';
 import type { ExecuteCommandSignature, LanguageClientOptions } from 'vscode-languageclient/node';
 import { DetailsView, FunctionDetails } from '../../common/details';
 import { ServerLaunch } from '../../common/launch';
-import { createLogChannel } from '../../common/log';
-import { ServerController } from '../../common/server';
-import { StatusBar } from '../../common/status';
 import { LanguageClient } from '../mocks/languageclient';
 import { mock } from '../mocks/vscode';
-import { memento, tempDir } from './helpers';
+import { startedServer } from './helpers';
 
 const LAUNCH: ServerLaunch = {
     source: 'setting',
@@ -67,20 +63,8 @@ suite('code lens details (dynInspect.showDetails)', () => {
     let executeCommand: ExecuteCommandMiddleware;
 
     setup(async () => {
-        mock.reset();
-        LanguageClient.reset();
-        root = tempDir();
-        mock.setWorkspace(root);
-        const outputChannel: LogOutputChannel = createLogChannel('dyn-inspect');
         details = new DetailsView();
-        const server = new ServerController({
-            outputChannel,
-            status: new StatusBar(),
-            workspaceState: memento(),
-            resolveLaunch: async () => LAUNCH,
-            showDetails: (result) => details.show(result),
-        });
-        await server.restart();
+        ({ root } = await startedServer(LAUNCH, { showDetails: (result) => details.show(result) }));
         const options = LanguageClient.instances[0].clientOptions as LanguageClientOptions;
         const middleware = options.middleware?.executeCommand;
         assert.ok(middleware, 'the client gets an executeCommand middleware');

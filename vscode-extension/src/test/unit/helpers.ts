@@ -3,8 +3,14 @@ import * as fs from 'fs';
 import * as os from 'os';
 import * as path from 'path';
 import type { Memento } from 'vscode';
+import type { ServerLaunch } from '../../common/launch';
+import { createLogChannel } from '../../common/log';
 import type { ProcessOptions, ProcessResult, ProcessRunner } from '../../common/python';
+import { ServerController, ServerControllerOptions } from '../../common/server';
 import type { ExtensionSettings } from '../../common/settings';
+import { StatusBar } from '../../common/status';
+import { LanguageClient } from '../mocks/languageclient';
+import { mock } from '../mocks/vscode';
 
 export function makeSettings(overrides: Partial<ExtensionSettings> = {}): ExtensionSettings {
     return {
@@ -66,4 +72,24 @@ export function memento(initial: Record<string, unknown> = {}): Memento {
             values.set(key, value);
         },
     } as Memento;
+}
+
+/**
+ * A fresh mock window (what the mocks recorded is reset) on a new temporary workspace, and a
+ * ServerController on it started with `launch`; `options` adds to or replaces its options.
+ */
+export async function startedServer(launch: ServerLaunch, options: Partial<ServerControllerOptions> = {}): Promise<{ root: string; server: ServerController }> {
+    mock.reset();
+    LanguageClient.reset();
+    const root = tempDir();
+    mock.setWorkspace(root);
+    const server = new ServerController({
+        outputChannel: createLogChannel('dyn-inspect'),
+        status: new StatusBar(),
+        workspaceState: memento(),
+        resolveLaunch: async () => launch,
+        ...options,
+    });
+    await server.restart();
+    return { root, server };
 }
