@@ -2,7 +2,7 @@ import * as assert from 'assert';
 import * as fs from 'fs';
 import * as path from 'path';
 import type { WorkspaceFolder } from 'vscode';
-import { LaunchError, ServerLaunch, cliForInterpreter, resolveServerLaunch } from '../../common/launch';
+import { LaunchDependencies, LaunchError, ServerLaunch, cliForInterpreter, resolveServerLaunch } from '../../common/launch';
 import { mock } from '../mocks/vscode';
 import { NOT_FOUND, NO_MODULE, OK, fakeRunner, makeExecutable, makeSettings, tempDir } from './helpers';
 
@@ -29,14 +29,14 @@ suite('resolveServerLaunch', () => {
 
     const never = async (): Promise<string[] | undefined> => assert.fail('the Python extension must not be asked');
 
+    /** The launch for the interpreter setting `interpreter`, which never falls back to the Python extension. */
+    const fromSetting = (interpreter: string[], overrides: Partial<LaunchDependencies>): Promise<ServerLaunch> =>
+        resolveServerLaunch(makeSettings({ interpreter }), folder, { ...overrides, pythonExtensionInterpreter: never });
+
     suite('interpreter sources', () => {
         test('setting: checks the import, then starts <python> -m dyn_inspect.lsp', async () => {
             const runner = fakeRunner({ '/envs/a/bin/python': OK });
-            const launch = await resolveServerLaunch(makeSettings({ interpreter: ['/envs/a/bin/python'] }), folder, {
-                runProcess: runner,
-                env: { PATH: emptyPath },
-                pythonExtensionInterpreter: never,
-            });
+            const launch = await fromSetting(['/envs/a/bin/python'], { runProcess: runner, env: { PATH: emptyPath } });
             assert.strictEqual(launch.source, 'setting');
             assert.deepStrictEqual(launch.server, { command: '/envs/a/bin/python', args: ['-m', 'dyn_inspect.lsp'] });
             assert.deepStrictEqual(runner.calls.map((c) => [c.command, c.args]), [['/envs/a/bin/python', ['-c', 'import dyn_inspect.lsp']]]);
@@ -46,7 +46,7 @@ suite('resolveServerLaunch', () => {
         test('setting: keeps the interpreter\'s leading arguments', async () => {
             const runner = fakeRunner({ conda: OK });
             const interpreter = ['conda', 'run', '-n', 'torch', 'python'];
-            const launch = await resolveServerLaunch(makeSettings({ interpreter }), folder, { runProcess: runner, pythonExtensionInterpreter: never });
+            const launch = await fromSetting(interpreter, { runProcess: runner });
             assert.deepStrictEqual(launch.server, { command: 'conda', args: ['run', '-n', 'torch', 'python', '-m', 'dyn_inspect.lsp'] });
             assert.deepStrictEqual(runner.calls[0].args, ['run', '-n', 'torch', 'python', '-c', 'import dyn_inspect.lsp']);
             assert.deepStrictEqual(launch.cli, { command: 'conda', args: ['run', '-n', 'torch', 'python', '-m', 'dyn_inspect.cli'] });
@@ -106,34 +106,20 @@ suite('resolveServerLaunch', () => {
         test('setting: interpreter missing, without falling back to the Python extension or PATH', async () => {
             const bin = tempDir();
             makeExecutable(bin, 'dyn-inspect');
-            const error = await launchError(
-                resolveServerLaunch(makeSettings({ interpreter: ['/nope/python'] }), folder, {
-                    runProcess: fakeRunner({ '/nope/python': NOT_FOUND }),
-                    env: { PATH: bin },
-                    pythonExtensionInterpreter: never,
-                }),
-            );
+            const error = await launchError(fromSetting(['/nope/python'], { runProcess: fakeRunner({ '/nope/python': NOT_FOUND }), env: { PATH: bin } }));
             assert.strictEqual(error.kind, 'interpreterMissing');
             assert.match(error.message, /dynInspect\.interpreter setting was not found: \/nope\/python\. Fix the setting/);
         });
 
         test('setting: interpreter missing, detected by really running it', async () => {
             const missing = path.join(tempDir(), 'no-such-python');
-            const error = await launchError(
-                resolveServerLaunch(makeSettings({ interpreter: [missing] }), folder, { env: { PATH: emptyPath }, pythonExtensionInterpreter: never }),
-            );
+            const error = await launchError(fromSetting([missing], { env: { PATH: emptyPath } }));
             assert.strictEqual(error.kind, 'interpreterMissing');
             assert.ok(error.message.includes(missing));
         });
 
         test('setting: dyn_inspect not installed gives the pip command that fixes it', async () => {
-            const error = await launchError(
-                resolveServerLaunch(makeSettings({ interpreter: ['/envs/a/bin/python'] }), folder, {
-                    runProcess: fakeRunner({ '/envs/a/bin/python': NO_MODULE }),
-                    env: { PATH: emptyPath },
-                    pythonExtensionInterpreter: never,
-                }),
-            );
+            const error = await launchError(fromSetting(['/envs/a/bin/python'], { runProcess: fakeRunner({ '/envs/a/bin/python': NO_MODULE }), env: { PATH: emptyPath } }));
             assert.strictEqual(error.kind, 'notImportable');
             assert.strictEqual(
                 error.message,
@@ -144,9 +130,7 @@ suite('resolveServerLaunch', () => {
 
         test('setting: module present but its import fails, really running a fake interpreter', async () => {
             const python = makeExecutable(tempDir(), 'python', 'echo "ImportError: cannot import name \'LanguageServer\' from \'pygls.lsp.server\'" >&2; exit 1');
-            const error = await launchError(
-                resolveServerLaunch(makeSettings({ interpreter: [python] }), folder, { env: { PATH: emptyPath }, pythonExtensionInterpreter: never }),
-            );
+            const error = await launchError(fromSetting([python], { env: { PATH: emptyPath } }));
             assert.strictEqual(error.kind, 'notImportable');
             assert.match(error.message, /is installed in .* but "import dyn_inspect\.lsp" failed \(ImportError: cannot import name 'LanguageServer'/);
         });
@@ -190,13 +174,7 @@ suite('resolveServerLaunch', () => {
             const bin = tempDir();
             makeExecutable(bin, 'dyn-inspect');
             const runner = fakeRunner({ '/envs/a/bin/python': OK });
-            const error = await launchError(
-                resolveServerLaunch(makeSettings({ interpreter: ['/envs/a/bin/python'] }), folder, {
-                    runProcess: runner,
-                    env: { PATH: bin },
-                    pythonExtensionInterpreter: never,
-                }),
-            );
+            const error = await launchError(fromSetting(['/envs/a/bin/python'], { runProcess: runner, env: { PATH: bin } }));
             assert.strictEqual(error.kind, 'untrusted');
             assert.match(error.message, /Restricted Mode/);
             assert.strictEqual(runner.calls.length, 0);
