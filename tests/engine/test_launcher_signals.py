@@ -59,6 +59,21 @@ def wait_ready(tmp_path: Path, p: subprocess.Popen[bytes]) -> None:
         time.sleep(0.02)
 
 
+def record(tmp_path: Path, **kwargs) -> subprocess.CompletedProcess[str]:
+    """``dyn-inspect --no-tui prog.py`` in ``tmp_path``, run to its end (``kwargs``: more of
+    subprocess.run's)."""
+    env = {k: v for k, v in os.environ.items() if k != "DYN_INSPECT_RUNS_DIR"}
+    return subprocess.run(
+        [str(DYN_INSPECT), "--no-tui", "--runs-dir", str(tmp_path / "runs"), "prog.py"],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        **kwargs,
+    )
+
+
 def run_end(tmp_path: Path) -> dict:
     run = next(d for d in (tmp_path / "runs").iterdir() if d.is_dir() and not d.is_symlink())
     events = [json.loads(line) for line in (run / "launcher.jsonl").read_text().splitlines()]
@@ -104,16 +119,7 @@ def test_a_signal_the_program_sends_its_own_group_is_not_forwarded_again(tmp_pat
         "while time.monotonic() < deadline: time.sleep(0.01)\n"
         "print(len(got))\n"
     )
-    env = {k: v for k, v in os.environ.items() if k != "DYN_INSPECT_RUNS_DIR"}
-    p = subprocess.run(
-        [str(DYN_INSPECT), "--no-tui", "--runs-dir", str(tmp_path / "runs"), "prog.py"],
-        cwd=tmp_path,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        start_new_session=True,
-    )
+    p = record(tmp_path, start_new_session=True)
     assert p.returncode == 0, p.stderr
     assert p.stdout == "1\n"
 
@@ -125,15 +131,7 @@ def test_a_program_killed_by_sigkill_ends_the_launcher_by_sigkill(tmp_path: Path
     (tmp_path / "prog.py").write_text("import os, signal\nos.kill(os.getpid(), signal.SIGKILL)\n")
     plain = subprocess.run([sys.executable, "prog.py"], cwd=tmp_path, capture_output=True, timeout=120)
     assert plain.returncode == -signal.SIGKILL
-    env = {k: v for k, v in os.environ.items() if k != "DYN_INSPECT_RUNS_DIR"}
-    ours = subprocess.run(
-        [str(DYN_INSPECT), "--no-tui", "--runs-dir", str(tmp_path / "runs"), "prog.py"],
-        cwd=tmp_path,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+    ours = record(tmp_path)
     assert ours.returncode == -signal.SIGKILL, ours.stderr
     end = run_end(tmp_path)
     assert end["signal"] == signal.SIGKILL and end["exit_code"] == 128 + signal.SIGKILL
