@@ -15,6 +15,10 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
+import pytest
+
+from corpus_support import records
+from dyn_inspect.inspector.run import Run
 from inductor_pool import seed
 
 DYN_INSPECT = Path(sys.executable).parent / "dyn-inspect"
@@ -163,3 +167,19 @@ def record_once(tmp_root_factory) -> Recorded:  # type: ignore[no-untyped-def]
     if "run" not in _once:
         _once["run"] = record(tmp_root_factory.mktemp("inspector-program"))
     return _once["run"]
+
+
+# The recording as module fixtures, for the test modules that read it: each takes them by
+# assigning them to its own names (``program = inspector_program.program``), so the
+# recording is made once a session and read into one ``Run`` per module.
+
+
+@pytest.fixture(scope="module")
+@records
+def program(tmp_path_factory: pytest.TempPathFactory) -> Recorded:
+    return record_once(tmp_path_factory)
+
+
+@pytest.fixture(scope="module")
+def program_run(program: Recorded) -> Run:
+    return Run(program.run_dir)

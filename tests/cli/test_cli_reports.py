@@ -13,9 +13,10 @@ from pathlib import Path
 
 import pytest
 
-from corpus_support import CORPUS, EXAMPLES, marker_line, records
+import inspector_program
+from corpus_support import CORPUS, EXAMPLES, marker_line
 from dyn_inspect.inspector.run import Run
-from inspector_program import Recorded, record_once
+from inspector_program import Recorded
 
 DYN = [sys.executable, "-m", "dyn_inspect.cli"]
 RECOMPILES = CORPUS / "recompiles.py"
@@ -33,11 +34,7 @@ def cli_json(*args: str, **kw: object) -> dict:
     assert "Traceback" not in p.stderr
     return json.loads(p.stdout)
 
-
-@pytest.fixture(scope="module")
-@records
-def program(tmp_path_factory: pytest.TempPathFactory) -> Recorded:
-    return record_once(tmp_path_factory)
+program = inspector_program.program  # the shared fixture
 
 
 # -- each command on real runs -------------------------------------------------------------

@@ -8,19 +8,16 @@ import sys
 
 import pytest
 
-from corpus_support import CORPUS, EXAMPLES, marker_line, records
+import inspector_program
+from corpus_support import CORPUS, EXAMPLES, marker_line
 from dyn_inspect.engine.normalizers.graph_breaks import parse_break_text
 from dyn_inspect.inspector.analysis.breaks import break_sites
 from dyn_inspect.inspector.analysis.messages import headline
 from dyn_inspect.inspector.reports import summary
 from dyn_inspect.inspector.run import Run
-from inspector_program import Recorded, record_once
+from inspector_program import Recorded
 
-
-@pytest.fixture(scope="module")
-@records
-def program(tmp_path_factory: pytest.TempPathFactory) -> Recorded:
-    return record_once(tmp_path_factory)
+program = inspector_program.program  # the shared fixture
 
 
 def test_dedup_counts(breaks_run: Run) -> None:

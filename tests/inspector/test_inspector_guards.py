@@ -4,17 +4,11 @@ from __future__ import annotations
 
 import pytest
 
-from corpus_support import records
+import inspector_program
 from dyn_inspect.inspector.analysis.guards import guard_diff, guard_lines, parse_guards
 from dyn_inspect.inspector.run import Run
-from inspector_program import Recorded, record_once
 
-
-@pytest.fixture(scope="module")
-@records
-def program_run(tmp_path_factory: pytest.TempPathFactory) -> Run:
-    rec: Recorded = record_once(tmp_path_factory)
-    return Run(rec.run_dir)
+program, program_run = inspector_program.program, inspector_program.program_run  # the shared fixtures
 
 
 def _cids(run: Run, function: str) -> list[str]:

@@ -4,25 +4,17 @@ from __future__ import annotations
 
 import pytest
 
-from corpus_support import CORPUS, marker_line, records
+import inspector_program
+from corpus_support import CORPUS, marker_line
 from dyn_inspect.inspector.analysis.kernels import effective_isa, kernels_at, kernels_by_compile, kernels_by_line, vectorization
 from dyn_inspect.inspector.locations import run_cwd
 from dyn_inspect.inspector.run import Run
 from dyn_inspect.tui.views.kernels import kernel_matches
-from inspector_program import Recorded, record_once
+from inspector_program import Recorded
 
 RECOMPILES = CORPUS / "recompiles.py"
 
-
-@pytest.fixture(scope="module")
-@records
-def program(tmp_path_factory: pytest.TempPathFactory) -> Recorded:
-    return record_once(tmp_path_factory)
-
-
-@pytest.fixture(scope="module")
-def program_run(program: Recorded) -> Run:
-    return Run(program.run_dir)
+program, program_run = inspector_program.program, inspector_program.program_run  # the shared fixtures
 
 
 def test_vectorization_coverage_counts_the_scalar_kernel(program: Recorded, program_run: Run) -> None:

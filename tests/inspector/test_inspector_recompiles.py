@@ -5,24 +5,16 @@ from __future__ import annotations
 
 import pytest
 
-from corpus_support import CORPUS, EXAMPLES, marker_line, records
+import inspector_program
+from corpus_support import CORPUS, EXAMPLES, marker_line
 from dyn_inspect.inspector.analysis.guard_failures import parse_reason
 from dyn_inspect.inspector.analysis.recompiles import frames_with_recompiles, recompile_limit_of, recompile_timeline
 from dyn_inspect.inspector.analysis.suggestions import suggest_for
 from dyn_inspect.inspector.model import FrameInfo, RunModel
 from dyn_inspect.inspector.run import Run
-from inspector_program import Recorded, record_once
+from inspector_program import Recorded
 
-
-@pytest.fixture(scope="module")
-@records
-def program(tmp_path_factory: pytest.TempPathFactory) -> Recorded:
-    return record_once(tmp_path_factory)
-
-
-@pytest.fixture(scope="module")
-def program_run(program: Recorded) -> Run:
-    return Run(program.run_dir)
+program, program_run = inspector_program.program, inspector_program.program_run  # the shared fixtures
 
 
 def _frame(model: RunModel, name: str) -> FrameInfo:
