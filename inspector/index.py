@@ -58,13 +58,12 @@ from dyn_inspect.inspector.user_cache import cache_dir as cache_dir
 if TYPE_CHECKING:
     from dyn_inspect.inspector.run import Run
 
-INDEX_FILE = "index.dyn"
+INDEX_FILE = user_cache.INDEX_FILE
 INDEX_VERSION = 1
 MAGIC = b"dyn-inspect index\n"
 NO_INDEX_ENV = "DYN_INSPECT_NO_INDEX"  # set: every run is read from its logs, no index written
 _PROBE = 4096  # bytes hashed at each end of a log's indexed part
 _MAC = 32
-CACHE_KEEP = 64  # readers' indexes kept in the user cache (the oldest dropped)
 UNKNOWN = "unknown"  # the segment of lines whose kind this version does not know
 
 # Kinds the LSP's findings never read: skipped when it opens a run from the index.
@@ -294,7 +293,7 @@ def write(run: Run) -> Path | None:
         target = user_cache.index_path(run.path)
         data = b"".join(parts)
         del parts
-        if not user_cache.write(target.parent, user_cache.run_key(run.path), data, CACHE_KEEP, suffix=user_cache.INDEX_SUFFIX):
+        if not user_cache.write(target.parent, user_cache.run_key(run.path), data, suffix=user_cache.INDEX_SUFFIX):
             target = None
     if target is None:
         return None

@@ -31,6 +31,8 @@ def folder(name: str) -> Path:
 
 INDEXES = "indexes"  # the run indexes that readers built (``inspector.index``)
 INDEX_SUFFIX = ".dyn"
+INDEX_FILE = "index.dyn"  # a run's own index, written by its recorder (``inspector.index``)
+KEEP = 64  # entries kept of each kind (indexes, findings, first screens, frames): the oldest go first
 
 
 def run_key(run_dir: str | os.PathLike[str]) -> bytes:
@@ -47,7 +49,7 @@ def index_path(run_dir: str | os.PathLike[str]) -> Path:
     return folder(INDEXES) / f"{run_key(run_dir).hex()}{INDEX_SUFFIX}"
 
 
-def write(where: Path, key: bytes, data: bytes, keep: int, suffix: str = ".msgpack") -> bool:
+def write(where: Path, key: bytes, data: bytes, keep: int = KEEP, suffix: str = ".msgpack") -> bool:
     """``data`` as ``where/<key><suffix>`` (a temporary file renamed over it: a reader sees
     the old file or the new one, a full disk leaves neither half-written); then only the
     ``keep`` newest files stay. False when it could not be written."""

@@ -41,7 +41,6 @@ from dyn_inspect.inspector.workspace import Workspace
 from dyn_inspect.lsp.run_source import Touch
 
 FORMAT = 5  # bump when RunIndex or the findings' meaning changes
-MAX_ENTRIES = 64
 
 
 class Scope(msgspec.Struct):
@@ -209,4 +208,4 @@ def _write(key: bytes, ws: Workspace, index: RunIndex, touch: Touch | None, scop
     files = {p: file_version(p) for p in {*index.files, *index.baselines, *ws.inside}}
     findings = {p: msgspec.Raw(msgspec.msgpack.encode(ff)) for p, ff in index.files.items()}
     entry = _Entry(FORMAT, key, files, dataclasses.replace(index, files={}), findings, touch, scope)
-    return user_cache.write(_folder(), key, msgspec.msgpack.encode(entry), MAX_ENTRIES)
+    return user_cache.write(_folder(), key, msgspec.msgpack.encode(entry))

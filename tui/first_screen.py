@@ -25,7 +25,6 @@ from dyn_inspect.inspector.run import Run
 from dyn_inspect.tui import last_frame
 
 FORMAT = 1  # bump when FirstScreen or what the overview shows changes
-MAX_ENTRIES = 64  # runs whose first screens are kept (the oldest go first)
 MAX_BYTES = 1 << 20  # a first screen is a few KB: anything bigger is not ours
 
 
@@ -109,7 +108,7 @@ def save(run: Run, index_id: bytes | None = None) -> bool:
     screen = build(run, index_id)
     if screen is None:
         return False
-    return user_cache.write(_folder(), screen.key, msgspec.msgpack.encode(screen), MAX_ENTRIES)
+    return user_cache.write(_folder(), screen.key, msgspec.msgpack.encode(screen))
 
 
 def load(run_path: Path) -> FirstScreen | None:

@@ -26,11 +26,9 @@ from typing import Any
 from dyn_inspect.inspector import user_cache
 
 MAGIC = b"dyn-inspect frame 1\n"
-MAX_ENTRIES = 64  # frames kept (the oldest go first)
 MAX_BYTES = 4 << 20  # a 400x100 frame in 24-bit colour is well under 1 MB
-# (Theirs, named here: importing engine.eventlog and inspector.index takes longer than a replay.)
-INDEX_FILE = "index.dyn"  # inspector.index.INDEX_FILE: a run opened from its index
-RUNS_DIR_ENV = "DYN_INSPECT_RUNS_DIR"  # engine.eventlog.RUNS_DIR_ENV
+# (engine.eventlog's, named here: importing it takes longer than a replay.)
+RUNS_DIR_ENV = "DYN_INSPECT_RUNS_DIR"
 # What decides how Textual draws on this terminal, beside its size (and TEXTUAL_*).
 TERMINAL_ENV = ("TERM", "COLORTERM", "NO_COLOR", "FORCE_COLOR", "TERM_PROGRAM", "LANG", "LC_ALL", "LC_CTYPE")
 ALT_SCREEN_ON, ALT_SCREEN_OFF = "\x1b[?1049h", "\x1b[?1049l"
@@ -126,7 +124,7 @@ def keep(where: Spot, columns: int, lines: int, frame: str) -> bool:
     data = MAGIC + head + b"\n" + frame.encode("utf-8", "surrogateescape")
     if len(data) > MAX_BYTES:
         return False
-    return user_cache.write(_folder(), name, data, MAX_ENTRIES, suffix=".frame")
+    return user_cache.write(_folder(), name, data, suffix=".frame")
 
 
 def _saved(run: str, columns: int, lines: int) -> bytes | None:
@@ -167,7 +165,7 @@ def _run_of(argv: list[str]) -> str | None:
     for candidate in candidates:
         run = os.path.realpath(candidate)
         # (The recorder's index in the run, or the one a reader built in the user cache.)
-        if os.path.isfile(os.path.join(run, INDEX_FILE)) or user_cache.index_path(run).is_file():
+        if os.path.isfile(os.path.join(run, user_cache.INDEX_FILE)) or user_cache.index_path(run).is_file():
             return run
     return None
 
