@@ -40,6 +40,7 @@ from dyn_inspect.tui._textual_hacks import DisplayHook, full_frame_text
 from dyn_inspect.tui.display import display_loc, duration, run_cwd
 from dyn_inspect.tui.follow import OutputBuffer, RunFollower
 from dyn_inspect.tui.messages import ChildExited, LabelChanged, LoadFailed, OutputAvailable, RunLoaded, RunUpdated
+from dyn_inspect.tui.view_bar import ViewBar
 from dyn_inspect.tui.view_list import TITLES, VIEW_IDS, VIEWS
 from dyn_inspect.tui.views.base import Context, SearchHit, View
 
@@ -170,6 +171,7 @@ class InspectorApp(DisplayHook[int]):
             yield Label("", id="header-env")
             # (the rank selector is mounted here for a run of two ranks or more)
             yield Label("", id="header-run")
+        yield ViewBar(id="view-bar")
         # Every view exists from the start (its tab's label is its own), but only the first
         # one shown is mounted, and the program's output while it runs live: laying out
         # twelve views' widgets took half the time to the first frame. The others are
@@ -470,6 +472,7 @@ class InspectorApp(DisplayHook[int]):
             if bool(model.step_profiles) != self._cost_tab:
                 self._cost_tab = not self._cost_tab
                 (tabs.show_tab if self._cost_tab else tabs.hide_tab)("cost")
+            self._show_view_bar()
             targets = VIEW_IDS if all_views else [self.active_view]
             for view_id in targets:
                 if not self.mounted(view_id):
@@ -591,8 +594,19 @@ class InspectorApp(DisplayHook[int]):
         # The tab is active already (a click, or ``show_view``): never set it again here,
         # the active tab may have moved on since this message was sent.
         await self._mount_view(view_id)
+        self._show_view_bar()
         if view_id in self._stale and view_id == self.active_view:
             self._sync()
+
+    def _show_view_bar(self) -> None:
+        """The narrow screen's list of views (``ViewBar``): the tabs shown, as labelled now."""
+        tabs = self.query_one(TabbedContent)
+        shown = [
+            (v.id, v.key, str(tabs.get_tab(v.id).label))
+            for v in VIEWS
+            if (v.id != "ranks" or self._ranks_tab) and (v.id != "cost" or self._cost_tab)
+        ]
+        self.query_one(ViewBar).show_views(shown, self.active_view)
 
     # -- actions -----------------------------------------------------------------------------
 
