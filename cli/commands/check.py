@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from collections.abc import Callable
 from typing import Any
 
 import msgspec
@@ -44,6 +45,41 @@ def prepare_parser(parser: argparse.ArgumentParser) -> None:
     )
 
 
+_Line = Callable[[dict[str, Any]], str]
+
+# check → its FAIL line (from the failed check's JSON) and the line of each of its items;
+# max_divergences lists none (the divergences are the notes above it)
+_FAIL_LINES: dict[str, tuple[_Line, _Line | None]] = {
+    "max_graph_breaks": (
+        lambda f: f"FAIL graph breaks: {f['actual']} unique sites > {f['limit']} allowed",
+        lambda b: f"  {file_line(b['file'], b['line'])}  {b['type']}  ×{b['count']}",
+    ),
+    "max_recompiles": (
+        lambda f: f"FAIL recompiles: {f['actual']} > {f['limit']} allowed",
+        lambda x: f"  [{x['compile_id']}] {x['function']} ({short_path(x['file'] or '?')}): {x['reasons'][0] if x['reasons'] else '?'}",
+    ),
+    "max_causes": (
+        lambda f: f"FAIL recompile causes: {f['actual']} > {f['limit']} allowed",
+        lambda x: f"  {x['title']}" + (f"  — fix: {x['fix']}" if x["fix"] else ""),
+    ),
+    "new_graph_breaks": (
+        lambda f: f"FAIL {f['actual']} graph break site(s) not in baseline {short_path(f['baseline'])}",
+        lambda b: f"  {b['file']}:{b['line']}  {b['type']}  ×{b['count']}",
+    ),
+    "max_failures": (
+        lambda f: f"FAIL compile failures: {f['actual']} > {f['limit']} allowed",
+        lambda x: (
+            f"  [{x['compile_id']}] {file_line(x['file'], x['line']) if x['file'] else '?'}  {x['function']}: {x['type']}: {x['message']}"
+        ),
+    ),
+    "max_divergences": (lambda f: f"FAIL rank divergences: {f['actual']} > {f['limit']} allowed (listed above)", None),
+    "new_recompiles": (
+        lambda f: f"FAIL {f['actual']} recompile cause(s) not in baseline {short_path(f['baseline'])}",
+        lambda x: f"  {x['function']} ({x['file']}): {x['reason']}",
+    ),
+}
+
+
 def run(args: argparse.Namespace) -> int:
     r = open_cli_run(args.run, args.runs_dir, args.rank)
     print_read_warnings(r)
@@ -72,31 +108,12 @@ def run(args: argparse.Namespace) -> int:
         say(f"check passed: {report.graph_breaks} graph-break site(s), {report.recompiles} recompile(s){fails}{base_note}")
         return 0
     for f in failures:
-        if f["check"] == "max_graph_breaks":
-            say(f"FAIL graph breaks: {f['actual']} unique sites > {f['limit']} allowed")
-            for b in f["items"]:
-                say(f"  {file_line(b['file'], b['line'])}  {b['type']}  ×{b['count']}")
-        elif f["check"] == "max_recompiles":
-            say(f"FAIL recompiles: {f['actual']} > {f['limit']} allowed")
+        lines = _FAIL_LINES.get(f["check"])
+        if lines is None:
+            continue
+        headline, item = lines
+        say(headline(f))
+        if item is not None:
             for x in f["items"]:
-                say(f"  [{x['compile_id']}] {x['function']} ({short_path(x['file'] or '?')}): {x['reasons'][0] if x['reasons'] else '?'}")
-        elif f["check"] == "max_causes":
-            say(f"FAIL recompile causes: {f['actual']} > {f['limit']} allowed")
-            for x in f["items"]:
-                say(f"  {x['title']}" + (f"  — fix: {x['fix']}" if x["fix"] else ""))
-        elif f["check"] == "new_graph_breaks":
-            say(f"FAIL {f['actual']} graph break site(s) not in baseline {short_path(f['baseline'])}")
-            for b in f["items"]:
-                say(f"  {b['file']}:{b['line']}  {b['type']}  ×{b['count']}")
-        elif f["check"] == "max_failures":
-            say(f"FAIL compile failures: {f['actual']} > {f['limit']} allowed")
-            for x in f["items"]:
-                where = file_line(x["file"], x["line"]) if x["file"] else "?"
-                say(f"  [{x['compile_id']}] {where}  {x['function']}: {x['type']}: {x['message']}")
-        elif f["check"] == "max_divergences":
-            say(f"FAIL rank divergences: {f['actual']} > {f['limit']} allowed (listed above)")
-        elif f["check"] == "new_recompiles":
-            say(f"FAIL {f['actual']} recompile cause(s) not in baseline {short_path(f['baseline'])}")
-            for x in f["items"]:
-                say(f"  {x['function']} ({x['file']}): {x['reason']}")
+                say(item(x))
     return 1
