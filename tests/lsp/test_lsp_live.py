@@ -227,12 +227,18 @@ async def test_newer_schema_is_refused_with_one_message(client: LanguageClient, 
     assert (await command(client, "dynInspect.summary"))["run"] is None
 
 
-async def test_run_deleted_while_open(client: LanguageClient, breaks_run: Run, tmp_path: Path) -> None:
-    runs = tmp_path / "runs"
-    run = copy_run(breaks_run.path, runs)
-    await start(client, CORPUS, {"dynInspect": {"runsDir": str(runs)}})
+async def _serve_a_copy(client: LanguageClient, run: Run, tmp_path: Path) -> tuple[Path, str]:
+    """The server on a copy of ``run`` (in ``tmp_path``'s runs folder) with breaks.py open
+    and its four breaks shown: the copy and the document."""
+    copy = copy_run(run.path, tmp_path / "runs")
+    await start(client, CORPUS, {"dynInspect": {"runsDir": str(copy.parent)}})
     u = open_doc(client, BREAKS)
     await diagnostics(client, u, 4)
+    return copy, u
+
+
+async def test_run_deleted_while_open(client: LanguageClient, breaks_run: Run, tmp_path: Path) -> None:
+    run, u = await _serve_a_copy(client, breaks_run, tmp_path)
     shutil.rmtree(run)
     await diagnostics(client, u, 0)
     assert await _hover(client, u, marker_line(BREAKS, "BREAK:branch") - 1) is None
@@ -300,11 +306,7 @@ def test_dyn_inspect_lsp_serves_stdio_and_rejects_a_bad_address(tmp_path: Path) 
 
 
 async def test_log_deleted_while_open(client: LanguageClient, breaks_run: Run, tmp_path: Path) -> None:
-    runs = tmp_path / "runs"
-    run = copy_run(breaks_run.path, runs)
-    await start(client, CORPUS, {"dynInspect": {"runsDir": str(runs)}})
-    u = open_doc(client, BREAKS)
-    await diagnostics(client, u, 4)
+    run, u = await _serve_a_copy(client, breaks_run, tmp_path)
     (run / _process_log(breaks_run).name).unlink()  # the launcher's log stays
     await diagnostics(client, u, 0)
     await asyncio.sleep(0.5)
