@@ -163,27 +163,10 @@ def test_the_walk_sees_every_kind_of_import(tmp_path: Path) -> None:
 
 # A face renders the report layer's Structs (inspector/reports/ builds them, inspector/outputs/
 # types them): a count, headline, location or fix is computed once, there. The bundle's pages
-# (inspector/export/report.py) are a face too. What a face still takes from inspector.analysis
-# is listed below, name by name, until it moves; the list only shrinks: a face that imports a
-# name not listed fails, and so does a name left here that no face imports any more.
+# (inspector/export/report.py) are a face too. No face takes anything from inspector.analysis
+# (the last 21 names, the CLI's, moved in session 21).
 FACES = ("cli", "tui", "lsp", "notebook", "inspector.export.report")
 ANALYSIS = f"{TOP}.inspector.analysis"
-NOT_YET_MOVED: dict[str, set[str]] = {
-    "cli": {
-        "diff.KernelChange", "graphs.compile_graph", "graphs.diff_graphs",
-        "graphs.op_histogram", "graphs.to_dot", "graphs.write_svg", "guards.find_compile",
-        "kernel_compile.IR_STAGES", "kernel_compile.KernelSignature",
-        "kernel_compile.ir_text", "kernel_compile.launch_text", "kernel_compile.launches",
-        "kernel_compile.stages_kept", "kernel_ir_lines.MAPPED_STAGES", "kernel_ir_lines.line_map",
-        "kernel_repro.repro",
-        "timeline.chrome_trace", "timeline.encode", "verify.RerunPlan",
-        "verify.plan_rerun", "verify.verify_report",
-    },
-    "tui": set(),
-    "lsp": set(),
-    "notebook": set(),
-    "inspector.export.report": set(),
-}
 
 
 def _face(module: str) -> str | None:
@@ -208,10 +191,7 @@ def _analysis_taken() -> dict[str, dict[str, list[str]]]:
     return out
 
 
-def test_faces_take_from_the_analyses_only_what_is_not_yet_moved() -> None:
+def test_faces_take_nothing_from_the_analyses() -> None:
     taken = _analysis_taken()
-    new = [f"{where}: {face} takes inspector.analysis.{name}" for face in FACES for name, places in sorted(taken[face].items())
-           if name not in NOT_YET_MOVED[face] for where in places]
-    assert not new, "faces render the report layer's Structs (inspector/reports/); build the answer there:\n" + "\n".join(new)
-    moved = [f"{face}: {name}" for face in FACES for name in sorted(NOT_YET_MOVED[face] - set(taken[face]))]
-    assert not moved, "no face takes these any more: remove them from NOT_YET_MOVED:\n" + "\n".join(moved)
+    found = [f"{where}: {face} takes inspector.analysis.{name}" for face in FACES for name, places in sorted(taken[face].items()) for where in places]
+    assert not found, "faces render the report layer's Structs (inspector/reports/); build the answer there:\n" + "\n".join(found)

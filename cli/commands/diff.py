@@ -10,11 +10,9 @@ import argparse
 import sys
 
 from dyn_inspect.cli.common import add_rank_argument, open_cli_run, print_read_warnings
-from dyn_inspect.inspector.analysis.diff import KernelChange
 from dyn_inspect.inspector.console import make_console
 from dyn_inspect.inspector.outputs import to_json
-from dyn_inspect.inspector.reports.diff import diff_report, run_diff
-from dyn_inspect.inspector.units import bytes_text, time_text
+from dyn_inspect.inspector.reports.diff import diff_report, kernel_change_text, run_diff
 
 HELP = "compare two runs: graph breaks, recompiles, kernels and compile time added/removed/changed"
 
@@ -25,35 +23,6 @@ def prepare_parser(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--runs-dir", metavar="DIR")
     parser.add_argument("--json", action="store_true", help="machine-readable output")
     add_rank_argument(parser)
-
-
-def _bytes_change(a: int, b: int) -> str:
-    """``18.3 KiB → 14.0 KiB``; in bytes where the KiB would read the same."""
-    ta, tb = bytes_text(a), bytes_text(b)
-    return f"{ta} → {tb}" if ta != tb else f"{a} B → {b} B"
-
-
-def _us(v: float) -> str:
-    return f"{v:.2f} µs" if v < 100 else time_text(v)
-
-
-def value_change_text(c: KernelChange, what: str) -> str:
-    """``registers 32 → 24``: one entry of ``c.changed`` as the text line shows it."""
-    a, b = c.a, c.b
-    if what.startswith("ir_bytes."):
-        stage = what.removeprefix("ir_bytes.")
-        return f"{stage} {_bytes_change(a.ir_bytes[stage], b.ir_bytes[stage])}"
-    if what == "shared_bytes":
-        return f"shared {_bytes_change(a.shared_bytes or 0, b.shared_bytes or 0)}"
-    if what == "us_per_step":
-        ta, tb = a.us_per_step or 0.0, b.us_per_step or 0.0
-        share = f" ({(tb - ta) / ta:+.0%})" if ta else ""
-        return f"time/step {_us(ta)} → {_us(tb)}{share}"
-    return f"{what} {getattr(a, what)} → {getattr(b, what)}"
-
-
-def kernel_change_text(c: KernelChange) -> str:
-    return f"{c}: " + ", ".join(value_change_text(c, what) for what in c.changed)
 
 
 def run(args: argparse.Namespace) -> int:

@@ -8,19 +8,22 @@ import argparse
 import sys
 from pathlib import Path
 
-import networkx as nx
 from rich.table import Table
 
 from dyn_inspect.cli.common import add_rank_argument, open_cli_run, print_read_warnings
-from dyn_inspect.inspector.analysis.graphs import compile_graph, diff_graphs, op_histogram, to_dot, write_svg
-from dyn_inspect.inspector.analysis.guards import find_compile
 from dyn_inspect.inspector.console import make_console, write_private
 from dyn_inspect.inspector.errors import InspectorError
 from dyn_inspect.inspector.locations import file_line
-from dyn_inspect.inspector.model import CompileInfo
 from dyn_inspect.inspector.outputs import to_json
-from dyn_inspect.inspector.reports.graph import graph_diff_report, graph_report
-from dyn_inspect.inspector.run import Run
+from dyn_inspect.inspector.reports.graph import (
+    captured_function,
+    compile_named,
+    graph_diff,
+    graph_dot,
+    graph_report,
+    graph_svg,
+    stage_graph,
+)
 
 HELP = "show a compile's FX graph at a stage (table, --json, --dot, --svg) or diff it with another compile"
 
@@ -53,55 +56,32 @@ def _split_target(target: list[str]) -> tuple[str | None, str]:
     raise InspectorError("graph takes [RUN] COMPILE_ID (e.g. `dyn-inspect graph 0/1`)")
 
 
-def resolve_compile(run: Run, cid: str, log: str | None) -> CompileInfo:
-    c = find_compile(run, cid, log)
-    if c is None:
-        known = ", ".join(list(dict.fromkeys(k[1] for k in run.model.compiles))[:12])
-        raise InspectorError(f"no compile {cid} in {run.path.name} (compile ids: {known or 'none'})")
-    return c
-
-
-def load_graph(run: Run, c: CompileInfo, stage: str) -> nx.DiGraph:
-    g = compile_graph(run, c, stage)
-    if g is None:
-        stages = ", ".join(dict.fromkeys(gr.stage for gr in c.graphs)) or "none recorded"
-        raise InspectorError(f"compile {c.cid} has no {stage} graph (stages: {stages})")
-    recorded = c.graph(stage)
-    if recorded is not None and not run.blob_exists(recorded.code):
-        # Not "0 nodes": the graph is there, its code is not (issue 19).
-        raise InspectorError(
-            f"the code of compile {c.cid}'s {stage} graph is missing from the run (payload {recorded.code.digest[:40]!r} not in blobs/)"
-        )
-    return g
-
-
 def run(args: argparse.Namespace) -> int:
     run_arg, cid = _split_target(args.target)
     r = open_cli_run(run_arg, args.runs_dir, args.rank)
     print_read_warnings(r)
-    c = resolve_compile(r, cid, args.log)
-    g = load_graph(r, c, args.stage)
+    c = compile_named(r, cid, args.log)
+    g = stage_graph(r, c, args.stage)
     title = f"{c.cid} {args.stage}"
     if args.diff:
-        other = resolve_compile(r, args.diff, args.log or c.log)
-        d = diff_graphs(g, load_graph(r, other, args.stage), c.cid, other.cid, args.stage)
+        d = graph_diff(r, c, g, compile_named(r, args.diff, args.log or c.log), args.stage)
         if args.json:
-            sys.stdout.write(to_json(graph_diff_report(d, str(r.path))) + "\n")
+            sys.stdout.write(to_json(d) + "\n")
             return 0
         console = make_console()
         say = lambda s: console.print(s, markup=False, highlight=False)  # noqa: E731
         say(f"graph {d.a} → {d.b} ({d.stage}): {d.nodes_a} → {d.nodes_b} nodes")
-        for op, n in d.added.items():
+        for op, n in d.ops_added.items():
             say(f"  + {op} ×{n}")
-        for op, n in d.removed.items():
+        for op, n in d.ops_removed.items():
             say(f"  - {op} ×{n}")
-        for name, before, after in d.changed:
-            say(f"  ~ {name}: {before} → {after}")
-        if d.empty:
+        for change in d.changed:
+            say(f"  ~ {change.node}: {change.before} → {change.after}")
+        if not (d.ops_added or d.ops_removed or d.changed):
             say("  same ops and shapes")
         return 0
     if args.dot:
-        text = to_dot(g, title)
+        text = graph_dot(g, title)
         if args.dot == "-":
             sys.stdout.write(text)
         else:
@@ -109,27 +89,26 @@ def run(args: argparse.Namespace) -> int:
             print(f"wrote {args.dot}", file=sys.stderr)
         return 0
     if args.svg:
-        result = write_svg(g, Path(args.svg), title)
+        result = graph_svg(g, Path(args.svg), title)
         if result.svg is not None:
             print(f"wrote {result.svg}", file=sys.stderr)
         else:
             print(f"dyn-inspect: {result.hint}", file=sys.stderr)
         return 0
+    report = graph_report(r, c, args.stage, g)
     if args.json:
-        sys.stdout.write(to_json(graph_report(r, c, args.stage, g)) + "\n")
+        sys.stdout.write(to_json(report) + "\n")
         return 0
-    hist = op_histogram(g)
     console = make_console()
-    cap = c.capture
-    fn = f"{cap.co_name} ({file_line(cap.co_filename or '?', cap.co_firstlineno)})" if cap else "?"
-    console.print(f"graph {c.cid} {args.stage} of {fn}: {g.number_of_nodes()} nodes", markup=False, highlight=False)
+    console.print(f"graph {c.cid} {args.stage} of {captured_function(c)}: {len(report.nodes)} nodes", markup=False, highlight=False)
     table = Table(box=None, pad_edge=False, show_edge=False, header_style="bold cyan")
     for col in ("node", "op", "target", "type", "inputs", "source"):
         table.add_column(col, overflow="fold")
-    for name, d in g.nodes(data=True):
-        kind = f"{d.get('dtype', '')}{d.get('shape', '')}" if d.get("dtype") != "sym" else f"Sym({d.get('shape')})"
-        src = file_line(str(d["file"]), d["line"]) if d.get("file") else ""
-        table.add_row(name, str(d.get("op")), str(d.get("target", "")), kind, ", ".join(g.predecessors(name)), src)
+    for node in report.nodes:
+        kind = f"{node.dtype or ''}{node.shape or ''}" if node.dtype != "sym" else f"Sym({node.shape})"
+        src = file_line(node.file, node.line) if node.file else ""
+        table.add_row(node.name, str(node.op), node.target or "", kind, ", ".join(node.inputs), src)
     console.print(table)
+    hist = report.op_histogram
     console.print("ops: " + (", ".join(f"{op} ×{n}" for op, n in hist.items()) or "none"), markup=False, highlight=False)
     return 0

@@ -14,22 +14,23 @@ from rich.table import Table
 from rich.text import Text
 
 from dyn_inspect.cli.common import add_run_arguments, open_cli_run, print_read_warnings
-from dyn_inspect.inspector.analysis.kernel_compile import (
-    IR_STAGES,
-    KernelSignature,
-    ir_text,
-    launch_text,
-    launches,
-    stages_kept,
-)
-from dyn_inspect.inspector.analysis.kernel_ir_lines import MAPPED_STAGES, line_map
-from dyn_inspect.inspector.analysis.kernel_repro import repro
 from dyn_inspect.inspector.console import make_console, safe_text
 from dyn_inspect.inspector.errors import InspectorError
-from dyn_inspect.inspector.locations import file_line, short_path
+from dyn_inspect.inspector.locations import short_path
 from dyn_inspect.inspector.model import KernelInfo, RunModel
 from dyn_inspect.inspector.outputs import to_json
-from dyn_inspect.inspector.reports.kernels import kernel, kernel_report
+from dyn_inspect.inspector.reports.kernels import (
+    KERNEL_STAGES,
+    find_kernel,
+    kernel,
+    kernel_report,
+    kernel_repro,
+    kernel_stage,
+    kernel_stages,
+    launch_lines,
+    stage_beside_source,
+    user_lines,
+)
 
 HELP = "one kernel in full: compile metadata, launches, IR stages (--stage), a runnable repro (--repro)"
 
@@ -39,29 +40,11 @@ def prepare_parser(parser: argparse.ArgumentParser) -> None:
     add_run_arguments(parser, json=True, rank=True)
     parser.add_argument("--compile", metavar="CID", help="the compile, when several made a kernel of this name")
     parser.add_argument("--backward", action="store_true", help="the backward graph's kernel of this name")
-    parser.add_argument("--stage", choices=IR_STAGES, help="print one stage: the kernel's source, or an IR kept by `run --kernel-ir`")
+    parser.add_argument("--stage", choices=KERNEL_STAGES, help="print one stage: the kernel's source, or an IR kept by `run --kernel-ir`")
     parser.add_argument("--side-by-side", action="store_true", help="with --stage: the kernel's source beside the stage")
     parser.add_argument("--repro", action="store_true", help="write a script that runs and times this kernel as compiled")
     parser.add_argument("-o", "--output", metavar="FILE", help="with --repro: where to write it (default: stdout)")
     parser.add_argument("--force", action="store_true", help="with -o: overwrite FILE if it exists")
-
-
-def find_kernel(model: RunModel, name: str, cid: str | None, backward: bool) -> KernelInfo:
-    """The one kernel the arguments name, or an error listing the candidates."""
-    found = [k for k in model.kernels if k.name == name]
-    if not found:
-        raise InspectorError(f"no kernel named {name!r} in this run (`dyn-inspect kernels` lists them)")
-    if cid is not None:
-        found = [k for k in found if k.compile.cid == cid]
-        if not found:
-            raise InspectorError(f"no kernel {name!r} in compile {cid}")
-    if len(found) > 1:
-        narrowed = [k for k in found if k.event.backward == backward]
-        found = narrowed or found
-    if len(found) > 1:
-        where = ", ".join(f"{k.compile.cid}{' bw' if k.event.backward else ''}" for k in found)
-        raise InspectorError(f"{len(found)} kernels named {name!r} (compiles {where}): pick one with --compile")
-    return found[0]
 
 
 def run(args: argparse.Namespace) -> int:
@@ -70,7 +53,7 @@ def run(args: argparse.Namespace) -> int:
     k = find_kernel(r.model, args.name, args.compile, args.backward)
     source = r.blob_text(k.event.source)
     if args.repro:
-        out = repro(k, source, str(r.path), Path(args.output).name if args.output else "k.py")
+        out = kernel_repro(k, source, r, Path(args.output).name if args.output else "k.py")
         if out.script is None:
             raise InspectorError(out.why_not or "no repro")
         if args.output:
@@ -85,31 +68,23 @@ def run(args: argparse.Namespace) -> int:
         else:
             sys.stdout.write(out.script)
         return 0
-    stage_text: str | None = None
-    if args.stage:
-        stage_text = ir_text(r, k, args.stage)
-        if stage_text is None:
-            kept = ", ".join(stages_kept(k))
-            hint = " (record with `dyn-inspect run --kernel-ir` on a GPU)" if k.event.backend == "triton" else " (IR stages are Triton's)"
-            raise InspectorError(f"{k.name}: no {args.stage} kept; this run has: {kept}{hint}")
+    stage_text = kernel_stage(r, k, args.stage) if args.stage else None
     if args.json:
         sys.stdout.write(to_json(kernel_report(r, k, source, args.stage, stage_text)) + "\n")
         return 0
     console = make_console()
     if args.stage:
         assert stage_text is not None
-        lines = ", ".join(dict.fromkeys(file_line(loc.file, loc.line) for loc in k.lines)) or "no user line recorded"
+        lines = user_lines(k) or "no user line recorded"
         console.print(f"{k.name} — {args.stage} (compile {k.compile.cid}) — from {lines}", markup=False, highlight=False)
-        if args.side_by_side and args.stage in MAPPED_STAGES:
-            # Each run of IR lines beside the kernel line it came from, in IR order.
-            src_lines = source.splitlines()
+        beside = stage_beside_source(args.stage, stage_text, source) if args.side_by_side else None
+        if beside is not None:
             table = Table(box=None, pad_edge=False, show_edge=False, header_style="bold cyan", expand=True, show_lines=True)
             table.add_column("line", justify="right", no_wrap=True)
             table.add_column("source", overflow="fold", ratio=1)
             table.add_column(args.stage, overflow="fold", ratio=1)
-            for line, ir in line_map(args.stage, stage_text):
-                text = src_lines[line - 1].strip() if line is not None and 0 < line <= len(src_lines) else ""
-                table.add_row(str(line) if line is not None else "-", Text(text), Text("\n".join(ir)))
+            for line, text, ir in beside:
+                table.add_row(str(line) if line is not None else "-", Text(text), Text(ir))
             console.print(table)
         elif args.side_by_side and args.stage != "source":
             say_err = f"dyn-inspect: {args.stage} carries no line information (cuobjdump -sass): shown whole\n"
@@ -130,8 +105,7 @@ def _print_detail(console: object, m: RunModel, k: KernelInfo, source: str, run_
     )
     if d.fused_ops:
         say("  fused: " + ", ".join(d.fused_ops))
-    lines = ", ".join(dict.fromkeys(file_line(loc.file, loc.line) for loc in k.lines))
-    say("  from: " + (lines or "no user line recorded"))
+    say("  from: " + (user_lines(k) or "no user line recorded"))
     if d.isa or d.vectorized:
         say(f"  vectorized: {d.isa or d.vectorized}")
     c = d.compile
@@ -159,15 +133,11 @@ def _print_detail(console: object, m: RunModel, k: KernelInfo, source: str, run_
     p = d.profile
     if p is not None:
         say(f"  profiled: {p.us_per_step:.1f} µs per step, {p.calls_per_step:g} calls per step")
-    found = launches(k, source)
-    if found:
-        names = KernelSignature.of(source).args
-        origin = "profiled launches" if k.profile is not None and k.profile.launches else "the first launch"
+    origin, launched = launch_lines(k, source)
+    if launched:
         say(f"  launches ({origin}):")
-        for launch, rec in zip(found, d.launches, strict=False):
-            per = f", {rec.us_per_launch:.1f} µs each" if rec.us_per_launch else ""
-            say(f"    {rec.calls}× {launch_text(launch, names)}{per}")
+        for line in launched:
+            say(f"    {line}")
     for finding in d.launch_findings:
         say(f"  ! {finding}")
-    kept = stages_kept(k)
-    say(f"  stages: {', '.join(kept)} (`dyn-inspect kernel {d.name} --stage S`)")
+    say(f"  stages: {', '.join(kernel_stages(k))} (`dyn-inspect kernel {d.name} --stage S`)")

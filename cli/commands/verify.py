@@ -4,7 +4,7 @@ time — before → after, and whether the re-run verifies the fix.
 
 The command and how it was started come from the run's ``launcher.jsonl``; where it re-runs
 (the current directory or ``--in DIR`` when the program's file is there, else the recorded
-one) and the verdict are inspector/analysis/verify.py's; the new run lands beside the old
+one) and the verdict are inspector/reports/verify.py's; the new run lands beside the old
 one. A re-run that does not verify the fix exits 1. ``--settle S`` stops the program
 (SIGINT) once it went S seconds without compiling anything new, for training loops that
 would otherwise run for hours (such a re-run is shown, not verified). The verdict is kept
@@ -26,11 +26,11 @@ from pathlib import Path
 from rich.console import Console
 
 from dyn_inspect.cli.common import open_cli_run
-from dyn_inspect.inspector.analysis.verify import RerunPlan, plan_rerun, verify_report
 from dyn_inspect.inspector.console import make_console
 from dyn_inspect.inspector.errors import InspectorError
 from dyn_inspect.inspector.outputs import reports as typed
 from dyn_inspect.inspector.outputs import to_json
+from dyn_inspect.inspector.reports.verify import RerunPlan, plan_rerun, verify_report
 from dyn_inspect.inspector.run import Run, list_runs
 from dyn_inspect.inspector.units import time_text
 

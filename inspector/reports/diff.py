@@ -1,6 +1,7 @@
 """What changed from one run to another: graph breaks, recompile causes and kernels added,
 removed or changed in count, the kernels whose compile metadata or cost changed, and
-compile time by stage and by frame (``inspector/analysis/diff.py``)."""
+compile time by stage and by frame (``inspector/analysis/diff.py``); a changed kernel as the
+one line the text face prints."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ from typing import Any
 from dyn_inspect.inspector.analysis.diff import Changes, KernelChange, KernelFacts, RunDiff, diff_runs
 from dyn_inspect.inspector.model import RunModel
 from dyn_inspect.inspector.outputs import reports as typed
+from dyn_inspect.inspector.units import bytes_text, time_text
 
 # What counts as changed: compile time moving by more than this (seconds), a kernel's time
 # per step moving by more than this share of A's.
@@ -82,3 +84,35 @@ def diff_report(d: RunDiff, a: str, b: str) -> typed.DiffReport:
             ],
         ),
     )
+
+
+# -- a kernel's change as one line (the text face's) ----------------------------------------
+
+
+def _bytes_change(a: int, b: int) -> str:
+    """``18.3 KiB → 14.0 KiB``; in bytes where the KiB would read the same."""
+    ta, tb = bytes_text(a), bytes_text(b)
+    return f"{ta} → {tb}" if ta != tb else f"{a} B → {b} B"
+
+
+def _us(v: float) -> str:
+    return f"{v:.2f} µs" if v < 100 else time_text(v)
+
+
+def value_change_text(c: KernelChange, what: str) -> str:
+    """``registers 32 → 24``: one entry of ``c.changed`` as the text line shows it."""
+    a, b = c.a, c.b
+    if what.startswith("ir_bytes."):
+        stage = what.removeprefix("ir_bytes.")
+        return f"{stage} {_bytes_change(a.ir_bytes[stage], b.ir_bytes[stage])}"
+    if what == "shared_bytes":
+        return f"shared {_bytes_change(a.shared_bytes or 0, b.shared_bytes or 0)}"
+    if what == "us_per_step":
+        ta, tb = a.us_per_step or 0.0, b.us_per_step or 0.0
+        share = f" ({(tb - ta) / ta:+.0%})" if ta else ""
+        return f"time/step {_us(ta)} → {_us(tb)}{share}"
+    return f"{what} {getattr(a, what)} → {getattr(b, what)}"
+
+
+def kernel_change_text(c: KernelChange) -> str:
+    return f"{c}: " + ", ".join(value_change_text(c, what) for what in c.changed)

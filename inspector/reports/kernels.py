@@ -6,8 +6,22 @@ from __future__ import annotations
 
 from dyn_inspect.engine.schema import KernelProfile
 from dyn_inspect.inspector.analysis.costs import SORTS, KernelCost, cost_of, kernel_cost, sort_key
-from dyn_inspect.inspector.analysis.kernel_compile import compile_output, launch_findings, launch_outputs, launches, stages_kept
+from dyn_inspect.inspector.analysis.kernel_compile import (
+    IR_STAGES,
+    KernelSignature,
+    compile_output,
+    ir_text,
+    launch_findings,
+    launch_outputs,
+    launch_text,
+    launches,
+    stages_kept,
+)
+from dyn_inspect.inspector.analysis.kernel_ir_lines import MAPPED_STAGES, line_map
+from dyn_inspect.inspector.analysis.kernel_repro import Repro, repro
 from dyn_inspect.inspector.analysis.kernels import Vectorization, effective_isa, kernels_at, kernels_by_compile, vectorization
+from dyn_inspect.inspector.errors import InspectorError
+from dyn_inspect.inspector.locations import file_line
 from dyn_inspect.inspector.model import KernelInfo, RunModel
 from dyn_inspect.inspector.outputs import reports as typed
 from dyn_inspect.inspector.outputs import source_loc
@@ -141,3 +155,80 @@ def kernel_report(run: Run, k: KernelInfo, source: str, stage: str | None = None
     """What ``kernel NAME --json`` prints: kernel ``k`` (``source``: its source text), and
     with ``stage`` that stage's ``text``."""
     return typed.KernelReport(run=str(run.path), kernel=kernel(run.model, k, source), stages_kept=stages_kept(k), stage=stage, text=text)
+
+
+# -- one kernel in full (``dyn-inspect kernel``) ---------------------------------------------
+
+KERNEL_STAGES = IR_STAGES  # what ``--stage`` takes: the kernel's source, then Triton's IR in compile order
+
+
+def find_kernel(model: RunModel, name: str, cid: str | None, backward: bool) -> KernelInfo:
+    """The one kernel the arguments name, or an error listing the candidates."""
+    found = [k for k in model.kernels if k.name == name]
+    if not found:
+        raise InspectorError(f"no kernel named {name!r} in this run (`dyn-inspect kernels` lists them)")
+    if cid is not None:
+        found = [k for k in found if k.compile.cid == cid]
+        if not found:
+            raise InspectorError(f"no kernel {name!r} in compile {cid}")
+    if len(found) > 1:
+        narrowed = [k for k in found if k.event.backward == backward]
+        found = narrowed or found
+    if len(found) > 1:
+        where = ", ".join(f"{k.compile.cid}{' bw' if k.event.backward else ''}" for k in found)
+        raise InspectorError(f"{len(found)} kernels named {name!r} (compiles {where}): pick one with --compile")
+    return found[0]
+
+
+def kernel_stage(run: Run, k: KernelInfo, stage: str) -> str:
+    """One stage of a kernel (``source``, or an IR ``run --kernel-ir`` kept), or an error that
+    says which stages this run has and how to keep the others."""
+    text = ir_text(run, k, stage)
+    if text is None:
+        kept = ", ".join(stages_kept(k))
+        hint = " (record with `dyn-inspect run --kernel-ir` on a GPU)" if k.event.backend == "triton" else " (IR stages are Triton's)"
+        raise InspectorError(f"{k.name}: no {stage} kept; this run has: {kept}{hint}")
+    return text
+
+
+def kernel_stages(k: KernelInfo) -> list[str]:
+    """The stages ``kernel_stage`` can show for ``k``, in compile order."""
+    return stages_kept(k)
+
+
+def user_lines(k: KernelInfo) -> str:
+    """``train.py:26, train.py:27``: the user lines a kernel came from ("" when none)."""
+    return ", ".join(dict.fromkeys(file_line(loc.file, loc.line) for loc in k.lines))
+
+
+def stage_beside_source(stage: str, text: str, source: str) -> list[tuple[int | None, str, str]] | None:
+    """Each run of ``stage``'s lines beside the kernel source line it came from, in IR order:
+    (line, that line of the source, the IR lines); None for a stage without line information
+    (SASS) and for the source itself."""
+    if stage not in MAPPED_STAGES:
+        return None
+    src_lines = source.splitlines()
+    return [
+        (line, src_lines[line - 1].strip() if line is not None and 0 < line <= len(src_lines) else "", "\n".join(ir))
+        for line, ir in line_map(stage, text)
+    ]
+
+
+def launch_lines(k: KernelInfo, source: str | None) -> tuple[str, list[str]]:
+    """Where the launches come from ("profiled launches", "the first launch") and one line per
+    launch signature: ``12× in_ptr0 fp32[64, 256], xnumel=16384, 3.1 µs each``."""
+    found = launches(k, source)
+    if not found:
+        return "", []
+    names = KernelSignature.of(source or "").args
+    origin = "profiled launches" if k.profile is not None and k.profile.launches else "the first launch"
+    lines = []
+    for launch, rec in zip(found, launch_outputs(k, source), strict=False):
+        per = f", {rec.us_per_launch:.1f} µs each" if rec.us_per_launch else ""
+        lines.append(f"{rec.calls}× {launch_text(launch, names)}{per}")
+    return origin, lines
+
+
+def kernel_repro(k: KernelInfo, source: str, run: Run, file_name: str) -> Repro:
+    """A script that runs and times ``k`` as compiled, or why there is none."""
+    return repro(k, source, str(run.path), file_name)

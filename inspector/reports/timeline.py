@@ -1,9 +1,12 @@
 """The compile timeline: every compile in the order it happened with what happened to it,
-and where one compile's time went as torch's nested spans (``inspector/analysis/timeline.py``)."""
+where one compile's time went as torch's nested spans, and the whole as a Chrome trace
+(``inspector/analysis/timeline.py``)."""
 
 from __future__ import annotations
 
-from dyn_inspect.inspector.analysis.timeline import SpanNode, compile_breakdowns, timeline_entries
+from typing import NamedTuple
+
+from dyn_inspect.inspector.analysis.timeline import SpanNode, chrome_trace, compile_breakdowns, encode, timeline_entries
 from dyn_inspect.inspector.outputs import reports as typed
 from dyn_inspect.inspector.run import Run
 
@@ -54,3 +57,18 @@ def compile_spans(run: Run) -> dict[tuple[str, str], list[typed.TimeSpan]]:
     """Every compile's spans, keyed by (log, compile id): one pass over the logs (the
     model keeps no timing spans: they are most of a run)."""
     return {key: _spans(roots) for key, roots in compile_breakdowns(run).items()}
+
+
+class TraceFile(NamedTuple):
+    """What ``dyn-inspect trace`` writes (``data``, the encoded Chrome trace) and says of it."""
+
+    data: bytes
+    spans: int  # torch's stage timings ("X" events)
+    markers: int  # our instants: breaks, recompiles, failures
+
+
+def trace_file(run: Run) -> TraceFile:
+    trace = chrome_trace(run)
+    spans = sum(1 for e in trace.traceEvents if e.ph == "X")
+    markers = sum(1 for e in trace.traceEvents if e.ph == "i" and e.cat == "dyn-inspect")
+    return TraceFile(encode(trace), spans, markers)

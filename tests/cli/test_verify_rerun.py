@@ -187,7 +187,7 @@ def test_where_verify_re_runs(tmp_path: Path) -> None:
     import time
 
     from dyn_inspect.engine.schema import RunStart
-    from dyn_inspect.inspector.analysis.verify import plan_rerun
+    from dyn_inspect.inspector.reports.verify import plan_rerun
 
     recorded, here, elsewhere = tmp_path / "orig", tmp_path / "copy", tmp_path / "other"
     for d in (recorded, here, elsewhere):

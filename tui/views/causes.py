@@ -40,7 +40,7 @@ RANK_IN_THREAD_ABOVE = 200
 @dataclass
 class Verdict:
     """What ``dyn-inspect verify --json`` said of a re-run (its typed VerifyReport, made by
-    inspector/analysis/verify.py): a cause is marked fixed only when the report is verified."""
+    inspector/reports/verify.py): a cause is marked fixed only when the report is verified."""
 
     report: VerifyReport
     fixed: set[str] = field(default_factory=set)  # cause titles gone from the re-run
