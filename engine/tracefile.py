@@ -174,12 +174,6 @@ def iter_records(
             yield pending_pid, finish()
 
 
-def read_trace(path: Path, stats: TraceStats | None = None) -> Iterator[TraceRecord]:
-    """The records of a TORCH_TRACE file (all processes in it), in order."""
-    for _pid, record in iter_records(path, stats):
-        yield record
-
-
 def looks_like_trace(path: Path) -> bool:
     """A file whose first non-empty line is a glog record with a JSON envelope."""
     try:

@@ -87,19 +87,9 @@ def logs_by_rank(model: RunModel) -> dict[int, list[str]]:
     return dict(sorted(out.items()))
 
 
-def rank_processes(model: RunModel) -> dict[int, list[Process]]:
-    return {r: [model.processes[log] for log in logs] for r, logs in logs_by_rank(model).items()}
-
-
 def break_ranks(model: RunModel, group: BreakGroup) -> list[int]:
     """The ranks that hit this graph break (what the LSP shows on a break)."""
     ranks = {rank_of_log(model, log) for log in group.logs}
-    return sorted(r for r in ranks if r is not None)
-
-
-def compile_ranks(model: RunModel, cid: str) -> list[int]:
-    """The ranks that have compile id ``cid``."""
-    ranks = {rank_of_log(model, log) for (log, c) in model.compiles if c == cid}
     return sorted(r for r in ranks if r is not None)
 
 

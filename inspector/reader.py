@@ -78,17 +78,11 @@ class LightChromium(Chromium, tag="chromium"):  # type: ignore[call-arg]
 
     ``chromium`` is ~60 % of a run's events and its args (cache keys, metrics) most of its
     bytes, yet the model only counts these events; decoding args into dicts dominated
-    opening a large run. ``LogFile.poll(light=True)`` returns these; ``args_dict()`` decodes
-    the args on demand. ``Run.events()`` (exports) still returns full ``Chromium``.
+    opening a large run. ``LogFile.poll(light=True)`` returns these (their args stay raw
+    bytes). ``Run.events()`` (exports) still returns full ``Chromium``.
     """
 
     args: msgspec.Raw = msgspec.Raw(b"{}")  # type: ignore[assignment]
-
-    def args_dict(self) -> dict[str, Any]:
-        try:
-            return _generic.decode(self.args)
-        except msgspec.DecodeError:
-            return {}
 
 
 _LIGHT_TYPES = tuple(LightChromium if t is Chromium else t for t in AnyEvent.__args__)  # type: ignore[attr-defined]

@@ -196,10 +196,6 @@ class ExportResult:
             contains_source=self.contains_source,
         )
 
-    def to_dict(self) -> dict[str, Any]:
-        data: dict[str, Any] = msgspec.to_builtins(self.output())
-        return data
-
 
 # -- planning ----------------------------------------------------------------------------
 
