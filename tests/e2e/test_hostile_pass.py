@@ -30,6 +30,7 @@ from crafted_runs import crafted_run
 from dyn_inspect.engine.schema import RunStart
 from dyn_inspect.inspector.run import Run
 from dyn_inspect.lsp.verify import run_verify
+from process_support import finished
 
 CLI = [sys.executable, "-m", "dyn_inspect.cli"]
 DYN_INSPECT = Path(sys.executable).parent / "dyn-inspect"
@@ -55,13 +56,7 @@ def cli(*args: str, cwd: Path | None = None, timeout: float = 120) -> subprocess
         text=True,
         errors="replace",  # (a run path that is not UTF-8 is printed as its bytes)
     )
-    try:
-        out, err = proc.communicate(timeout=timeout)
-    except subprocess.TimeoutExpired:
-        proc.kill()
-        proc.communicate()
-        pytest.fail(f"dyn-inspect {' '.join(args)} did not return in {timeout}s")
-    return subprocess.CompletedProcess(proc.args, proc.returncode, out, err)
+    return finished(proc, timeout, f"dyn-inspect {' '.join(args)} did not return")
 
 
 # -- verify: a "script" or "module" that is a command ----------------------------------------
@@ -92,7 +87,7 @@ def test_verify_never_runs_a_command_disguised_as_a_script_or_module(variant: st
 
 def test_a_real_script_or_module_run_is_still_re_run(tmp_path: Path) -> None:
     """The check refuses only what would not run as the recorded script/module."""
-    from dyn_inspect.inspector.analysis.verify import plan_rerun
+    from dyn_inspect.inspector.reports.verify import plan_rerun
 
     (tmp_path / "prog.py").write_text("")
     (tmp_path / "tool").write_text("")  # a script without .py, not executable: run calls it a script
@@ -273,13 +268,10 @@ import asyncio, json, sys
 sys.path.insert(0, sys.argv[2])
 from textual.widgets import RichLog
 from dyn_inspect.inspector.run import Run
-from dyn_inspect.tui.app import InspectorApp
-from tui_support import SIZE, settle
+from tui_support import opened, settle
 
 async def drive():
-    app = InspectorApp(sys.argv[1], run=Run(sys.argv[1], use_index=False), clock=lambda: 0.0)
-    async with app.run_test(size=SIZE) as pilot:
-        await settle(pilot)
+    async with opened(Run(sys.argv[1], use_index=False)) as (app, pilot):
         await pilot.press("6")
         for _ in range(100):
             await settle(pilot)

@@ -28,6 +28,7 @@ from corpus_support import EXAMPLES
 from dyn_inspect.engine.source_files import MAX_SOURCE_BYTES, read_source, source_line
 from dyn_inspect.inspector.run import Run
 from lsp_support import lsp_client_fixture, open_doc, start
+from process_support import finished
 
 pytestmark = pytest.mark.corpus
 
@@ -80,16 +81,15 @@ def child_env() -> dict[str, str]:
     return env
 
 
+def child(argv: list[str], cwd: Path, hung: str) -> subprocess.CompletedProcess[str]:
+    """``argv`` run to its end in ``cwd`` (``hung`` fails the test after TIMEOUT_S). Its stdin
+    is a pipe nobody writes to: a reader of /dev/stdin would wait forever on it."""
+    proc = subprocess.Popen(argv, cwd=cwd, env=child_env(), stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    return finished(proc, TIMEOUT_S, hung)
+
+
 def cli(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    # stdin is a pipe nobody writes to: a reader of /dev/stdin would wait forever on it.
-    proc = subprocess.Popen([*CLI, *args], cwd=cwd, env=child_env(), stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    try:
-        out, err = proc.communicate(timeout=TIMEOUT_S)
-    except subprocess.TimeoutExpired:
-        proc.kill()
-        out, err = proc.communicate()
-        pytest.fail(f"dyn-inspect {' '.join(args)} did not return in {TIMEOUT_S}s")
-    return subprocess.CompletedProcess(proc.args, proc.returncode, out, err)
+    return child([*CLI, *args], cwd, f"dyn-inspect {' '.join(args)} did not return")
 
 
 def assert_nothing_leaked(text: str) -> None:
@@ -246,18 +246,13 @@ PILOT = """
 import asyncio, sys
 sys.path.insert(0, sys.argv[2])
 from dyn_inspect.inspector.run import Run
-from dyn_inspect.tui.app import InspectorApp
-from tui_support import SIZE, settle
+from tui_support import opened, press
 
 async def drive():
-    app = InspectorApp(sys.argv[1], run=Run(sys.argv[1], use_index=False), clock=lambda: 0.0)
-    async with app.run_test(size=SIZE) as pilot:
-        await settle(pilot)
+    async with opened(Run(sys.argv[1], use_index=False)) as (app, pilot):
         for view in ("0", "down", "2", "down", "7", "1"):  # code, breaks and failures (the source panes)
-            await pilot.press(view)
-            await settle(pilot)
-        await pilot.press("q")
-        await settle(pilot)
+            await press(pilot, view)
+        await press(pilot, "q")
     assert not app.is_running
     print("quit")
 
@@ -276,14 +271,7 @@ def test_tui_code_view_on_a_hostile_location_returns_and_quits(tui_kind: str, ex
 
 
 def cli_python(script: str, *args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    proc = subprocess.Popen([sys.executable, "-c", script, *args], cwd=cwd, env=child_env(), stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    try:
-        out, err = proc.communicate(timeout=TIMEOUT_S)
-    except subprocess.TimeoutExpired:
-        proc.kill()
-        proc.communicate()
-        pytest.fail(f"the TUI did not quit in {TIMEOUT_S}s")
-    return subprocess.CompletedProcess(proc.args, proc.returncode, out, err)
+    return child([sys.executable, "-c", script, *args], cwd, "the TUI did not quit")
 
 
 def test_hostile_files_are_what_the_test_thinks(tmp_path: Path) -> None:
