@@ -13,7 +13,6 @@ number, with the numbers taken from the markers in examples/train.py.
 from __future__ import annotations
 
 import json
-import tarfile
 from pathlib import Path
 
 import pytest
@@ -21,6 +20,7 @@ import pytest
 from corpus_support import EXAMPLES, marker_line
 from dyn_inspect.engine.schema import Chromium
 from dyn_inspect.inspector.run import Run
+from fixture_support import unpacked
 
 FIXTURE = Path(__file__).parents[1] / "fixtures" / "h200_example_runs.tar.gz"
 TRAIN = EXAMPLES / "train.py"
@@ -33,9 +33,7 @@ FC2 = PRINT + 1  # return self.fc2(h)
 
 @pytest.fixture(scope="module")
 def runs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Run]:
-    out = tmp_path_factory.mktemp("h200")
-    with tarfile.open(FIXTURE) as tar:
-        tar.extractall(out, filter="data")
+    out = unpacked(tmp_path_factory, FIXTURE, "h200")
     return {name: Run(out / name) for name in ("h200_example", "h200_example_autotune")}
 
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 import shutil
-import tarfile
 from pathlib import Path
 
 import msgspec
@@ -23,6 +22,7 @@ from dyn_inspect.inspector.analysis.diff import (
 )
 from dyn_inspect.inspector.outputs import reports
 from dyn_inspect.inspector.run import Run
+from fixture_support import unpacked
 
 
 def test_a_run_against_itself_is_unchanged(breaks_run: Run) -> None:
@@ -72,10 +72,7 @@ H200_KERNELS = Path(__file__).parents[1] / "fixtures" / "h200_kernel_runs.tar.gz
 
 @pytest.fixture(scope="module")
 def h200_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    out = tmp_path_factory.mktemp("h200_kernels")
-    with tarfile.open(H200_KERNELS) as tar:
-        tar.extractall(out, filter="data")
-    return out
+    return unpacked(tmp_path_factory, H200_KERNELS, "h200_kernels")
 
 
 @pytest.fixture(scope="module")

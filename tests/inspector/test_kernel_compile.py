@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import ast
 import json
-import tarfile
 import zipfile
 from pathlib import Path
 
@@ -38,6 +37,7 @@ from dyn_inspect.inspector.analysis.kernel_repro import repro
 from dyn_inspect.inspector.model import KernelInfo
 from dyn_inspect.inspector.outputs import reports as typed
 from dyn_inspect.inspector.run import Run
+from fixture_support import unpacked
 
 FIXTURE = Path(__file__).parents[1] / "fixtures" / "h200_kernel_runs.tar.gz"
 SUM = "triton_red_fused_sum_0"  # compile 5/1, backward: the dynamic-batch sum in train.py:31
@@ -45,9 +45,7 @@ SUM = "triton_red_fused_sum_0"  # compile 5/1, backward: the dynamic-batch sum i
 
 @pytest.fixture(scope="module")
 def runs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Run]:
-    out = tmp_path_factory.mktemp("h200-kernels")
-    with tarfile.open(FIXTURE) as tar:
-        tar.extractall(out, filter="data")
+    out = unpacked(tmp_path_factory, FIXTURE, "h200-kernels")
     return {name: Run(out / name) for name in ("h200_kernels", "h200_kernels_autotune")}
 
 
