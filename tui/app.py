@@ -484,15 +484,8 @@ class InspectorApp(DisplayHook[int]):
 
     def _sync_header(self, ctx: Context) -> None:
         model = ctx.run.model
-        state = screens.run_state(model, self.scope)
-        if self.child is not None and self.child.exit_code is not None and state.kind in ("running", "compiling", "starting"):
-            # The program ended but run_end is not read yet: say what we know.
-            code = self.child.exit_code
-            state = screens.RunState(
-                "finished" if code == 0 else "crashed", f"{'finished' if code == 0 else 'crashed'} · exit {code}", code
-            )
-        elif self.child is not None and self.child.alive and state.kind == "starting":
-            state = screens.RunState("running", "running")  # a program that has not imported torch (yet)
+        child = self.child
+        state = screens.run_state(model, self.scope, child.exit_code if child is not None else None, child is not None and child.alive)
         self._show_header(screens.command_line(model, safe_name(ctx.run.path.name)), state, screens.environment_text(model))
         self._show_elapsed()
         ranks = model.ranks()

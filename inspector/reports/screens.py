@@ -95,7 +95,21 @@ def frame_name(c: CompileInfo) -> str:
     return "?"
 
 
-def run_state(model: RunModel, scope: Scope = ALL) -> RunState:
+def run_state(model: RunModel, scope: Scope = ALL, child_exit: int | None = None, child_alive: bool = False) -> RunState:
+    """The run's state as the header says it. ``child_exit``/``child_alive``: what the TUI
+    knows of the program it started (a live run) before the run's end is read: a program that
+    ended is finished or crashed by its exit code, and one that has not imported torch yet
+    is running, not starting."""
+    state = _recorded_state(model, scope)
+    if child_exit is not None and state.kind in ("running", "compiling", "starting"):
+        kind = "finished" if child_exit == 0 else "crashed"
+        return RunState(kind, f"{kind} · exit {child_exit}", child_exit)
+    if child_exit is None and child_alive and state.kind == "starting":
+        return RunState("running", "running")
+    return state
+
+
+def _recorded_state(model: RunModel, scope: Scope) -> RunState:
     status = model.status
     end = model.run_end
     if status == "killed" and end is not None:
