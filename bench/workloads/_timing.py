@@ -28,6 +28,21 @@ def workload_parser(*, device: str, steps: int, warmup: int) -> argparse.Argumen
     return parser
 
 
+def classifier_step(
+    compiled: Callable[[torch.Tensor], torch.Tensor], opt: torch.optim.Optimizer, x: torch.Tensor, y: torch.Tensor
+) -> Callable[[int], None]:
+    """A classifier's training step on one batch, for ``run_steps``: the cross-entropy of
+    ``compiled(x)`` against the labels ``y``, backward, then ``opt``'s step."""
+
+    def step(_: int) -> None:
+        loss = torch.nn.functional.cross_entropy(compiled(x), y)
+        opt.zero_grad(set_to_none=True)
+        loss.backward()
+        opt.step()
+
+    return step
+
+
 def _sync(device: str) -> None:
     if device.startswith("cuda"):
         torch.cuda.synchronize()

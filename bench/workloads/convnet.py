@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import torch
-from _timing import run_steps, workload_parser
+from _timing import classifier_step, run_steps, workload_parser
 from torch import nn
 
 
@@ -36,14 +36,7 @@ def main() -> None:
     opt = torch.optim.SGD(model.parameters(), lr=0.01, momentum=0.9)
     x = torch.randn(16, 3, 32, 32, device=args.device)
     y = torch.randint(0, 10, (16,), device=args.device)
-
-    def step(_: int) -> None:
-        loss = nn.functional.cross_entropy(compiled(x), y)
-        opt.zero_grad(set_to_none=True)
-        loss.backward()
-        opt.step()
-
-    run_steps(step, args.device, args.steps, args.warmup, "convnet")
+    run_steps(classifier_step(compiled, opt, x, y), args.device, args.steps, args.warmup, "convnet")
 
 
 if __name__ == "__main__":

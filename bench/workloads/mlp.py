@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import torch
-from _timing import run_steps, workload_parser
+from _timing import classifier_step, run_steps, workload_parser
 from torch import nn
 
 
@@ -24,14 +24,7 @@ def main() -> None:
     opt = torch.optim.AdamW(model.parameters(), lr=1e-3)
     x = torch.randn(64, 256, device=args.device)
     y = torch.randint(0, 10, (64,), device=args.device)
-
-    def step(_: int) -> None:
-        loss = nn.functional.cross_entropy(compiled(x), y)
-        opt.zero_grad(set_to_none=True)
-        loss.backward()
-        opt.step()
-
-    run_steps(step, args.device, args.steps, args.warmup, "mlp")
+    run_steps(classifier_step(compiled, opt, x, y), args.device, args.steps, args.warmup, "mlp")
 
 
 if __name__ == "__main__":

@@ -5,8 +5,7 @@ from __future__ import annotations
 
 import torch
 import torchvision
-from _timing import run_steps, workload_parser
-from torch import nn
+from _timing import classifier_step, run_steps, workload_parser
 
 
 def main() -> None:
@@ -19,14 +18,7 @@ def main() -> None:
     opt = torch.optim.SGD(model.parameters(), lr=0.01, momentum=0.9)
     x = torch.randn(args.batch, 3, 224, 224, device=args.device)
     y = torch.randint(0, 1000, (args.batch,), device=args.device)
-
-    def step(_: int) -> None:
-        loss = nn.functional.cross_entropy(compiled(x), y)
-        opt.zero_grad(set_to_none=True)
-        loss.backward()
-        opt.step()
-
-    run_steps(step, args.device, args.steps, args.warmup, "resnet50", batch=args.batch)
+    run_steps(classifier_step(compiled, opt, x, y), args.device, args.steps, args.warmup, "resnet50", batch=args.batch)
 
 
 if __name__ == "__main__":
