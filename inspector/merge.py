@@ -55,7 +55,7 @@ from dyn_inspect.inspector.errors import InspectorError
 from dyn_inspect.inspector.model import RunModel, is_launcher_log
 from dyn_inspect.inspector.ranks import launcher_nodes
 from dyn_inspect.inspector.reader import LogFile, Refused, list_logs, open_inside
-from dyn_inspect.inspector.run import resolve_run
+from dyn_inspect.inspector.run import refuse_without_event_logs, resolve_run
 
 MANIFEST = "merged.json"
 # Below this (or twice the ranks' start-up spread within a node) nodes' clocks count as
@@ -119,11 +119,7 @@ class _Head:
                 if not launcher and (isinstance(event, ProcessStart) or i >= 8):
                     break
             events.close()
-        if not self.logs:
-            raise InspectorError(f"{path} holds no event logs (an empty or unfinished run)")
-        if all(log.rejected for log in self.logs.values()):
-            first = next(p for log in self.logs.values() for p in log.problems[:1])
-            raise InspectorError(f"{path} is not a dyn-inspect run: none of its logs is an event log ({first})")
+        refuse_without_event_logs(path, self.logs)
 
 
 @dataclass

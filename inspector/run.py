@@ -73,6 +73,17 @@ def resolve_run(arg: str | os.PathLike[str] | None, runs_dir: str | None = None)
     raise InspectorError(f"no run at {arg}")
 
 
+def refuse_without_event_logs(path: str | os.PathLike[str], logs: dict[str, LogFile]) -> None:
+    """Raise ``InspectorError`` when the logs read from ``path`` make no run: there are none,
+    or none is an event log (the first one's problem says why). Same answer from every
+    command: files that are not event logs make no run."""
+    if not logs:
+        raise InspectorError(f"{path} holds no event logs (an empty or unfinished run)")
+    if all(log.rejected for log in logs.values()):
+        first = next(p for log in logs.values() for p in log.problems[:1])
+        raise InspectorError(f"{path} is not a dyn-inspect run: none of its logs is an event log ({first})")
+
+
 FREEZE_ABOVE = 10_000  # events: a model this large is moved out of the collector's sight
 
 
@@ -107,12 +118,7 @@ class Run:
             # The model is long-lived and holds no cycles: without this, every later full
             # collection walks it (a first summary of a 256-rank run lost 0.3 s there).
             gc.freeze()
-        if not self.logs:
-            raise InspectorError(f"{path} holds no event logs (an empty or unfinished run)")
-        if all(log.rejected for log in self.logs.values()):
-            # Same answer from every command: files that are not event logs make no run.
-            first = next(p for log in self.logs.values() for p in log.problems[:1])
-            raise InspectorError(f"{path} is not a dyn-inspect run: none of its logs is an event log ({first})")
+        refuse_without_event_logs(path, self.logs)
         if use_index and self.model.finished and (tail or not self.from_index):
             # A finished run read (partly) from its logs: the next open need not.
             self.write_index()
