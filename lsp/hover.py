@@ -5,8 +5,9 @@ for Triton, the compile headline: target, config, registers, spills, shared memo
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
+from typing import TypeVar
 
 from lsprotocol import types
 
@@ -16,6 +17,8 @@ from dyn_inspect.lsp.diagnostics import collapse_stack, short_location
 from dyn_inspect.lsp.documents import TextView
 from dyn_inspect.lsp.placement import Placed, at_line
 from dyn_inspect.lsp.source_lines import Span, code_bounds, relocate
+
+T = TypeVar("T")
 
 MAX_KERNELS = 12
 
@@ -122,36 +125,31 @@ def _kernels_md(kernels: Sequence[KernelRef]) -> list[str]:
     return out
 
 
+def _now_at(by_line: Mapping[int, T], codes: Mapping[int, str | None], lines: Sequence[str], line1: int) -> Iterator[T]:
+    """The values of ``by_line`` (by recorded line) whose recorded line is now ``line1``, the
+    line found again by its recorded code (``codes``)."""
+    return (value for recorded, value in by_line.items() if relocate(lines, recorded, codes.get(recorded)) == line1)
+
+
 def profile_at(ff: FileFindings | None, lines: Sequence[str], line1: int) -> str | None:
     """The profiled time of the recorded line that is now ``line1`` (None when not profiled)."""
     if ff is None:
         return None
-    for recorded, text in ff.profile_by_line.items():
-        if relocate(lines, recorded, ff.kernel_line_code.get(recorded)) == line1:
-            return text
-    return None
+    return next(_now_at(ff.profile_by_line, ff.kernel_line_code, lines, line1), None)
 
 
 def kernels_at(ff: FileFindings | None, lines: Sequence[str], line1: int) -> list[KernelRef]:
     """Kernels whose provenance names the recorded line that is now ``line1``."""
     if ff is None:
         return []
-    out: list[KernelRef] = []
-    for recorded, kernels in ff.kernels_by_line.items():
-        if relocate(lines, recorded, ff.kernel_line_code.get(recorded)) == line1:
-            out.extend(kernels)
-    return out
+    return [k for kernels in _now_at(ff.kernels_by_line, ff.kernel_line_code, lines, line1) for k in kernels]
 
 
 def shapes_at(ff: FileFindings | None, lines: Sequence[str], line1: int) -> list[str]:
     """Specializations (dynamic shapes) caused by the recorded line that is now ``line1``."""
     if ff is None:
         return []
-    out: list[str] = []
-    for recorded, texts in ff.shapes_by_line.items():
-        if relocate(lines, recorded, ff.shape_line_code.get(recorded)) == line1:
-            out.extend(texts)
-    return out
+    return [text for texts in _now_at(ff.shapes_by_line, ff.shape_line_code, lines, line1) for text in texts]
 
 
 def _cause_md(c: CauseFinding) -> list[str]:
