@@ -27,7 +27,7 @@ import functools
 import os
 import re
 import stat
-from collections.abc import Generator
+from collections.abc import Callable, Generator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Union
@@ -60,6 +60,18 @@ def safe_text(text: str) -> str:
     if not text or CONTROL.search(text) is None:
         return text
     return text.translate(_ESCAPES)
+
+
+def map_strings(value: Any, fn: Callable[[str], str]) -> Any:
+    """Decoded JSON data (``msgspec.to_builtins``) with ``fn`` applied to every string value
+    in it (keys are kept): a redactor or an escape reaching all of an event or a trace."""
+    if isinstance(value, str):
+        return fn(value)
+    if isinstance(value, list):
+        return [map_strings(v, fn) for v in value]
+    if isinstance(value, dict):
+        return {k: map_strings(v, fn) for k, v in value.items()}
+    return value
 
 
 def _safe_value(value: Any) -> Any:

@@ -23,6 +23,7 @@ import msgspec
 
 from dyn_inspect.engine.schema import Capture, Chromium, GraphBreak, ProcessStart, Recompile, RecompileLimit
 from dyn_inspect.inspector.model import CompileInfo
+from dyn_inspect.inspector.reader import map_strings
 from dyn_inspect.inspector.run import Run
 
 COMPILE_TID = 0
@@ -186,7 +187,7 @@ def encode(trace: ChromeTrace) -> bytes:
     try:
         return msgspec.json.encode(trace)
     except UnicodeEncodeError:  # a name from the run that is no UTF-8 (a log file's bytes)
-        return msgspec.json.encode(_scrub(msgspec.to_builtins(trace), _escaped))
+        return msgspec.json.encode(map_strings(msgspec.to_builtins(trace), _escaped))
 
 
 def _escaped(text: str) -> str:
@@ -332,18 +333,8 @@ def trace_for_bundle(run: Run, compile_ids: set[str] | None = None, scrub: Calla
         ]
     data: Any = msgspec.to_builtins(trace)
     if scrub is not None:
-        data = _scrub(data, scrub)
+        data = map_strings(data, scrub)
     try:
         return msgspec.json.encode(data).decode()
     except UnicodeEncodeError:  # a name from the run that is no UTF-8 (a log file's bytes)
-        return msgspec.json.encode(_scrub(data, _escaped)).decode()
-
-
-def _scrub(value: Any, fn: Callable[[str], str]) -> Any:
-    if isinstance(value, str):
-        return fn(value)
-    if isinstance(value, list):
-        return [_scrub(v, fn) for v in value]
-    if isinstance(value, dict):
-        return {k: _scrub(v, fn) for k, v in value.items()}
-    return value
+        return msgspec.json.encode(map_strings(data, _escaped)).decode()

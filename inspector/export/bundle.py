@@ -74,7 +74,7 @@ from dyn_inspect.inspector.model import CompileInfo, RunModel, is_launcher_log
 from dyn_inspect.inspector.outputs import bundle as typed
 from dyn_inspect.inspector.outputs import to_json
 from dyn_inspect.inspector.outputs.bundle import BundleCompile, CompileFile
-from dyn_inspect.inspector.reader import read_blob
+from dyn_inspect.inspector.reader import map_strings, read_blob
 from dyn_inspect.inspector.run import Run
 
 BUNDLE_FORMAT = 1
@@ -266,23 +266,13 @@ def build_redactor(events: dict[str, list[Event | UnknownEvent]]) -> Redactor:
     return Redactor.for_sources(files, code, hosts=hosts)
 
 
-def _map_strings(value: Any, fn: Callable[[str], str]) -> Any:
-    if isinstance(value, str):
-        return fn(value)
-    if isinstance(value, list):
-        return [_map_strings(v, fn) for v in value]
-    if isinstance(value, dict):
-        return {k: _map_strings(v, fn) for k, v in value.items()}
-    return value
-
-
 def _redact_event(event: Event | UnknownEvent, r: Redactor) -> Event | UnknownEvent:
     if isinstance(event, UnknownEvent):
         return UnknownEvent(kind=event.kind, data=r.value(event.data), t=event.t, cid=event.cid)
     if isinstance(event, _LIFECYCLE) and not isinstance(event, ProcessEnd):
         # Commands, versions, config: no source text, but paths with the user name and the
         # host name.
-        data = _map_strings(msgspec.to_builtins(event), r.identity)
+        data = map_strings(msgspec.to_builtins(event), r.identity)
         return msgspec.convert(data, type(event))
     data = r.value(msgspec.to_builtins(event))
     return msgspec.convert(data, type(event))
