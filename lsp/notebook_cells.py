@@ -11,11 +11,17 @@ server keeps a match while the cell stays open, so an edit moves the cell's find
 (placement on its current text, as for an edited file) instead of dropping them.
 
 ``match_cells(recorded, open_cells)`` (recorded file -> source) returns recorded file -> cell URI.
+``cell_key(text)`` names a cell by that same comparable text: choosing the run to show
+(lsp.run_source) counts a run that compiled code in a cell as one that compiled an open file
+when an open notebook holds a cell with that text, whichever kernel ran it.
 """
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Iterable, Mapping
+
+CELL_KEY = "notebook-cell-text:"  # never a path: a touch's files and the open files mix both
 
 
 def _comparable(source: str) -> tuple[str, ...]:
@@ -23,6 +29,14 @@ def _comparable(source: str) -> tuple[str, ...]:
     while lines and not lines[-1]:
         lines.pop()
     return tuple(lines)
+
+
+def cell_key(source: str) -> str | None:
+    """The name of a cell's text as ``match_cells`` compares it; None for a cell without code."""
+    lines = _comparable(source)
+    if not any(lines):
+        return None
+    return CELL_KEY + hashlib.sha1("\n".join(lines).encode(), usedforsecurity=False).hexdigest()
 
 
 def match_cells(recorded: Mapping[str, str], open_cells: Iterable[tuple[str, str]]) -> dict[str, str]:

@@ -4,9 +4,10 @@ The run is the one pinned by the ``run`` setting or ``dynInspect.selectRun``; el
 the runs found wherever the user works — the ``runsDir`` setting, ``$DYN_INSPECT_RUNS_DIR``
 and every ``.dyn-inspect/runs`` under the workspace folders (``cd examples && dyn-inspect
 train.py`` records there) — the newest one that compiled code in a file open in the
-editor; with none such, the newest that compiled anything; else the newest. A run that
-compiled nothing (a crash at start-up, a mistyped command) thus never hides the last
-useful one, and a run that is recording takes over once it compiles an open file.
+editor (or in a notebook cell whose text an open notebook holds); with none such, the
+newest that compiled anything; else the newest. A run that compiled nothing (a crash at
+start-up, a mistyped command) thus never hides the last useful one, and a run that is
+recording takes over once it compiles an open file.
 ``poll()`` is called every ``POLL_S`` from a worker
 thread: it switches to a newer run when ``latest`` moves, reads what was appended to the
 current run (``Run.refresh`` is incremental), reopens a run whose log was replaced or
@@ -29,6 +30,7 @@ from dyn_inspect.inspector.index import NOT_FOR_FINDINGS
 from dyn_inspect.inspector.outputs.lsp import LspRunInfo
 from dyn_inspect.inspector.reports.runs import run_info
 from dyn_inspect.inspector.run import Run, is_run_dir, resolve_run, run_folders
+from dyn_inspect.lsp.notebook_cells import cell_key
 
 if TYPE_CHECKING:
     from dyn_inspect.inspector.workspace import Workspace
@@ -113,6 +115,11 @@ def touch_of(run: Run, roots: list[Path], ws: Workspace | None = None) -> Touch:
             loc = ws.local_loc(event.loc) or ws.nearest(event.user_stack)
             if loc is not None:
                 files.add(norm_path(loc.file))
+    if m.cells:
+        # A cell is also named by its text: an open notebook cell holding it chooses the run
+        # (the file IPython compiled it under is the kernel's own, never open anywhere).
+        sources = {norm_path(f): c.source for f, c in m.cells.items()}
+        files.update(k for k in (cell_key(sources[f]) for f in list(files) if f in sources) if k is not None)
     return Touch(compiled=bool(m.compiles) or bool(m.frames), files=frozenset(files))
 
 

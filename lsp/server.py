@@ -52,7 +52,7 @@ from dyn_inspect.lsp import findings_cache
 from dyn_inspect.lsp import hover as hover_mod
 from dyn_inspect.lsp import verify as verify_mod
 from dyn_inspect.lsp.documents import DiskCache, TextView, is_python, path_uri, uri_path, view_for
-from dyn_inspect.lsp.notebook_cells import match_cells
+from dyn_inspect.lsp.notebook_cells import cell_key, match_cells
 from dyn_inspect.lsp.placement import Placed, place, place_function
 from dyn_inspect.lsp.run_source import POLL_S, ListingCache, PollResult, RunSource, touch_of
 from dyn_inspect.lsp.settings import SECTION, Settings, apply_settings, has_settings
@@ -95,7 +95,7 @@ class DynInspectServer(LanguageServer):
         self.settings = Settings()
         self.roots: list[Path] = [Path.cwd()]
         self.ws = Workspace(self.roots)
-        self.source = RunSource(self.roots[0], open_files=self.open_paths)
+        self.source = RunSource(self.roots[0], open_files=self.open_for_choosing)
         self.index = RunIndex()
         self.disk = DiskCache()
         self.listings = ListingCache()
@@ -165,7 +165,7 @@ class DynInspectServer(LanguageServer):
                 roots.append(Path(root))
         self.roots = roots or [Path.cwd()]
         self.ws = Workspace(self.roots)
-        self.source = RunSource(self.roots[0], roots=self.roots, open_files=self.open_paths)
+        self.source = RunSource(self.roots[0], roots=self.roots, open_files=self.open_for_choosing)
 
     # -- following the run ------------------------------------------------------------
 
@@ -335,12 +335,7 @@ class DynInspectServer(LanguageServer):
         run = self.source.run
         if run is None or not run.model.cells or not self.workspace.notebook_documents:
             return {}
-        texts = {}
-        for notebook in list(self.workspace.notebook_documents.values()):
-            for cell in notebook.cells:
-                doc = self.workspace.text_documents.get(unquote(cell.document))
-                if doc is not None and cell.kind == types.NotebookCellKind.Code:
-                    texts[doc.uri] = doc.source
+        texts = self.open_cell_texts()
         key = str(run.path)
         matched = self._cell_matches[1] if self._cell_matches[0] == key else {}
         kept = {path: uri for path, uri in matched.items() if uri in texts}
@@ -349,6 +344,27 @@ class DynInspectServer(LanguageServer):
             kept.setdefault(norm_path(file), uri)
         self._cell_matches = (key, kept)
         return dict(kept)
+
+    def open_cell_texts(self) -> dict[str, str]:
+        """URI -> text of each code cell of the open notebooks."""
+        texts = {}
+        for notebook in list(self.workspace.notebook_documents.values()):
+            for cell in notebook.cells:
+                doc = self.workspace.text_documents.get(unquote(cell.document))
+                if doc is not None and cell.kind == types.NotebookCellKind.Code:
+                    texts[doc.uri] = doc.source
+        return texts
+
+    def open_for_choosing(self) -> set[str]:
+        """``open_paths`` and the text of every open notebook code cell (``cell_key``): the
+        run shown is the newest that compiled code in one of them, and a cell of a run not
+        shown has no path among the open ones (``open_cells`` matches the run shown only)."""
+        out = self.open_paths()
+        try:
+            out.update(k for k in map(cell_key, self.open_cell_texts().values()) if k is not None)
+        except RuntimeError:  # the documents changed under the poll thread: next poll
+            pass
+        return out
 
     def open_paths(self) -> set[str]:
         """Real paths of the open Python documents (the run shown is chosen by them)."""
