@@ -55,9 +55,11 @@ t_installed=$(date +%s)
 # server about a real run of the example, recorded first into a scratch workspace; then the
 # .vsix) and the real client: VS Code (code-server) with the built .vsix, driven by
 # Playwright, on a copy of the same workspace at another path (the run's paths are mapped
-# onto it). They run beside lint, types and pytest (output kept, printed after pytest's):
-# most of their time is spent waiting on a browser or a server, which leaves a CPU idle
-# when they run alone.
+# onto it), which also holds cells.ipynb: a notebook executed in a real kernel with the
+# IPython extension on (e2e/make_notebook.py; its cell's run is recorded there too, after
+# the npm integration test, which reads the example's run only). They run beside lint,
+# types and pytest (output kept, printed after pytest's): most of their time is spent
+# waiting on a browser or a server, which leaves a CPU idle when they run alone.
 extension_suites() {
   local rc=0 ws vsix
   ws=$(mktemp -d)
@@ -66,6 +68,9 @@ extension_suites() {
     || { echo "recording the example for the extension test failed"; rc=1; }
   DYN_INSPECT_PYTHON="$PWD/.venv/bin/python" DYN_INSPECT_IT_WORKSPACE="$ws" DYN_INSPECT_IT_FILE=train.py \
     bash vscode-extension/scripts/ci.sh || rc=1
+  local nb_err
+  nb_err=$("$PWD/.venv/bin/python" vscode-extension/e2e/make_notebook.py "$ws" 2>&1 >/dev/null) \
+    || { echo "vscode e2e: FAILED — recording the notebook failed: $(printf '%s\n' "$nb_err" | grep -v '^\[IPKernelApp\]' | tail -1)"; rc=1; }
   # the tools' install (started first thing, not this shell's child) writes its status line last
   until grep -q "^install: exit" "$e2e_install_log" || ! kill -0 "$e2e_install_pid" 2>/dev/null; do sleep 1; done
   echo "vscode e2e: background $(tail -1 "$e2e_install_log")"

@@ -7,8 +7,10 @@
 //   E2E_CACHE      the folder install.sh filled (node, code-server, playwright-core)
 //   E2E_VSIX       the packaged extension
 //   E2E_PYTHON     an interpreter with dyn-inspect installed
-//   E2E_WORKSPACE  a folder with train.py, model_utils.py and .dyn-inspect/runs/<run>
-//   E2E_OUT        where screenshots and logs go (vscode-squiggles.png, vscode-verified.png, failure.png)
+//   E2E_WORKSPACE  a folder with train.py, model_utils.py, .dyn-inspect/runs/<run> and
+//                  cells.ipynb (executed by make_notebook.py: its recorded cell is a run there too)
+//   E2E_OUT        where screenshots and logs go (vscode-squiggles.png, vscode-verified.png,
+//                  vscode-notebook.png, failure.png)
 //   E2E_CHROMIUM   the browser binary (default /usr/bin/chromium)
 //   E2E_FULL       "0" skips the slow part (run the file again, export, verify the fix)
 import { execFileSync, spawn } from 'node:child_process';
@@ -39,6 +41,7 @@ const ENTRY = path.join(CACHE, 'app', 'node_modules', 'code-server', 'out', 'nod
 const TRAIN = path.join(WS, 'train.py');
 const UTILS = path.join(WS, 'model_utils.py');
 const RUNS = path.join(WS, '.dyn-inspect', 'runs');
+const NOTEBOOK = path.join(WS, 'cells.ipynb');
 
 // What the example does, read from its source (not from dyn-inspect): the lines the
 // comments mark as graph breaks, the compiled function's def.
@@ -180,6 +183,57 @@ async function squigglesOn(line, kind = 'warning') {
         end: Math.round((r.right - box.x) / box.charWidth),
         text: box.text,
     }));
+}
+
+/** What the executed notebook holds, read from the .ipynb (by text, as the example's lines
+ * are): the cell that defines f, the line of its `if` (1-based), and the break dyn-inspect
+ * showed under the cell that called f (its text/plain output). */
+function notebookFacts() {
+    assert(fs.existsSync(NOTEBOOK), `${NOTEBOOK} is missing (vscode-extension/e2e/make_notebook.py writes it)`);
+    const nb = JSON.parse(fs.readFileSync(NOTEBOOK, 'utf8'));
+    const joined = (v) => (Array.isArray(v) ? v.join('') : v || '');
+    const cells = nb.cells.map((c) => joined(c.source));
+    const NEEDLE = 'if x.sum() > 0:';
+    const defCell = cells.findIndex((t) => t.includes(NEEDLE));
+    assert(defCell >= 0 && cells.filter((t) => t.includes(NEEDLE)).length === 1, `"${NEEDLE}" is not in exactly one cell of ${NOTEBOOK}`);
+    const ifLine = cells[defCell].split('\n').findIndex((t) => t.includes(NEEDLE)) + 1;
+    const shown = nb.cells
+        .flatMap((c) => c.outputs || [])
+        .map((o) => joined(o.data && o.data['text/plain']))
+        .find((t) => t.startsWith('dyn-inspect:'));
+    const m = shown && shown.match(/graph break at (cell \[\d+\], line \d+)(?: ×\d+)?: (.+?)(?: \(GB\d+\))?$/m);
+    assert(m, `no graph break in the dyn-inspect output saved in ${NOTEBOOK}: ${shown}`);
+    return { defCell, ifLine, needle: NEEDLE, where: m[1], headline: m[2] };
+}
+
+/** The squiggles on the line holding `needle` in a notebook cell's editor (notebook cells
+ * show no line numbers: the line is found by its text), as [startChar, endChar) spans with
+ * their severity; null while no cell editor shows that line. */
+async function cellSquiggles(needle) {
+    return page.evaluate((needle) => {
+        for (const editor of document.querySelectorAll('.notebook-editor .monaco-editor')) {
+            const line = [...editor.querySelectorAll('.view-lines .view-line')].find((l) => l.textContent.replace(/\u00a0/g, ' ').includes(needle));
+            if (!line) {
+                continue;
+            }
+            const span = line.querySelector('span').getBoundingClientRect();
+            const text = line.textContent.replace(/\u00a0/g, ' ');
+            const charWidth = span.width / Math.max(1, text.length);
+            return [...editor.querySelectorAll('.view-overlays [class*="squiggly-"]')]
+                .map((e) => ({ cls: [...e.classList].find((c) => /^squiggly-(error|warning|info|hint)$/.test(c)), r: e.getBoundingClientRect() }))
+                .filter(({ cls, r }) => cls && Math.abs(r.top - span.top) < 4 && r.width > 0)
+                .map(({ cls, r }) => ({
+                    severity: cls.slice('squiggly-'.length),
+                    start: Math.round((r.left - span.left) / charWidth),
+                    end: Math.round((r.right - span.left) / charWidth),
+                    left: r.left,
+                    right: r.right,
+                    y: span.top + span.height / 2,
+                    text,
+                }));
+        }
+        return null;
+    }, needle);
 }
 
 async function runCommand(title) {
@@ -432,7 +486,11 @@ async function main() {
         });
         await step('hover shows the reason and the kernels', async () => {
             await gotoLine(BRANCH_LINE);
-            const [mark] = await squigglesOn(BRANCH_LINE);
+            // (waited for: the editor may still be scrolling the line into place)
+            const [mark] = await waitFor(`the squiggle on line ${BRANCH_LINE} in place`, async () => {
+                const s = await squigglesOn(BRANCH_LINE);
+                return s.length ? s : null;
+            }, 10000, 200);
             const line = await lineBox(BRANCH_LINE);
             await page.mouse.move(mark.left + 2, line.y + line.height / 2);
             await page.mouse.move(mark.left + (mark.right - mark.left) / 2, line.y + line.height / 2, { steps: 5 });
@@ -592,6 +650,63 @@ async function main() {
                 await page.screenshot({ path: path.join(OUT, 'vscode-verified.png') });
             });
         }
+        // A Jupyter notebook (issue #31): cells.ipynb, executed by make_notebook.py with the
+        // IPython extension on; its cell [4] run records f's break on cell [3]'s `if` line.
+        // VS Code's built-in ipynb serializer opens it (there is no Jupyter extension and no
+        // kernel here: nothing is run again); the language client sends LSP 3.17 notebook
+        // messages, and the server puts the recorded cell's break on the open cell with its
+        // text. Every other editor is closed first: the run shown is the newest one that
+        // compiled code in an open file or cell, and train.py's runs are newer (FULL).
+        const nbFacts = notebookFacts();
+        await step('open cells.ipynb in the notebook editor', async () => {
+            await runCommand('View: Close All Editors');
+            await waitFor('every editor closed', async () => (await page.locator('.tab').count()) === 0, 15000);
+            await openFile('cells.ipynb');
+            await page.locator('.notebook-editor .cell-list-container').first().waitFor({ timeout: 60000 });
+            await waitFor(`the cell with "${nbFacts.needle}" in an editor`, async () => (await cellSquiggles(nbFacts.needle)) !== null, 60000);
+        });
+        await step('a squiggle covers the data-dependent condition in the cell that defines f', async () => {
+            let seen = null;
+            const marks = await waitFor(`a warning squiggle on the \`if\` line (cell ${nbFacts.defCell + 1}, line ${nbFacts.ifLine})`, async () => {
+                seen = await cellSquiggles(nbFacts.needle);
+                const warnings = (seen || []).filter((m) => m.severity === 'warning');
+                return warnings.length ? warnings : null;
+            }, 120000).catch((error) => {
+                throw new Error(`${error.message}; on that line: ${JSON.stringify(seen)}; extension log: ${extensionLogText(userData).split('\n').filter((l) => /showing run|notebook|error/i.test(l)).slice(-8).join(' | ')}`);
+            });
+            const covered = marks[0].text.slice(marks[0].start, marks[0].end);
+            assert(covered === 'x.sum() > 0', `the squiggle covers ${JSON.stringify(covered)} of ${JSON.stringify(marks[0].text)}`);
+            // The code lens on f's def, in the cell too.
+            const lens = page.locator('.notebook-editor .codelens-decoration', { hasText: 'compiled' }).first();
+            await lens.waitFor({ timeout: 30000 });
+            const title = (await lens.textContent()).trim();
+            assert(/compiled 1×/.test(title) && /1 graph break/.test(title), `the cell's code lens says: ${title}`);
+        });
+        await step('the Problems panel lists the break on the cell\'s line', async () => {
+            await page.keyboard.press('Control+Shift+M');
+            await page.locator('.markers-panel').waitFor({ timeout: 15000 });
+            let got = [];
+            await waitFor(`a row for cells.ipynb line ${nbFacts.ifLine}`, async () => {
+                got = await problems();
+                return got.some((r) => r.file && r.file.startsWith('cells.ipynb') && r.line === nbFacts.ifLine && /data-dependent/i.test(r.text));
+            }, 30000).catch((error) => {
+                throw new Error(`${error.message}; rows: ${JSON.stringify(got.map((r) => [r.file, r.line, r.text.slice(0, 60)]))}`);
+            });
+            assert(!got.some((r) => r.file && r.file.startsWith('train.py')), `train.py's run is still shown: ${JSON.stringify(got.map((r) => [r.file, r.line]))}`);
+            await page.keyboard.press('Control+J');
+        });
+        await step('the cell\'s saved dyn-inspect output is rendered under it', async () => {
+            // Outputs render in the notebook's webview (its inner frame); the HTML block's
+            // <summary> says where the break is and torch's headline.
+            const frame = page.frameLocator('.notebook-editor iframe.webview').frameLocator('iframe#active-frame');
+            const summary = frame.locator('summary', { hasText: `graph break at ${nbFacts.where}` }).first();
+            await summary.waitFor({ state: 'visible', timeout: 60000 });
+            const said = (await summary.textContent()).replace(/\u00a0/g, ' ');
+            assert(said.includes(nbFacts.headline), `the output says ${JSON.stringify(said)}, not ${JSON.stringify(nbFacts.headline)}`);
+            await page.mouse.move(5, 5);
+            await page.screenshot({ path: path.join(OUT, 'vscode-notebook.png') });
+        });
+
         if (FULL) {
             await step('a folder without runs: a visible message with "Run Current File"', async () => {
                 const empty = path.join(home, 'no-runs');
