@@ -216,6 +216,18 @@ def _trace_fallback(fallback: Callable[[], None], reason: str) -> bool:
     return False
 
 
+def _before_wrapping(hook: str, cls: Any, original: Any, missing: str) -> bool | None:
+    """What an installer returns before it wraps ``original``, a method of torch's ``cls``:
+    False where torch lacks either (``hook`` degraded, saying ``missing``), True where ours is
+    in place already; None when there is ``original`` to wrap."""
+    if cls is None or original is None:
+        HOOKS.degrade(hook, missing)
+        return False
+    if getattr(original, "_dyn_inspect", False):
+        return True
+    return None
+
+
 # --- graph_breaks: InstructionTranslatorBase.log_graph_break -----------------------------
 
 GRAPH_BREAK_PARAMS = ["self", "code_options", "reason", "exc"]
@@ -227,14 +239,11 @@ def install_graph_breaks(on_exc: Callable[[Any], None], on_done: Callable[[], No
     try:
         from torch._dynamo import symbolic_convert
 
-        cls = getattr(symbolic_convert, "InstructionTranslatorBase", None)
-        original = cls.__dict__.get("log_graph_break") if cls is not None else None
-        if cls is None or original is None:
-            # torch 2.9: a module-level function without the exception; the text is parsed.
-            HOOKS.degrade("graph_breaks", "InstructionTranslatorBase.log_graph_break not found")
-            return False
-        if getattr(original, "_dyn_inspect", False):
-            return True
+        cls: Any = getattr(symbolic_convert, "InstructionTranslatorBase", None)
+        original: Any = cls.__dict__.get("log_graph_break") if cls is not None else None
+        # Not found in torch 2.9: a module-level function without the exception; the text is parsed.
+        if (done := _before_wrapping("graph_breaks", cls, original, "InstructionTranslatorBase.log_graph_break not found")) is not None:
+            return done
         try:
             params = list(inspect.signature(original).parameters)
         except (TypeError, ValueError):
@@ -380,13 +389,10 @@ def install_step_hooks(hook_for: Callable[[int], Callable[[], Callable[[], None]
         import torch._inductor.config as inductor_config
         from torch._dynamo import eval_frame
 
-        cls = getattr(eval_frame, "OptimizeContext", None)
-        original_init = getattr(cls, "__init__", None)
-        if cls is None or original_init is None:
-            HOOKS.degrade("profiler", "torch._dynamo.eval_frame.OptimizeContext not found")
-            return False
-        if getattr(original_init, "_dyn_inspect", False):
-            return True
+        cls: Any = getattr(eval_frame, "OptimizeContext", None)
+        original_init: Any = getattr(cls, "__init__", None)
+        if (done := _before_wrapping("profiler", cls, original_init, "torch._dynamo.eval_frame.OptimizeContext not found")) is not None:
+            return done
     except Exception as exc:  # noqa: BLE001
         HOOKS.degrade("profiler", f"install failed: {exc!r}")
         return False
@@ -440,13 +446,10 @@ def install_eager_step_hooks(hook_for: Callable[[int], Callable[[], Callable[[],
         import torch
         from torch._dynamo import eval_frame
 
-        cls = getattr(eval_frame, "_NullDecorator", None)
-        original = cls.__dict__.get("__call__") if cls is not None else None
-        if cls is None or original is None:
-            HOOKS.degrade("profiler", "torch._dynamo.eval_frame._NullDecorator not found")
-            return False
-        if getattr(original, "_dyn_inspect", False):
-            return True
+        cls: Any = getattr(eval_frame, "_NullDecorator", None)
+        original: Any = cls.__dict__.get("__call__") if cls is not None else None
+        if (done := _before_wrapping("profiler", cls, original, "torch._dynamo.eval_frame._NullDecorator not found")) is not None:
+            return done
     except Exception as exc:  # noqa: BLE001
         HOOKS.degrade("profiler", f"install failed: {exc!r}")
         return False
