@@ -5,7 +5,7 @@ baseline run (``check``: exit 1 on any failure)."""
 from __future__ import annotations
 
 from dyn_inspect.inspector.analysis.breaks import BreakSite, break_sites
-from dyn_inspect.inspector.analysis.diff import break_items, compare, recompile_items
+from dyn_inspect.inspector.analysis.diff import BreakItem, RecompileItem, break_items, compare, recompile_items
 from dyn_inspect.inspector.analysis.failures import compile_failures, line_text
 from dyn_inspect.inspector.outputs import reports as typed
 from dyn_inspect.inspector.ranks import divergence_report
@@ -22,6 +22,16 @@ def check_break(site: BreakSite) -> typed.CheckBreak:
         user_file=site.user_frame.file if site.user_frame else None,
         user_line=site.user_frame.line if site.user_frame else None,
     )
+
+
+def check_new_break(b: BreakItem, count: int) -> typed.CheckNewBreak:
+    """A break site the baseline run did not have, hit ``count`` times."""
+    return typed.CheckNewBreak(type=b.gb_type, file=b.file, line=b.line, function=b.function, count=count)
+
+
+def check_new_recompile(x: RecompileItem, count: int) -> typed.CheckNewRecompile:
+    """A recompile cause the baseline run did not have, ``count`` recompiles."""
+    return typed.CheckNewRecompile(function=x.function, file=x.file, kind=x.kind, source=x.source, dim=x.dim, reason=x.example, count=count)
 
 
 def check_report(
@@ -79,31 +89,12 @@ def check_report(
         ]
         found.append(typed.MaxFailures(limit=limits.max_failures, actual=len(compile_fails), items=fail_items))
     if baseline is not None:
-        new_breaks = compare(break_items(baseline.model), break_items(m)).added
+        new_breaks = [check_new_break(b, n) for b, n in compare(break_items(baseline.model), break_items(m)).added]
         if new_breaks:
-            found.append(
-                typed.NewGraphBreaks(
-                    baseline=str(baseline.path),
-                    actual=len(new_breaks),
-                    items=[
-                        typed.CheckNewBreak(type=b.gb_type, file=b.file, line=b.line, function=b.function, count=n) for b, n in new_breaks
-                    ],
-                )
-            )
-        new_recompiles = compare(recompile_items(baseline.model), recompile_items(m)).added
+            found.append(typed.NewGraphBreaks(baseline=str(baseline.path), actual=len(new_breaks), items=new_breaks))
+        new_recompiles = [check_new_recompile(x, n) for x, n in compare(recompile_items(baseline.model), recompile_items(m)).added]
         if new_recompiles:
-            found.append(
-                typed.NewRecompiles(
-                    baseline=str(baseline.path),
-                    actual=len(new_recompiles),
-                    items=[
-                        typed.CheckNewRecompile(
-                            function=x.function, file=x.file, kind=x.kind, source=x.source, dim=x.dim, reason=x.example, count=n
-                        )
-                        for x, n in new_recompiles
-                    ],
-                )
-            )
+            found.append(typed.NewRecompiles(baseline=str(baseline.path), actual=len(new_recompiles), items=new_recompiles))
     # Ranks that compiled differently are a classic cause of collective hangs: always
     # reported, a failure only with a limit.
     divergences = [divergence(d) for d in divergence_report(m)] if all_ranks else []
