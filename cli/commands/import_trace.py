@@ -14,6 +14,7 @@ from typing import Any
 
 from rich.text import Text
 
+from dyn_inspect.cli.arguments import whole_number
 from dyn_inspect.engine.importer import FileImport, ImportResult, PathMap, TraceImportError, import_trace
 from dyn_inspect.engine.tracefile import MAX_LINE_MB, MAX_TOTAL_MB
 from dyn_inspect.inspector.console import make_console
@@ -58,14 +59,7 @@ def prepare_parser(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--json", action="store_true", help="machine-readable output")
 
 
-def _megabytes(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a number of MiB, got {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError("the limit must be at least 1 MiB")
-    return value
+_megabytes = whole_number("MiB", 1, "the limit must be at least 1 MiB")
 
 
 def _file_line(f: FileImport) -> str:

@@ -7,19 +7,13 @@ import gc
 import os
 import sys
 
+from dyn_inspect.cli.arguments import whole_number
 from dyn_inspect.inspector.errors import InspectorError
 
 HELP = "run a Python script, module or command under the recorder"
 
 
-def _positive_int(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a number of steps, got {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError("the number of steps must be at least 1")
-    return value
+_positive_int = whole_number("steps", 1, "the number of steps must be at least 1")
 
 
 def prepare_parser(parser: argparse.ArgumentParser) -> None:

@@ -19,6 +19,7 @@ from typing import Any
 import msgspec
 from rich.table import Table
 
+from dyn_inspect.cli.arguments import whole_number
 from dyn_inspect.engine.eventlog import runs_root
 from dyn_inspect.inspector.console import make_console
 from dyn_inspect.inspector.errors import InspectorError
@@ -44,14 +45,7 @@ def prepare_parser(parser: argparse.ArgumentParser) -> None:
 DEFAULT_KEEP = 5
 
 
-def _keep_count(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a number of runs, got {text!r}") from None
-    if value < 0:
-        raise argparse.ArgumentTypeError("--keep cannot be negative")
-    return value
+_keep_count = whole_number("runs", 0, "--keep cannot be negative")
 
 
 def _alive(pid: int) -> bool:
