@@ -343,3 +343,47 @@ def test_every_listing_writes_a_cell_one_way(notebooks) -> None:
     # f is defined on cell 2's line 4 (DEFINE), its resume function starts at line 5
     assert "f  cell [2], line 4  (2 compiles" in said["recompiles"], said["recompiles"]
     assert "in f (cell [2], line 4)" in said["causes"], said["causes"]
+
+
+async def test_an_open_notebook_chooses_its_run_over_a_newer_script_run(client: LanguageClient, notebooks, breaks_run, tmp_path: Path) -> None:
+    """The run shown is the newest that compiled code in an open file; a recorded cell's file
+    (``/tmp/ipykernel_<pid>/<hash>.py``) is never open, so with a notebook open and a newer
+    run of a script beside its runs, the server showed the script's run and the notebook got
+    nothing (found by the real-VS-Code e2e). An open cell holding a recorded cell's text now
+    counts as that cell's file being open."""
+    _, _, cwd = notebooks
+    runs = tmp_path / ".dyn-inspect" / "runs"
+    runs.mkdir(parents=True)
+    first = _runs(cwd)[0]  # cell [3]'s run: it compiled f, defined in cell [2]
+    shutil.copytree(first, runs / first.name, symlinks=True)
+    newer = runs / "29991231-235959-script"  # run names start with their start time: the newest
+    shutil.copytree(breaks_run.path, newer, symlinks=True)
+    assert sorted(p.name for p in runs.iterdir())[-1] == newer.name and breaks_run.model.compiles
+    capabilities = client_capabilities("visual-studio-code")
+    capabilities.notebook_document = types.NotebookDocumentClientCapabilities(
+        synchronization=types.NotebookDocumentSyncClientCapabilities(dynamic_registration=True, execution_summary_support=True)
+    )
+    await client.initialize_session(
+        types.InitializeParams(
+            capabilities=capabilities,
+            root_uri=tmp_path.as_uri(),
+            workspace_folders=[types.WorkspaceFolder(uri=tmp_path.as_uri(), name=tmp_path.name)],
+            initialization_options={"dynInspect": {"runsDir": str(runs)}},  # no run pinned: the server chooses
+        )
+    )
+    nb_uri = (tmp_path / "train.ipynb").as_uri()
+    cells = _cells(True)
+    uris = [f"vscode-notebook-cell:{(tmp_path / 'train.ipynb').as_posix()}#cell{i}" for i in range(len(cells))]
+    client.notebook_document_did_open(
+        types.DidOpenNotebookDocumentParams(
+            notebook_document=types.NotebookDocument(
+                uri=nb_uri,
+                notebook_type="jupyter-notebook",
+                version=1,
+                cells=[types.NotebookCell(kind=types.NotebookCellKind.Code, document=u) for u in uris],
+            ),
+            cell_text_documents=[types.TextDocumentItem(uri=u, language_id="python", version=1, text=t) for u, t in zip(uris, cells, strict=True)],
+        )
+    )
+    found = await diagnostics(client, uris[1], 2)  # the break on `if x.sum() > 0:` and the recompile of f
+    assert sorted(d.range.start.line for d in found) == [3, 4], [(d.range.start.line, d.message) for d in found]
