@@ -14,7 +14,7 @@ import functools
 import os
 import re
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol, TypeVar
 
 from dyn_inspect.engine.normalizers.locations import is_library_file as is_library
 from dyn_inspect.engine.normalizers.locations import is_ours, package_path
@@ -30,6 +30,7 @@ if TYPE_CHECKING:
 __all__ = [
     "def_line",
     "file_line",
+    "from_user",
     "inside",
     "is_library",
     "is_ours",
@@ -67,6 +68,24 @@ def nearest_user_frame(stack: list[Loc], root: str | os.PathLike[str] | None = N
     if root is None:
         return _nearest_non_library(stack)
     return next((f for f in reversed(stack) if inside(f.file, root) and not is_library(f.file)), None)
+
+
+class _HasFile(Protocol):
+    @property
+    def file(self) -> str: ...
+
+
+F = TypeVar("F", bound=_HasFile)
+
+
+def from_user(stack: list[F]) -> list[F]:
+    """A user stack from its outermost user frame on: a notebook cell's stack starts in the
+    kernel's event loop (runpy, tornado, asyncio, ipykernel, IPython), twenty frames before
+    the first cell; a script's starts at the script, and is kept whole."""
+    for i, f in enumerate(stack):
+        if cell_label(f.file) is not None or not (is_library(f.file) or f.file.startswith("<")):
+            return stack[i:]
+    return stack
 
 
 def run_cwd(model: RunModel) -> str | None:

@@ -7,8 +7,7 @@ from __future__ import annotations
 from dyn_inspect.engine.schema import Loc
 from dyn_inspect.inspector.analysis.causes import describe_fix, recompile_causes
 from dyn_inspect.inspector.analysis.recompiles import frames_with_recompiles, recompile_timeline
-from dyn_inspect.inspector.cell_names import cell_label
-from dyn_inspect.inspector.locations import def_file_line, is_library, short_loc
+from dyn_inspect.inspector.locations import def_file_line, from_user, short_loc
 from dyn_inspect.inspector.outputs.common import SourceLoc
 from dyn_inspect.inspector.outputs.notebook import CellBreak, CellFailure, CellRecompile, CellReport
 from dyn_inspect.inspector.reports import summary
@@ -73,7 +72,7 @@ def cell_report(run: Run, cell: int | None) -> CellReport:
                 url=b.url,
                 count=b.count,
                 explanation=b.explanation,
-                user_stack=[_where(f) for f in _from_user([f for f in b.user_stack if f is not None])],
+                user_stack=[_where(f) for f in from_user([f for f in b.user_stack if f is not None])],
             )
             for b in s.breaks
         ],
@@ -81,15 +80,6 @@ def cell_report(run: Run, cell: int | None) -> CellReport:
         failures=[CellFailure(where=_where(f.user_loc), headline=f.headline, type=f.type) for f in s.compile_failures],
         exception=_exception(run),
     )
-
-
-def _from_user(stack: list[SourceLoc]) -> list[SourceLoc]:
-    """The stack from its outermost user frame on (a cell's stack starts in the kernel's
-    event loop: runpy, tornado, ipykernel, IPython)."""
-    for i, f in enumerate(stack):
-        if cell_label(f.file) is not None or not (is_library(f.file) or f.file.startswith("<")):
-            return stack[i:]
-    return stack
 
 
 def _exception(run: Run) -> str | None:

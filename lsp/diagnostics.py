@@ -21,7 +21,7 @@ from lsprotocol import types
 
 from dyn_inspect.inspector.events import Loc
 from dyn_inspect.inspector.links import link_url
-from dyn_inspect.inspector.locations import package_path
+from dyn_inspect.inspector.locations import from_user, package_path
 from dyn_inspect.inspector.outputs.lsp import DIAGNOSTIC_CODES
 from dyn_inspect.inspector.reports.findings import BreakFinding, CauseFinding, FailureFinding, FunctionFindings, original_function
 from dyn_inspect.lsp.documents import TextView, path_uri
@@ -137,6 +137,9 @@ class StackEntry:
 
 
 def collapse_stack(stack: list[Loc]) -> list[StackEntry]:
+    """From the outermost user frame on (``locations.from_user``: a notebook cell's stack starts in
+    the kernel's event loop), runs of torch/nn/modules frames collapsed."""
+    stack = from_user(stack)
     out: list[StackEntry] = []
     i = 0
     while i < len(stack):
