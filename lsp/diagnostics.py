@@ -15,6 +15,7 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from lsprotocol import types
@@ -162,14 +163,16 @@ def collapse_stack(stack: list[Loc]) -> list[StackEntry]:
     return out
 
 
-def _stack_info(stack: list[Loc]) -> list[types.DiagnosticRelatedInformation]:
+def _stack_info(stack: list[Loc], uri_of: Callable[[str], str]) -> list[types.DiagnosticRelatedInformation]:
     return [
-        types.DiagnosticRelatedInformation(types.Location(path_uri(e.loc.file), _loc_range(e.loc)), f"{e.depth}. {e.text}")
+        types.DiagnosticRelatedInformation(types.Location(uri_of(e.loc.file), _loc_range(e.loc)), f"{e.depth}. {e.text}")
         for e in collapse_stack(stack)
     ]
 
 
-def to_diagnostic(p: Placed, view: TextView, settings: Settings) -> types.Diagnostic:
+def to_diagnostic(p: Placed, view: TextView, settings: Settings, uri_of: Callable[[str], str] = path_uri) -> types.Diagnostic:
+    """``uri_of``: the URI the editor knows a recorded file by, for the related locations (a
+    notebook cell's file, ``/tmp/ipykernel_…``, is its open cell's URI: the file never exists)."""
     rng = view.range(p.span)
     if p.kind == "break":
         b = p.finding
@@ -182,7 +185,7 @@ def to_diagnostic(p: Placed, view: TextView, settings: Settings) -> types.Diagno
             code=e.gb_id or e.gb_type,
             code_description=types.CodeDescription(href=href) if (href := link_url(e.url)) else None,
             source=SOURCE,
-            related_information=_stack_info(e.user_stack) or None,
+            related_information=_stack_info(e.user_stack, uri_of) or None,
             data={"kind": "break", "key": b.key},
         )
     if p.kind == "recompile":
@@ -192,7 +195,7 @@ def to_diagnostic(p: Placed, view: TextView, settings: Settings) -> types.Diagno
         if fn.call_site is not None:
             related = [
                 types.DiagnosticRelatedInformation(
-                    types.Location(path_uri(fn.call_site.file), _loc_range(fn.call_site)), "called from here when it recompiled"
+                    types.Location(uri_of(fn.call_site.file), _loc_range(fn.call_site)), "called from here when it recompiled"
                 )
             ]
         return types.Diagnostic(
@@ -208,7 +211,7 @@ def to_diagnostic(p: Placed, view: TextView, settings: Settings) -> types.Diagno
         c = p.finding
         assert isinstance(c, CauseFinding)
         related = [
-            types.DiagnosticRelatedInformation(types.Location(path_uri(loc.file), _loc_range(loc)), _site_label(loc)) for loc in c.sites
+            types.DiagnosticRelatedInformation(types.Location(uri_of(loc.file), _loc_range(loc)), _site_label(loc)) for loc in c.sites
         ]
         return types.Diagnostic(
             range=rng,
@@ -231,5 +234,5 @@ def to_diagnostic(p: Placed, view: TextView, settings: Settings) -> types.Diagno
     )
 
 
-def build(placed: list[Placed], view: TextView, settings: Settings) -> list[types.Diagnostic]:
-    return [to_diagnostic(p, view, settings) for p in placed]
+def build(placed: list[Placed], view: TextView, settings: Settings, uri_of: Callable[[str], str] = path_uri) -> list[types.Diagnostic]:
+    return [to_diagnostic(p, view, settings, uri_of) for p in placed]

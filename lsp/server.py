@@ -345,6 +345,12 @@ class DynInspectServer(LanguageServer):
         self._cell_matches = (key, kept)
         return dict(kept)
 
+    def uri_of(self) -> Callable[[str], str]:
+        """The URI the editor knows a recorded file by: the open notebook cell holding a
+        recorded cell's text, else the file's own (a cell's file never exists)."""
+        cells = self.open_cells()
+        return lambda path: cells.get(norm_path(path)) or path_uri(path)
+
     def open_cell_texts(self) -> dict[str, str]:
         """URI -> text of each code cell of the open notebooks."""
         texts = {}
@@ -380,7 +386,7 @@ class DynInspectServer(LanguageServer):
         if view is not None:
             placed = self.placed(view)
             diagnostics = edits_mod.annotate(
-                placed, diag_mod.build(placed, view, self.settings), self.index.baselines.get(norm_path(path)), view.lines
+                placed, diag_mod.build(placed, view, self.settings, self.uri_of()), self.index.baselines.get(norm_path(path)), view.lines
             )
         verdict = self.current_verdict()
         diagnostics = verify_mod.annotate(diagnostics, verdict, self.index.run_path) + verify_mod.verified_hints(verdict, path, view)
