@@ -223,28 +223,26 @@ def test_screenshot_of_the_inline_output(notebooks, tmp_path: Path) -> None:
 client = lsp_client_fixture()
 
 
-async def test_squiggle_on_the_notebook_cells_line(client: LanguageClient, notebooks) -> None:
-    """LSP 3.17 notebook documents, as VS Code's notebook editor sends them: the language
-    server puts cell [3]'s run's graph break on cell [2]'s line 5 (the `if` on a tensor),
-    hovers there, and moves it with the cell's text when the cell is edited."""
-    _, _, cwd = notebooks
-    run = _runs(cwd)[0]
-    # VS Code's own capabilities (pytest-lsp's copy predates its notebook support)
+async def _open_notebook(client: LanguageClient, folder: Path, options: dict[str, str]) -> tuple[str, list[str]]:
+    """Start the server on ``folder`` with VS Code's own capabilities (pytest-lsp's copy
+    predates its notebook support) and ``options``, and open ``folder/train.ipynb`` holding
+    this module's cells, as VS Code's notebook editor does: the notebook's URI and its cells'."""
     capabilities = client_capabilities("visual-studio-code")
     capabilities.notebook_document = types.NotebookDocumentClientCapabilities(
         synchronization=types.NotebookDocumentSyncClientCapabilities(dynamic_registration=True, execution_summary_support=True)
     )
-    params = types.InitializeParams(
-        capabilities=capabilities,
-        root_uri=cwd.as_uri(),
-        workspace_folders=[types.WorkspaceFolder(uri=cwd.as_uri(), name=cwd.name)],
-        initialization_options={"dynInspect": {"runsDir": str(run.parent), "run": str(run)}},
+    result = await client.initialize_session(
+        types.InitializeParams(
+            capabilities=capabilities,
+            root_uri=folder.as_uri(),
+            workspace_folders=[types.WorkspaceFolder(uri=folder.as_uri(), name=folder.name)],
+            initialization_options={"dynInspect": options},
+        )
     )
-    result = await client.initialize_session(params)
     assert result.capabilities.notebook_document_sync is not None
-    nb_uri = (cwd / "train.ipynb").as_uri()
-    cells = [c for c in _cells(True)]
-    uris = [f"vscode-notebook-cell:{(cwd / 'train.ipynb').as_posix()}#cell{i}" for i in range(len(cells))]
+    nb_uri = (folder / "train.ipynb").as_uri()
+    cells = _cells(True)
+    uris = [f"vscode-notebook-cell:{(folder / 'train.ipynb').as_posix()}#cell{i}" for i in range(len(cells))]
     client.notebook_document_did_open(
         types.DidOpenNotebookDocumentParams(
             notebook_document=types.NotebookDocument(
@@ -256,6 +254,16 @@ async def test_squiggle_on_the_notebook_cells_line(client: LanguageClient, noteb
             cell_text_documents=[types.TextDocumentItem(uri=u, language_id="python", version=1, text=t) for u, t in zip(uris, cells, strict=True)],
         )
     )
+    return nb_uri, uris
+
+
+async def test_squiggle_on_the_notebook_cells_line(client: LanguageClient, notebooks) -> None:
+    """LSP 3.17 notebook documents, as VS Code's notebook editor sends them: the language
+    server puts cell [3]'s run's graph break on cell [2]'s line 5 (the `if` on a tensor),
+    hovers there, and moves it with the cell's text when the cell is edited."""
+    _, _, cwd = notebooks
+    run = _runs(cwd)[0]
+    nb_uri, uris = await _open_notebook(client, cwd, {"runsDir": str(run.parent), "run": str(run)})
     # the break on `if x.sum() > 0:` (line 5) and the recompile of f on its `def` (line 4)
     found = await diagnostics(client, uris[1], 2)
     assert [d.range.start.line for d in found] == [3, 4], [(d.range.start.line, d.message) for d in found]
@@ -364,31 +372,6 @@ async def test_an_open_notebook_chooses_its_run_over_a_newer_script_run(client: 
     newer = runs / "29991231-235959-script"  # run names start with their start time: the newest
     shutil.copytree(breaks_run.path, newer, symlinks=True)
     assert sorted(p.name for p in runs.iterdir())[-1] == newer.name and breaks_run.model.compiles
-    capabilities = client_capabilities("visual-studio-code")
-    capabilities.notebook_document = types.NotebookDocumentClientCapabilities(
-        synchronization=types.NotebookDocumentSyncClientCapabilities(dynamic_registration=True, execution_summary_support=True)
-    )
-    await client.initialize_session(
-        types.InitializeParams(
-            capabilities=capabilities,
-            root_uri=tmp_path.as_uri(),
-            workspace_folders=[types.WorkspaceFolder(uri=tmp_path.as_uri(), name=tmp_path.name)],
-            initialization_options={"dynInspect": {"runsDir": str(runs)}},  # no run pinned: the server chooses
-        )
-    )
-    nb_uri = (tmp_path / "train.ipynb").as_uri()
-    cells = _cells(True)
-    uris = [f"vscode-notebook-cell:{(tmp_path / 'train.ipynb').as_posix()}#cell{i}" for i in range(len(cells))]
-    client.notebook_document_did_open(
-        types.DidOpenNotebookDocumentParams(
-            notebook_document=types.NotebookDocument(
-                uri=nb_uri,
-                notebook_type="jupyter-notebook",
-                version=1,
-                cells=[types.NotebookCell(kind=types.NotebookCellKind.Code, document=u) for u in uris],
-            ),
-            cell_text_documents=[types.TextDocumentItem(uri=u, language_id="python", version=1, text=t) for u, t in zip(uris, cells, strict=True)],
-        )
-    )
+    _, uris = await _open_notebook(client, tmp_path, {"runsDir": str(runs)})  # no run pinned: the server chooses
     found = await diagnostics(client, uris[1], 2)  # the break on `if x.sum() > 0:` and the recompile of f
     assert sorted(d.range.start.line for d in found) == [3, 4], [(d.range.start.line, d.message) for d in found]
