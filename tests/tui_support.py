@@ -26,11 +26,13 @@ def app_for(run: Run, **kwargs) -> InspectorApp:
 
 
 @asynccontextmanager
-async def opened(run: Run, key: str | None = None, **kwargs) -> AsyncIterator[tuple[InspectorApp, Pilot]]:
-    """``app_for(run)`` driven headless at ``SIZE`` and settled, with ``key`` pressed (a
+async def opened(
+    run: Run, key: str | None = None, size: tuple[int, int] = SIZE, **kwargs
+) -> AsyncIterator[tuple[InspectorApp, Pilot]]:
+    """``app_for(run)`` driven headless at ``size`` and settled, with ``key`` pressed (a
     view's key, say) when one is given: yields the app and its pilot."""
     app = app_for(run, **kwargs)
-    async with app.run_test(size=SIZE) as pilot:
+    async with app.run_test(size=size) as pilot:
         if key is None:
             await settle(pilot)
         else:

@@ -40,7 +40,7 @@ from dyn_inspect.tui.views.base import Context
 from dyn_inspect.tui.views.kernels import KernelsView
 from dyn_inspect.tui.views.table import kernel_detail
 from dyn_inspect.tui.widgets import DetailPane
-from tui_support import settle
+from tui_support import opened, settle
 
 FIXTURE = Path(__file__).parents[1] / "fixtures" / "h200_kernel_runs.tar.gz"
 TRAIN = EXAMPLES / "train.py"
@@ -74,10 +74,6 @@ def test_the_fixture_says_what_the_faces_are_checked_against(runs: dict[str, Pat
 # -- TUI -------------------------------------------------------------------------------------
 
 
-def _app(run: Run) -> InspectorApp:
-    return InspectorApp(run.path, run=run, clock=lambda: 0.0)
-
-
 def _columns(table: DataTable) -> dict[str, str]:
     """Column key → label."""
     return {str(key.value): str(col.label) for key, col in table.columns.items()}
@@ -104,10 +100,7 @@ async def _pane_of(app: InspectorApp, pilot, name: str) -> str:
 
 async def test_kernel_pane_shows_config_registers_autotuning_ir_and_launch_findings(runs: dict[str, Path]) -> None:
     run = Run(runs["h200_kernels"])
-    app = _app(run)
-    async with app.run_test(size=SIZE) as pilot:
-        await pilot.press("5")
-        await settle(pilot)
+    async with opened(run, "5", size=SIZE) as (app, pilot):
         table = app.query_one("#kernels-table", DataTable)
         columns = _columns(table)
         keys = list(columns)
@@ -142,10 +135,7 @@ async def test_kernel_pane_counts_the_configs_past_six(runs: dict[str, Path]) ->
     run = Run(runs["h200_kernels_autotune"])
     (k,) = [k for k in run.model.kernels if k.name == KERNEL]
     assert k.meta is not None and len(k.meta.tried) == 12
-    app = _app(run)
-    async with app.run_test(size=SIZE) as pilot:
-        await pilot.press("5")
-        await settle(pilot)
+    async with opened(run, "5", size=SIZE) as (app, pilot):
         lines = (await _pane_of(app, pilot, KERNEL)).splitlines()
         assert any(line.startswith("autotune: coordinate descent 12 configs") for line in lines)
         assert sum(1 for line in lines if line.startswith("  R0_BLOCK=")) == 6
@@ -174,10 +164,7 @@ async def test_the_kernels_table_shows_what_tells_kernels_apart_at_both_sizes(
     off the screen. Names and ops are cut (in full in the pane and in the sort), and every
     column up to the fused ops fits 160 columns; at 80 the name, compile and time per step."""
     run = Run(runs["h200_kernels"])
-    app = _app(run)
-    async with app.run_test(size=size) as pilot:
-        await pilot.press("5")
-        await settle(pilot)
+    async with opened(run, "5", size=size) as (app, pilot):
         table = app.query_one("#kernels-table", DataTable)
         widths = {str(key.value): col.get_render_width(table) for key, col in table.columns.items()}
         keys = list(widths)
@@ -202,10 +189,7 @@ async def test_metadata_columns_come_with_the_first_kernel_meta_of_a_live_run(ru
     for k in model.kernels:
         k.meta = None
     model.kernel_metas.clear()
-    app = _app(run)
-    async with app.run_test(size=SIZE) as pilot:
-        await pilot.press("5")
-        await settle(pilot)
+    async with opened(run, "5", size=SIZE) as (app, pilot):
         table = app.query_one("#kernels-table", DataTable)
         assert "regs" not in _columns(table)  # no metadata yet: the table a CPU run has
         pane = await _pane_of(app, pilot, KERNEL)
