@@ -163,16 +163,24 @@ def collapse_stack(stack: list[Loc]) -> list[StackEntry]:
     return out
 
 
-def _stack_info(stack: list[Loc], uri_of: Callable[[str], str]) -> list[types.DiagnosticRelatedInformation]:
+Locate = Callable[[str, types.Range], types.Location]
+
+
+def at_file(file: str, rng: types.Range) -> types.Location:
+    """A recorded location as the file's own: the default ``Locate``."""
+    return types.Location(path_uri(file), rng)
+
+
+def _stack_info(stack: list[Loc], locate: Locate) -> list[types.DiagnosticRelatedInformation]:
     return [
-        types.DiagnosticRelatedInformation(types.Location(uri_of(e.loc.file), _loc_range(e.loc)), f"{e.depth}. {e.text}")
-        for e in collapse_stack(stack)
+        types.DiagnosticRelatedInformation(locate(e.loc.file, _loc_range(e.loc)), f"{e.depth}. {e.text}") for e in collapse_stack(stack)
     ]
 
 
-def to_diagnostic(p: Placed, view: TextView, settings: Settings, uri_of: Callable[[str], str] = path_uri) -> types.Diagnostic:
-    """``uri_of``: the URI the editor knows a recorded file by, for the related locations (a
-    notebook cell's file, ``/tmp/ipykernel_…``, is its open cell's URI: the file never exists)."""
+def to_diagnostic(p: Placed, view: TextView, settings: Settings, locate: Locate = at_file) -> types.Diagnostic:
+    """``locate``: where the editor shows a recorded location, for the related locations (a
+    notebook cell's file, ``/tmp/ipykernel_…``, never exists: it is the open cell holding
+    it, or its lines in a notebook's virtual document)."""
     rng = view.range(p.span)
     if p.kind == "break":
         b = p.finding
@@ -185,7 +193,7 @@ def to_diagnostic(p: Placed, view: TextView, settings: Settings, uri_of: Callabl
             code=e.gb_id or e.gb_type,
             code_description=types.CodeDescription(href=href) if (href := link_url(e.url)) else None,
             source=SOURCE,
-            related_information=_stack_info(e.user_stack, uri_of) or None,
+            related_information=_stack_info(e.user_stack, locate) or None,
             data={"kind": "break", "key": b.key},
         )
     if p.kind == "recompile":
@@ -195,7 +203,7 @@ def to_diagnostic(p: Placed, view: TextView, settings: Settings, uri_of: Callabl
         if fn.call_site is not None:
             related = [
                 types.DiagnosticRelatedInformation(
-                    types.Location(uri_of(fn.call_site.file), _loc_range(fn.call_site)), "called from here when it recompiled"
+                    locate(fn.call_site.file, _loc_range(fn.call_site)), "called from here when it recompiled"
                 )
             ]
         return types.Diagnostic(
@@ -210,9 +218,7 @@ def to_diagnostic(p: Placed, view: TextView, settings: Settings, uri_of: Callabl
     if p.kind == "cause":
         c = p.finding
         assert isinstance(c, CauseFinding)
-        related = [
-            types.DiagnosticRelatedInformation(types.Location(uri_of(loc.file), _loc_range(loc)), _site_label(loc)) for loc in c.sites
-        ]
+        related = [types.DiagnosticRelatedInformation(locate(loc.file, _loc_range(loc)), _site_label(loc)) for loc in c.sites]
         return types.Diagnostic(
             range=rng,
             message=cause_message(c),
@@ -234,5 +240,5 @@ def to_diagnostic(p: Placed, view: TextView, settings: Settings, uri_of: Callabl
     )
 
 
-def build(placed: list[Placed], view: TextView, settings: Settings, uri_of: Callable[[str], str] = path_uri) -> list[types.Diagnostic]:
-    return [to_diagnostic(p, view, settings, uri_of) for p in placed]
+def build(placed: list[Placed], view: TextView, settings: Settings, locate: Locate = at_file) -> list[types.Diagnostic]:
+    return [to_diagnostic(p, view, settings, locate) for p in placed]

@@ -19,24 +19,45 @@ when an open notebook holds a cell with that text, whichever kernel ran it.
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Iterable, Mapping
+import re
+from collections.abc import Iterable, Mapping, Sequence
 
 CELL_KEY = "notebook-cell-text:"  # never a path: a touch's files and the open files mix both
+# A magic or shell line, as typed or as rewritten: at the start of a line or assigned
+# (IPython accepts them nowhere else), so no Python statement matches.
+_MAGIC = re.compile(r"^\s*(?:\S+\s*=\s*)?(?:%|!|get_ipython\(\)\.)")
 
 
-def _comparable(source: str) -> tuple[str, ...]:
-    lines = [("" if line.lstrip().startswith(("%", "!")) else line.rstrip()) for line in source.splitlines()]
-    while lines and not lines[-1]:
-        lines.pop()
-    return tuple(lines)
+def comparable_line(line: str) -> str:
+    """A line as cells are compared: a magic or shell line is blank, trailing spaces dropped."""
+    return "" if _MAGIC.match(line) else line.rstrip()
+
+
+def trimmed(lines: Sequence[str]) -> tuple[str, ...]:
+    out = list(lines)
+    while out and not out[-1]:
+        out.pop()
+    return tuple(out)
+
+
+def comparable(source: str) -> tuple[str, ...]:
+    return trimmed([comparable_line(line) for line in source.splitlines()])
+
+
+def key_of(lines: Sequence[str]) -> str | None:
+    """``cell_key`` of comparable lines (None for lines without code); leading blank lines
+    do not count (a virtual document's cell is found by where its code starts)."""
+    lines = trimmed(lines)
+    while lines and not lines[0]:
+        lines = lines[1:]
+    if not any(lines):
+        return None
+    return CELL_KEY + hashlib.sha1("\n".join(lines).encode(), usedforsecurity=False).hexdigest()
 
 
 def cell_key(source: str) -> str | None:
     """The name of a cell's text as ``match_cells`` compares it; None for a cell without code."""
-    lines = _comparable(source)
-    if not any(lines):
-        return None
-    return CELL_KEY + hashlib.sha1("\n".join(lines).encode(), usedforsecurity=False).hexdigest()
+    return key_of(comparable(source))
 
 
 def match_cells(recorded: Mapping[str, str], open_cells: Iterable[tuple[str, str]]) -> dict[str, str]:
@@ -45,10 +66,10 @@ def match_cells(recorded: Mapping[str, str], open_cells: Iterable[tuple[str, str
     the file they name does not exist)."""
     by_text: dict[tuple[str, ...], str] = {}
     for uri, text in open_cells:
-        by_text.setdefault(_comparable(text), uri)
+        by_text.setdefault(comparable(text), uri)
     out: dict[str, str] = {}
     for file, source in recorded.items():
-        found = by_text.get(_comparable(source))
-        if found is not None and any(_comparable(source)):
+        found = by_text.get(comparable(source))
+        if found is not None and any(comparable(source)):
             out[file] = found
     return out

@@ -5,7 +5,8 @@ handlers that delegate to small modules — ``settings`` (what the client config
 ``run_source`` (which run, following it), ``findings_cache`` (the per-file index the
 report layer builds, ``inspector/reports/findings.py``, saved and read back),
 ``placement``/``source_lines`` (onto the current text), ``diagnostics``, ``hover``,
-``code_lens``, ``code_actions``.
+``code_lens``, ``code_actions``; notebooks: ``notebook_cells`` (LSP 3.17 notebook
+documents, VS Code) and ``virtual_notebooks`` (jupyterlab-lsp's one document per notebook).
 
 Concurrency: one asyncio task polls the run every ``POLL_S``; reading the log and building
 the index happen in a worker thread under a lock, and the finished ``RunIndex`` is swapped
@@ -32,6 +33,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 from urllib.parse import unquote
 
+import attrs
 import msgspec
 from lsprotocol import types
 from lsprotocol.converters import get_converter
@@ -51,11 +53,13 @@ from dyn_inspect.lsp import edits as edits_mod
 from dyn_inspect.lsp import findings_cache
 from dyn_inspect.lsp import hover as hover_mod
 from dyn_inspect.lsp import verify as verify_mod
+from dyn_inspect.lsp import virtual_notebooks as virtual
 from dyn_inspect.lsp.documents import DiskCache, TextView, is_python, path_uri, uri_path, view_for
 from dyn_inspect.lsp.notebook_cells import cell_key, match_cells
 from dyn_inspect.lsp.placement import Placed, place, place_function
 from dyn_inspect.lsp.run_source import POLL_S, ListingCache, PollResult, RunSource, touch_of
 from dyn_inspect.lsp.settings import SECTION, Settings, apply_settings, has_settings
+from dyn_inspect.lsp.virtual_notebooks import VIRTUAL_DIR, is_virtual, real_root
 from dyn_inspect.lsp.wire import AnsweringProtocol
 
 log = logging.getLogger(__name__)
@@ -113,6 +117,9 @@ class DynInspectServer(LanguageServer):
         # (run, its recorded cell -> open cell URI): the matches of the run shown only
         self._cell_matches: tuple[str | None, dict[str, str]] = (None, {})
         self._run_cells: tuple[tuple[str, int] | None, set[str]] = (None, set())  # (run, cells) -> paths
+        # virtual document URI -> ((run, cells, text), its blocks): found again on edits only
+        # (jupyterlab-lsp may send a changed text under the same version)
+        self._blocks: dict[str, tuple[tuple[str, int, str], list[virtual.Block]]] = {}
         self.verdict: verify_mod.Verdict | None = None  # the last dynInspect.verify's
         self._saved_verdict: tuple[str | None, verify_mod.Verdict | None] = (None, None)
 
@@ -158,11 +165,11 @@ class DynInspectServer(LanguageServer):
         for folder in params.workspace_folders or []:
             path = uri_path(folder.uri)
             if path:
-                roots.append(Path(path))
+                roots.append(real_root(Path(path)))
         if not roots:
             root = uri_path(params.root_uri) if params.root_uri else params.root_path
             if root:
-                roots.append(Path(root))
+                roots.append(real_root(Path(root)))
         self.roots = roots or [Path.cwd()]
         self.ws = Workspace(self.roots)
         self.source = RunSource(self.roots[0], roots=self.roots, open_files=self.open_for_choosing)
@@ -295,8 +302,11 @@ class DynInspectServer(LanguageServer):
     # -- documents and diagnostics -----------------------------------------------------
 
     def reported(self, path: str, language_id: str | None = None) -> bool:
-        """Files the editor hears about: Python files inside the workspace, and the run's
-        notebook cells (published only where a cell holding their text is open)."""
+        """Files the editor hears about: Python files inside the workspace, the run's
+        notebook cells (published only where a cell holding their text is open) and
+        jupyterlab-lsp's virtual documents of notebooks (``lsp.virtual_notebooks``)."""
+        if is_virtual(path):
+            return language_id in (None, "", "python") and self.ws.contains(path)
         return is_python(path, language_id) and (self.ws.contains(path) or norm_path(path) in self.run_cells())
 
     def run_cells(self) -> set[str]:
@@ -345,11 +355,54 @@ class DynInspectServer(LanguageServer):
         self._cell_matches = (key, kept)
         return dict(kept)
 
-    def uri_of(self) -> Callable[[str], str]:
-        """The URI the editor knows a recorded file by: the open notebook cell holding a
-        recorded cell's text, else the file's own (a cell's file never exists)."""
+    def locate(self) -> diag_mod.Locate:
+        """Where the editor shows a recorded location: in the open notebook cell holding a
+        recorded cell's text, or at its lines in a notebook's virtual document, else in the
+        file itself (a cell's file never exists)."""
         cells = self.open_cells()
-        return lambda path: cells.get(norm_path(path)) or path_uri(path)
+        placed = {norm_path(b.path): (uri, b.start) for uri in self.virtual_uris() for b in self.blocks_of(uri)}
+
+        def locate(path: str, rng: types.Range) -> types.Location:
+            key = norm_path(path)
+            if key in cells:
+                return types.Location(cells[key], rng)
+            if key in placed:
+                uri, start = placed[key]
+                return types.Location(uri, shifted(rng, start))
+            return types.Location(path_uri(path), rng)
+
+        return locate
+
+    def virtual_uris(self) -> list[str]:
+        """URIs of the open virtual documents (``lsp.virtual_notebooks``)."""
+        out = []
+        for uri in list(self.workspace.text_documents):
+            path = uri_path(uri)
+            if path is not None and is_virtual(path):
+                out.append(uri)
+        return out
+
+    def blocks_of(self, uri: str) -> list[virtual.Block]:
+        """The recorded files a virtual document holds, in its order: the run shown's
+        cells found in it, or the workspace file it mirrors (``.virtual_documents/x.py``
+        for ``x.py``, JupyterLab's file editor)."""
+        doc = self.workspace.text_documents.get(unquote(uri))
+        run = self.source.run
+        path = uri_path(uri)
+        if doc is None or path is None:
+            return []
+        key = (str(run.path) if run is not None else "", len(run.model.cells) if run is not None else 0, doc.source)
+        cached = self._blocks.get(doc.uri)
+        if cached is not None and cached[0] == key:
+            return cached[1]
+        out: list[virtual.Block] = []
+        mirrored = mirror_of(path)
+        if mirrored is not None:
+            out.append(virtual.Block(mirrored, 0, doc.source.splitlines()))
+        elif run is not None and run.model.cells:
+            out = virtual.blocks({f: c.source for f, c in run.model.cells.items()}, doc.source)
+        self._blocks[doc.uri] = (key, out)
+        return out
 
     def open_cell_texts(self) -> dict[str, str]:
         """URI -> text of each code cell of the open notebooks."""
@@ -368,6 +421,13 @@ class DynInspectServer(LanguageServer):
         out = self.open_paths()
         try:
             out.update(k for k in map(cell_key, self.open_cell_texts().values()) if k is not None)
+            for uri in self.virtual_uris():
+                doc = self.workspace.text_documents.get(uri)
+                mirrored = mirror_of(uri_path(uri) or "")
+                if mirrored is not None:
+                    out.add(norm_path(mirrored))
+                elif doc is not None:
+                    out.update(virtual.block_keys(doc.source))
         except RuntimeError:  # the documents changed under the poll thread: next poll
             pass
         return out
@@ -381,14 +441,17 @@ class DynInspectServer(LanguageServer):
 
     def publish(self, path: str, uri: str | None = None, force: bool = False) -> None:
         uri = uri or path_uri(path)
+        verdict = self.current_verdict()
         view = self.view(path, uri)
         diagnostics: list[types.Diagnostic] = []
-        if view is not None:
-            placed = self.placed(view)
-            diagnostics = edits_mod.annotate(
-                placed, diag_mod.build(placed, view, self.settings, self.uri_of()), self.index.baselines.get(norm_path(path)), view.lines
-            )
-        verdict = self.current_verdict()
+        if is_virtual(path):
+            # jupyterlab-lsp's document of a whole notebook: every recorded block's findings,
+            # each at its block's lines, in one list
+            for block, block_view in self.block_views(uri):
+                diagnostics += [shifted_diagnostic(d, block.start) for d in self.diagnostics(block.path, block_view)]
+            view = None  # (verify's hints are about files)
+        elif view is not None:
+            diagnostics = self.diagnostics(path, view)
         diagnostics = verify_mod.annotate(diagnostics, verdict, self.index.run_path) + verify_mod.verified_hints(verdict, path, view)
         key = json.dumps(_converter.unstructure(diagnostics), sort_keys=True)
         if not force and self.published.get(uri, "[]") == key:
@@ -396,6 +459,22 @@ class DynInspectServer(LanguageServer):
         self.published[uri] = key
         version = view.version if view is not None else None
         self.text_document_publish_diagnostics(types.PublishDiagnosticsParams(uri=uri, diagnostics=diagnostics, version=version))
+
+    def diagnostics(self, path: str, view: TextView) -> list[types.Diagnostic]:
+        """The diagnostics of ``path``'s findings on ``view``'s text."""
+        placed = self.placed(view)
+        return edits_mod.annotate(
+            placed, diag_mod.build(placed, view, self.settings, self.locate()), self.index.baselines.get(norm_path(path)), view.lines
+        )
+
+    def block_views(self, uri: str) -> list[tuple[virtual.Block, TextView]]:
+        """Each block of a virtual document with a view of its own lines (findings are
+        placed on them as on a cell or file of their own)."""
+        doc = self.workspace.text_documents.get(unquote(uri))
+        if doc is None:
+            return []
+        codec = self.workspace.position_codec
+        return [(b, TextView(b.path, doc.uri, b.lines, codec, doc.version)) for b in self.blocks_of(uri)]
 
     def show_verdict(self, message: str, kind: types.MessageType = types.MessageType.Info) -> None:
         """A verify's outcome is news the user asked for: a visible message, and the log."""
@@ -451,7 +530,7 @@ class DynInspectServer(LanguageServer):
             if published is not None:
                 targets.setdefault(norm_path(published), uri)
         for target, uri in targets.items():
-            if changed_only is not None and uri in self.published:
+            if changed_only is not None and uri in self.published and not is_virtual(target):
                 before, now = changed_only.files.get(target), self.index.files.get(target)
                 if before is not None and now is not None and signature(before) == signature(now):
                     continue
@@ -475,9 +554,20 @@ class DynInspectServer(LanguageServer):
 
         self._pending[uri] = asyncio.get_running_loop().create_task(later())
 
-    def document(self, uri: str) -> tuple[str, TextView] | None:
-        """(path, view) for a request on ``uri``; None for what we do not report on."""
+    def document(self, uri: str, line: int = 0) -> tuple[str, TextView, int] | None:
+        """(path, view, first line) for a request on ``uri`` at ``line``; None for what we do
+        not report on. The first line is where the view starts in the document: 0, but for
+        a virtual document, whose block holding ``line`` is the view."""
         path = uri_path(uri)
+        if path is not None and is_virtual(path):
+            for block, view in self.block_views(uri):
+                if block.start <= line < block.end:
+                    return block.path, view, block.start
+            return None
+        found = self._document(uri, path)
+        return (*found, 0) if found is not None else None
+
+    def _document(self, uri: str, path: str | None) -> tuple[str, TextView] | None:
         if path is None:
             # a notebook cell: the recorded cell whose text it holds
             cell = next((p for p, u in self.open_cells().items() if unquote(u) == unquote(uri)), None)
@@ -488,6 +578,13 @@ class DynInspectServer(LanguageServer):
             return None
         view = self.view(path, uri)
         return (path, view) if view is not None else None
+
+    def shows_notebook_run(self) -> bool:
+        """The run shown is a notebook cell's: verify, which re-runs a script, cannot re-run
+        it (``dyn-inspect verify`` says so), so it is not offered."""
+        run = self.source.run
+        start = run.model.run_start if run is not None else None
+        return start is not None and start.mode == "notebook"
 
     def view_of_path(self, path: str) -> TextView | None:
         uri = self.open_uris().get(norm_path(path))
@@ -551,6 +648,26 @@ class DynInspectServer(LanguageServer):
     def run_arg(self, args: tuple[Any, ...]) -> str | None:
         first = args[0] if args else None
         return first if isinstance(first, str) and first else self.index.run_path
+
+
+def shifted(rng: types.Range, lines: int) -> types.Range:
+    return types.Range(types.Position(rng.start.line + lines, rng.start.character), types.Position(rng.end.line + lines, rng.end.character))
+
+
+def shifted_diagnostic(d: types.Diagnostic, lines: int) -> types.Diagnostic:
+    """``d`` on a block placed ``lines`` down its document (its related locations were
+    placed by ``locate`` already)."""
+    return attrs.evolve(d, range=shifted(d.range, lines))
+
+
+def mirror_of(path: str) -> str | None:
+    """The workspace Python file a virtual document mirrors (``<root>/.virtual_documents/
+    a/b.py`` -> ``<root>/a/b.py``), else None (a notebook's document)."""
+    parts = Path(path).parts
+    if VIRTUAL_DIR not in parts or not path.endswith((".py", ".pyi", ".pyw")):
+        return None
+    at = parts.index(VIRTUAL_DIR)
+    return str(Path(*parts[:at], *parts[at + 1 :]))
 
 
 def command_result(value: msgspec.Struct) -> dict[str, Any]:
@@ -731,19 +848,31 @@ def create_server() -> DynInspectServer:
     @server.feature(types.TEXT_DOCUMENT_HOVER)
     @guarded(lambda: None)
     def hover(ls: DynInspectServer, params: types.HoverParams) -> types.Hover | None:
-        found = ls.document(params.text_document.uri)
+        found = ls.document(params.text_document.uri, params.position.line)
         if found is None:
             return None
-        path, view = found
-        return hover_mod.hover(view, ls.placed(view), ls.index.for_path(path), params.position)
+        path, view, start = found
+        position = types.Position(params.position.line - start, params.position.character)
+        answer = hover_mod.hover(view, ls.placed(view), ls.index.for_path(path), position)
+        if answer is not None and answer.range is not None:
+            answer.range = shifted(answer.range, start)
+        return answer
 
     @server.feature(types.TEXT_DOCUMENT_CODE_LENS)
     @guarded(list)
     def code_lens(ls: DynInspectServer, params: types.CodeLensParams) -> list[types.CodeLens]:
-        found = ls.document(params.text_document.uri)
+        uri = params.text_document.uri
+        path = uri_path(uri)
+        if path is not None and is_virtual(path):
+            return [
+                types.CodeLens(shifted(lens.range, block.start), lens.command)
+                for block, view in ls.block_views(uri)
+                for lens in lens_mod.lenses(view, ls.index.for_path(block.path))
+            ]
+        found = ls.document(uri)
         if found is None:
             return []
-        path, view = found
+        path, view, _ = found
         return lens_mod.lenses(view, ls.index.for_path(path))
 
     @server.feature(
@@ -753,11 +882,12 @@ def create_server() -> DynInspectServer:
     @guarded(list)
     def code_action(ls: DynInspectServer, params: types.CodeActionParams) -> list[types.CodeAction | types.Command]:
         found = ls.document(params.text_document.uri)
-        if found is None:
-            return []
-        _, view = found
+        path = uri_path(params.text_document.uri)
+        if found is None or (path is not None and is_virtual(path)):
+            return []  # (jupyterlab-lsp applies no code actions)
+        _, view, _ = found
         out = actions_mod.code_actions(view, ls.placed(view), params, ls.index.run_path, ls.view_of_path, ls.index.inlined_logging)
-        if out and ls.index.run_path and not params.context.only:
+        if out and ls.index.run_path and not params.context.only and not ls.shows_notebook_run():
             out.append(
                 types.Command(
                     title="dyn-inspect: verify the fix (re-run under the recorder)",

@@ -34,7 +34,9 @@ fi
 # The real-VS-Code test's tools (code-server, Node 24, playwright-core; cached between runs
 # in ~/.cache/dyn-inspect-e2e): installed in the background while Python is installed.
 e2e_install_log=$(mktemp)
-( s=$(date +%s); bash vscode-extension/e2e/install.sh; echo "install: exit $?, $(( $(date +%s) - s )) s" ) >"$e2e_install_log" 2>&1 &
+# JupyterLab's environment (its test's, e2e/install_jupyterlab.sh) is made beside it.
+( s=$(date +%s); bash vscode-extension/e2e/install_jupyterlab.sh python3 >/dev/null 2>&1 &
+  bash vscode-extension/e2e/install.sh; r=$?; wait; echo "install: exit $r, $(( $(date +%s) - s )) s" ) >"$e2e_install_log" 2>&1 &
 e2e_install_pid=$!
 
 t_start=$(date +%s)

@@ -223,10 +223,11 @@ def test_screenshot_of_the_inline_output(notebooks, tmp_path: Path) -> None:
 client = lsp_client_fixture()
 
 
-async def _open_notebook(client: LanguageClient, folder: Path, options: dict[str, str]) -> tuple[str, list[str]]:
+async def _open_notebook(client: LanguageClient, folder: Path, options: dict[str, str], cells: list[str] | None = None) -> tuple[str, list[str]]:
     """Start the server on ``folder`` with VS Code's own capabilities (pytest-lsp's copy
     predates its notebook support) and ``options``, and open ``folder/train.ipynb`` holding
-    this module's cells, as VS Code's notebook editor does: the notebook's URI and its cells'."""
+    ``cells`` (this module's, by default), as VS Code's notebook editor does: the notebook's
+    URI and its cells'."""
     capabilities = client_capabilities("visual-studio-code")
     capabilities.notebook_document = types.NotebookDocumentClientCapabilities(
         synchronization=types.NotebookDocumentSyncClientCapabilities(dynamic_registration=True, execution_summary_support=True)
@@ -241,7 +242,7 @@ async def _open_notebook(client: LanguageClient, folder: Path, options: dict[str
     )
     assert result.capabilities.notebook_document_sync is not None
     nb_uri = (folder / "train.ipynb").as_uri()
-    cells = _cells(True)
+    cells = _cells(True) if cells is None else cells
     uris = [f"vscode-notebook-cell:{(folder / 'train.ipynb').as_posix()}#cell{i}" for i in range(len(cells))]
     client.notebook_document_did_open(
         types.DidOpenNotebookDocumentParams(
@@ -375,3 +376,130 @@ async def test_an_open_notebook_chooses_its_run_over_a_newer_script_run(client: 
     _, uris = await _open_notebook(client, tmp_path, {"runsDir": str(runs)})  # no run pinned: the server chooses
     found = await diagnostics(client, uris[1], 2)  # the break on `if x.sum() > 0:` and the recompile of f
     assert sorted(d.range.start.line for d in found) == [3, 4], [(d.range.start.line, d.message) for d in found]
+
+
+def _virtual_document(cells: list[str]) -> str:
+    """The document jupyterlab-lsp 5 opens for a notebook of ``cells``: the code cells joined
+    by two blank lines, a line magic as ``get_ipython().run_line_magic(name, args)`` and a
+    cell magic's body as a string argument of ``run_cell_magic`` starting on the magic's
+    line (its overrides.ts; tests/lsp/test_lsp_virtual_notebooks.py holds a document the
+    real client sent, vscode-extension/e2e drives the real client)."""
+    out = []
+    for cell in cells:
+        if cell.startswith("%%"):
+            head, body = cell.split("\n", 1)
+            name, _, args = head[2:].partition(" ")
+            out.append(f'get_ipython().run_cell_magic("{name}", "{args}", """{body}""")')
+            continue
+        lines = []
+        for line in cell.splitlines():
+            if line.startswith("%"):
+                name, _, args = line[1:].partition(" ")
+                line = f'get_ipython().run_line_magic("{name}", " {args}")'
+            lines.append(line)
+        out.append("\n".join(lines))
+    return "\n\n\n".join(out) + "\n"
+
+
+async def _open_virtual(client: LanguageClient, folder: Path, options: dict[str, str]) -> tuple[str, list[str]]:
+    """Start the server as jupyterlab-lsp does (the root: ``folder/.virtual_documents``, no
+    workspace folders, no notebook capabilities) and open this module's notebook as its
+    virtual document: the document's URI and lines."""
+    virtual = folder / ".virtual_documents"
+    await client.initialize_session(
+        types.InitializeParams(capabilities=types.ClientCapabilities(), root_uri=virtual.as_uri(), initialization_options={"dynInspect": options})
+    )
+    uri = (virtual / "train.ipynb").as_uri()
+    text = _virtual_document(_cells(True))
+    client.text_document_did_open(types.DidOpenTextDocumentParams(types.TextDocumentItem(uri=uri, language_id="python", version=0, text=text)))
+    return uri, text.splitlines()
+
+
+async def test_squiggles_in_jupyterlab_lsps_virtual_document(client: LanguageClient, notebooks) -> None:
+    """jupyterlab-lsp sends the whole notebook as one document: cell [3]'s run's findings are
+    published in it at the lines of cell [2]'s block (the break on `if x.sum() > 0:`, the
+    recompile on `def f`), the break's stack points into the block of the cell that called f
+    (a ``%%dyn_inspect`` cell: its body's first line is the block's second line, as
+    jupyterlab-lsp maps it back), and a hover there answers."""
+    _, _, cwd = notebooks
+    run = _runs(cwd)[0]
+    uri, lines = await _open_virtual(client, cwd, {"run": str(run)})
+    found = await diagnostics(client, uri, 2)
+    define = lines.index("import json, torch")  # cell [2]'s first line
+    assert [d.range.start.line for d in found] == [define + 3, define + 4], [(d.range.start.line, d.message) for d in found]
+    assert "recompile" in found[0].message.lower() and "def f(x):" in lines[define + 3]
+    brk = found[1]
+    assert lines[brk.range.start.line][brk.range.start.character : brk.range.end.character] == "x.sum() > 0"
+    calling = next(i for i, line in enumerate(lines) if line.startswith('get_ipython().run_cell_magic("dyn_inspect", "", """print(f('))
+    assert [(r.location.uri, r.location.range.start.line) for r in brk.related_information or []] == [(uri, calling + 1), (uri, define + 4)]
+    hover = await client.text_document_hover_async(types.HoverParams(types.TextDocumentIdentifier(uri), types.Position(define + 4, 8)))
+    assert hover is not None and "graph break" in str(hover.contents).lower() and hover.range is not None and hover.range.start.line == define + 4
+    away = await client.text_document_hover_async(types.HoverParams(types.TextDocumentIdentifier(uri), types.Position(define - 1, 0)))
+    assert away is None
+
+
+async def test_a_virtual_document_chooses_its_notebooks_run(client: LanguageClient, notebooks, breaks_run, tmp_path: Path) -> None:
+    """Unpinned, with the runs in the folder above ``.virtual_documents`` (the root
+    jupyterlab-lsp gives) and a newer script run beside the notebook's: the newest run that
+    compiled code in a cell the document holds is shown — cell [7]'s, whose fullgraph
+    failure is on g's `if` in its ``%%dyn_inspect`` cell."""
+    _, _, cwd = notebooks
+    runs = tmp_path / ".dyn-inspect" / "runs"
+    runs.mkdir(parents=True)
+    for run in _runs(cwd):
+        shutil.copytree(run, runs / run.name, symlinks=True)
+    shutil.copytree(breaks_run.path, runs / "29991231-235959-script", symlinks=True)
+    uri, lines = await _open_virtual(client, tmp_path, {})
+    await wait_for(lambda: any(d.severity == types.DiagnosticSeverity.Error for d in ours(client, uri)), client, what="g's failure")
+    (failure,) = [d for d in ours(client, uri) if d.severity == types.DiagnosticSeverity.Error]
+    magic = next(i for i, line in enumerate(lines) if line.startswith('get_ipython().run_cell_magic("dyn_inspect", "", """@torch.compile(fullgraph'))
+    # the cell's line n is sent on the block's line n - 1: `if` is the cell's 4th line
+    assert _cells(True)[6].splitlines()[failure.range.start.line - magic].strip() == "if x.sum() > 0:", failure
+
+
+# A print in a compiled function: the break whose preferred fix keeps the output.
+PRINTS = """import torch
+
+
+@torch.compile
+def step(x):
+    print("step")
+    return x + 1"""
+PRINTING_CELLS = ["%load_ext dyn_inspect", "%dyn_inspect on", PRINTS, "print(step(torch.ones(3)))"]
+
+
+async def test_a_quick_fix_on_a_cell_edits_that_cell_and_run_again_it_keeps_its_word(client: LanguageClient, tmp_path: Path) -> None:
+    """The quick fix offered on a cell's break (VS Code's notebook editor) edits that cell
+    and nothing else; the notebook run again with the edited cell, in a new kernel, has no
+    break and prints what it printed (the fix says "output kept"). Verify, which re-runs a
+    script, is not offered on a notebook's run."""
+    from dyn_inspect.inspector.run import Run
+    from dyn_inspect.lsp.verify import VERIFY
+    from lsp_support import apply_edit
+
+    before_dir, after_dir = tmp_path / "before", tmp_path / "after"
+    before_dir.mkdir()
+    after_dir.mkdir()
+    before = _execute(PRINTING_CELLS, before_dir)
+    (run,) = _runs(before_dir)
+    assert len(Run(run).model.break_groups()) == 1
+    _, uris = await _open_notebook(client, before_dir, {"run": str(run)}, PRINTING_CELLS)
+    (brk,) = await diagnostics(client, uris[2], 1)
+    assert PRINTS.splitlines()[brk.range.start.line].strip() == 'print("step")'
+    actions = await client.text_document_code_action_async(
+        types.CodeActionParams(types.TextDocumentIdentifier(uris[2]), brk.range, types.CodeActionContext(diagnostics=[brk]))
+    )
+    assert actions
+    assert not [a for a in actions if isinstance(a, types.Command) and a.command == VERIFY]
+    (fix,) = [a for a in actions if isinstance(a, types.CodeAction) and a.is_preferred]
+    assert "output kept" in fix.title and fix.edit is not None
+    touched = {c.text_document.uri for c in fix.edit.document_changes or [] if isinstance(c, types.TextDocumentEdit)} | set(fix.edit.changes or {})
+    assert touched == {uris[2]}, touched
+    fixed = apply_edit(PRINTS, fix.edit, uris[2])
+    assert fixed != PRINTS
+    after = _execute([*PRINTING_CELLS[:2], fixed, PRINTING_CELLS[3]], after_dir)
+    (rerun,) = _runs(after_dir)
+    assert Run(rerun).model.break_groups() == [] and Run(rerun).model.compiles
+    # (the same text per stream: how a stream is cut into outputs depends on timing)
+    assert _by_stream(_theirs(after.cells[3])) == _by_stream(_theirs(before.cells[3]))
+    assert _by_stream(_theirs(after.cells[3]))[0]["stdout"].startswith("step\n")

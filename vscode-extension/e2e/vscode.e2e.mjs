@@ -16,16 +16,10 @@
 import { execFileSync, spawn } from 'node:child_process';
 import * as fs from 'node:fs';
 import { createRequire } from 'node:module';
-import * as net from 'node:net';
 import * as path from 'node:path';
+import { assert, freePort, need, runMain, secs, step, waitFor } from './harness.mjs';
 
 const env = process.env;
-const need = (name) => {
-    if (!env[name]) {
-        throw new Error(`${name} is not set`);
-    }
-    return env[name];
-};
 const CACHE = need('E2E_CACHE');
 const VSIX = need('E2E_VSIX');
 const PYTHON = need('E2E_PYTHON');
@@ -59,58 +53,8 @@ const FORWARD_DEF = lineOf(TRAIN, 'def forward(');
 const HELPER_PRINT = lineOf(UTILS, '# graph break inside an inlined helper');
 const MAKES_X = lineOf(TRAIN, 'x, y = torch.randn(bs');
 
-const t0 = Date.now();
-const secs = () => ((Date.now() - t0) / 1000).toFixed(1);
 let page;
 const children = [];
-
-async function step(name, fn) {
-    const started = Date.now();
-    try {
-        const result = await fn();
-        console.log(`  ok   ${name} (${((Date.now() - started) / 1000).toFixed(1)} s)`);
-        return result;
-    } catch (error) {
-        console.log(`  FAIL ${name} at ${secs()} s: ${error.message}`);
-        throw error;
-    }
-}
-
-function assert(condition, message) {
-    if (!condition) {
-        throw new Error(message);
-    }
-}
-
-async function freePort() {
-    return new Promise((resolve, reject) => {
-        const server = net.createServer();
-        server.listen(0, '127.0.0.1', () => {
-            const { port } = server.address();
-            server.close(() => resolve(port));
-        });
-        server.on('error', reject);
-    });
-}
-
-async function waitFor(what, predicate, timeoutMs, intervalMs = 500) {
-    const deadline = Date.now() + timeoutMs;
-    let last;
-    for (;;) {
-        try {
-            last = await predicate();
-            if (last) {
-                return last;
-            }
-        } catch (error) {
-            last = error;
-        }
-        if (Date.now() > deadline) {
-            throw new Error(`timed out after ${timeoutMs / 1000} s waiting for ${what}${last instanceof Error ? ` (${last.message})` : ''}`);
-        }
-        await new Promise((r) => setTimeout(r, intervalMs));
-    }
-}
 
 function runsOnDisk() {
     return fs.existsSync(RUNS) ? fs.readdirSync(RUNS).filter((n) => n !== 'latest' && !n.startsWith('.')).sort() : [];
@@ -735,22 +679,4 @@ async function main() {
     }
 }
 
-main()
-    .then(() => 0, (error) => {
-        console.log(`e2e: FAILED: ${error.message}`);
-        return 1;
-    })
-    .then((code) => {
-        for (const child of children.reverse()) {
-            try {
-                if (child.pid) {
-                    process.kill(-child.pid, 'SIGTERM');
-                } else {
-                    child.kill();
-                }
-            } catch {
-                // Already gone.
-            }
-        }
-        setTimeout(() => process.exit(code), 1000);
-    });
+runMain('e2e', main, children);
