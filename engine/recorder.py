@@ -215,6 +215,8 @@ class Recorder:
             except Exception:  # noqa: BLE001 - recording must never break the user's program
                 self.errors += 1
             return
+        if not record.resolve():
+            return
         try:
             with self._lock:
                 log = self._open()

@@ -16,6 +16,13 @@ own ``payload_fn`` at the same moment (a graph printed later would show later mu
 what goes is the md5, the orphan stack and the logging layer. Torch's overhead counter
 (``structured_logging_overhead_s``) still accounts for the time spent here.
 
+The fake tensors' descriptions (``DEFERRED``: ``describe_tensor``, ``_storage``,
+``_source``, about 1,400 records in GPT-2's compile) are left to the recorder's writer
+thread: torch gives their metadata as a function of an immutable description, so it is
+called there (``TraceRecord.resolve``) with the same result, while the compiling thread
+only queues the record. Not when torch's ``log_trace_structured_event`` hook is replaced
+by something that would see the record before its metadata exists.
+
 If another handler is on the logger at call time (the user also set TORCH_TRACE), the
 original function runs unchanged for it and we take a copy of what it computed.
 
@@ -44,13 +51,33 @@ from typing import Any
 
 import msgspec
 
-from dyn_inspect.engine.normalizers import TraceRecord
+from dyn_inspect.engine.normalizers import Deferred, TraceRecord
 
 _encode = msgspec.json.Encoder().encode
 STATS_ENV = "DYN_INSPECT_TRACE_STATS"
 ALL_GRAPHS_ENV = "DYN_INSPECT_ALL_GRAPHS"
 # Inductor's artifacts of a graph before its passes rewrite it (see the module docstring)
 BEFORE_PASSES = frozenset({"before_pre_grad_graph", "before_joint_graph", "before_post_grad_graph"})
+# Records whose metadata torch gives as a function of an immutable description (a fake
+# tensor's, its storage's, its source's: ~1,400 records in GPT-2's compile, 24 ms of torch's
+# time on the H200): computed on the writer thread (``TraceRecord.resolve``), not here.
+DEFERRED = frozenset({"describe_tensor", "describe_storage", "describe_source"})
+
+
+def _no_payload() -> None:
+    return None
+
+
+def _does_nothing(*args: Any, **kwargs: Any) -> None:
+    pass
+
+
+def _is_no_op(fn: Any) -> bool:
+    """Torch's ``log_trace_structured_event`` as shipped (a hook that does nothing): a
+    deferred record never reaches a real one with its metadata not computed yet."""
+    code = getattr(fn, "__code__", None)
+    mine = _does_nothing.__code__
+    return fn is None or (code is not None and code.co_code == mine.co_code and code.co_consts == mine.co_consts)
 
 
 def _payload_text(payload: object) -> str | None:
@@ -79,7 +106,7 @@ def _bind(
     name: str,
     metadata_fn: Callable[[], Any] = dict,
     *,
-    payload_fn: Callable[[], object] = lambda: None,
+    payload_fn: Callable[[], object] = _no_payload,
     suppress_context: bool = False,
     expect_trace_id: bool = True,
     record_logging_overhead: bool = True,
@@ -107,6 +134,7 @@ def install(feed: Callable[[TraceRecord], None], on_failure: Callable[[str], Non
     if original is None or trace_log is None or getattr(original, "_dyn_inspect", False):
         return False
     log_event = getattr(internal, "log_trace_structured_event", None)
+    defer = DEFERRED if _is_no_op(log_event) else frozenset()
     stats: dict[str, list[int]] | None = {} if os.environ.get(STATS_ENV) else None
     if stats is not None:
         atexit.register(_print_stats, stats)
@@ -173,10 +201,14 @@ def install(feed: Callable[[TraceRecord], None], on_failure: Callable[[str], Non
             return None
         start = time.time_ns()
         try:
-            metadata = metadata_fn()
-            if name == "artifact" and isinstance(metadata, dict) and metadata.get("name") in skipped:
-                return None  # not computed: the cost of a whole graph print, for a graph kept only with --all-graphs
-            payload = payload_fn()
+            if name in defer and payload_fn is _no_payload:
+                metadata: Any = Deferred(metadata_fn)
+                payload = None
+            else:
+                metadata = metadata_fn()
+                if name == "artifact" and isinstance(metadata, dict) and metadata.get("name") in skipped:
+                    return None  # not computed: the cost of a whole graph print, for a graph kept only with --all-graphs
+                payload = payload_fn()
         except Exception:  # noqa: BLE001 - torch's own formatting; without us it would not run
             return None
         computed = time.time_ns()

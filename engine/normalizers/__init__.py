@@ -42,6 +42,16 @@ from dyn_inspect.engine.source_files import source_line
 COMMON_KEYS = frozenset({"rank", "frame_id", "frame_compile_id", "attempt", "has_payload", "compiled_autograd_id"})
 
 
+class Deferred:
+    """Metadata torch handed over as a function (``tracehook.DEFERRED``): computed by
+    ``TraceRecord.resolve`` on the recorder's writer thread, off the compiling thread."""
+
+    __slots__ = ("fn",)
+
+    def __init__(self, fn: Callable[[], Any]) -> None:
+        self.fn = fn
+
+
 @dataclass(slots=True)
 class TraceRecord:
     """One structured-trace record: torch's metadata dict and its (optional) payload."""
@@ -53,6 +63,17 @@ class TraceRecord:
     # torch state read on the compiling thread (``on_torch_thread``): Dynamo's config is
     # thread-local, so the recorder's writer thread would read the defaults.
     recompile_limit: int | None = None
+
+    def resolve(self) -> bool:
+        """Compute the metadata left ``Deferred``; False when torch's function raised (the
+        record is dropped, as torch drops one whose formatting fails)."""
+        for key, value in self.metadata.items():
+            if isinstance(value, Deferred):
+                try:
+                    self.metadata[key] = value.fn()
+                except Exception:  # noqa: BLE001 - torch's own formatting
+                    return False
+        return True
 
     @property
     def kind(self) -> str:

@@ -6,13 +6,14 @@ from __future__ import annotations
 import collections
 import json
 import os
+import re
 import subprocess
 from pathlib import Path
 
 import pytest
 
 from corpus_support import DYN_INSPECT, records
-from dyn_inspect.engine.schema import Graph
+from dyn_inspect.engine.schema import Graph, Raw
 from dyn_inspect.inspector.run import Run
 from inductor_pool import seed
 
@@ -121,3 +122,23 @@ def test_before_pass_graphs_only_with_all_graphs_or_when_torch_computed_them(run
     assert _before_stages(runs["with_trace"]) == BEFORE_STAGES
     # nothing else changes: the same events, the before-passes graphs aside
     assert _kinds(runs["all_graphs"], before_passes=False) == _kinds(runs["lean"])
+
+
+def _described(run: Run) -> list[tuple[str, str]]:
+    """(kind, metadata as JSON) of each fake-tensor description, object addresses (a view
+    function's repr names its tensor's) left out: each run is another process."""
+    return [
+        (e.torch_kind, re.sub(r"0x[0-9a-f]+", "0x…", json.dumps((e.metadata or {}).get(e.torch_kind), sort_keys=True)))
+        for _, e in run.events()
+        if isinstance(e, Raw) and e.torch_kind.startswith("describe_")
+    ]
+
+
+def test_fake_tensor_descriptions_are_computed_later_and_kept_whole(runs: dict[str, Run]) -> None:
+    """The ``describe_tensor``/``_storage``/``_source`` metadata is computed on the recorder's
+    writer thread (tracehook.DEFERRED), not while torch compiles: the records are the ones
+    torch computed for its logging handler, field for field."""
+    lean, handler = _described(runs["lean"]), _described(runs["handler"])
+    assert {k for k, _ in lean} == {"describe_tensor", "describe_storage", "describe_source"}
+    assert all('"id":' in body for _, body in lean)
+    assert lean == handler
