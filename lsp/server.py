@@ -384,8 +384,8 @@ class DynInspectServer(LanguageServer):
 
     def blocks_of(self, uri: str) -> list[virtual.Block]:
         """The recorded files a virtual document holds, in its order: the run shown's
-        cells found in it, or the workspace file it mirrors (``.virtual_documents/x.py``
-        for ``x.py``, JupyterLab's file editor)."""
+        cells found in it (or followed into it through edits), or the workspace file it
+        mirrors (``.virtual_documents/x.py`` for ``x.py``, JupyterLab's file editor)."""
         doc = self.workspace.text_documents.get(unquote(uri))
         run = self.source.run
         path = uri_path(uri)
@@ -401,6 +401,14 @@ class DynInspectServer(LanguageServer):
             out.append(virtual.Block(mirrored, 0, doc.source.splitlines()))
         elif run is not None and run.model.cells:
             out = virtual.blocks({f: c.source for f, c in run.model.cells.items()}, doc.source)
+            before = self._blocks.get(doc.uri)
+            if before is not None and before[0][:2] == key[:2]:
+                # a cell found in the text before this edit and not as it is now: followed
+                # through the edit (its findings move with its lines), as an open cell is
+                found = {b.path for b in out}
+                moved = [b for b in before[1] if b.path not in found]
+                if moved:
+                    out = sorted(out + virtual.carried(moved, before[0][2], doc.source), key=lambda b: b.start)
         self._blocks[doc.uri] = (key, out)
         return out
 

@@ -13,15 +13,17 @@ first line).
 So a recorded cell is found as a block of lines (compared as ``notebook_cells`` compares
 a cell: magic lines left out), taken as its editor holds them, and its findings are placed
 on those lines and published at the block's first line plus their line in the cell.
-``blocks(recorded, text)`` returns the ``Block`` of each recorded cell found;
+``blocks(recorded, text)`` returns the ``Block`` of each recorded cell found; once found, a
+block is followed through edits (``carried``), as VS Code's open cells keep their match;
 ``block_keys(text)`` names the document's candidate cells by ``cell_key`` so the run shown
 can be chosen by them.
 """
 
 from __future__ import annotations
 
+import difflib
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import NamedTuple
 
@@ -48,7 +50,7 @@ def real_root(root: Path) -> Path:
 class Block(NamedTuple):
     """A recorded file's lines in a virtual document: ``lines`` as its editor holds them
     (a cell magic's body split from the magic's line), line n of them at the document's
-    ``start + n``, up to the next block."""
+    ``start + n``."""
 
     path: str
     start: int
@@ -80,28 +82,50 @@ def _lines(text: str) -> list[tuple[str, str, int]]:
 def blocks(recorded: Mapping[str, str], text: str) -> list[Block]:
     """The blocks of the recorded cells (file -> source) whose lines the document holds, in
     its order (the first place a text is, when it is there twice); each block's first line
-    is where its cell's first line is sent, and it runs to the next block."""
+    is where its cell's first line is sent, and it holds the cell's lines."""
     lines = _lines(text)
     seq = [t for t, _, _ in lines]
     starts: dict[str, list[int]] = {}
     for i, t in enumerate(seq):
         starts.setdefault(t, []).append(i)
-    found: list[tuple[int, str]] = []
+    out = []
     for file, source in recorded.items():
         want = list(comparable(source))
         if not any(want):
             continue
         for i in starts.get(want[0], []):
             if seq[i : i + len(want)] == want:
-                found.append((i, file))
+                # (a block starting on a cell magic's body: its cell's line 1, sent one line down)
+                start = lines[i][2] + (1 if i > 0 and lines[i - 1][2] == lines[i][2] else 0)
+                out.append(Block(file, start, [t for _, t, _ in lines[i : i + len(want)]]))
                 break
-    found.sort()
+    return sorted(out, key=lambda b: b.start)
+
+
+def carried(moved: Sequence[Block], before: str, text: str) -> list[Block]:
+    """``moved``, blocks of the document's earlier text ``before``, followed into ``text``:
+    the lines that did not change take a block's first and last lines to where they are now
+    (an edit in or around a cell moves its findings with its text, as in a file; the
+    findings are then placed on the block's new lines, and one whose line is gone is not
+    shown)."""
+    old, new = before.splitlines(), text.splitlines()
+    ops = difflib.SequenceMatcher(None, old, new, autojunk=False).get_opcodes()
+
+    def where(line: int, last: bool) -> int:
+        for tag, i1, i2, j1, j2 in ops:
+            if i1 <= line < i2:
+                if tag == "equal":
+                    return j1 + line - i1
+                return max(j1, j2 - 1) if last else j1
+        return len(new)
+
+    lines = _lines(text)
     out = []
-    for n, (i, file) in enumerate(found):
-        until = found[n + 1][0] if n + 1 < len(found) else len(lines)
-        # (a block starting on a cell magic's body: its cell's line 1, sent one line down)
-        start = lines[i][2] + (1 if i > 0 and lines[i - 1][2] == lines[i][2] else 0)
-        out.append(Block(file, start, [t for _, t, _ in lines[i:until]]))
+    for b in moved:
+        first, last = where(b.start, False), where(b.end - 1, True)
+        held = [t for _, t, n in lines if first <= n <= last]
+        if held:
+            out.append(Block(b.path, first, held))
     return out
 
 

@@ -7,7 +7,7 @@ notebook executed in a real kernel; in a real JupyterLab, by vscode-extension/e2
 from __future__ import annotations
 
 from dyn_inspect.lsp.notebook_cells import cell_key
-from dyn_inspect.lsp.virtual_notebooks import Block, block_keys, blocks, is_virtual, real_root
+from dyn_inspect.lsp.virtual_notebooks import Block, block_keys, blocks, carried, is_virtual, real_root
 
 # What jupyterlab-lsp 5.3.0 in JupyterLab 4.6.6 sent (textDocument/didOpen, read from the
 # wire) for the real-client test's notebook, vscode-extension/e2e/make_notebook.py: its four
@@ -41,12 +41,23 @@ def test_the_cells_with_code_are_found_where_jupyterlab_lsp_sends_them() -> None
     defines = found[0]
     # f's `if` is the cell's line 6 (1-based), the document's line 11 (0-based): as sent
     assert defines.lines[5].strip().startswith("if x.sum() > 0:") and CAPTURED.splitlines()[defines.start + 5] == defines.lines[5]
-    assert defines.end == found[1].start  # a block runs to the next one
+    assert defines.end == 14  # the cell's lines, not the blank lines after it
 
 
-def test_an_edited_cell_is_not_the_recorded_one() -> None:
-    edited = CAPTURED.replace("def f(x):\n", "def f(x):\n    # edited in JupyterLab\n")
-    assert [b.path for b in blocks(RECORDED, edited)] == [CALLS_F]
+EDITED = CAPTURED.replace("def f(x):\n", "def f(x):\n    # edited in JupyterLab\n")
+
+
+def test_an_edited_cell_is_not_found_but_followed_through_the_edit() -> None:
+    """An edited cell is no longer the recorded one (``blocks``), but the block found before
+    the edit is followed into the edited text (``carried``): one line longer, its `if` one
+    line down, the blocks after it one line down too."""
+    assert [b.path for b in blocks(RECORDED, EDITED)] == [CALLS_F]
+    before = blocks(RECORDED, CAPTURED)
+    (defines,) = carried([b for b in before if b.path == DEFINES_F], CAPTURED, EDITED)
+    assert defines.start == 6 and len(defines.lines) == len(before[0].lines) + 1
+    assert defines.lines[6].strip().startswith("if x.sum() > 0:") and EDITED.splitlines()[defines.start + 6] == defines.lines[6]
+    (calls,) = carried([b for b in before if b.path == CALLS_F], CAPTURED, EDITED)
+    assert calls.start == 17 and calls.lines == ["f(torch.ones(4))"]
 
 
 def test_the_run_is_chosen_by_the_cells_a_document_holds() -> None:

@@ -420,7 +420,7 @@ async def test_squiggles_in_jupyterlab_lsps_virtual_document(client: LanguageCli
     published in it at the lines of cell [2]'s block (the break on `if x.sum() > 0:`, the
     recompile on `def f`), the break's stack points into the block of the cell that called f
     (a ``%%dyn_inspect`` cell: its body's first line is the block's second line, as
-    jupyterlab-lsp maps it back), and a hover there answers."""
+    jupyterlab-lsp maps it back), a hover there answers, and both follow an edit."""
     _, _, cwd = notebooks
     run = _runs(cwd)[0]
     uri, lines = await _open_virtual(client, cwd, {"run": str(run)})
@@ -436,6 +436,17 @@ async def test_squiggles_in_jupyterlab_lsps_virtual_document(client: LanguageCli
     assert hover is not None and "graph break" in str(hover.contents).lower() and hover.range is not None and hover.range.start.line == define + 4
     away = await client.text_document_hover_async(types.HoverParams(types.TextDocumentIdentifier(uri), types.Position(define - 1, 0)))
     assert away is None
+    # an edit in the cell (a line above the `if`): its findings move with its lines, as in
+    # an open VS Code cell, though the cell is no longer the one recorded
+    edited = "\n".join(lines).replace("def f(x):\n", "def f(x):\n    # a note\n") + "\n"
+    client.text_document_did_change(
+        types.DidChangeTextDocumentParams(
+            types.VersionedTextDocumentIdentifier(uri=uri, version=1), [types.TextDocumentContentChangeWholeDocument(text=edited)]
+        )
+    )
+    await wait_for(lambda: sorted(d.range.start.line for d in ours(client, uri)) == [define + 3, define + 5], client, what="the break one line down")
+    hover = await client.text_document_hover_async(types.HoverParams(types.TextDocumentIdentifier(uri), types.Position(define + 5, 8)))
+    assert hover is not None and "graph break" in str(hover.contents).lower()
 
 
 async def test_a_virtual_document_chooses_its_notebooks_run(client: LanguageClient, notebooks, breaks_run, tmp_path: Path) -> None:
