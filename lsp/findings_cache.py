@@ -40,7 +40,7 @@ from dyn_inspect.inspector.run import Run
 from dyn_inspect.inspector.workspace import Workspace
 from dyn_inspect.lsp.run_source import Touch
 
-FORMAT = 6  # bump when RunIndex or the findings' meaning changes (6: a touch names cells by their text)
+FORMAT = 7  # bump when RunIndex or the findings' meaning changes (6: a touch names cells by their text; 7: leading blank lines and jupyterlab-lsp's get_ipython() lines left out of that text)
 
 
 class Scope(msgspec.Struct):
