@@ -59,7 +59,7 @@ from dyn_inspect.lsp.notebook_cells import cell_key, match_cells
 from dyn_inspect.lsp.placement import Placed, place, place_function
 from dyn_inspect.lsp.run_source import POLL_S, ListingCache, PollResult, RunSource, touch_of
 from dyn_inspect.lsp.settings import SECTION, Settings, apply_settings, has_settings
-from dyn_inspect.lsp.virtual_notebooks import VIRTUAL_DIR, is_virtual, real_root
+from dyn_inspect.lsp.virtual_notebooks import is_virtual, real_root
 from dyn_inspect.lsp.wire import AnsweringProtocol
 
 log = logging.getLogger(__name__)
@@ -383,23 +383,19 @@ class DynInspectServer(LanguageServer):
         return out
 
     def blocks_of(self, uri: str) -> list[virtual.Block]:
-        """The recorded files a virtual document holds, in its order: the run shown's
-        cells found in it (or followed into it through edits), or the workspace file it
-        mirrors (``.virtual_documents/x.py`` for ``x.py``, JupyterLab's file editor)."""
+        """The recorded cells a virtual document holds, in its order: the run shown's cells
+        found in it, or followed into it through edits. (JupyterLab's file editor sends a
+        file under its own name: that is a file like any other.)"""
         doc = self.workspace.text_documents.get(unquote(uri))
         run = self.source.run
-        path = uri_path(uri)
-        if doc is None or path is None:
+        if doc is None:
             return []
         key = (str(run.path) if run is not None else "", len(run.model.cells) if run is not None else 0, doc.source)
         cached = self._blocks.get(doc.uri)
         if cached is not None and cached[0] == key:
             return cached[1]
         out: list[virtual.Block] = []
-        mirrored = mirror_of(path)
-        if mirrored is not None:
-            out.append(virtual.Block(mirrored, 0, doc.source.splitlines()))
-        elif run is not None and run.model.cells:
+        if run is not None and run.model.cells:
             out = virtual.blocks({f: c.source for f, c in run.model.cells.items()}, doc.source)
             before = self._blocks.get(doc.uri)
             if before is not None and before[0][:2] == key[:2]:
@@ -431,10 +427,7 @@ class DynInspectServer(LanguageServer):
             out.update(k for k in map(cell_key, self.open_cell_texts().values()) if k is not None)
             for uri in self.virtual_uris():
                 doc = self.workspace.text_documents.get(uri)
-                mirrored = mirror_of(uri_path(uri) or "")
-                if mirrored is not None:
-                    out.add(norm_path(mirrored))
-                elif doc is not None:
+                if doc is not None:
                     out.update(virtual.block_keys(doc.source))
         except RuntimeError:  # the documents changed under the poll thread: next poll
             pass
@@ -666,16 +659,6 @@ def shifted_diagnostic(d: types.Diagnostic, lines: int) -> types.Diagnostic:
     """``d`` on a block placed ``lines`` down its document (its related locations were
     placed by ``locate`` already)."""
     return attrs.evolve(d, range=shifted(d.range, lines))
-
-
-def mirror_of(path: str) -> str | None:
-    """The workspace Python file a virtual document mirrors (``<root>/.virtual_documents/
-    a/b.py`` -> ``<root>/a/b.py``), else None (a notebook's document)."""
-    parts = Path(path).parts
-    if VIRTUAL_DIR not in parts or not path.endswith((".py", ".pyi", ".pyw")):
-        return None
-    at = parts.index(VIRTUAL_DIR)
-    return str(Path(*parts[:at], *parts[at + 1 :]))
 
 
 def command_result(value: msgspec.Struct) -> dict[str, Any]:
