@@ -5,7 +5,10 @@ kernels: every frame was skipped or fell back to eager, yet the summary led with
 counts and read like any other run. ``no_graph(model)`` is None when any compile captured a
 graph (the summary's ``graphs`` count, the same test); otherwise it names how many compiles
 came to nothing and torch's reasons, most frequent first: the graph break that left nothing
-to capture, the failure, the skip.
+to capture, the failure, the skip. An exception that ended the program from inside torch's
+compiler comes first: torch records no failed compile for one raised while it sets up a
+compile (DDPOptimizer's bucket check on two gloo ranks), so the compiles alone read as
+"held no tensor operations" when the program in fact died compiling.
 
 Public API: ``no_graph(model) -> NoGraph | None``.
 """
@@ -15,9 +18,12 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass, field
 
+from dyn_inspect.engine.normalizers.locations import parse_traceback
 from dyn_inspect.inspector.analysis.messages import label
 from dyn_inspect.inspector.locations import file_line, nearest_user_frame
 from dyn_inspect.inspector.model import CompileInfo, RunModel
+
+COMPILER = ("/torch/_dynamo/", "/torch/_inductor/", "/torch/_functorch/")  # where torch compiles
 
 REASONS_NAMED = 3  # distinct reasons the headline names (then "and N more")
 
@@ -69,10 +75,28 @@ def _reason(c: CompileInfo) -> str:
     return "the frame held no tensor operations to capture"
 
 
+def _raised_compiling(model: RunModel) -> list[str]:
+    """The exceptions that ended a process from inside torch's compiler, each once."""
+    out: list[str] = []
+    for p in model.processes.values():
+        e = p.end.exception if p.end is not None else None
+        if e is None:
+            continue
+        frames = parse_traceback(e.traceback)
+        if not any(part in f.file.replace("\\", "/") for f in frames for part in COMPILER):
+            continue
+        at = nearest_user_frame(frames) or e.loc
+        where = f" at {file_line(at.file, at.line)}" if at is not None else ""
+        text = f"the program raised {e.type} while compiling{where}: {_first_line(e.message)}".rstrip(": ")
+        if text not in out:
+            out.append(text)
+    return out
+
+
 def no_graph(model: RunModel) -> NoGraph | None:
     compiles = model.compiles_in_order()
     if not compiles or any(c.graph("dynamo") is not None for c in compiles):
         return None
     reasons = Counter(_reason(c) for c in compiles)
     frames = len(model.frames)  # the summary's "compiled frames"
-    return NoGraph(len(compiles), frames, [r for r, _ in reasons.most_common()])
+    return NoGraph(len(compiles), frames, _raised_compiling(model) + [r for r, _ in reasons.most_common()])

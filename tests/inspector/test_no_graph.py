@@ -60,3 +60,43 @@ async def test_the_tui_overview_says_it_before_the_counts(no_graph_run: Run) -> 
         shown = " ".join(console.file.getvalue().split())  # type: ignore[attr-defined]
     assert shown.startswith(" ".join(headline.split())), shown[:300]
     assert shown.index("captured nothing") < shown.index("frames")
+
+
+DDP_PROGRAM = '''
+import torch, torch.distributed as dist
+from torch.nn.parallel import DistributedDataParallel as DDP
+
+dist.init_process_group("gloo")
+model = torch.nn.Sequential(*[torch.nn.Linear(256, 256) for _ in range(6)])
+step = torch.compile(DDP(model, bucket_cap_mb=0.25))
+step(torch.randn(8, 256)).sum().backward()
+'''
+
+
+@pytest.mark.corpus
+def test_a_program_that_died_compiling_says_so_first(tmp_path) -> None:
+    """``torch.compile(DDP(model))`` on two gloo ranks, with buckets DDPOptimizer refuses:
+    each rank dies with torch's AssertionError while the compile is being set up, and torch
+    records no failed compile for it. The headline said "the frame held no tensor
+    operations to capture"; it now names the exception first, once for both ranks."""
+    import os
+
+    from corpus_support import DYN_INSPECT
+
+    (tmp_path / "ddp.py").write_text(DDP_PROGRAM)
+    env = {k: v for k, v in os.environ.items() if not k.startswith("DYN_INSPECT_")}
+    proc = subprocess.run(
+        [str(DYN_INSPECT), "run", "--no-tui", "--runs-dir", str(tmp_path / "runs"), sys.executable, "-m", "torch.distributed.run",
+         "--standalone", "--nproc-per-node", "2", "ddp.py"],
+        cwd=tmp_path, env={**env, "DYN_INSPECT_NO_TUI": "1"}, capture_output=True, text=True, timeout=600,
+    )
+    assert proc.returncode == 1, proc.stderr[-2000:]
+    run = Run(next(p for p in (tmp_path / "runs").iterdir() if p.is_dir() and not p.is_symlink()))
+    ended = [p.end.exception for p in run.model.processes.values() if p.end is not None and p.end.exception is not None]
+    raised = [e for e in ended if e.type == "AssertionError"]
+    assert len(raised) == 2  # both ranks (and torchrun's own ChildFailedError, not raised compiling)
+    found = no_graph(run.model)
+    assert found is not None
+    first = f"the program raised AssertionError while compiling at {file_line(str(tmp_path / 'ddp.py'), 8)}: {raised[0].message}"
+    assert found.reasons[0] == first and sum("raised" in r for r in found.reasons) == 1, found.reasons
+    assert summary(run).no_graph == found.headline
