@@ -13,8 +13,10 @@ from rich.console import Console
 
 from dyn_inspect.inspector.console import make_console
 from dyn_inspect.inspector.errors import InspectorError
+from dyn_inspect.inspector.locations import file_line
 from dyn_inspect.inspector.outputs import to_json
-from dyn_inspect.inspector.ranks import select_rank
+from dyn_inspect.inspector.outputs.reports import DdpSplitSite
+from dyn_inspect.inspector.ranks import format_ranks, select_rank
 from dyn_inspect.inspector.reports.reading import read_warnings
 from dyn_inspect.inspector.run import Run, open_run
 
@@ -109,3 +111,17 @@ def skipped_lines(items: list[str]) -> list[str]:
     if len(items) > SKIPPED_SHOWN:
         lines.append(f"  … and {len(items) - SKIPPED_SHOWN} more skipped (--json lists them all)")
     return lines
+
+
+def print_ddp_splits(sites: list[DdpSplitSite], say: Callable[[str], None], ranked: bool) -> None:
+    """The frames DDPOptimizer split at bucket boundaries, under the graph breaks and apart
+    from them (``summary`` and ``breaks`` both print this)."""
+    if not sites:
+        return
+    say(f"  split by DDP at bucket boundaries: {sum(s.graphs - 1 for s in sites)} (not graph breaks in your code)")
+    for s in sites:
+        on = f"  ({format_ranks(s.ranks)})" if ranked and s.ranks else ""
+        say(f"    {s.headline}{on}")
+        starts = sorted({file_line(b.file, b.line) for b in s.boundaries})
+        if starts:
+            say(f"      graphs begin again at {', '.join(starts)}")

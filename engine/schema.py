@@ -401,6 +401,27 @@ class Chromium(Event, tag="chromium"):
     dur: float | None = None  # µs, for complete ("X") events
 
 
+class DdpSplit(Event, tag="ddp_split"):
+    """DDPOptimizer split a captured graph at DDP's gradient-bucket boundaries
+    (``optimize_ddp_split_graph``): one compiled graph per bucket, a split the user's code
+    did not cause. The caps are DDP's, read live off the active DDP module (None when
+    imported from a TORCH_TRACE, which does not hold them)."""
+
+    graph: Blob | None = None  # the split graph, calling submod_0 … submod_N
+    bucket_bytes_cap: int | None = None  # DDP(bucket_cap_mb=…) in bytes
+    first_bucket_bytes: int | None = None  # DDP's smaller cap for the first bucket to all-reduce
+
+
+class DdpBucket(Event, tag="ddp_bucket"):
+    """One graph of a ``ddp_split`` (``optimize_ddp_split_child``), in graph order."""
+
+    name: str  # torch's submodule name: submod_0, submod_1, …
+    graph: Blob | None = None
+    param_bytes: int | None = None  # its parameters' bytes from their shapes; None: a shape unknown
+    params: list[str] = []  # the parameter inputs as Dynamo named them
+    loc: Loc | None = None  # the first source line of its code: where the bucket begins
+
+
 class Raw(Event, tag="raw"):
     """Anything torch emitted that has no normalizer: kept whole, nothing dropped."""
 
@@ -534,6 +555,8 @@ AnyEvent = (
     | Bytecode
     | CacheEvent
     | Artifact
+    | DdpSplit
+    | DdpBucket
     | Chromium
     | Raw
     | KernelProfile

@@ -112,8 +112,13 @@ _header_decoder = msgspec.msgpack.Decoder(Header)
 
 
 @functools.lru_cache(maxsize=1)
+@functools.lru_cache(maxsize=1)
 def schema_fingerprint() -> bytes:
-    return hashlib.blake2b(msgspec.json.encode(json_schema()), digest_size=16).digest()
+    """The event schema and which kinds the model keeps: an index written by a version that
+    only counted a kind (``ddp_split`` before its analysis) lacks those events, so a version
+    that keeps them must not read it."""
+    kept = sorted(tag for tag, cls in EVENT_TYPES.items() if handler_for(cls) is not None)
+    return hashlib.blake2b(msgspec.json.encode([json_schema(), kept]), digest_size=16).digest()
 
 
 def _read_key(path: str) -> bytes | None:

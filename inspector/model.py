@@ -27,6 +27,8 @@ from dyn_inspect.engine.schema import (
     Capture,
     Chromium,
     CompileStart,
+    DdpBucket,
+    DdpSplit,
     Event,
     Graph,
     GraphBreak,
@@ -121,6 +123,8 @@ class CompileInfo:
     bytecode: list[Bytecode] = field(default_factory=list)
     caches: list[CacheEvent] = field(default_factory=list)
     artifacts: list[Artifact] = field(default_factory=list)
+    ddp_split: DdpSplit | None = None  # DDPOptimizer cut this compile's graph at DDP's buckets
+    ddp_buckets: list[DdpBucket] = field(default_factory=list)  # its graphs, in graph order
 
     def artifact(self, name: str) -> Artifact | None:
         return next((a for a in self.artifacts if a.name == name), None)
@@ -410,6 +414,12 @@ class RunModel:
                 )
             frame.compiles.append(c)
 
+    def _ddp_split(self, event: DdpSplit, log: str) -> None:
+        if event.cid is None:
+            return
+        c = self.compile(log, event.cid)
+        c.ddp_split, c.ddp_buckets = event, []  # a split made again (a restarted attempt) replaces the first
+
     def _graph_break(self, event: GraphBreak, log: str) -> None:
         if event.cid is None:
             return
@@ -661,6 +671,8 @@ _HANDLERS: dict[type, Callable[[RunModel, Any, str], None] | None] = {
     Bytecode: _appender("bytecode"),
     CacheEvent: _appender("caches"),
     Artifact: _appender("artifacts"),
+    DdpSplit: RunModel._ddp_split,
+    DdpBucket: _appender("ddp_buckets"),
     Chromium: None,
     Raw: None,
 }

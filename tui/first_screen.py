@@ -24,7 +24,7 @@ from dyn_inspect.inspector.reports import screens
 from dyn_inspect.inspector.run import Run
 from dyn_inspect.tui import last_frame
 
-FORMAT = 1  # bump when FirstScreen or what the overview shows changes
+FORMAT = 2  # bump when FirstScreen or what the overview shows changes
 MAX_BYTES = 1 << 20  # a first screen is a few KB: anything bigger is not ours
 
 

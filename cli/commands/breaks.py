@@ -7,7 +7,7 @@ import argparse
 
 from rich.table import Table
 
-from dyn_inspect.cli.common import add_run_arguments, printed_json, read_run
+from dyn_inspect.cli.common import add_run_arguments, print_ddp_splits, printed_json, read_run
 from dyn_inspect.inspector.console import make_console
 from dyn_inspect.inspector.locations import file_line, short_path
 from dyn_inspect.inspector.outputs import SourceLoc
@@ -34,7 +34,9 @@ def run(args: argparse.Namespace) -> int:
         return 0
     console = make_console()
     console.print(f"graph breaks: {report.unique} unique / {report.total} total — {short_path(str(r.path))}", markup=False, highlight=False)
+    say = lambda text: console.print(text, markup=False, highlight=False)  # noqa: E731 - log text is not markup
     if not report.breaks:
+        print_ddp_splits(report.ddp_splits, say, len(r.model.ranks()) > 1)
         return 0
     table = Table(box=None, pad_edge=False, show_edge=False, header_style="bold cyan")
     # The user's line first (what they can change); torch's own location when it differs.
@@ -48,6 +50,7 @@ def run(args: argparse.Namespace) -> int:
                 user, loc = loc, "(same)"
         table.add_row(f"×{b.count}", user, _label(b), loc)
     console.print(table)
+    print_ddp_splits(report.ddp_splits, say, len(r.model.ranks()) > 1)
     if args.stacks:
         for b in report.breaks:
             console.print()

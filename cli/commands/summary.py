@@ -7,13 +7,14 @@ import sys
 from collections.abc import Callable
 from typing import IO, Any
 
+import msgspec
 from rich.text import Text
 
-from dyn_inspect.cli.common import add_run_arguments, skipped_lines
+from dyn_inspect.cli.common import add_run_arguments, print_ddp_splits, skipped_lines
 from dyn_inspect.inspector.console import make_console
 from dyn_inspect.inspector.locations import file_line, short_path
 from dyn_inspect.inspector.outputs import to_json
-from dyn_inspect.inspector.outputs.reports import RecompiledFunctions
+from dyn_inspect.inspector.outputs.reports import DdpSplitSite, RecompiledFunctions
 from dyn_inspect.inspector.ranks import format_ranks, select_rank
 from dyn_inspect.inspector.reports import summary, summary_dict
 from dyn_inspect.inspector.reports.recompiles import TOP_RECOMPILED, recompiled_functions
@@ -125,6 +126,7 @@ def print_summary(run: Run, as_json: bool = False, file: IO[str] | None = None, 
         say(f"    {file_line(user['file'], user['line'])}  {b.get('headline') or b['type']}{gbid}  ×{b['count']}{inside}{on}")
         if b.get("step_cost"):
             say(f"      at run time: {b['step_cost']}")
+    print_ddp_splits([msgspec.convert(d, DdpSplitSite) for d in data["ddp_splits"]], say, len(data["ranks"]) > 1)
     failures = data["compile_failures"]
     # A failed compile (fullgraph=True, a backend exception) is in no other count.
     say(f"  compile failures: {sum(f['count'] for f in failures)}")

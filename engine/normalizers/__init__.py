@@ -63,6 +63,7 @@ class TraceRecord:
     # torch state read on the compiling thread (``on_torch_thread``): Dynamo's config is
     # thread-local, so the recorder's writer thread would read the defaults.
     recompile_limit: int | None = None
+    ddp_caps: tuple[int | None, int | None] | None = None  # DDP's bucket caps (bytes): all, first
 
     def resolve(self) -> bool:
         """Compute the metadata left ``Deferred``; False when torch's function raised (the
@@ -107,7 +108,10 @@ class TraceRecord:
 
 def on_torch_thread(record: TraceRecord) -> None:
     """Called by the live recorder on torch's own thread, before the record is queued:
-    copies into it what only that thread can read (the recompile limit in force now)."""
+    copies into it what only that thread can read (the recompile limit in force now, the
+    DDP module being compiled)."""
+    if "optimize_ddp_split_graph" in record.metadata:
+        record.ddp_caps = _ddp_caps()
     if "dynamo_start" in record.metadata:
         config = sys.modules.get("torch._dynamo.config")
         for name in ("recompile_limit", "cache_size_limit"):
@@ -115,6 +119,15 @@ def on_torch_thread(record: TraceRecord) -> None:
             if isinstance(value, int) and not isinstance(value, bool):
                 record.recompile_limit = value
                 break
+
+
+def _ddp_caps() -> tuple[int | None, int | None]:
+    """The bucket caps DDPOptimizer split with: the DDP module whose forward is running
+    (``_active_ddp_module``, where Dynamo reads it) and torch's first-bucket default."""
+    module_class = getattr(sys.modules.get("torch.nn.parallel.distributed"), "DistributedDataParallel", None)
+    cap = getattr(getattr(module_class, "_active_ddp_module", None), "bucket_bytes_cap", None)
+    first = getattr(sys.modules.get("torch.distributed"), "_DEFAULT_FIRST_BUCKET_BYTES", None)
+    return (cap if isinstance(cap, int) else None, first if isinstance(first, int) else None)
 
 
 @dataclass
@@ -405,6 +418,7 @@ class Normalizer:
 # Register every handler module (import for side effects; order does not matter).
 from dyn_inspect.engine.normalizers import (  # noqa: E402,F401
     compiles,
+    ddp,
     graph_breaks,
     graphs,
     guards,

@@ -45,6 +45,32 @@ class SummaryBreak(Output):
     step_cost: str | None = None
 
 
+class DdpBucketRow(Output):
+    """One graph of a DDP split: the bucket of parameters it holds, where it begins."""
+
+    graph: str  # torch's submodule name (submod_0, …), in graph order
+    param_bytes: int | None  # null: a parameter's shape was not concrete
+    params: int
+    loc: SourceLoc | None
+
+
+class DdpSplitSite(Output):
+    """A frame DDPOptimizer cut into several graphs at DDP's bucket boundaries, the same way
+    on ``ranks``: a split the user's code did not cause (``analysis/ddp_splits.py``)."""
+
+    headline: str
+    function: str
+    file: str
+    line: int  # the function's def line
+    graphs: int
+    bucket_cap_mb: float | None  # null: not recorded (a run imported from TORCH_TRACE)
+    first_bucket_mb: float | None
+    buckets: list[DdpBucketRow]
+    boundaries: list[SourceLoc]  # where each graph after the first begins
+    ranks: list[int]
+    compile_ids: list[str]
+
+
 class FailureSite(Output):
     """Failed compiles (a ``fullgraph=True`` error, a backend exception) at one place."""
 
@@ -134,6 +160,7 @@ class Summary(Output):
     compile_time_by_stage_s: dict[str, float]
     cache: dict[str, int]
     breaks: list[SummaryBreak]
+    ddp_splits: list[DdpSplitSite]  # graphs DDPOptimizer split at bucket boundaries (not breaks)
     compile_failures: list[FailureSite]
     stderr_tail: str | None
     recompile_list: list[RecompileRow]
@@ -177,6 +204,7 @@ class BreaksReport(Output):
     unique: int
     total: int
     breaks: list[BreakSite]
+    ddp_splits: list[DdpSplitSite]  # listed apart: DDPOptimizer's cuts are no break of the user's code
 
 
 # -- causes ------------------------------------------------------------------------------

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from dyn_inspect.inspector import ranks
 from dyn_inspect.inspector.analysis.breaks import BreakSite, break_sites
+from dyn_inspect.inspector.analysis.ddp_splits import MIB, ddp_splits
 from dyn_inspect.inspector.analysis.messages import headline
 from dyn_inspect.inspector.analysis.step_costs import BreakCost, break_costs
 from dyn_inspect.inspector.model import RunModel
@@ -78,5 +79,35 @@ def breaks_report(run: Run, root: str | None) -> typed.BreaksReport:
     under ``root`` (default: the innermost non-library frame), most hit first, counted."""
     sites = break_sites(run.model, root)
     return typed.BreaksReport(
-        run=str(run.path), root=root, unique=len(sites), total=sum(s.count for s in sites), breaks=[site_output(s) for s in sites]
+        run=str(run.path),
+        root=root,
+        unique=len(sites),
+        total=sum(s.count for s in sites),
+        breaks=[site_output(s) for s in sites],
+        ddp_splits=ddp_split_sites(run.model),
     )
+
+
+def ddp_split_sites(model: RunModel) -> list[typed.DdpSplitSite]:
+    """The frames DDPOptimizer split at bucket boundaries, as every face lists them: beside
+    the graph breaks, never among them."""
+    out = []
+    for s in ddp_splits(model):
+        out.append(
+            typed.DdpSplitSite(
+                headline=s.headline,
+                function=s.function,
+                file=s.file,
+                line=s.line,
+                graphs=s.graphs,
+                bucket_cap_mb=s.bucket_bytes_cap / MIB if s.bucket_bytes_cap is not None else None,
+                first_bucket_mb=s.first_bucket_bytes / MIB if s.first_bucket_bytes is not None else None,
+                buckets=[
+                    typed.DdpBucketRow(graph=b.name, param_bytes=b.param_bytes, params=b.params, loc=source_loc(b.loc)) for b in s.buckets
+                ],
+                boundaries=[loc for b in s.boundaries if (loc := source_loc(b)) is not None],
+                ranks=s.ranks,
+                compile_ids=s.compile_ids,
+            )
+        )
+    return out

@@ -16,6 +16,7 @@ import msgspec
 
 from dyn_inspect.inspector.analysis.breaks import attributed_loc
 from dyn_inspect.inspector.analysis.causes import Cause, causes
+from dyn_inspect.inspector.analysis.ddp_splits import ddp_splits
 from dyn_inspect.inspector.analysis.failures import CompileFailure, compile_failures, failure_sites
 from dyn_inspect.inspector.analysis.messages import headline, label
 from dyn_inspect.inspector.analysis.no_graph import no_graph
@@ -449,6 +450,7 @@ class Overview(msgspec.Struct):
     spark: list[float] = msgspec.field(default_factory=list)
     span: float | None = None  # seconds the spark's x axis covers (the whole run's)
     no_graph: str | None = None  # the inspector's "no graph was compiled: ..." (said first)
+    ddp_splits: list[str] = msgspec.field(default_factory=list)  # the frames DDP split, headlines
 
 
 def series_span(model: RunModel, scope: Scope = ALL) -> float | None:
@@ -502,6 +504,7 @@ def overview(model: RunModel, scope: Scope = ALL, top: int = 5) -> Overview:
     o.frames = len(fs)
     o.compiles = len(cs)
     o.graphs = sum(1 for c in cs if c.made_graph)
+    o.ddp_splits = [s.headline for s in ddp_splits(model, scope.has)]
     o.breaks_unique = len(groups)
     o.breaks_total = sum(n for _, n in groups)
     o.recompiles = sum(1 for r in list(model.recompiles) if scope.has(r.log))

@@ -14,7 +14,7 @@ from dyn_inspect.inspector import ranks
 from dyn_inspect.inspector.analysis.no_graph import no_graph
 from dyn_inspect.inspector.outputs import Counts, environment
 from dyn_inspect.inspector.outputs import reports as typed
-from dyn_inspect.inspector.reports.breaks import run_breaks
+from dyn_inspect.inspector.reports.breaks import ddp_split_sites, run_breaks
 from dyn_inspect.inspector.reports.divergence import divergence, node_status, rank_group
 from dyn_inspect.inspector.reports.failures import run_failures
 from dyn_inspect.inspector.reports.recompiles import recompile_row
@@ -63,6 +63,7 @@ def summary(run: Run) -> typed.Summary:
         compile_time_by_stage_s={k: round(v, 4) for k, v in m.compile_time_by_stage().items()},
         cache=m.cache_counts(),
         breaks=run_breaks(m),
+        ddp_splits=ddp_split_sites(m),
         step_us=us(m.step_profiles[0][1].step_us) if m.step_profiles else None,
         plain_step_us=us(p) if m.step_profiles and (p := m.step_profiles[0][1].plain_step_us) is not None else None,
         compile_failures=run_failures(m),

@@ -42,7 +42,7 @@ program = inspector_program.program  # the shared fixture
 
 def test_breaks(breaks_run: Run, program: Recorded) -> None:
     data = cli_json("breaks", str(breaks_run.path))
-    assert list(data) == ["run", "root", "unique", "total", "breaks"]
+    assert list(data) == ["run", "root", "unique", "total", "breaks", "ddp_splits"]
     assert (data["unique"], data["total"]) == (5, 6)
     assert [b["count"] for b in data["breaks"]] == [2, 1, 1, 1, 1]
     assert set(data["breaks"][0]) >= {"key", "type", "gb_id", "count", "loc", "user_frame", "stack", "hints", "in_library"}

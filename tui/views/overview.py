@@ -121,6 +121,10 @@ def _counts(o: screens.Overview) -> list[Part]:
     detail = Columns(["left", "left"])
     detail.add(Text("by stage", style="bold"), stage)
     detail.add(Text("caches", style="bold"), cache_text)
+    # DDPOptimizer's cuts, beside the counts: the graphs count one graph per capture, and
+    # these are no graph break of the user's code
+    for split in o.ddp_splits:
+        detail.add(Text("DDP split", style="bold"), split)
     if o.no_graph:  # before any count, as the summary says it: the counts read as a normal run
         return [Text(o.no_graph, style="bold red"), Text(""), t, Text(""), detail]
     return [t, Text(""), detail]
