@@ -18,8 +18,9 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from dyn_inspect.engine.normalizers.locations import is_library_file
 from dyn_inspect.engine.schema import Loc
-from dyn_inspect.inspector.locations import file_line
+from dyn_inspect.inspector.locations import file_line, nearest_user_frame
 from dyn_inspect.inspector.model import CompileInfo, RunModel
 
 MIB = 1024 * 1024  # DDP's "mb" (bucket_cap_mb * 1024 * 1024)
@@ -54,6 +55,7 @@ class DdpSplitSite:
     buckets: list[DdpBucket]
     bucket_bytes_cap: int | None
     first_bucket_bytes: int | None
+    called_at: Loc | None = None  # set when the frame is library code: the user's call
     ranks: list[int] = field(default_factory=list)
     compile_ids: list[str] = field(default_factory=list)
 
@@ -91,9 +93,17 @@ class DdpSplitSite:
         return ", ".join(text if n == 1 else f"{text} ×{n}" for text, n in runs)
 
     @property
+    def where(self) -> str:
+        """The function split, or where the program called it when the frame is torch's own
+        (``DDP(torch.compile(model))`` compiles torch's ``inner`` wrapper)."""
+        if self.called_at is not None:
+            return f"the graph called at {file_line(self.called_at.file, self.called_at.line)}"
+        return f"{self.function} ({file_line(self.file, self.line)})" if self.file else self.function
+
+    @property
     def headline(self) -> str:
         cuts = self.graphs - 1
-        where = f"{self.function} ({file_line(self.file, self.line)})" if self.file else self.function
+        where = self.where
         return (
             f"{where}: split by DDP at {cuts} bucket boundar{'y' if cuts == 1 else 'ies'} ({self.caps}) "
             f"into {self.graphs} graphs; parameters per graph {self.sizes}"
@@ -124,7 +134,9 @@ def ddp_splits(model: RunModel, has: Callable[[str], bool] | None = None) -> lis
         if site is None:
             name, file, line = _frame(c)
             buckets = [DdpBucket(b.name, b.param_bytes, len(b.params), b.loc) for b in c.ddp_buckets]
-            site = sites[key] = DdpSplitSite(name, file, line, buckets, c.ddp_split.bucket_bytes_cap, c.ddp_split.first_bucket_bytes)
+            called_at = nearest_user_frame(list(c.start.stack)) if c.start is not None and is_library_file(file) else None
+            split = c.ddp_split
+            site = sites[key] = DdpSplitSite(name, file, line, buckets, split.bucket_bytes_cap, split.first_bucket_bytes, called_at)
         process = model.processes.get(c.log)
         if process is not None and process.rank is not None and process.rank not in site.ranks:
             site.ranks.append(process.rank)

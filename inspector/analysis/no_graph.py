@@ -8,7 +8,11 @@ came to nothing and torch's reasons, most frequent first: the graph break that l
 to capture, the failure, the skip. An exception that ended the program from inside torch's
 compiler comes first: torch records no failed compile for one raised while it sets up a
 compile (DDPOptimizer's bucket check on two gloo ranks), so the compiles alone read as
-"held no tensor operations" when the program in fact died compiling.
+"held no tensor operations" when the program in fact died compiling. Then what torch's
+records only imply: ``torch.compile(DDP(nn.Sequential(...)))`` breaks in DDP's forward (by
+design) and never starts a frame in the torch module DDP wraps, so none of the user's code
+compiles; the fix it names, ``DDP(torch.compile(model))``, is applied and re-run by
+tests/inspector/test_no_graph.py.
 
 Public API: ``no_graph(model) -> NoGraph | None``.
 """
@@ -18,7 +22,7 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass, field
 
-from dyn_inspect.engine.normalizers.locations import parse_traceback
+from dyn_inspect.engine.normalizers.locations import is_library_file, parse_traceback
 from dyn_inspect.inspector.analysis.messages import label
 from dyn_inspect.inspector.locations import file_line, nearest_user_frame
 from dyn_inspect.inspector.model import CompileInfo, RunModel
@@ -93,10 +97,30 @@ def _raised_compiling(model: RunModel) -> list[str]:
     return out
 
 
+DDP_FORWARD = "/torch/nn/parallel/distributed.py"
+DDP_WRAPS_TORCH_MODULE = (
+    "none of your code was compiled: DDP's forward breaks the graph by design, and Dynamo starts no frame "
+    "in the torch module DDP wraps (nn.Sequential, nn.Linear…) — compile the module inside DDP instead: DDP(torch.compile(model))"
+)
+
+
+def _ddp_wraps_torch_module(model: RunModel, compiles: list[CompileInfo]) -> bool:
+    """``torch.compile(DDP(nn.Sequential(...)))``: the only breaks are in DDP's forward, and
+    no compiled frame is the user's (torch 2.13 skips ``Sequential.forward`` as a frame)."""
+    breaks = [b for c in compiles for b in c.breaks]
+    in_ddp = [b for b in breaks if any(DDP_FORWARD in f.file.replace("\\", "/") for f in [b.loc, *b.user_stack])]
+    if not in_ddp:
+        return False
+    return all(c.capture is None or not c.capture.co_filename or is_library_file(c.capture.co_filename) for c in compiles)
+
+
 def no_graph(model: RunModel) -> NoGraph | None:
     compiles = model.compiles_in_order()
     if not compiles or any(c.graph("dynamo") is not None for c in compiles):
         return None
     reasons = Counter(_reason(c) for c in compiles)
     frames = len(model.frames)  # the summary's "compiled frames"
-    return NoGraph(len(compiles), frames, _raised_compiling(model) + [r for r, _ in reasons.most_common()])
+    # The cause torch's records only imply comes first: each break alone reads as fixable.
+    raised = _raised_compiling(model)
+    ddp = [DDP_WRAPS_TORCH_MODULE] if not raised and _ddp_wraps_torch_module(model, compiles) else []
+    return NoGraph(len(compiles), frames, raised + ddp + [r for r, _ in reasons.most_common()])

@@ -62,6 +62,7 @@ class DdpSplitSite(Output):
     function: str
     file: str
     line: int  # the function's def line
+    called_at: SourceLoc | None  # the user's call, when the function split is torch's own
     graphs: int
     bucket_cap_mb: float | None  # null: not recorded (a run imported from TORCH_TRACE)
     first_bucket_mb: float | None

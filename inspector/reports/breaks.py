@@ -99,6 +99,7 @@ def ddp_split_sites(model: RunModel) -> list[typed.DdpSplitSite]:
                 function=s.function,
                 file=s.file,
                 line=s.line,
+                called_at=source_loc(s.called_at),
                 graphs=s.graphs,
                 bucket_cap_mb=s.bucket_bytes_cap / MIB if s.bucket_bytes_cap is not None else None,
                 first_bucket_mb=s.first_bucket_bytes / MIB if s.first_bucket_bytes is not None else None,

@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
 from corpus_support import CORPUS, marker_line
-from dyn_inspect.inspector.analysis.no_graph import no_graph
+from dyn_inspect.inspector.analysis.no_graph import DDP_WRAPS_TORCH_MODULE, no_graph
 from dyn_inspect.inspector.locations import file_line
 from dyn_inspect.inspector.reports import summary
 from dyn_inspect.inspector.run import Run
@@ -79,7 +81,6 @@ def test_a_program_that_died_compiling_says_so_first(tmp_path) -> None:
     each rank dies with torch's AssertionError while the compile is being set up, and torch
     records no failed compile for it. The headline said "the frame held no tensor
     operations to capture"; it now names the exception first, once for both ranks."""
-    import os
 
     from corpus_support import DYN_INSPECT
 
@@ -100,3 +101,53 @@ def test_a_program_that_died_compiling_says_so_first(tmp_path) -> None:
     first = f"the program raised AssertionError while compiling at {file_line(str(tmp_path / 'ddp.py'), 8)}: {raised[0].message}"
     assert found.reasons[0] == first and sum("raised" in r for r in found.reasons) == 1, found.reasons
     assert summary(run).no_graph == found.headline
+
+
+SEQUENTIAL_PROGRAM = '''
+import torch, torch.distributed as dist
+from torch.nn.parallel import DistributedDataParallel as DDP
+
+dist.init_process_group("gloo")
+model = torch.nn.Sequential(*[torch.nn.Linear(512, 512) for _ in range(3)])
+step = torch.compile(DDP(model, bucket_cap_mb=1))
+for _ in range(2):
+    step(torch.randn(8, 512)).sum().backward()
+'''
+
+
+def _record_two_ranks(tmp_path: Path, name: str) -> Run:
+    from corpus_support import DYN_INSPECT
+    from inductor_pool import seed
+
+    env = {k: v for k, v in os.environ.items() if not k.startswith("DYN_INSPECT_")}
+    env.update(DYN_INSPECT_NO_TUI="1", TORCHINDUCTOR_CACHE_DIR=seed(tmp_path / f"inductor-{name}"))
+    runs = tmp_path / f"runs-{name}"
+    proc = subprocess.run(
+        [str(DYN_INSPECT), "run", "--no-tui", "--runs-dir", str(runs), sys.executable, "-m", "torch.distributed.run",
+         "--standalone", "--nproc-per-node", "2", name],
+        cwd=tmp_path, env=env, capture_output=True, text=True, timeout=600,
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    return Run(next(p for p in runs.iterdir() if p.is_dir() and not p.is_symlink()))
+
+
+@pytest.mark.corpus
+def test_ddp_around_a_torch_module_says_why_and_its_fix_compiles(tmp_path: Path) -> None:
+    """``torch.compile(DDP(nn.Sequential(...)))``: DDP's forward breaks by design and Dynamo
+    starts no frame in ``Sequential.forward``, so nothing compiles. The headline says so
+    before the breaks, and the fix it names — ``DDP(torch.compile(model))`` — applied to the
+    program and re-run compiles the graphs (which DDPOptimizer then splits at its buckets)."""
+    (tmp_path / "before.py").write_text(SEQUENTIAL_PROGRAM)
+    found = no_graph(_record_two_ranks(tmp_path, "before.py").model)
+    assert found is not None and found.reasons[0] == DDP_WRAPS_TORCH_MODULE, found
+    fixed = SEQUENTIAL_PROGRAM.replace("torch.compile(DDP(model, bucket_cap_mb=1))", "DDP(torch.compile(model), bucket_cap_mb=1)")
+    assert fixed != SEQUENTIAL_PROGRAM and "DDP(torch.compile(model)" in DDP_WRAPS_TORCH_MODULE
+    (tmp_path / "after.py").write_text(fixed)
+    after = _record_two_ranks(tmp_path, "after.py")
+    assert no_graph(after.model) is None
+    s = summary(after)
+    assert s.graphs == 2 and s.graph_breaks.total == 0  # one graph per rank, no break
+    (site,) = s.ddp_splits
+    assert site.graphs == 3 and site.ranks == [0, 1]
+    assert site.called_at is not None and (site.called_at.file, site.called_at.line) == (str(tmp_path / "after.py"), 9)
+    assert site.headline.startswith(f"the graph called at {file_line(str(tmp_path / 'after.py'), 9)}: split by DDP")
