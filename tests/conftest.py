@@ -70,6 +70,7 @@ RUN_FIXTURES: dict[str, tuple[str, str]] = {
     "killed_run": ("killed", "tests/corpus/killed.py: SIGKILLed after compiling."),
     "example_run": ("example", "examples/train.py --steps 4: the README's example."),
     "ranks_run": ("ranks", "torchrun --nproc-per-node 2 (gloo, CPU) of tests/corpus/ranks/train.py."),
+    "fsdp_run": ("fsdp", "torchrun --nproc-per-node 2 (gloo, CPU) of tests/corpus/fsdp/train.py: FSDP2, per-block compile."),
     "ddp_run": ("ddp", "torchrun --nproc-per-node 2 (gloo, CPU) of tests/corpus/ddp/train.py: DDPOptimizer splits."),
     "faces_long_run": ("faces_long", "tests/corpus/faces_long.py: 319 lines, breaks past line 200."),
     "faces_failure_run": ("faces_failure", "tests/corpus/faces_failure.py: a caught fullgraph=True failure."),

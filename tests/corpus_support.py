@@ -49,6 +49,8 @@ PROGRAMS: dict[str, tuple[Path, list[str]]] = {
     "ranks": (CORPUS / "ranks", [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc-per-node", "2", "train.py"]),
     # torch.compile(DDP(model)) on 2 gloo ranks: DDPOptimizer's bucket splits (issue 34)
     "ddp": (CORPUS / "ddp", [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc-per-node", "2", "train.py"]),
+    # FSDP2 (fully_shard) + per-block torch.compile on 2 gloo ranks (issue 34)
+    "fsdp": (CORPUS / "fsdp", [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc-per-node", "2", "train.py"]),
     # The differential corpus (issue 12, tests/inspector/test_differential.py): realistic programs
     # whose every count is compared with torch's own account of a plain run.
     "long_file": (CORPUS, ["long_file.py"]),

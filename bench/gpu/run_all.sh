@@ -6,13 +6,14 @@
 #   bash bench/gpu/run_all.sh kernels           # Triton metadata, IR, launches, repros (--kernel-ir)
 #   bash bench/gpu/run_all.sh bench-gpt2        # overhead benchmark, GPT-2 small
 #   bash bench/gpu/run_all.sh bench-resnet50    # overhead benchmark, ResNet-50
+#   bash bench/gpu/run_all.sh ddp               # torch.compile(DDP(model)) over NCCL on every GPU
 #
 # Results go to $OUT (the device tool brings that folder back): report-*.json (what each
 # recorded run holds: bench/gpu/report.py), *.tgz (trimmed run directories), bench-*.json.
 # The machine has no network: the wheels of our own dependencies that the image lacks
 # travel in .whl/ (see docs/performance.md for how they are fetched).
 set -uo pipefail
-[ $# -ge 1 ] || { echo "usage: bash bench/gpu/run_all.sh record|diagnose|cost|kernels|probe|stats|bench-<workload>"; exit 2; }
+[ $# -ge 1 ] || { echo "usage: bash bench/gpu/run_all.sh record|ddp|diagnose|cost|kernels|probe|stats|bench-<workload>"; exit 2; }
 ROOT=$(pwd)
 OUT=${OUT:-/tmp/dyn-inspect-out}
 mkdir -p "$OUT"
@@ -65,6 +66,19 @@ record)
   (cd "$SCRATCH/runs" && tar czf "$OUT/example-runs.tgz" example example-autotune)
   for name in gpt2 resnet50; do (cd "$SCRATCH/runs" && tar czf "$OUT/$name-run.tgz" "$name"); done
   ls -la "$OUT"
+  ;;
+ddp)
+  # torch.compile(DDP(model)) over NCCL on every GPU of the machine (issue 34): DDPOptimizer's
+  # splits, and the all-reduce kernels under --profile-kernels.
+  nvidia-smi -L
+  n=$(nvidia-smi -L | wc -l)
+  record ddp "$ROOT/tests/corpus/ddp" --profile-kernels 3 python3 -m torch.distributed.run --standalone --nproc-per-node "$n" train.py --backend nccl --steps 8
+  run=$(ls -d "$SCRATCH/runs/ddp"/2* | head -1)
+  "${DI[@]}" summary "$run"
+  "${DI[@]}" summary --json "$run" > "$OUT/ddp-summary.json"
+  "${DI[@]}" kernels --json "$run" > "$OUT/ddp-kernels.json"
+  "${DI[@]}" cost "$run" | head -40
+  (cd "$SCRATCH/runs" && tar czf "$OUT/ddp-run.tgz" ddp)
   ;;
 diagnose)
   # Where recording time goes (DYN_INSPECT_TRACE_STATS), what the profiler sees

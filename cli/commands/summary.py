@@ -32,8 +32,9 @@ def prepare_parser(parser: argparse.ArgumentParser) -> None:
 TOP_FAILURE_SITES = TOP_RECOMPILED  # failure sites the text summary lists without --all
 
 
-def print_recompiles(r: RecompiledFunctions, say: Callable[[str], None], show_all: bool) -> None:
-    """The inspector's recompile section (``recompiled_functions``) as text."""
+def print_recompiles(r: RecompiledFunctions, say: Callable[[str], None], show_all: bool, ranked: bool = False) -> None:
+    """The inspector's recompile section (``recompiled_functions``) as text; ``ranked``: a
+    multi-rank run, whose rows say their ranks."""
     n = r.functions
     say(f"  recompiles: {r.recompiles}" + (f" in {n} function{'s' if n != 1 else ''}" if n else ""))
     for cause in r.causes:
@@ -44,8 +45,9 @@ def print_recompiles(r: RecompiledFunctions, say: Callable[[str], None], show_al
     for f in r.shown:
         where = file_line(f.file, f.def_line)
         limit = ", recompile limit hit — runs eagerly from then on" if f.limit_hit else ""
+        on = f"  ({format_ranks(f.ranks)})" if ranked and f.ranks else ""
         if show_all:
-            say(f"    {f.function} ({where}): {f.compiles} compiles{limit}")
+            say(f"    {f.function} ({where}): {f.compiles} compiles{limit}{on}")
             for step in f.steps:
                 say(f"      [{step.compile_id}] {step.reason}")
                 if step.try_code:
@@ -53,7 +55,7 @@ def print_recompiles(r: RecompiledFunctions, say: Callable[[str], None], show_al
             continue
         reason = f" — {f.reason}" if f.reason is not None else ""
         more = f" (+{f.other_guards} other guard{'s' if f.other_guards > 1 else ''})" if f.other_guards else ""
-        say(f"    {f.function} ({where}): {f.compiles} compiles{limit}{reason}{more}")
+        say(f"    {f.function} ({where}): {f.compiles} compiles{limit}{reason}{more}{on}")
         # The snippet only; `recompiles` explains it.
         if f.explained:
             say("      (the root cause above)")
@@ -140,7 +142,7 @@ def print_summary(run: Run, as_json: bool = False, file: IO[str] | None = None, 
     if not show_all and len(failures) > TOP_FAILURE_SITES:
         rest = failures[TOP_FAILURE_SITES:]
         say(f"    … and {len(rest)} more failure sites ({sum(f['count'] for f in rest)} failed compiles) — `summary --all`")
-    print_recompiles(recompiled_functions(run.model, show_all), say, show_all)
+    print_recompiles(recompiled_functions(run.model, show_all), say, show_all, len(data["ranks"]) > 1)
     for n in data.get("nodes", []):
         hosts = f" ({', '.join(n['hosts'])})" if n["hosts"] else ""
         say(f"  node {n['node']}{hosts}: {format_ranks(n['ranks'])} — {n['status']}")

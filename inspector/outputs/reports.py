@@ -115,6 +115,7 @@ class RecompiledFunction(Output):
     explained: bool  # a root cause listed above it has the fix
     try_code: str | None  # the first recompile's suggestion, one line (when not explained)
     steps: list[RecompileStep]  # every recompile (only when every function is listed)
+    ranks: list[int] = msgspec.field(default_factory=list)  # the ranks it recompiled alike on
 
 
 class RootCauseLine(Output):

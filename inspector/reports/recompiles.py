@@ -6,6 +6,9 @@ from __future__ import annotations
 
 from dataclasses import asdict
 
+import msgspec
+
+from dyn_inspect.inspector import ranks
 from dyn_inspect.inspector.analysis.causes import describe_fix, one_line, recompile_causes
 from dyn_inspect.inspector.analysis.guard_failures import GuardFailure
 from dyn_inspect.inspector.analysis.guards import guard_diff
@@ -148,6 +151,15 @@ def _first_failure(entries: list[TimelineEntry]) -> TimelineEntry | None:
     return next((e for e in entries if e.is_recompile and e.failures), None)
 
 
+def _function_key(frame: FrameInfo) -> tuple[str, int, str]:
+    return (frame.filename, frame.firstlineno, frame.name)
+
+
+def _with_sorted_ranks(row: typed.RecompiledFunction) -> typed.RecompiledFunction:
+    row.ranks.sort()
+    return row
+
+
 def recompiled_functions(model: RunModel, show_all: bool = False) -> typed.RecompiledFunctions:
     """What the text summary says about recompiles. Without ``show_all`` only the top few
     functions (a run can recompile hundreds of times) and their processes' root causes."""
@@ -202,12 +214,22 @@ def recompiled_functions(model: RunModel, show_all: bool = False) -> typed.Recom
             )
         )
     hidden = recompiled[len(shown) :]
+    # Every rank of an SPMD job recompiles the same function alike: one row with its ranks,
+    # and the functions counted once (a row per rank read as that many functions).
+    rows: dict[bytes, typed.RecompiledFunction] = {}
+    for (frame, _), row in zip(timelines, functions, strict=True):
+        rank = ranks.rank_of_log(model, frame.log)
+        same = rows.setdefault(msgspec.msgpack.encode(row), row)
+        if rank is not None and rank not in same.ranks:
+            same.ranks.append(rank)
+    distinct = {_function_key(f) for f in recompiled}
+    hidden_functions = distinct - {_function_key(f) for f in shown}
     return typed.RecompiledFunctions(
         recompiles=len(model.recompiles),
-        functions=len(recompiled),
+        functions=len(distinct),
         causes=causes,
         more_causes=max(0, len(said) - TOP_RECOMPILED),
-        shown=functions,
-        hidden=len(hidden),
+        shown=[_with_sorted_ranks(r) for r in rows.values()],
+        hidden=len(hidden_functions),
         hidden_recompiles=sum(len(f.compiles) - 1 for f in hidden),
     )

@@ -7,10 +7,7 @@ gives for this model (layers 0-1, 2-3, then the last layer alone under the 1 MB 
 
 from __future__ import annotations
 
-import os
 import re
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -24,39 +21,30 @@ from dyn_inspect.inspector.reports import summary
 from dyn_inspect.inspector.reports.breaks import breaks_report
 from dyn_inspect.inspector.reports.screens import overview
 from dyn_inspect.inspector.run import Run
-from inductor_pool import seed
+from torchrun_support import PlainRun, plain_torchrun
 
 PROGRAM = CORPUS / "ddp" / "train.py"
 LAYER = 512 * 512 * 4 + 512 * 4  # one Linear(512, 512)'s parameters in bytes (fp32)
 DDP_LOG = re.compile(r"^\[rank(?P<rank>\d)\]:.*DDPOptimizer used bucket cap (?P<cap>\d+) and created (?P<n>\d+) buckets")
-CHILD = re.compile(r'"optimize_ddp_split_child": \{"name": "(?P<name>\w+)"\}')
 
 
 class TorchAccount:
     """What torch itself logged in a plain run: per rank, the split children and
     DDPOptimizer's (cap, bucket count); the TORCH_TRACE directory."""
 
-    def __init__(self, trace_dir: Path, stderr: str) -> None:
-        self.trace_dir = trace_dir
-        self.children: dict[int, list[str]] = {}
-        for log in sorted(trace_dir.iterdir()):
-            rank = int(re.search(r"rank_(\d+)", log.name).group(1))  # type: ignore[union-attr]
-            self.children[rank] = [m["name"] for m in CHILD.finditer(log.read_text())]
-        self.buckets = {int(m["rank"]): (int(m["cap"]), int(m["n"])) for m in map(DDP_LOG.match, stderr.splitlines()) if m}
+    def __init__(self, plain: PlainRun) -> None:
+        self.trace_dir = plain.trace_dir
+        self.children = {
+            rank: [str(r["optimize_ddp_split_child"]["name"]) for r in plain.records(rank) if "optimize_ddp_split_child" in r]  # type: ignore[index]
+            for rank in (0, 1)
+        }
+        self.buckets = {int(m["rank"]): (int(m["cap"]), int(m["n"])) for m in map(DDP_LOG.match, plain.stderr.splitlines()) if m}
 
 
 @pytest.fixture(scope="module")
 def torch_account(tmp_path_factory: pytest.TempPathFactory) -> TorchAccount:
     """The program run without dyn-inspect, torch's trace and DDPOptimizer's INFO log on."""
-    tmp = tmp_path_factory.mktemp("ddp-plain")
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("DYN_INSPECT_", "TORCH_"))}
-    env.update(TORCH_TRACE=str(tmp / "trace"), TORCH_LOGS="torch._dynamo.backends.distributed", TORCHINDUCTOR_CACHE_DIR=seed(tmp / "inductor"))
-    p = subprocess.run(
-        [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc-per-node", "2", "train.py"],
-        cwd=PROGRAM.parent, env=env, capture_output=True, text=True, timeout=600,
-    )  # fmt: skip
-    assert p.returncode == 0, p.stderr[-3000:]
-    return TorchAccount(tmp / "trace", p.stderr)
+    return TorchAccount(plain_torchrun(PROGRAM, tmp_path_factory.mktemp("ddp-plain"), "torch._dynamo.backends.distributed"))
 
 
 def test_the_splits_are_torchs_per_rank(ddp_run: Run, torch_account: TorchAccount) -> None:

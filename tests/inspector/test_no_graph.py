@@ -112,6 +112,8 @@ model = torch.nn.Sequential(*[torch.nn.Linear(512, 512) for _ in range(3)])
 step = torch.compile(DDP(model, bucket_cap_mb=1))
 for _ in range(2):
     step(torch.randn(8, 512)).sum().backward()
+dist.barrier()  # (tests/corpus/ddp/train.py says why)
+dist.destroy_process_group()
 '''
 
 

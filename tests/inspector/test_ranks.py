@@ -118,6 +118,8 @@ def test_summary_includes_the_divergence(ranks_run: Run, capsys) -> None:
     assert f"extra graph break `print(...)` can't be traced at train.py:{BREAK_LINE}" in line
     assert "step (train.py:" in line and "recompiled 1× (the others 0×)" in line and "extra compile id" in line
     assert f"train.py:{BREAK_LINE}" in text and "(rank 1)" in text
+    (recompiled,) = [ln for ln in text.splitlines() if ln.startswith("    step (") and " compiles" in ln]
+    assert " compiles " in recompiled and recompiled.endswith("  (rank 1)"), recompiled  # only rank 1 recompiled
     groups = data["rank_groups"]
     assert [(g["ranks"], g["reference"]) for g in groups] == [([0], True), ([1], False)]
     assert groups[1]["text"] == line.removeprefix("    ! ")

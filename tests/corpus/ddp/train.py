@@ -6,7 +6,11 @@ bucket_cap_mb=2 (and DDP's 1 MB cap for the first bucket it all-reduces, the gra
 layer) DDPOptimizer cuts the graph into three: layers 0-1, 2-3 and 4.
 
     torchrun --standalone --nproc-per-node 2 train.py
+    torchrun --standalone --nproc-per-node 1 train.py --backend nccl   # one GPU per rank
 """
+
+import argparse
+import os
 
 import torch
 import torch.distributed as dist
@@ -25,13 +29,26 @@ class Net(torch.nn.Module):
 
 
 def main() -> None:
-    dist.init_process_group("gloo")
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--backend", default="gloo", choices=["gloo", "nccl"])
+    parser.add_argument("--steps", type=int, default=2)
+    args = parser.parse_args()
+    device = torch.device("cpu")
+    if args.backend == "nccl":
+        device = torch.device("cuda", int(os.environ.get("LOCAL_RANK", "0")))
+        torch.cuda.set_device(device)
+    dist.init_process_group(args.backend)
     torch.manual_seed(0)
-    model = torch.compile(DDP(Net(), bucket_cap_mb=2))
-    for _ in range(2):
-        model(torch.randn(8, 512)).sum().backward()
+    model = torch.compile(DDP(Net().to(device), bucket_cap_mb=2))
+    for _ in range(args.steps):
+        model(torch.randn(8, 512, device=device)).sum().backward()
     if dist.get_rank() == 0:
         print("done")
+    # Wait here, the GIL released, until every rank's last all-reduce is done and gloo's
+    # worker threads have let go of it: torch 2.13 can deadlock when the process group is
+    # destroyed while a worker still frees a just-finished all-reduce (seen under load,
+    # plain runs too: ~ProcessGroupGloo joins the worker, which waits for the GIL).
+    dist.barrier()
     dist.destroy_process_group()
 
 

@@ -119,6 +119,7 @@ export interface BreaksReport {
     unique: number;
     total: number;
     breaks: BreakSite[];
+    ddp_splits: DdpSplitSite[];
 }
 
 /**
@@ -371,6 +372,35 @@ export interface CostReport {
 export interface Counts {
     unique: number;
     total: number;
+}
+
+/**
+ * One graph of a DDP split: the bucket of parameters it holds, where it begins.
+ */
+export interface DdpBucketRow {
+    graph: string;
+    param_bytes: number | null;
+    params: number;
+    loc: SourceLoc | null;
+}
+
+/**
+ * A frame DDPOptimizer cut into several graphs at DDP's bucket boundaries, the same way
+ * on `ranks`: a split the user's code did not cause (`analysis/ddp_splits.py`).
+ */
+export interface DdpSplitSite {
+    headline: string;
+    function: string;
+    file: string;
+    line: number;
+    called_at: SourceLoc | null;
+    graphs: number;
+    bucket_cap_mb: number | null;
+    first_bucket_mb: number | null;
+    buckets: DdpBucketRow[];
+    boundaries: SourceLoc[];
+    ranks: number[];
+    compile_ids: string[];
 }
 
 export interface DiffBreakChange {
@@ -1329,6 +1359,7 @@ export interface Summary {
     compile_time_by_stage_s: Record<string, number>;
     cache: Record<string, number>;
     breaks: SummaryBreak[];
+    ddp_splits: DdpSplitSite[];
     compile_failures: FailureSite[];
     stderr_tail: string | null;
     recompile_list: RecompileRow[];
