@@ -6,13 +6,18 @@ from __future__ import annotations
 import json
 import os
 import re
+import signal
 import subprocess
 import sys
 from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 
+import pytest
+
 from inductor_pool import seed
+
+TIMEOUT_S = 600
 
 # `V1206 20:05:46.918000 25934 torch/_dynamo/utils.py:2009] {"compilation_metrics": ...}`
 _RECORD = re.compile(r"^[VIWEDC]\d{4} [\d:.]+ +\d+ \S+:\d+\] (?P<json>\{.*\})\s*$")
@@ -50,9 +55,16 @@ def plain_torchrun(program: Path, tmp: Path, torch_logs: str | None = None) -> P
     env.update(TORCH_TRACE=str(tmp / "trace"), TORCHINDUCTOR_CACHE_DIR=seed(tmp / "inductor"))
     if torch_logs:
         env["TORCH_LOGS"] = torch_logs
-    p = subprocess.run(
+    # A session of its own: a rank that hangs is killed with torchrun, not left behind.
+    proc = subprocess.Popen(
         [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc-per-node", "2", program.name],
-        cwd=program.parent, env=env, capture_output=True, text=True, timeout=600,
+        cwd=program.parent, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True,
     )  # fmt: skip
-    assert p.returncode == 0, p.stderr[-3000:]
-    return PlainRun(tmp / "trace", p.stderr)
+    try:
+        _, stderr = proc.communicate(timeout=TIMEOUT_S)
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)
+        _, stderr = proc.communicate()
+        pytest.fail(f"torchrun {program} did not end in {TIMEOUT_S} s: {stderr[-2000:]}")
+    assert proc.returncode == 0, stderr[-3000:]
+    return PlainRun(tmp / "trace", stderr)
