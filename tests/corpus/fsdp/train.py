@@ -44,11 +44,7 @@ def main() -> None:
         model(torch.randn(8, 64)).sum().backward()
     if dist.get_rank() == 0:
         print("done")
-    # Wait here, the GIL released, until every rank's last all-reduce is done and gloo's
-    # worker threads have let go of it: torch 2.13 can deadlock when the process group is
-    # destroyed while a worker still frees a just-finished all-reduce (seen under load,
-    # plain runs too: ~ProcessGroupGloo joins the worker, which waits for the GIL).
-    dist.barrier()
+    dist.barrier()  # before the process group goes: tests/corpus/ddp/train.py says why
     dist.destroy_process_group()
 
 
