@@ -104,7 +104,7 @@ def test_a_program_that_died_compiling_says_so_first(tmp_path) -> None:
 
 
 SEQUENTIAL_PROGRAM = '''
-import torch, torch.distributed as dist
+import gc, torch, torch.distributed as dist
 from torch.nn.parallel import DistributedDataParallel as DDP
 
 dist.init_process_group("gloo")
@@ -112,7 +112,8 @@ model = torch.nn.Sequential(*[torch.nn.Linear(512, 512) for _ in range(3)])
 step = torch.compile(DDP(model, bucket_cap_mb=1))
 for _ in range(2):
     step(torch.randn(8, 512)).sum().backward()
-dist.barrier()  # (tests/corpus/ddp/train.py says why)
+del step, model  # before the process group goes: tests/corpus/ddp/train.py says why
+gc.collect()
 dist.destroy_process_group()
 '''
 

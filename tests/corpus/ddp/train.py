@@ -10,6 +10,7 @@ layer) DDPOptimizer cuts the graph into three: layers 0-1, 2-3 and 4.
 """
 
 import argparse
+import gc
 import os
 
 import torch
@@ -44,11 +45,13 @@ def main() -> None:
         model(torch.randn(8, 512, device=device)).sum().backward()
     if dist.get_rank() == 0:
         print("done")
-    # Wait here, the GIL released, until every rank's last all-reduce is done and gloo's
-    # worker threads have let go of it: torch 2.13 can deadlock when the process group is
-    # destroyed while a worker still frees a just-finished all-reduce (seen under load,
-    # plain runs too: ~ProcessGroupGloo joins the worker, which waits for the GIL).
-    dist.barrier()
+    # DDP's Reducer holds the process group. Freed last at main()'s return, it destroyed the
+    # group with the GIL held: ~ProcessGroupGloo joins gloo's worker, which was freeing a
+    # just-finished all-reduce and waited for the GIL (torch 2.13, plain runs too, seen
+    # under load). Freed here, the group lives on until destroy_process_group(), which
+    # destroys it with the GIL released.
+    del model
+    gc.collect()
     dist.destroy_process_group()
 
 

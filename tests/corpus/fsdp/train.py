@@ -7,6 +7,8 @@ does not require grad while the later blocks' do: every rank recompiles the bloc
     torchrun --standalone --nproc-per-node 2 train.py
 """
 
+import gc
+
 import torch
 import torch.distributed as dist
 from torch.distributed.fsdp import fully_shard
@@ -44,7 +46,8 @@ def main() -> None:
         model(torch.randn(8, 64)).sum().backward()
     if dist.get_rank() == 0:
         print("done")
-    dist.barrier()  # before the process group goes: tests/corpus/ddp/train.py says why
+    del model  # before the process group goes: tests/corpus/ddp/train.py says why
+    gc.collect()
     dist.destroy_process_group()
 
 
