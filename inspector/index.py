@@ -112,7 +112,6 @@ _header_decoder = msgspec.msgpack.Decoder(Header)
 
 
 @functools.lru_cache(maxsize=1)
-@functools.lru_cache(maxsize=1)
 def schema_fingerprint() -> bytes:
     """The event schema and which kinds the model keeps: an index written by a version that
     only counted a kind (``ddp_split`` before its analysis) lacks those events, so a version

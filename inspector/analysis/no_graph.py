@@ -107,9 +107,8 @@ DDP_WRAPS_TORCH_MODULE = (
 def _ddp_wraps_torch_module(model: RunModel, compiles: list[CompileInfo]) -> bool:
     """``torch.compile(DDP(nn.Sequential(...)))``: the only breaks are in DDP's forward, and
     no compiled frame is the user's (torch 2.13 skips ``Sequential.forward`` as a frame)."""
-    breaks = [b for c in compiles for b in c.breaks]
-    in_ddp = [b for b in breaks if any(DDP_FORWARD in f.file.replace("\\", "/") for f in [b.loc, *b.user_stack])]
-    if not in_ddp:
+    breaks = (b for c in compiles for b in c.breaks)
+    if not any(DDP_FORWARD in f.file.replace("\\", "/") for b in breaks for f in [b.loc, *b.user_stack]):
         return False
     return all(c.capture is None or not c.capture.co_filename or is_library_file(c.capture.co_filename) for c in compiles)
 
