@@ -408,6 +408,10 @@ class DynInspectServer(LanguageServer):
         self._blocks[doc.uri] = (key, out)
         return out
 
+    def forget(self, uri: str) -> None:
+        """Drops what was kept for a document that closed (a virtual document's blocks)."""
+        self._blocks.pop(unquote(uri), None)
+
     def open_cell_texts(self) -> dict[str, str]:
         """URI -> text of each code cell of the open notebooks."""
         texts = {}
@@ -448,8 +452,9 @@ class DynInspectServer(LanguageServer):
         if is_virtual(path):
             # jupyterlab-lsp's document of a whole notebook: every recorded block's findings,
             # each at its block's lines, in one list
+            locate = self.locate()  # once for the document, not per block
             for block, block_view in self.block_views(uri):
-                diagnostics += [shifted_diagnostic(d, block.start) for d in self.diagnostics(block.path, block_view)]
+                diagnostics += [shifted_diagnostic(d, block.start) for d in self.diagnostics(block.path, block_view, locate)]
             view = None  # (verify's hints are about files)
         elif view is not None:
             diagnostics = self.diagnostics(path, view)
@@ -461,12 +466,11 @@ class DynInspectServer(LanguageServer):
         version = view.version if view is not None else None
         self.text_document_publish_diagnostics(types.PublishDiagnosticsParams(uri=uri, diagnostics=diagnostics, version=version))
 
-    def diagnostics(self, path: str, view: TextView) -> list[types.Diagnostic]:
+    def diagnostics(self, path: str, view: TextView, locate: diag_mod.Locate | None = None) -> list[types.Diagnostic]:
         """The diagnostics of ``path``'s findings on ``view``'s text."""
         placed = self.placed(view)
-        return edits_mod.annotate(
-            placed, diag_mod.build(placed, view, self.settings, self.locate()), self.index.baselines.get(norm_path(path)), view.lines
-        )
+        built = diag_mod.build(placed, view, self.settings, locate or self.locate())
+        return edits_mod.annotate(placed, built, self.index.baselines.get(norm_path(path)), view.lines)
 
     def block_views(self, uri: str) -> list[tuple[virtual.Block, TextView]]:
         """Each block of a virtual document with a view of its own lines (findings are
@@ -824,6 +828,7 @@ def create_server() -> DynInspectServer:
     def did_close(ls: DynInspectServer, params: types.DidCloseTextDocumentParams) -> None:
         uri = params.text_document.uri
         path = uri_path(uri)
+        ls.forget(uri)
         if path is not None and ls.reported(path):
             ls.publish(path, uri)  # back to the file on disk
 
