@@ -12,7 +12,9 @@ looks ``kernel.run`` up at every call), it removes itself, calls the class's ``r
 (which autotunes, if the kernel does) and then notes the kernel: the config that won, what
 was tried, registers, spills, shared memory, and that launch's argument shapes, strides
 and dtypes (what a repro needs). Later launches find no instance attribute and call the
-class's method directly: nothing is added on the launch path. Each wrapper calls torch's
+class's method directly: nothing is added on the launch path. ``__getstate__`` is wrapped
+too: an armed kernel that Inductor pickles into its cache before its first launch pickles
+as it does without us (the one-shot ``run`` left out). Each wrapper calls torch's
 original with the same arguments and only reads attributes after it returns, so what
 compiles, runs and is cached does not change. A kernel that never launches through
 ``run`` (never called, or launched from C++ under ``cpp_wrapper``) is not noted.
@@ -171,7 +173,30 @@ def _patch(module: Any, on_error: Callable[[str], None]) -> bool:
     wrap("precompile", lambda self, out, args: arm(self, on_error))
     wrap("benchmark_all_configs", lambda self, out, args: keep_timings(self, out))
     wrap("coordinate_descent_tuning", lambda self, out, args: coordesc_ran(self))
+    _unarmed_when_pickled(cls)
     return True
+
+
+def _unarmed_when_pickled(cls: Any) -> None:
+    """Wraps ``__getstate__`` so that a kernel armed but not yet launched pickles without
+    our one-shot ``run``. Inductor pickles autotuners into its FX-graph cache (the split
+    graphs of DDPOptimizer hold theirs): with our local function in the state the save
+    failed ("fx graph cache unable to serialize compiled graph"), a warning and a cache miss
+    the plain run does not have; and a cache entry must not name our code. The state is
+    torch's own, less that one key."""
+    original = getattr(cls, "__getstate__", None)
+    if not callable(original) or getattr(original, _MARK, False):
+        return
+
+    def __getstate__(self: Any) -> Any:
+        state = original(self)
+        if isinstance(state, dict) and getattr(state.get("run"), _MARK, False):
+            state = {k: v for k, v in state.items() if k != "run"}
+        return state
+
+    __getstate__.__qualname__ = getattr(original, "__qualname__", "__getstate__")
+    setattr(__getstate__, _MARK, True)
+    cls.__getstate__ = __getstate__
 
 
 def _arm(tuner: Any, on_error: Callable[[str], None]) -> None:
@@ -188,6 +213,7 @@ def _arm(tuner: Any, on_error: Callable[[str], None]) -> None:
             on_error(f"kernel metadata: {err!r}")
         return out
 
+    setattr(first_run, _MARK, True)  # (left out of the pickled state: _unarmed_when_pickled)
     tuner.run = first_run
 
 
