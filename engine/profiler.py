@@ -60,8 +60,10 @@ import threading
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Protocol
 
+from dyn_inspect.engine.eventlog import process_log_name
 from dyn_inspect.engine.region_profile import CALL_PREFIX, step_profile
 from dyn_inspect.engine.schema import KernelLaunch, KernelProfile, StepProfile
 
@@ -110,6 +112,7 @@ _DTYPES = {
 
 class _RecorderLike(Protocol):
     records: int
+    run_dir: Path
 
     def write_events(self, events: Iterable[Any]) -> None: ...
 
@@ -644,7 +647,9 @@ class StepProfiler:
             clean = self.recorder.records == self._timing_records
             self._write_breakdown(self.calls - self._timing_start_call if clean else None)
         if not self.done and self.message is None:
-            if self.anchor is None:
+            if self.anchor is None and self.recorder.records == 0 and _other_processes_logged(self.recorder.run_dir):
+                pass  # torchrun's agent, a DataLoader worker: the run's other processes compiled and say
+            elif self.anchor is None:
                 self.message = "no compiled callable was called: nothing to profile"
             else:
                 self.message = (
@@ -653,6 +658,16 @@ class StepProfiler:
                 )
         if self.message:
             sys.stderr.write(f"dyn-inspect: --profile: {self.message}\n")
+
+
+def _other_processes_logged(run_dir: Path) -> bool:
+    """Whether another process of this run keeps a log (``eventlog.process_log_name``): one
+    that compiled nothing here is then not the run's answer to "was anything profiled?"."""
+    own = process_log_name(os.getpid())
+    try:
+        return any(p.name != own and p.name != "launcher.jsonl" for p in run_dir.glob("*.jsonl"))
+    except OSError:
+        return False
 
 
 # --- installation ---------------------------------------------------------------------

@@ -138,6 +138,17 @@ def test_off_by_default_nothing_patched(tmp_path: Path) -> None:
     assert run.model.kernels and not run.model.kernel_profiles
 
 
+@pytest.mark.corpus  # records a real program inline
+def test_a_program_that_calls_nothing_compiled_is_told_so(tmp_path: Path) -> None:
+    """One process, a compiled function it never calls: `--profile-kernels` has nothing to
+    profile and says so (torchrun's agent, which also compiles nothing, does not: its ranks
+    answer for the run, tests/inspector/test_step_costs.py)."""
+    (tmp_path / "never.py").write_text("import torch\nf = torch.compile(lambda x: x + 1)\nprint('never called')\n")
+    proc = _record(tmp_path / "runs", tmp_path, ["--profile-kernels", "2", "never.py"])
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert "dyn-inspect: --profile: no compiled callable was called: nothing to profile" in proc.stderr, proc.stderr[-2000:]
+
+
 @pytest.mark.parametrize("value", ["0", "-2", "many"])
 def test_bad_step_counts_are_refused(value: str, tmp_path: Path) -> None:
     proc = subprocess.run(

@@ -14,7 +14,7 @@ import math
 import subprocess
 from pathlib import Path
 
-from corpus_support import CORPUS, DYN_INSPECT, marker_line
+from corpus_support import CORPUS, DYN_INSPECT, Corpus, marker_line
 from dyn_inspect.inspector.analysis.causes import causes
 from dyn_inspect.inspector.analysis.step_costs import compare_eager
 from dyn_inspect.inspector.outputs import reports as typed
@@ -232,6 +232,17 @@ def test_each_rank_has_its_own_breakdown(ranks_profiled_run: Run) -> None:
     )
     assert done.returncode == 0, done.stderr
     assert [p["rank"] for p in json.loads(done.stdout)["processes"]] == [1]
+
+
+def test_only_the_run_says_whether_anything_was_profiled(corpus: Corpus, ranks_profiled_run: Run) -> None:
+    """torchrun's agent compiles nothing while its ranks compile and are profiled: it used to
+    say "--profile: no compiled callable was called: nothing to profile" at exit, above the
+    summary's profiled step (seen on an H100 too). A process that compiled nothing, in a run
+    whose other processes keep logs, leaves that answer to the run."""
+    stderr = corpus["ranks_profiled"].stderr
+    assert {p.rank for p in cost(ranks_profiled_run).processes} == {0, 1}  # both ranks were profiled
+    assert "nothing to profile" not in stderr, stderr[-2000:]
+    assert "step (profiled):" in stderr
 
 
 def test_the_bug_report_carries_the_cost(step_cost_run: Run, tmp_path: Path) -> None:
