@@ -37,11 +37,12 @@ export HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 DYN_INSPECT_NO_TUI=1
 DI=(python3 -m dyn_inspect.cli)
 SCRATCH=$(mktemp -d)
 
-record() {  # name, cwd, args... : a fresh Inductor/Triton cache per recording
+record() {  # name, cwd, args... : a fresh Inductor/Triton cache per recording (RECORD_CACHE=name: that one's)
   local name=$1 cwd=$2; shift 2
+  local cache=${RECORD_CACHE:-$name}
   echo "=== record $name: $*"
   local t0=$SECONDS
-  (cd "$cwd" && TORCHINDUCTOR_CACHE_DIR="$SCRATCH/ic-$name" TRITON_CACHE_DIR="$SCRATCH/tc-$name" \
+  (cd "$cwd" && TORCHINDUCTOR_CACHE_DIR="$SCRATCH/ic-$cache" TRITON_CACHE_DIR="$SCRATCH/tc-$cache" \
      "${DI[@]}" run --no-tui --runs-dir "$SCRATCH/runs/$name" "$@")
   echo "=== $name: exit $? in $((SECONDS - t0)) s"
 }
@@ -72,13 +73,41 @@ ddp)
   # splits, and the all-reduce kernels under --profile-kernels.
   nvidia-smi -L
   n=$(nvidia-smi -L | wc -l)
-  record ddp "$ROOT/tests/corpus/ddp" --profile-kernels 3 python3 -m torch.distributed.run --standalone --nproc-per-node "$n" train.py --backend nccl --steps 8
+  # (the profiler's events, dumped: are NCCL's kernels among them? Several ranks write in turn.)
+  DYN_INSPECT_PROFILE_DUMP="$OUT/ddp-profile-dump.json" record ddp "$ROOT/tests/corpus/ddp" --profile-kernels 3 python3 -m torch.distributed.run --standalone --nproc-per-node "$n" train.py --backend nccl --steps 8
   run=$(ls -d "$SCRATCH/runs/ddp"/2* | head -1)
   "${DI[@]}" summary "$run"
   "${DI[@]}" summary --json "$run" > "$OUT/ddp-summary.json"
   "${DI[@]}" kernels --json "$run" > "$OUT/ddp-kernels.json"
   "${DI[@]}" cost "$run" | head -40
   (cd "$SCRATCH/runs" && tar czf "$OUT/ddp-run.tgz" ddp)
+  # Caching as the plain run caches: a plain torchrun on a cache of its own, then the
+  # recording again on its own (now warm) cache; torch's FX-graph cache counts of both, and
+  # any "unable to serialize" warning (the armed autotuners once made one, ours only).
+  echo "=== plain ddp, cold then warm"
+  cat > "$SCRATCH/plain_ddp.py" <<'PY'
+import atexit, runpy, sys
+import torch._dynamo.utils as u
+def counts():
+    c = dict(u.counters["inductor"])
+    print("fxgraph", c.get("fxgraph_cache_hit", 0), "hit", c.get("fxgraph_cache_miss", 0), "miss", flush=True)
+atexit.register(counts)
+sys.argv = ["train.py", *sys.argv[1:]]
+runpy.run_path("train.py", run_name="__main__")
+PY
+  for pass in cold warm; do
+    (cd "$ROOT/tests/corpus/ddp" && TORCHINDUCTOR_CACHE_DIR="$SCRATCH/ic-ddp-plain" TRITON_CACHE_DIR="$SCRATCH/tc-ddp-plain" \
+      python3 -m torch.distributed.run --standalone --nproc-per-node "$n" "$SCRATCH/plain_ddp.py" --backend nccl --steps 8 > "$SCRATCH/plain-$pass.txt" 2>&1)
+    echo "plain $pass: $(grep -h '^fxgraph' "$SCRATCH/plain-$pass.txt" | head -1); unable to serialize: $(grep -c 'unable to serialize' "$SCRATCH/plain-$pass.txt")"
+  done
+  echo "recorded with --profile-kernels: unable to serialize: $(grep -c "^\[rank.*unable to serialize" "$LOG"); nothing to profile: $(grep -c 'nothing to profile' "$LOG")"
+  # the recording's own cache is keyed with --profile-kernels' Inductor config: cold and warm
+  # again without it, as the plain passes ran
+  for pass in cold warm; do
+    RECORD_CACHE=ddp-nocfg record "ddp-$pass" "$ROOT/tests/corpus/ddp" python3 -m torch.distributed.run --standalone --nproc-per-node "$n" train.py --backend nccl --steps 8 > "$SCRATCH/ddp-$pass.txt" 2>&1
+    run=$(ls -d "$SCRATCH/runs/ddp-$pass"/2* | head -1)
+    echo "recorded $pass: unable to serialize: $(grep -c 'unable to serialize' "$SCRATCH/ddp-$pass.txt"); cache $("${DI[@]}" summary --json "$run" | python3 -c "import json, sys; print(json.load(sys.stdin)['cache'])")"
+  done
   ;;
 diagnose)
   # Where recording time goes (DYN_INSPECT_TRACE_STATS), what the profiler sees
