@@ -648,8 +648,8 @@ class StepProfiler:
             self._write_breakdown(self.calls - self._timing_start_call if clean else None)
         if not self.done and self.message is None:
             if self.anchor is None and self.recorder.records == 0 and _other_processes_logged(self.recorder.run_dir):
-                pass  # torchrun's agent, a DataLoader worker: the run's other processes compiled and say
-            elif self.anchor is None:
+                return  # torchrun's agent, a DataLoader worker: the processes that compiled answer
+            if self.anchor is None:
                 self.message = "no compiled callable was called: nothing to profile"
             else:
                 self.message = (
