@@ -665,7 +665,8 @@ def _other_processes_logged(run_dir: Path) -> bool:
     that compiled nothing here is then not the run's answer to "was anything profiled?"."""
     own = process_log_name(os.getpid())
     try:
-        return any(p.name != own and p.name != "launcher.jsonl" for p in run_dir.glob("*.jsonl"))
+        # (the launcher's own log is launcher.jsonl, or launcher-<node>.jsonl on several nodes)
+        return any(p.name != own and not p.name.startswith("launcher") for p in run_dir.glob("*.jsonl"))
     except OSError:
         return False
 
