@@ -169,14 +169,14 @@ async function main() {
             await page.keyboard.press('Enter');
             await page.keyboard.type('# edited in JupyterLab');
             await page.keyboard.press('Escape');
-            // CodeMirror moves the mark with the text by itself; the hover is asked of the
-            // server at the `if`'s new line, after the edit reached it: a server that lost
-            // the edited cell answers nothing there
+            // The hover is asked of the server at the `if`'s new line, after the edit reached
+            // it: a server that lost the edited cell answers nothing there
             const text = await serverHover();
             assert(/Graph break: .*\(GB\d+\)/.test(text), `after the edit the hover says ${JSON.stringify(text.slice(0, 200))}`);
-            // The server republishes once the typing pauses (debounced), possibly after its
-            // hover answered: a publish for a state in the middle of the typing may show
-            // until then. Waited for, not read at once; a mark that never settles fails.
+            // jupyterlab-lsp draws the last publish's positions again on the edited text (the
+            // mark sits on the old line, now the typed one) until the server republishes,
+            // once the typing pauses, possibly after its hover answered. Waited for, not read
+            // at once; a mark that never settles fails.
             let marks;
             const seen = new Set();
             try {
