@@ -33,6 +33,8 @@ function location(file: string | undefined, line: number | undefined): string {
 /** Shows `dynInspect.showDetails` results: a Markdown output channel, created on first use. */
 export class DetailsView {
     private channel: OutputChannel | undefined;
+    /** The folder of the generated preview files, removed on dispose (one per window, never left in the temp folder). */
+    private previewDir: string | undefined;
 
     /** Shows `result` (what the server returned); never throws. */
     show(result: unknown): void {
@@ -61,6 +63,7 @@ export class DetailsView {
     private async preview(details: FunctionDetails, text: string): Promise<void> {
         const dir = path.join(os.tmpdir(), `dyn-inspect-details-${process.pid}`);
         fs.mkdirSync(dir, { recursive: true, mode: 0o700 });
+        this.previewDir = dir;
         const name = `${(details.function ?? 'function').replace(/[^\w-]/g, '_').slice(0, 80)}-${details.line ?? 0}.md`;
         const file = path.join(dir, name);
         fs.writeFileSync(file, text, { mode: 0o600 });
@@ -77,6 +80,14 @@ export class DetailsView {
     dispose(): void {
         this.channel?.dispose();
         this.channel = undefined;
+        if (this.previewDir) {
+            try {
+                fs.rmSync(this.previewDir, { recursive: true, force: true });
+            } catch (error) {
+                traceError('Could not remove the details preview folder:', error);
+            }
+            this.previewDir = undefined;
+        }
     }
 }
 

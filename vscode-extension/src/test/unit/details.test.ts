@@ -110,6 +110,10 @@ suite('code lens details (dynInspect.showDetails)', () => {
         assert.ok(previews[0].endsWith('forward-26.md'), previews[0]);
         assert.strictEqual(fs.readFileSync(previews[0], 'utf8'), answer.markdown);
         assert.strictEqual(detailsChannels().length, 0);
+
+        // The generated file's folder goes with the window: nothing is left in the temp folder.
+        details.dispose();
+        assert.ok(!fs.existsSync(path.dirname(previews[0])), path.dirname(previews[0]));
     });
 
     test('without a Markdown preview: the server\'s answer in the details channel, and returned', async () => {

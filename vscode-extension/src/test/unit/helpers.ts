@@ -23,8 +23,19 @@ export function makeSettings(overrides: Partial<ExtensionSettings> = {}): Extens
     };
 }
 
+const tempDirs: string[] = [];
+// The unit tests' folders go when the test process ends, passed or failed: a run of the
+// suite leaves nothing in the temp folder.
+process.on('exit', () => {
+    for (const dir of tempDirs) {
+        fs.rmSync(dir, { recursive: true, force: true });
+    }
+});
+
 export function tempDir(): string {
-    return fs.mkdtempSync(path.join(os.tmpdir(), 'dyn-inspect-ext-test-'));
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'dyn-inspect-ext-test-'));
+    tempDirs.push(dir);
+    return dir;
 }
 
 /** Creates an executable shell script `dir/name` and returns its path. */
