@@ -26,7 +26,8 @@ from lsp_support import diagnostics, lsp_client_fixture, ours, wait_for
 
 pytestmark = pytest.mark.corpus
 
-CELL_FILE = re.compile(r"/tmp/ipykernel_\d+/\d+\.py")  # ipykernel's name for a cell: pid, hash of its text
+# ipykernel's name for a cell: pid, hash of its text, in the temp folder ($TMPDIR or /tmp)
+CELL_FILE = re.compile(r"/(?:[^\s/\"':]+/)*ipykernel_\d+/\d+\.py")
 LOG_PREFIX = re.compile(r"^[VIWEDC]\d{4} \d\d:\d\d:\d\d\.\d+ \d+ ", re.M)  # torch's log lines: time and pid
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 
