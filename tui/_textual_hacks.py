@@ -1,6 +1,6 @@
 """Every use of Textual's private API, in one place (as engine/torch_compat.py fences torch).
 
-Three things the TUI needs that Textual has no public API for:
+Four things the TUI needs that Textual has no public API for:
 
 - ``DisplayHook``: a mixin for the App that sees each renderable Textual writes to the
   terminal (it overrides ``App._display``), so the first full frame can be kept and replayed
@@ -8,7 +8,12 @@ Three things the TUI needs that Textual has no public API for:
 - ``full_frame_text``: what that renderable writes (text with escape sequences) when it is a
   whole-screen ``textual._compositor.LayoutUpdate``; None for anything else;
 - ``size_known``: whether a ``RichLog`` has been laid out (``RichLog._size_known``), so a
-  resize re-wraps text only once there is a width.
+  resize re-wraps text only once there is a width;
+- ``DisplayHook.get_driver_class``: Textual's Linux driver writing through ``HangupSafeFile``.
+  Its writer thread (``textual/drivers/_writer_thread.py``) dies on the first write that fails
+  (EIO once the terminal is gone: a closed VS Code terminal, a dropped SSH session), and from
+  then on every 31st write waits forever for it: the app hung in its own shutdown and stayed
+  as an orphaned process. Writes to a terminal that is gone are dropped instead.
 
 Each degrades to "not available" (no replayed frame, no re-wrap) when another Textual moved
 what it reaches for; tests/tui/test_textual_hacks.py checks the installed Textual still has each.
@@ -16,9 +21,10 @@ what it reaches for; tests/tui/test_textual_hacks.py checks the installed Textua
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, TypeVar
+from typing import IO, TYPE_CHECKING, TypeVar
 
 from textual.app import App
+from textual.driver import Driver
 from textual.geometry import Region
 
 if TYPE_CHECKING:
@@ -39,6 +45,62 @@ class DisplayHook(App[ReturnType]):
 
     def on_terminal_write(self, renderable: RenderableType) -> None:
         """Called after Textual wrote ``renderable`` (in the app's thread; keep it short)."""
+
+    def get_driver_class(self) -> type[Driver]:
+        return hangup_safe(super().get_driver_class())
+
+
+class HangupSafeFile:
+    """The terminal as Textual's writer thread sees it, except that a write or flush that
+    fails (the terminal is gone) is dropped instead of raised: the thread keeps draining its
+    queue, so the app can still shut down."""
+
+    def __init__(self, file: IO[str]) -> None:
+        self._file = file
+        self.gone = False
+
+    def write(self, text: str) -> int:
+        if not self.gone:
+            try:
+                return self._file.write(text)
+            except (OSError, ValueError):  # EIO/EPIPE once hung up; ValueError once closed
+                self.gone = True
+        return len(text)
+
+    def flush(self) -> None:
+        if not self.gone:
+            try:
+                self._file.flush()
+            except (OSError, ValueError):
+                self.gone = True
+
+    def fileno(self) -> int:
+        return self._file.fileno()
+
+    def isatty(self) -> bool:
+        return self._file.isatty()
+
+    def __getattr__(self, name: str) -> object:  # encoding, errors, …: the terminal's own
+        return getattr(self._file, name)
+
+
+def hangup_safe(driver_class: type[Driver]) -> type[Driver]:
+    """``driver_class`` writing through ``HangupSafeFile``, where it is a driver that writes to
+    a terminal file of its own (``_file``: Textual's Linux driver); other drivers (headless,
+    web, Windows) unchanged."""
+    from textual.drivers.linux_driver import LinuxDriver
+
+    if not issubclass(driver_class, LinuxDriver):
+        return driver_class
+
+    class HangupSafeDriver(driver_class):  # type: ignore[valid-type,misc]
+        def __init__(self, *args: object, **kwargs: object) -> None:
+            super().__init__(*args, **kwargs)
+            file = getattr(self, "_file", None)
+            if file is not None and not isinstance(file, HangupSafeFile):
+                self._file = HangupSafeFile(file)
+
+    return HangupSafeDriver
 
 
 def full_frame_text(renderable: RenderableType, width: int, height: int, console: Console) -> str | None:

@@ -10,6 +10,7 @@ of an update is the visible view's.
 
 from __future__ import annotations
 
+import contextlib
 import gc
 import importlib
 import os
@@ -837,7 +838,8 @@ def run_live(spec: LaunchSpec) -> int:
         elif app.child is None:
             launch.finish(130)
         if launch.notice:  # "recording stopped: disk full (...)", once the screen is back
-            print(launch.notice, file=sys.stderr)
+            with contextlib.suppress(OSError):  # (no terminal any more: a closed one)
+                print(launch.notice, file=sys.stderr)
         _save_index(app, run)
     return app.exit_code
 
