@@ -21,6 +21,7 @@ what it reaches for; tests/tui/test_textual_hacks.py checks the installed Textua
 
 from __future__ import annotations
 
+import errno
 from typing import IO, TYPE_CHECKING, TypeVar
 
 from textual.app import App
@@ -50,29 +51,38 @@ class DisplayHook(App[ReturnType]):
         return hangup_safe(super().get_driver_class())
 
 
+# The errors of a terminal that is gone (hung up, closed); any other failed write (EAGAIN on
+# a terminal someone made non-blocking) loses that write only.
+_GONE = frozenset({errno.EIO, errno.EPIPE, errno.EBADF, errno.ENXIO})
+
+
 class HangupSafeFile:
     """The terminal as Textual's writer thread sees it, except that a write or flush that
-    fails (the terminal is gone) is dropped instead of raised: the thread keeps draining its
-    queue, so the app can still shut down."""
+    fails is dropped instead of raised: the thread keeps draining its queue, so the app can
+    still shut down. Once the terminal is gone (``gone``) nothing more is tried."""
 
     def __init__(self, file: IO[str]) -> None:
         self._file = file
         self.gone = False
 
+    def _failed(self, error: Exception) -> None:
+        if isinstance(error, ValueError) or getattr(error, "errno", None) in _GONE:
+            self.gone = True
+
     def write(self, text: str) -> int:
         if not self.gone:
             try:
                 return self._file.write(text)
-            except (OSError, ValueError):  # EIO/EPIPE once hung up; ValueError once closed
-                self.gone = True
+            except (OSError, ValueError) as error:  # ValueError: the file was closed
+                self._failed(error)
         return len(text)
 
     def flush(self) -> None:
         if not self.gone:
             try:
                 self._file.flush()
-            except (OSError, ValueError):
-                self.gone = True
+            except (OSError, ValueError) as error:
+                self._failed(error)
 
     def fileno(self) -> int:
         return self._file.fileno()

@@ -107,6 +107,15 @@ def test_through_hangup_safe_file_the_writer_thread_drains_and_stops() -> None:
     assert not writer.is_alive()
 
 
+def test_a_write_that_would_block_is_lost_but_the_terminal_is_not_given_up() -> None:
+    class Busy(io.StringIO):
+        def write(self, text: str) -> int:
+            raise BlockingIOError(errno.EAGAIN, "Resource temporarily unavailable")
+
+    terminal = HangupSafeFile(Busy())  # type: ignore[arg-type]
+    assert terminal.write("frame") == len("frame") and not terminal.gone
+
+
 async def test_the_linux_driver_writes_through_the_hangup_safe_file() -> None:
     driver_class = hangup_safe(LinuxDriver)
     assert issubclass(driver_class, LinuxDriver) and hangup_safe(HeadlessDriver) is HeadlessDriver
