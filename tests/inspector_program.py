@@ -9,6 +9,7 @@ vectorized plus one scalar C++ kernel. Tests look lines up by their ``# MARKER``
 
 from __future__ import annotations
 
+import fcntl
 import os
 import subprocess
 import sys
@@ -125,14 +126,16 @@ def _paths(root: Path) -> tuple[Path, Path, Path]:
     return work, work / "program.py", root / "site-packages" / "fakelib" / "__init__.py"
 
 
-def record(root: Path) -> Recorded:
+def record(root: Path, *, reuse: bool = False) -> Recorded:
+    """Records the program under ``root``; with ``reuse``, a finished recording of the same
+    program already there is read instead."""
     cache = os.environ.get("DYN_INSPECT_CORPUS_CACHE")
     if cache:
         root = Path(cache) / "inspector-program"
     work, program, library = _paths(root)
     runs = root / "runs"
     done = root / "done"
-    if not (cache and done.is_file() and program.read_text() == PROGRAM):
+    if not ((cache or reuse) and done.is_file() and program.read_text() == PROGRAM):
         import shutil
 
         shutil.rmtree(root, ignore_errors=True)
@@ -163,9 +166,17 @@ _once: dict[str, Recorded] = {}
 
 
 def record_once(tmp_root_factory) -> Recorded:  # type: ignore[no-untyped-def]
-    """One recording per test session (tests in several modules share it)."""
+    """One recording per test session (tests in several modules share it). pytest-xdist's
+    workers share it too, as they share the corpus (tests/conftest.py): the first to take
+    the lock beside it records, the others wait and read what it recorded."""
     if "run" not in _once:
-        _once["run"] = record(tmp_root_factory.mktemp("inspector-program"))
+        if os.environ.get("PYTEST_XDIST_WORKER"):
+            root = tmp_root_factory.getbasetemp().parent / "inspector-program"
+            with open(root.parent / "inspector-program.lock", "a") as lock:
+                fcntl.flock(lock, fcntl.LOCK_EX)  # released when the file closes
+                _once["run"] = record(root, reuse=True)
+        else:
+            _once["run"] = record(tmp_root_factory.mktemp("inspector-program"))
     return _once["run"]
 
 
