@@ -98,8 +98,10 @@ def hangup_safe(driver_class: type[Driver]) -> type[Driver]:
     """``driver_class`` writing through ``HangupSafeFile``, where it is a driver that writes to
     a terminal file of its own (``_file``: Textual's Linux driver); other drivers (headless,
     web, Windows) unchanged."""
-    from textual.drivers.linux_driver import LinuxDriver
-
+    try:
+        from textual.drivers.linux_driver import LinuxDriver
+    except ImportError:  # (no termios: Windows)
+        return driver_class
     if not issubclass(driver_class, LinuxDriver):
         return driver_class
 
