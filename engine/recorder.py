@@ -6,10 +6,11 @@
 TORCH_TRACE pays) and feeds every record through the normalizers into this process's
 event log. Fallback (``DYN_INSPECT_TRACE_HOOK=0``): a handler first on ``torch.__trace`` —
 first, because torch's lazy TORCH_TRACE handler removes itself during dispatch and a
-handler after it would miss that record. It never changes the user's backend; it only
-turns on Inductor provenance tracking (kernel → source line), which
-``DYN_INSPECT_PROVENANCE=0`` turns off, keeping the FX graph / AOTAutograd cache keys the
-program's own (a warm cache stays warm under us). At the first record it notes what
+handler after it would miss that record. It never changes the user's backend or
+Inductor's config: kernel → source lines come from a wrapper on Inductor's own provenance
+function (``torch_compat.install_provenance``, installed once Inductor is imported; it
+returns torch's result unchanged, so the output code, cache keys and trace records stay the
+program's), which ``DYN_INSPECT_PROVENANCE=0`` leaves out. At the first record it notes what
 Inductor's cache directory holds (``process_start.inductor_cache``). Every touch of torch's private API goes through
 ``torch_compat`` (probed, fenced; which hooks are active is written into process_start
 and process_end as ``hooks``).
@@ -18,6 +19,7 @@ and process_end as ``hooks``).
 from __future__ import annotations
 
 import atexit
+import json
 import logging
 import os
 import sys
@@ -129,7 +131,10 @@ class Recorder:
         self._pending = threading.local()
         self._exception: BaseException | None = None
         self.compile_disabled = os.environ.get(DISABLE_ENV) == "1"
-        self.provenance = False
+        # Kernel → source lines (torch_compat.install_provenance): None until Inductor is
+        # imported (then installed on torch's thread), False when not wanted or not possible.
+        self.provenance: bool | None = None if os.environ.get(PROVENANCE_ENV, "1") != "0" else False
+        self._origins = threading.local()  # this thread's kernels named since its last output code
         self.inductor_cache: InductorCacheDir | None = None
         self._compiling = False  # the first record came: torch is compiling
         self.errors = 0
@@ -148,8 +153,6 @@ class Recorder:
         if self._compiling:
             return
         self._compiling = True
-        if self.provenance:
-            self.provenance = torch_compat.keep_cache_key()
         try:
             self.inductor_cache = cache_dir.snapshot()
         except Exception:  # noqa: BLE001 - recording must never break the user's program
@@ -167,7 +170,7 @@ class Recorder:
                 ProcessStart(
                     t=self.started,
                     compile_disabled=self.compile_disabled,
-                    provenance=self.provenance,
+                    provenance=bool(self.provenance),
                     inductor_cache=self.inductor_cache,
                     hooks=torch_compat.HOOKS.report(),
                     **info,
@@ -185,6 +188,16 @@ class Recorder:
         pending = None
         if record.kind == "artifact" and (record.body or {}).get("name") == "dynamo_graph_break_reason":
             pending = getattr(self._pending, "value", None)  # thread-local: read it on torch's thread
+        if self.provenance is None and "torch._inductor.debug" in sys.modules:
+            # Inductor is compiling (nothing of it is imported by us): before its codegen
+            self.provenance = torch_compat.install_provenance(self._take_origins)
+        self._submit(record, pending)
+        if record.kind == "inductor_output_code":
+            origins = self._origins_record(record)
+            if origins is not None:
+                self._submit(origins, None)
+
+    def _submit(self, record: TraceRecord, pending: PendingBreak | None) -> None:
         worker = self._worker
         if worker is not None and worker.pid == os.getpid():
             worker.submit((record, pending))
@@ -192,6 +205,30 @@ class Recorder:
                 worker.flush()  # a finished compile is on disk before its code runs
             return
         self._process(record, pending)
+
+    def _take_origins(self, kernel: str, traces: list[str]) -> None:
+        """From Inductor's codegen, on its thread: one kernel's source stacks."""
+        pending = getattr(self._origins, "value", None)
+        if pending is None:
+            pending = self._origins.value = {}
+        known = pending.setdefault(kernel, [])
+        known.extend(t for t in traces if t not in known)
+
+    def _origins_record(self, output_code: TraceRecord) -> TraceRecord | None:
+        """The kernels named since this thread's last output code, as torch's own provenance
+        artifact of that output code (the same normalizer reads both): only those the code
+        defines or calls, none where the program turned torch's provenance on itself."""
+        pending = getattr(self._origins, "value", None)
+        self._origins.value = None
+        if not pending or torch_compat.user_provenance_on():
+            return None
+        code = output_code.payload or ""
+        kept = {f"{name}:{i}": traces for i, (name, traces) in enumerate(pending.items(), start=1) if name in code}
+        if not kept:
+            return None
+        ids = {k: v for k, v in output_code.metadata.items() if k != "inductor_output_code"}
+        body = {"name": "inductor_provenance_tracking_kernel_stack_traces", "encoding": "json"}
+        return TraceRecord({"artifact": body, **ids}, json.dumps(kept), output_code.t)
 
     def submit_build(self, build: Callable[[Callable[[str | bytes], Blob]], list[Event]]) -> None:
         """Events made outside the trace stream that need the blob store (kernel_meta.py):
@@ -340,13 +377,6 @@ def _hook_graph_breaks(recorder: Recorder) -> None:
     torch_compat.install_graph_breaks(recorder.set_pending_break, recorder.clear_pending_break)
 
 
-def _enable_provenance(recorder: Recorder) -> None:
-    if os.environ.get(PROVENANCE_ENV, "1") == "0":
-        torch_compat.HOOKS.off("provenance", f"{PROVENANCE_ENV}=0")
-        return
-    recorder.provenance = torch_compat.enable_provenance()
-
-
 def _install_trace_handler(recorder: Recorder) -> None:
     logger = logging.getLogger("torch.__trace")
     logger.setLevel(logging.DEBUG)
@@ -380,7 +410,8 @@ def activate(run_dir: str | Path | None = None) -> Recorder | None:
     # One note on stderr per run (not one per torchrun worker): the launcher's child, or
     # rank 0, or a process activated without the launcher.
     hooks.announce = eager or launcher is None or os.environ.get("RANK", "0") == "0"
-    _enable_provenance(recorder)
+    if recorder.provenance is False:
+        hooks.off("provenance", f"{PROVENANCE_ENV}=0")
     # The lean path (engine/tracehook.py) hands torch's records straight to us; the logging
     # handler is the fallback (DYN_INSPECT_TRACE_HOOK=0, or a torch whose trace_structured
     # is not the one we know, or our lean code failing).

@@ -9,8 +9,9 @@ user's program. So each touchpoint is a named hook with a state in ``HOOKS``:
   logging handler on ``torch.__trace`` records instead (same data, slower);
 - ``graph_breaks``: the wrapper on Dynamo's ``log_graph_break`` that hands us the
   ``Unsupported`` exception (graph-break type, stack with columns);
-- ``provenance``: Inductor's provenance tracking (kernel → source line), a config flag,
-  and the wrapper on ``FxGraphHashDetails`` that keeps it out of the cache keys;
+- ``provenance``: the wrapper on Inductor's ``set_kernel_post_grad_provenance_tracing``
+  that hands us each kernel's source stacks (kernel → source line) with Inductor's config,
+  output code and cache keys left as they are;
 - ``profiler``: ``--profile-kernels``' patches (compiled-call hook, C++ kernel ranges,
   Triton byte estimates);
 - ``kernel_meta``: the wrappers on Triton's autotuner that keep each kernel's configs,
@@ -280,101 +281,103 @@ def install_graph_breaks(on_exc: Callable[[Any], None], on_done: Callable[[], No
     return True
 
 
-# --- provenance: torch._inductor.config.trace.provenance_tracking* ------------------------
+# --- provenance: torch._inductor.debug.set_kernel_post_grad_provenance_tracing ----------
+#
+# Inductor's codegen calls this function for every kernel it names (C++, Triton, extern
+# calls), with the scheduler nodes fused into it, whatever ``trace.provenance_tracking_level``
+# says: with the level at 0 (the default) it returns None at once and the output code gets
+# no debug handle. We do not turn the level on: it changes what the program sees (two more
+# trace artifacts per compile for every handler on ``torch.__trace``, a
+# ``# [Provenance debug handles]`` comment per kernel call in the output code that goes into
+# Inductor's cache, ``inductor_provenance`` in the compilation metrics, pattern-matcher node
+# metadata, an AOTI package's extra file; issue 56). Instead we wrap the function: the
+# wrapper reads the same stack traces torch would (``IRNode.get_stack_traces`` of each
+# node's IR), hands them to the recorder, and returns torch's own result unchanged.
 
-# What enable_provenance changed: (trace config key, the user's value, ours), until
-# keep_cache_key has made the cache keys blind to it.
-_provenance_changed: tuple[str, Any, Any] | None = None
+_PROVENANCE_FN = "set_kernel_post_grad_provenance_tracing"
 
 
-def enable_provenance() -> bool:
-    """Turn on Inductor's provenance tracking (kernel → source line); False if we cannot.
-    ``keep_cache_key()`` must run before the first compile."""
-    global _provenance_changed
+def _stack_traces(node_schedule: Any, is_extern: bool) -> list[str]:
+    """The user stacks of the FX nodes behind one kernel, as torch's provenance collects them."""
+    irs = [node_schedule] if is_extern else [getattr(n, "node", None) for n in node_schedule]
+    out: dict[str, None] = {}
+    for ir in irs:
+        if ir is None:
+            continue  # EnableReduction / DisableReduction markers in a Triton node schedule
+        get = getattr(ir, "get_stack_traces", None)
+        if callable(get):
+            traces = get()
+        else:  # an IR without the method (older torch): the origins' own metadata
+            traces = [o.meta.get("stack_trace") for o in getattr(ir, "origins", ()) or ()]
+        for trace in traces:
+            if isinstance(trace, str) and trace:
+                out[trace] = None
+    return list(out)
+
+
+def install_provenance(take: Callable[[str, list[str]], None]) -> bool:
+    """Hand ``take(kernel_name, stack_traces)`` every kernel Inductor's codegen names, without
+    changing Inductor's config or output. Call before the first compile (it imports
+    ``torch._inductor.debug``, which every Inductor compile imports). False if torch lacks
+    the function."""
     try:
-        import torch._inductor.config as inductor_config
-
-        trace = inductor_config.trace
-        if hasattr(trace, "provenance_tracking_level"):  # 2.11+
-            name = "provenance_tracking_level"
-            value: object = 1
-        elif hasattr(trace, "provenance_tracking"):  # 2.9
-            name, value = "provenance_tracking", True
-        else:
-            HOOKS.degrade("provenance", "inductor config has no trace.provenance_tracking[_level]")
-            return False
-        before = getattr(trace, name)
-        if not before:  # the user's own setting (INDUCTOR_PROVENANCE=2, ...) is kept
-            setattr(trace, name, value)
-            _provenance_changed = (name, before, value)
-    except Exception as exc:  # noqa: BLE001 - a renamed or read-only config key
-        HOOKS.degrade("provenance", f"could not set it: {exc!r}")
+        from torch._inductor import debug
+    except Exception as exc:  # noqa: BLE001 - no Inductor: nothing to map
+        HOOKS.degrade("provenance", f"torch._inductor.debug not importable: {exc!r}")
         return False
+    original = getattr(debug, _PROVENANCE_FN, None)
+    if original is None:
+        HOOKS.degrade("provenance", f"torch._inductor.debug.{_PROVENANCE_FN} not found")
+        return False
+    if getattr(original, "_dyn_inspect", False):
+        return True
+    try:
+        params = list(inspect.signature(original).parameters)
+    except (TypeError, ValueError):
+        params = []
+    if params[:2] != ["node_schedule", "kernel_name"]:
+        HOOKS.degrade("provenance", f"{_PROVENANCE_FN} takes {params}, not (node_schedule, kernel_name, ...)")
+        return False
+    working = [True]
+
+    def wrapper(node_schedule: Any, kernel_name: Any, *args: Any, **kwargs: Any) -> Any:
+        if working[0]:
+            try:
+                is_extern = bool(kwargs.get("is_extern", args[0] if args else False))
+                traces = _stack_traces(node_schedule, is_extern)
+                if traces and isinstance(kernel_name, str):
+                    take(kernel_name, traces)
+            except Exception as exc:  # noqa: BLE001 - our code: off for good, torch's call goes on
+                working[0] = False
+                HOOKS.degrade("provenance", f"our kernel → line hook failed: {exc!r}")
+        return original(node_schedule, kernel_name, *args, **kwargs)
+
+    wrapper._dyn_inspect = True  # type: ignore[attr-defined]
+    wrapper.__wrapped__ = original  # type: ignore[attr-defined]
+    wrapper.__name__ = original.__name__
+    wrapper.__qualname__ = getattr(original, "__qualname__", original.__name__)
+    wrapper.__doc__ = original.__doc__
+    setattr(debug, _PROVENANCE_FN, wrapper)
+    # Codegen modules imported before us took the function by name (`from ..debug import`).
+    for name, module in list(sys.modules.items()):
+        if name.startswith("torch._inductor") and getattr(module, _PROVENANCE_FN, None) is original:
+            try:
+                setattr(module, _PROVENANCE_FN, wrapper)
+            except Exception:  # noqa: BLE001
+                pass
     HOOKS.active("provenance")
     return True
 
 
-def keep_cache_key() -> bool:
-    """Keep the FX graph and AOTAutograd cache keys the user's own (issue 28 item 9).
-
-    torch 2.13 puts ``trace.provenance_tracking_level`` into ``FxGraphHashDetails`` (and
-    so into ``AOTAutogradCacheDetails``, its subclass; 2.14 its
-    ``effective_provenance_tracking_level()``) although ``trace.*`` is left out of the
-    config part of the key: with our setting every key changed, a warm cache was cold
-    under dyn-inspect and what we compiled was invisible to a plain run. So while torch
-    gathers a key's details the setting reads as the user's again (whatever torch derives
-    from it then is what it would have been without us). A hit then loads the provenance
-    of the run that compiled the entry (none from a plain run: the kernels' lines come
-    from the graphs' comments or the call site). Where the details class is not found,
-    provenance goes back off: the key is the user's either way. Call once, before the
-    first compile (it imports Inductor's codecache). Returns whether provenance is on."""
-    global _provenance_changed
-    changed, _provenance_changed = _provenance_changed, None
-    if changed is None:
-        return HOOKS.is_active("provenance")
-    name, before, ours = changed
+def user_provenance_on() -> bool:
+    """Whether the program turned Inductor's own provenance tracking on (then torch writes
+    its kernel → stack artifacts itself and ours would repeat them)."""
+    config = sys.modules.get("torch._inductor.config")
+    trace = getattr(config, "trace", None)
     try:
-        import torch._inductor.config as inductor_config
-        from torch._inductor import codecache
-
-        cls = getattr(codecache, "FxGraphHashDetails", None)
-        original = cls.__dict__.get("__init__") if isinstance(cls, type) else None
-        if original is None:
-            return _provenance_back_off(name, before, "codecache.FxGraphHashDetails.__init__ not found")
-        if getattr(original, "_dyn_inspect", False):
-            return True
-        trace = inductor_config.trace
-    except Exception as exc:  # noqa: BLE001 - never break the user's compile
-        return _provenance_back_off(name, before, f"cache key not kept: {exc!r}")
-
-    def __init__(self: Any, *args: Any, **kwargs: Any) -> None:  # noqa: N807 - patching
-        try:
-            swap = getattr(trace, name) == ours  # not when the program set it itself since
-            if swap:
-                setattr(trace, name, before)
-        except Exception:  # noqa: BLE001 - the key stays torch's to make
-            swap = False
-        try:
-            original(self, *args, **kwargs)
-        finally:
-            if swap:
-                setattr(trace, name, ours)
-
-    __init__._dyn_inspect = True  # type: ignore[attr-defined]
-    __init__.__wrapped__ = original  # type: ignore[attr-defined]
-    cls.__init__ = __init__  # type: ignore[misc]
-    return True
-
-
-def _provenance_back_off(name: str, before: Any, reason: str) -> bool:
-    try:
-        import torch._inductor.config as inductor_config
-
-        setattr(inductor_config.trace, name, before)
+        return bool(getattr(trace, "provenance_tracking_level", None) or getattr(trace, "provenance_tracking", None))
     except Exception:  # noqa: BLE001
-        pass
-    HOOKS.degrade("provenance", f"{reason}; left off to keep the cache key")
-    return False
+        return False
 
 
 # --- profiler: OptimizeContext.enter_exit_hooks, cpp.enable_kernel_profile, TritonKernel --

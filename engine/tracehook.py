@@ -43,8 +43,10 @@ from __future__ import annotations
 
 import atexit
 import json
+import logging
 import os
 import sys
+import threading
 import time
 from collections.abc import Callable
 from typing import Any
@@ -130,7 +132,6 @@ def install(feed: Callable[[TraceRecord], None], on_failure: Callable[[str], Non
         return False
     original = getattr(internal, "trace_structured", None)
     trace_log = getattr(internal, "trace_log", None)
-    add_overhead = getattr(internal, "add_structured_logging_overhead", None)
     if original is None or trace_log is None or getattr(original, "_dyn_inspect", False):
         return False
     log_event = getattr(internal, "log_trace_structured_event", None)
@@ -143,12 +144,6 @@ def install(feed: Callable[[TraceRecord], None], on_failure: Callable[[str], Non
     subgraph_name = getattr(getattr(torch.fx, "traceback", None), "_get_regional_inductor_subgraph_name", None)
     lean = [True]
     skipped = frozenset() if os.environ.get(ALL_GRAPHS_ENV) == "1" else BEFORE_PASSES
-
-    def turn_off(reason: str) -> None:
-        if lean[0]:
-            lean[0] = False
-            if on_failure is not None:
-                on_failure(reason)
 
     def context(record: dict[str, Any], compile_id: Any) -> None:
         if dist.is_available() and dist.is_initialized():
@@ -170,35 +165,17 @@ def install(feed: Callable[[TraceRecord], None], on_failure: Callable[[str], Non
     def trace_structured(*args: Any, **kwargs: Any) -> None:
         if not lean[0]:
             return original(*args, **kwargs)
+        if trace_log.handlers:
+            # Someone listens whom addHandler did not announce (a list changed in place):
+            # torch's function from now on, ours seeing its records through ``handle``.
+            # (This one call still has our frame under it.)
+            to_torch()
+            return original(*args, **kwargs)
         try:
-            name, metadata_fn, payload_fn, suppress_context, record_overhead, compile_id = _bind(*args, **kwargs)
+            name, metadata_fn, payload_fn, suppress_context, _record_overhead, compile_id = _bind(*args, **kwargs)
         except TypeError as exc:
             turn_off(f"trace_structured called in a way we do not know ({exc})")
             return original(*args, **kwargs)
-        if trace_log.handlers:
-            # Someone else listens (TORCH_TRACE): torch builds the record once for them.
-            seen: list[Any] = []
-
-            def metadata_copy() -> Any:
-                seen.append(metadata_fn())
-                return seen[0]
-
-            def payload_copy() -> object:
-                seen.append(payload_fn())
-                return seen[-1]
-
-            kwargs = dict(kwargs, payload_fn=payload_copy)
-            if len(args) > 1:
-                args = (args[0], metadata_copy, *args[2:])
-            else:
-                kwargs["metadata_fn"] = metadata_copy
-            original(*args, **kwargs)
-            if len(seen) == 2:
-                try:
-                    _feed(name, seen[0], seen[1], suppress_context, compile_id)
-                except Exception as exc:  # noqa: BLE001 - our code: the handler takes over
-                    turn_off(f"our trace handler failed: {exc!r}")
-            return None
         start = time.time_ns()
         try:
             if name in defer and payload_fn is _no_payload:
@@ -217,13 +194,11 @@ def install(feed: Callable[[TraceRecord], None], on_failure: Callable[[str], Non
         except Exception as exc:  # noqa: BLE001 - our code: off, and torch's original (now
             turn_off(f"our trace handler failed: {exc!r}")  # with the fallback handler) records it
             return original(*args, **kwargs)
-        end = time.time_ns()
-        if record_overhead and add_overhead is not None:
-            try:
-                add_overhead((end - start) / 1e9)
-            except Exception:  # noqa: BLE001
-                pass
+        # Not added to torch's structured_logging_overhead_s: plainly, with nobody listening,
+        # torch spends and counts nothing here, and the program's compilation metrics are its
+        # own (issue 56). DYN_INSPECT_TRACE_STATS=1 says what the recorder cost.
         if stats is not None:
+            end = time.time_ns()
             key = name if name != "artifact" or not isinstance(metadata, dict) else f"artifact:{metadata.get('name')}"
             entry = stats.setdefault(key, [0, 0, 0])
             entry[0] += 1
@@ -240,15 +215,76 @@ def install(feed: Callable[[TraceRecord], None], on_failure: Callable[[str], Non
             log_event(name, record)
         feed(TraceRecord(record, text, time.time()))
 
-    trace_structured._dyn_inspect = True  # type: ignore[attr-defined]
-    trace_structured.__wrapped__ = original  # type: ignore[attr-defined]
-    internal.trace_structured = trace_structured
-    torch_logging.trace_structured = trace_structured
-    # Modules imported before us that did `from torch._logging import trace_structured`.
-    for module in list(sys.modules.values()):
-        try:
-            if getattr(module, "trace_structured", None) is original:
-                module.trace_structured = trace_structured  # type: ignore[attr-defined]  # any module: ModuleType declares none
-        except Exception:  # noqa: BLE001 - odd modules (lazy proxies) refuse setattr
-            pass
+    # -- while someone else listens: torch's own function, its records seen as they are logged
+    #
+    # With a handler on ``torch.__trace`` (TORCH_TRACE, a test's or the program's own), torch's
+    # function must be the one torch calls: a frame of ours beneath it would be in every
+    # record's LogRecord (``stacklevel=2``: the pathname TORCH_TRACE's prefix shows), in the
+    # ``stack`` of a record logged outside a compile and in the file names interned for it
+    # (one more ``str`` record). So the module attributes point back at torch's function, and
+    # the logger's ``handle`` (an attribute of this one logger, as torch sets its
+    # ``isEnabledFor``) hands each record to us before its handlers get it unchanged.
+    logger_handle = logging.Logger.handle
+
+    def handle(record: logging.LogRecord) -> Any:
+        if lean[0]:
+            metadata = getattr(record, "metadata", None)
+            if isinstance(metadata, dict):
+                try:
+                    feed(TraceRecord(metadata, getattr(record, "payload", None), record.created))
+                except Exception as exc:  # noqa: BLE001 - our code: the fallback handler takes over
+                    turn_off(f"our trace handler failed: {exc!r}")
+        return logger_handle(trace_log, record)
+
+    def add_handler(handler: logging.Handler) -> None:
+        logging.Logger.addHandler(trace_log, handler)
+        if lean[0] and trace_log.handlers:
+            to_torch()
+
+    def remove_handler(handler: logging.Handler) -> None:
+        logging.Logger.removeHandler(trace_log, handler)
+        if lean[0] and not trace_log.handlers:
+            to_ours()  # torch's lazy TORCH_TRACE handler, gone at its first record when unset
+
+    def point_at(fn: Any) -> None:
+        old = ours if fn is original else original
+        internal.trace_structured = fn
+        torch_logging.trace_structured = fn
+        # Modules that did `from torch._logging import trace_structured` (before us, or
+        # while the other one was in place).
+        for module in list(sys.modules.values()):
+            try:
+                if getattr(module, "trace_structured", None) is old:
+                    module.trace_structured = fn  # type: ignore[attr-defined]  # any module: ModuleType declares none
+            except Exception:  # noqa: BLE001 - odd modules (lazy proxies) refuse setattr
+                pass
+
+    def to_torch() -> None:
+        with switching:
+            point_at(original)
+
+    def to_ours() -> None:
+        with switching:
+            if lean[0] and not trace_log.handlers:
+                point_at(ours)
+
+    def turn_off(reason: str) -> None:
+        if lean[0]:
+            lean[0] = False
+            with switching:
+                point_at(original)
+                for attr in ("handle", "addHandler", "removeHandler"):
+                    trace_log.__dict__.pop(attr, None)
+            if on_failure is not None:
+                on_failure(reason)
+
+    ours = trace_structured
+    ours._dyn_inspect = True  # type: ignore[attr-defined]
+    ours.__wrapped__ = original  # type: ignore[attr-defined]
+    switching = threading.Lock()
+    trace_log.handle = handle  # type: ignore[method-assign]
+    trace_log.addHandler = add_handler  # type: ignore[method-assign]
+    trace_log.removeHandler = remove_handler  # type: ignore[method-assign]
+    if not trace_log.handlers:
+        point_at(ours)
     return True

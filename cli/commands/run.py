@@ -20,7 +20,11 @@ def prepare_parser(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("-m", dest="module", metavar="MODULE", help="run a module like python -m")
     parser.add_argument("--no-tui", action="store_true", help="no live TUI; print a summary at the end")
     parser.add_argument("--disable-compile", action="store_true", help="run the same program eagerly (recorded as such)")
-    parser.add_argument("--no-provenance", action="store_true", help="do not turn on Inductor's kernel→source-line tracking")
+    parser.add_argument(
+        "--no-provenance",
+        action="store_true",
+        help="do not map kernels to source lines from Inductor's codegen (nothing the program sees changes either way)",
+    )
     parser.add_argument(
         "--profile",
         "--profile-kernels",

@@ -93,12 +93,16 @@ def test_lean_path_records_what_the_handler_path_records(runs: dict[str, Run]) -
     assert [r.event.reasons for r in a.recompiles] == [r.event.reasons for r in b.recompiles]
 
 
-def test_compile_metrics_account_for_recording(runs: dict[str, Run]) -> None:
-    """torch's own structured_logging_overhead_s still counts the time spent on the hook."""
+def test_compile_metrics_stay_the_programs(runs: dict[str, Run]) -> None:
+    """With nobody else listening torch counts no structured-logging time (it logs nothing),
+    so the lean path adds none to the program's compilation metrics either (issue 56)."""
+    seen = 0
     for c in runs["lean"].model.compiles_in_order():
         if c.capture is not None and c.capture.metrics is not None:
             metrics = json.loads(runs["lean"].blob_text(c.capture.metrics))
-            assert metrics.get("structured_logging_overhead_s", 0) > 0
+            assert not metrics.get("structured_logging_overhead_s"), metrics.get("structured_logging_overhead_s")
+            seen += 1
+    assert seen
 
 
 def test_users_torch_trace_still_written(runs: dict[str, Run], tmp_path_factory: pytest.TempPathFactory) -> None:
