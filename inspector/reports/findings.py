@@ -485,9 +485,9 @@ def _add_functions(m: RunModel, ws: Workspace, files: dict[str, FileFindings], c
             files[key[0]].functions.append(fn)
         is_part = frame is not owner or frame.is_resume_function
         if is_part:
-            fn.part_compiles += len(frame.compiles)
+            fn.part_compiles += frame.compile_count
         else:
-            fn.compiles += len(frame.compiles)
+            fn.compiles += frame.compile_count
         for c in frame.compiles:
             fn.compile_ids.append(c.cid)
             fn.outcomes.append(c.outcome)
