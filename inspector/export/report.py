@@ -489,7 +489,11 @@ def report_html(d: ReportData) -> str:
             f"{sum(f.count for f in d.failures)} compile failures, "
             f"{len(d.breaks)} graph break sites, {len(d.recompiles)} recompiles, {len(d.kernels)} kernels, "
             f"{d.compile_count} compiles, "
-            + (f"{len(d.limits)} recompile limit hit{'s' if len(d.limits) != 1 else ''} (calls run eagerly, not compiles), " if d.limits else "")
+            + (
+                f"{len(d.limits)} recompile limit hit{'s' if len(d.limits) != 1 else ''} (calls run eagerly, not compiles), "
+                if d.limits
+                else ""
+            )
             + f"{d.total_compile_s:.2f}s compiling",
         ),
     ]
