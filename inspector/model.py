@@ -180,8 +180,10 @@ class CompileInfo:
     def made_graph(self) -> bool:
         """Whether this compile produced a graph, as torch counts them (``unique_graphs``):
         Dynamo captured one and the backend compiled it — a compile that failed (Inductor
-        raising on the captured graph) made none, although its Dynamo graph was logged."""
-        return self.graph("dynamo") is not None and self.outcome != "failed"
+        raising on the captured graph) made none, although its Dynamo graph was logged; nor
+        did one torch gave up on and ran eagerly (a backend's exception taken as a graph
+        break, GB0219: no guarded code was installed)."""
+        return self.graph("dynamo") is not None and self.outcome not in ("failed", "skipped")
 
     def graph(self, stage: str) -> Graph | None:
         for g in self.graphs:
