@@ -294,6 +294,8 @@ def resumed_restart_breaks(ctx: Context, resume: Loc) -> list[GraphBreak]:
     held = ctx.pending_restarts.pop((ctx.epoch, resume.file, m["fn"]), [])
     out = []
     for b in held:
+        if ctx.breaks_in_compile.get(str(b.cid), 0):
+            continue  # a record of the break came after all (a log written back by `export`)
         loc = Loc(file=b.loc.file, line=int(m["line"]), name=b.loc.name)
         out.append(msgspec.structs.replace(b, loc=loc, key=dedup_key(b.gb_type, loc), user_stack=[loc]))
     return out
@@ -304,7 +306,7 @@ def unresumed_restart_breaks(ctx: Context) -> Iterable[GraphBreak]:
     if ctx.break_records:
         return
     for breaks in held.values():
-        yield from breaks
+        yield from (b for b in breaks if not ctx.breaks_in_compile.get(str(b.cid), 0))
 
 
 # -- back to TORCH_TRACE -----------------------------------------------------------------

@@ -318,7 +318,14 @@ def _add_breaks(m: RunModel, ws: Workspace, files: dict[str, FileFindings]) -> N
             here = ws.local_loc(event.loc)
             shown: Loc | None
             origin: Loc | None
-            if here is not None:
+            inner = event.user_stack[-1] if event.user_stack else None
+            # torch's location is not always the stack's innermost frame: a backend's
+            # exception (GB0219) is placed at the function's first line, while its stack goes
+            # on to the line the graph was compiled at — that line, as every face shows it
+            deeper = ws.local_loc(inner) if inner is not None and (inner.file, inner.line) != (event.loc.file, event.loc.line) else None
+            if here is not None and deeper is not None:
+                shown, origin = deeper, event.loc
+            elif here is not None:
                 shown, origin = here, None
             else:
                 shown, origin = ws.nearest(event.user_stack), event.loc

@@ -169,3 +169,25 @@ def test_warned_break_without_a_logged_break_is_typed_and_placed() -> None:
     assert warned is not None
     assert (warned.gb_type, warned.loc.file, warned.loc.line, warned.loc.name) == ("UnsupportedOperatorException", "/w/backend_break.py", 20, "refused")
     assert warned_break("Graph break in user code at /w/x.py:3\nGraph Break Reason: x\n") is None
+
+
+def test_skipped_frame_break_text_keeps_its_type_and_line() -> None:
+    # torch's convert_frame logs a break it cannot resume from (with TORCH_LOGS=graph_breaks)
+    # in another form: no "Graph Break Reason:", the user code under its own heading, the
+    # type in the Unsupported that ends the traceback. Laid out as torch 2.13 writes it.
+    text = (
+        "Graph break: torch.compile cannot properly resume from this graph break, which results in a skip.\n"
+        "torch.compile will skip tracing the frame f (/w/x.py line 3) and fall back to eager.\n"
+        "The graph break occurred in the following user code:\n"
+        '  File "/w/x.py", line 5, in f\n'
+        '    print("hi")\n'
+        "\n"
+        "Traceback (most recent call last):\n"
+        '  File "/t/torch/_dynamo/convert_frame.py", line 1, in _compile\n'
+        "    raise\n"
+        "torch._dynamo.exc.Unsupported: Failed to trace builtin operator\n"
+        "  Explanation: Dynamo does not know how to trace builtin operator `print`\n"
+    )
+    parsed = parse_break_text(text)
+    assert parsed["gb_type"] == "Failed to trace builtin operator"
+    assert [(f.file, f.line, f.name) for f in parsed["stack"]] == [("/w/x.py", 5, "f")]
