@@ -234,6 +234,7 @@ class _ProcessWriter:
     def close(self) -> int:
         if not self.started:
             self._start()
+        self._write(self.normalizer.finish())
         self.log.write(ProcessEnd(t=self.last_t, duration_s=max(self.last_t - self.first_t, 0.0)))
         self.log.close()
         self.info.compiles = len(self.normalizer.ctx.captured)

@@ -170,11 +170,20 @@ class CompileInfo:
         return out
 
     @property
+    def refused(self) -> bool:
+        """The recompile limit refused this call: torch gave it a compile id and metrics,
+        but compiled nothing (the call ran eagerly). It is a limit hit, never a compile:
+        torch made no graph for it and does not count it (``frames.ok``)."""
+        return self.capture is not None and self.capture.outcome == "recompile_limit"
+
+    @property
     def made_graph(self) -> bool:
         """Whether this compile produced a graph, as torch counts them (``unique_graphs``):
         Dynamo captured one and the backend compiled it — a compile that failed (Inductor
-        raising on the captured graph) made none, although its Dynamo graph was logged."""
-        return self.graph("dynamo") is not None and self.outcome != "failed"
+        raising on the captured graph) made none, although its Dynamo graph was logged; nor
+        did one torch gave up on and ran eagerly (a backend's exception taken as a graph
+        break, GB0219: no guarded code was installed)."""
+        return self.graph("dynamo") is not None and self.outcome not in ("failed", "skipped")
 
     def graph(self, stage: str) -> Graph | None:
         for g in self.graphs:
@@ -217,6 +226,11 @@ class FrameInfo:
     def key(self) -> str:
         """Unique within a run: the process log and torch's frame id."""
         return f"{self.log}|{self.frame_id}"
+
+    @property
+    def compile_count(self) -> int:
+        """Its compiles as torch counts them: a call the recompile limit refused is none."""
+        return sum(1 for c in self.compiles if not c.refused)
 
     @property
     def limit_in_force(self) -> int | None:
@@ -527,6 +541,12 @@ class RunModel:
 
     def compiles_in_order(self) -> list[CompileInfo]:
         return list(self.compiles.values())
+
+    def compile_count(self, compiles: Iterable[CompileInfo] | None = None) -> int:
+        """The compiles torch made (of every compile, or of ``compiles``: a scope of ranks),
+        the one count every face shows: a call the recompile limit refused is a limit hit
+        (``recompile_limits``), not a compile."""
+        return sum(1 for c in (self.compiles.values() if compiles is None else compiles) if not c.refused)
 
     def frames_in_order(self) -> list[FrameInfo]:
         return list(self.frames.values())

@@ -49,7 +49,7 @@ def cell_report(run: Run, cell: int | None) -> CellReport:
             CellRecompile(
                 function=frame.name,
                 where=def_file_line(frame.filename, frame.firstlineno),
-                compiles=len(frame.compiles),
+                compiles=frame.compile_count,
                 guard=first.failures[0].text if first is not None else None,
                 fix=fix,
                 limit_hit=frame.recompile_limit is not None,

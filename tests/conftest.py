@@ -90,6 +90,7 @@ RUN_FIXTURES: dict[str, tuple[str, str]] = {
     "shapes_run": ("shapes", "tests/corpus/shapes.py: dynamic=True, a dim specialized by an `if`, automatic dynamic."),
     "cache_warm_run": ("cache_warm", "tests/corpus/cache/train.py, warmed from a copy: a hit, a bypass, a miss."),
     "error_break_run": ("error_break", "tests/corpus/error_break.py: torch.sin(y, 1) breaks with GB0112."),
+    "backend_break_run": ("backend_break", "tests/corpus/backend_break.py: Inductor-backed backend refuses a graph: GB0219."),
     "no_graph_run": ("no_graph", "tests/corpus/no_graph.py: a compiled function that only prints: no graph."),
     "control_flow_run": ("control_flow", "tests/corpus/control_flow.py: torch.cond recompiling on a length; nonzero's unbacked sizes."),
     "docs_pages_run": ("docs_pages", "tests/corpus/docs_pages.py: the graph-break and recompilation docs pages' situations."),

@@ -80,6 +80,8 @@ PROGRAMS: dict[str, tuple[Path, list[str]]] = {
     "docs_pages": (CORPUS, ["docs_pages.py"]),
     # issue 28: Inductor itself fails on a captured graph (torch 2.13, CPU); the program goes on
     "backend_crash": (CORPUS, ["backend_crash.py"]),
+    # issue 56: a backend (Inductor) refuses one graph: a GB0219 break, the frame runs eagerly
+    "backend_break": (CORPUS, ["backend_break.py"]),
     # issue 32: a break between two heavy compiled regions, profiled; and the fixed program
     "step_cost": (CORPUS, ["--profile=10", "step_cost.py"]),
     "step_cost_fixed": (CORPUS, ["--profile=10", "step_cost.py", "--without-bookkeeping"]),
@@ -122,6 +124,7 @@ DIFFERENTIAL: list[str] = [
     "control_flow",  # torch.cond recompiling on a length; unbacked symbols from nonzero
     "docs_pages",  # the docs pages' cells: same-named functions, set_logs, a reset, the limit
     "backend_crash",  # a compile failure raised by Inductor (not Dynamo), caught by the program
+    "backend_break",  # GB0219: the backend raised on a graph, torch warns, breaks and runs it eagerly
     "shapes",  # dynamic=True, a specialized dim, automatic dynamic: the sizes each compile accepts
 ]
 

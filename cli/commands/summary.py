@@ -110,8 +110,11 @@ def print_summary(run: Run, as_json: bool = False, file: IO[str] | None = None, 
         console.print("  compile disabled (--disable-compile): the program ran eagerly")
     for note in data.get("degraded", []):
         console.print(f"  degraded: {note}", markup=False, highlight=False)
+    hits = len(data["recompile_limit_hit"])
+    # a call the recompile limit refused ran eagerly: a limit hit, not a compile
+    refused = f", {hits} recompile limit hit{'s' if hits != 1 else ''}" if hits else ""
     console.print(
-        f"  compiled frames: {data['frames']} ({data['compiles']} compiles, {data['graphs']} graphs), "
+        f"  compiled frames: {data['frames']} ({data['compiles']} compiles, {data['graphs']} graphs{refused}), "
         f"kernels: {data['kernels']}, compile time: {data['compile_time_s']:.2f}s" + (f" ({stages})" if stages else "")
     )
     say = lambda text: console.print(text, markup=False, highlight=False)  # noqa: E731 - log text is not markup

@@ -23,6 +23,7 @@ from dyn_inspect.engine.eventlog import BlobStore
 from dyn_inspect.engine.normalizers.locations import is_library_file, package_path
 from dyn_inspect.engine.schema import (
     Event,
+    GraphBreak,
     KernelMeta,
     KernelProfile,
     Loc,
@@ -152,6 +153,13 @@ class Context:
     has_backward: set[str] = field(default_factory=set)  # compiles with an AOT backward graph
     forward_done: set[str] = field(default_factory=set)  # compiles whose forward module is out
     pending_break: PendingBreak | None = None
+    # compile id → the break torch warned of ("WON'T CONVERT ...", GB0219) and has not logged yet
+    pending_warning: dict[str, GraphBreak] = field(default_factory=dict)
+    # Older torch's breaks known only from a compile's restart reasons (no graph-break
+    # record): (epoch, file, function) of the frame that broke → its breaks, placed at the
+    # line its resume function names when that function compiles (``restart_breaks``)
+    pending_restarts: dict[tuple[int, str, str], list[GraphBreak]] = field(default_factory=dict)
+    break_records: int = 0  # graph-break records this stream carried
     epoch: int = 0  # Dynamo resets seen so far (compile ids restart at 0/0 after each)
     begun: dict[str, set[str]] = field(default_factory=dict)  # torch id → begin signals seen this epoch
     live: bool = False  # records come from this very process (its files are on this disk)
@@ -413,6 +421,15 @@ class Normalizer:
             if event.cid is None:
                 event.cid = record.compile_id
         return events
+
+    def finish(self) -> list[Event]:
+        """What the stream's end decides: the breaks of an older torch known only from
+        restart reasons whose frame never resumed, at the frame's first line — only where
+        the stream carried no graph-break record at all (a torch that writes them wrote
+        one for each of its breaks)."""
+        from dyn_inspect.engine.normalizers.graph_breaks import unresumed_restart_breaks
+
+        return list(unresumed_restart_breaks(self.ctx))
 
 
 # Register every handler module (import for side effects; order does not matter).

@@ -8,6 +8,8 @@ from collections import Counter
 from collections.abc import Iterable
 from typing import Any
 
+import msgspec
+
 from dyn_inspect.engine.normalizers import NOT_EMITTED, Context, TraceOut, TraceRecord, emits, handles, json_dict
 from dyn_inspect.engine.normalizers.locations import is_library_file, loc_from_interned
 from dyn_inspect.engine.schema import (
@@ -41,6 +43,10 @@ def compile_start(record: TraceRecord, ctx: Context) -> Iterable[Event]:
         stack=stack,
         recompile_limit=record.recompile_limit,
     )
+    if stack and ctx.pending_restarts:
+        from dyn_inspect.engine.normalizers.graph_breaks import resumed_restart_breaks
+
+        yield from resumed_restart_breaks(ctx, stack[-1])
 
 
 def _sub(a: float | None, b: float | None) -> float | None:
@@ -107,7 +113,17 @@ def capture(record: TraceRecord, ctx: Context) -> Iterable[Event]:
     m: dict[str, Any] = record.body
     cid = ctx.qualify(m.get("compile_id")) or record.compile_id
     ctx.captured.add(str(cid))
+    warned = ctx.pending_warning.pop(str(cid), None)
+    if warned is not None and not m.get("fail_type") and not ctx.breaks_in_compile.get(str(cid), 0):
+        # torch warned of a break (GB0219) and logged none after it: the warning is the break
+        ctx.breaks_in_compile[str(cid)] += 1
+        yield msgspec.structs.replace(warned, cid=cid, t=record.t)
     breaks = ctx.breaks_in_compile.get(str(cid), 0)
+    if m.get("restart_reasons") and not breaks:
+        from dyn_inspect.engine.normalizers.graph_breaks import hold_restart_breaks
+
+        frame = (m.get("co_name"), m.get("co_filename"), m.get("co_firstlineno"))
+        hold_restart_breaks(ctx, str(cid), record.t, [str(r) for r in m["restart_reasons"]], frame)
     fail_loc = None
     if m.get("fail_user_frame_filename") and m.get("fail_user_frame_lineno"):
         fail_loc = Loc(file=m["fail_user_frame_filename"], line=int(m["fail_user_frame_lineno"]))

@@ -167,6 +167,9 @@ class ReportData:
     stages: dict[str, float] = field(default_factory=dict)
     total_compile_s: float = 0.0
     compiles: list[CompileRow] = field(default_factory=list)
+    # the compiles torch made: a row refused by the recompile limit (outcome
+    # ``recompile_limit``) is listed but is a limit hit, not a compile
+    compile_count: int = 0
     skipped: list[str] = field(default_factory=list)
 
 
@@ -307,6 +310,7 @@ def build(
         )
     data.stages = model.compile_time_by_stage()
     data.total_compile_s = model.total_compile_time()
+    data.compile_count = model.compile_count()
     for key, c in model.compiles.items():
         cap = c.capture
         loc = _def_loc(cap.co_filename, cap.co_firstlineno) if cap else None
@@ -432,7 +436,7 @@ def summary_markdown(d: ReportData) -> str:
         out.append(f"| {stage} | {secs:.2f} |")  # our stage names
     out += [
         "",
-        f"## Compiles ({len(d.compiles)})",
+        f"## Compiles ({d.compile_count})",
         "",
         "| compile | function | where | outcome | graphs | kernels | guards | time (s) | files |",
         "|---|---|---|---|---|---|---|---|---|",
@@ -484,7 +488,13 @@ def report_html(d: ReportData) -> str:
             "summary",
             f"{sum(f.count for f in d.failures)} compile failures, "
             f"{len(d.breaks)} graph break sites, {len(d.recompiles)} recompiles, {len(d.kernels)} kernels, "
-            f"{len(d.compiles)} compiles, {d.total_compile_s:.2f}s compiling",
+            f"{d.compile_count} compiles, "
+            + (
+                f"{len(d.limits)} recompile limit hit{'s' if len(d.limits) != 1 else ''} (calls run eagerly, not compiles), "
+                if d.limits
+                else ""
+            )
+            + f"{d.total_compile_s:.2f}s compiling",
         ),
     ]
     top = max(d.stages.values(), default=0.0) or 1.0

@@ -318,7 +318,14 @@ def _add_breaks(m: RunModel, ws: Workspace, files: dict[str, FileFindings]) -> N
             here = ws.local_loc(event.loc)
             shown: Loc | None
             origin: Loc | None
-            if here is not None:
+            inner = event.user_stack[-1] if event.user_stack else None
+            # torch's location is not always the stack's innermost frame: a backend's
+            # exception (GB0219) is placed at the function's first line, while its stack goes
+            # on to the line the graph was compiled at — that line, as every face shows it
+            deeper = ws.local_loc(inner) if inner is not None and (inner.file, inner.line) != (event.loc.file, event.loc.line) else None
+            if here is not None and deeper is not None:
+                shown, origin = deeper, event.loc
+            elif here is not None:
                 shown, origin = here, None
             else:
                 shown, origin = ws.nearest(event.user_stack), event.loc
@@ -485,9 +492,9 @@ def _add_functions(m: RunModel, ws: Workspace, files: dict[str, FileFindings], c
             files[key[0]].functions.append(fn)
         is_part = frame is not owner or frame.is_resume_function
         if is_part:
-            fn.part_compiles += len(frame.compiles)
+            fn.part_compiles += frame.compile_count
         else:
-            fn.compiles += len(frame.compiles)
+            fn.compiles += frame.compile_count
         for c in frame.compiles:
             fn.compile_ids.append(c.cid)
             fn.outcomes.append(c.outcome)

@@ -37,7 +37,7 @@ def run_row(path: Path, latest: Path | None) -> typed.RunRow:
         duration_s=m.run_end.duration_s if m.run_end else None,
         processes=len(m.processes),
         frames=len(m.frames),
-        compiles=len(m.compiles),
+        compiles=m.compile_count(),
         graph_breaks=Counts(unique=len(m.breaks), total=m.total_break_hits()),
         recompiles=len(m.recompiles),
         recompile_limit_hits=len(m.recompile_limits),

@@ -397,6 +397,12 @@ def compiles(model: RunModel, scope: Scope = ALL) -> list[CompileInfo]:
     return [c for (log, _), c in list(model.compiles.items()) if scope.has(log)]
 
 
+def compile_count(model: RunModel, scope: Scope = ALL) -> int:
+    """The compiles torch made in ``scope`` (the tab's count): a call the recompile limit
+    refused is listed, as a limit hit, but is not a compile."""
+    return model.compile_count(compiles(model, scope))
+
+
 # -- overview ------------------------------------------------------------------------------
 
 
@@ -502,7 +508,7 @@ def overview(model: RunModel, scope: Scope = ALL, top: int = 5) -> Overview:
     nothing = no_graph(model) if model.compiles else None
     o.no_graph = nothing.headline if nothing is not None else None
     o.frames = len(fs)
-    o.compiles = len(cs)
+    o.compiles = model.compile_count(cs)
     o.graphs = sum(1 for c in cs if c.made_graph)
     o.ddp_splits = [s.headline for s in ddp_splits(model, scope.has)]
     o.breaks_unique = len(groups)
@@ -522,7 +528,7 @@ def overview(model: RunModel, scope: Scope = ALL, top: int = 5) -> Overview:
     o.top_breaks = [BreakRow(count, attributed_loc(group), label(group.first)) for group, count in groups[:top]]
     recompiled = recompiled_frames(model, scope)
     o.top_recompiled = [
-        RecompiledRow(len(f.compiles), f.name, f.filename, f.firstlineno, f.recompile_limit is not None)
+        RecompiledRow(f.compile_count, f.name, f.filename, f.firstlineno, f.recompile_limit is not None)
         for f in sorted(recompiled, key=lambda f: -len(f.compiles))[:top]
     ]
     slowest = sorted((c for c in cs if c.compile_time_s), key=lambda c: -c.compile_time_s)[:top]

@@ -51,7 +51,7 @@ def summary(run: Run) -> typed.Summary:
         ranks=m.ranks(),
         nodes=[node_status(n) for n in ranks.node_statuses(m)],  # multi-node runs: each node's end
         frames=len(m.frames),
-        compiles=len(compiles),
+        compiles=m.compile_count(compiles),
         graphs=sum(1 for c in compiles if c.made_graph),
         kernels=len(m.kernels),
         graph_breaks=Counts(unique=len(m.breaks), total=m.total_break_hits()),

@@ -59,6 +59,12 @@ def test_recompiles(limit_run: Run, recompiles_run: Run) -> None:
     [frame] = data["frames"]
     assert (frame["function"], frame["recompile_limit"], frame["limit_reached"], frame["recompiles"]) == ("limited", 2, True, 2)
     assert [e["limit_reached"] for e in frame["timeline"]] == [False, False, True]
+    # torch compiled the first two calls; the third, refused by the limit, ran eagerly:
+    # a limit hit, not a compile, in the frame's count and the summary's
+    assert frame["compiles"] == 2
+    summary = cli_json("summary", str(limit_run.path))
+    assert (summary["compiles"], summary["graphs"], len(summary["recompile_limit_hit"])) == (2, 2, 1)
+    assert "(2 compiles, 2 graphs, 1 recompile limit hit)" in cli("summary", str(limit_run.path)).stdout
     assert frame["timeline"][1]["failures"][0]["kind"] == "dtype"
     plain = cli("recompiles", str(recompiles_run.path))
     assert plain.returncode == 0

@@ -200,12 +200,15 @@ def torch_side(truth_json: Path, stderr: str, cwd: Path, returncode: int | None)
         epoch = sum(1 for r in resets if r <= i)
         # "0/1" -> frame 0, attempt 1; restarts ("0/1_1") are the same compile
         base = cid.split("_")[0]
-        compiles.add((epoch, base))
-        frames.add((epoch, base.split("/")[0]))
-        # the attempt that hits the recompile limit is recorded as failed; it is a limit
-        # hit (compared as such), not a compile failure; nor is a failure torch logged as a
-        # graph break (a break in a loop skips the frame: it runs eagerly, nothing raised)
+        # The call the recompile limit refused gets a compile id and a metrics record
+        # (failed, "Dynamo recompile limit exceeded"), but torch compiled nothing for it: it
+        # is a limit hit (compared as such), neither a compile (torch's frames.ok leaves it
+        # out) nor a compile failure; nor is a failure torch logged as a graph break (a break
+        # in a loop skips the frame: it runs eagerly, nothing raised)
         limit = (m.get("fail_reason") or "").startswith("Dynamo recompile limit exceeded")
+        if not limit:
+            compiles.add((epoch, base))
+        frames.add((epoch, base.split("/")[0]))
         if m.get("fail_type") and not limit and cid not in break_cids:
             filename = m.get("fail_user_frame_filename")
             lineno = m.get("fail_user_frame_lineno")

@@ -119,3 +119,75 @@ def test_faces_render_the_debug_context(error_break_run: Run) -> None:
         compile_dirs={}, kernel_paths={}, repro_paths={}, skipped=[], scrub=lambda s: s,
     )  # fmt: skip
     assert SIN_ERROR in report_html(data) and "torch's debug context: TypeError" in summary_markdown(data)
+
+
+BACKEND_BREAK = CORPUS / "backend_break.py"
+
+
+def _kept_torch_account(program_name: str) -> dict:
+    """torch's own account of a plain run of the program (tests/differential/kept/)."""
+    return json.loads((CORPUS.parent / "differential" / "kept" / f"{program_name}.json").read_text())
+
+
+@pytest.mark.corpus
+def test_backend_exception_break_keeps_its_type_and_user_line(backend_break_run: Run) -> None:
+    # GB0219: the backend raised on the captured graph. torch first logs its warning (the
+    # exception's traceback, "WON'T CONVERT refused ...") as a graph-break record, then the
+    # break itself. That is one break, typed as torch types it — not an extra `unknown` at
+    # `<unknown>:0` — at the line where the graph was being compiled (the debug context's
+    # traceback), torch's own location ("Graph break in user code at ...:<def line>") kept.
+    account = _kept_torch_account("backend_break")
+    [torch_break] = account["truth"]["counters"]["unimplemented"]  # torch's record of the break
+    torch_type = torch_break.splitlines()[0]
+    logged = [line for line in account["stderr"] if "Graph break in user code at" in line]
+    sites = break_sites(backend_break_run.model)
+    assert len(sites) == len(logged) == 1
+    [site] = sites
+    assert (site.first.gb_type, site.first.gb_id) == (torch_type, "GB0219") == ("Backend compiler exception", "GB0219")
+    assert int(logged[0].rsplit(":", 1)[1]) == site.loc.line  # torch's location, as it logged it
+    assert site.user_frame is not None
+    assert (site.user_frame.file, site.user_frame.line) == (str(BACKEND_BREAK), marker_line(BACKEND_BREAK, "BREAK:backend"))
+    [shown] = summary(backend_break_run).breaks
+    assert (shown.type, shown.user_loc.line if shown.user_loc else None) == (torch_type, marker_line(BACKEND_BREAK, "BREAK:backend"))
+    # the frame ran eagerly: torch made the one graph of `taken` (stats.unique_graphs)
+    assert summary(backend_break_run).graphs == account["truth"]["counters"]["stats"]["unique_graphs"] == 1
+
+
+def test_warned_break_without_a_logged_break_is_typed_and_placed() -> None:
+    # torch's warning text (as torch 2.13 formats it, format_error_msg_verbose), alone:
+    from dyn_inspect.engine.normalizers.graph_breaks import warned_break
+
+    text = (
+        "WON'T CONVERT refused /w/backend_break.py line 20\n"
+        "========== TorchDynamo Stack Trace ==========\n"
+        "Traceback (most recent call last):\n"
+        '  File "/w/backend_break.py", line 16, in picky_inductor\n'
+        "    raise UnsupportedOperatorException(torch.ops.aten.sin.default)\n"
+        "torch._subclasses.fake_tensor.UnsupportedOperatorException: aten.sin.default\n"
+    )
+    warned = warned_break(text)
+    assert warned is not None
+    assert (warned.gb_type, warned.loc.file, warned.loc.line, warned.loc.name) == ("UnsupportedOperatorException", "/w/backend_break.py", 20, "refused")
+    assert warned_break("Graph break in user code at /w/x.py:3\nGraph Break Reason: x\n") is None
+
+
+def test_skipped_frame_break_text_keeps_its_type_and_line() -> None:
+    # torch's convert_frame logs a break it cannot resume from (with TORCH_LOGS=graph_breaks)
+    # in another form: no "Graph Break Reason:", the user code under its own heading, the
+    # type in the Unsupported that ends the traceback. Laid out as torch 2.13 writes it.
+    text = (
+        "Graph break: torch.compile cannot properly resume from this graph break, which results in a skip.\n"
+        "torch.compile will skip tracing the frame f (/w/x.py line 3) and fall back to eager.\n"
+        "The graph break occurred in the following user code:\n"
+        '  File "/w/x.py", line 5, in f\n'
+        '    print("hi")\n'
+        "\n"
+        "Traceback (most recent call last):\n"
+        '  File "/t/torch/_dynamo/convert_frame.py", line 1, in _compile\n'
+        "    raise\n"
+        "torch._dynamo.exc.Unsupported: Failed to trace builtin operator\n"
+        "  Explanation: Dynamo does not know how to trace builtin operator `print`\n"
+    )
+    parsed = parse_break_text(text)
+    assert parsed["gb_type"] == "Failed to trace builtin operator"
+    assert [(f.file, f.line, f.name) for f in parsed["stack"]] == [("/w/x.py", 5, "f")]

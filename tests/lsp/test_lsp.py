@@ -139,8 +139,8 @@ async def test_recompile_limit_is_a_warning(client: LanguageClient, limit_run: R
     assert d.severity == types.DiagnosticSeverity.Warning
     assert d.code == "recompile-limit"
     assert "recompile limit" in d.message and "eager" in d.message
-    # recompile_limit = 2: compiled twice, then the third dtype gave up.
-    assert "`limited` compiled 3×" in d.message or "`limited` compiled 2×" in d.message
+    # recompile_limit = 2: compiled twice, then the third dtype gave up (a limit hit, no compile).
+    assert "`limited` compiled 2×" in d.message
 
 
 async def test_example_script_shows_exactly_its_breaks_and_the_recompile(client: LanguageClient, example_run: Run) -> None:

@@ -182,7 +182,7 @@ AOT forward/backward, post-grad), the output code and the kernels.
         self.query_one(DetailPane).show(Text("Select a frame, compile, graph or kernel.", style="dim"))
 
     def tab_label(self, ctx: Context) -> str:
-        return f"Compiles ({len(screens.compiles(ctx.run.model, ctx.scope))})"
+        return f"Compiles ({screens.compile_count(ctx.run.model, ctx.scope)})"
 
     # -- building the tree ---------------------------------------------------------------
 
@@ -230,7 +230,7 @@ AOT forward/backward, post-grad), the output code and the kernels.
     def _frame_label(self, frame: FrameInfo) -> Text:
         cwd = self.ctx.cwd if self.ctx else None
         where = def_file_line(frame.filename, frame.firstlineno, cwd)
-        label = Text.assemble((frame.name, "bold"), ("  " + where, "dim"), f"  {len(frame.compiles)}×")
+        label = Text.assemble((frame.name, "bold"), ("  " + where, "dim"), f"  {frame.compile_count}×")
         if frame.recompile_limit is not None:
             label.append("  limit hit", style="bold yellow")
         return label
@@ -342,7 +342,7 @@ AOT forward/backward, post-grad), the output code and the kernels.
         hits = []
         for frame in screens.frames(ctx.run.model, ctx.scope):
             if matches(query, frame.name, display_path(frame.filename, ctx.cwd)):
-                hits.append(SearchHit(self.view_id, frame_key(frame), f"frame   {frame.name}  ×{len(frame.compiles)}"))
+                hits.append(SearchHit(self.view_id, frame_key(frame), f"frame   {frame.name}  ×{frame.compile_count}"))
             for c in frame.compiles:
                 if query.strip() == c.cid:
                     hits.append(SearchHit(self.view_id, f"compile|{c.log}|{c.cid}", f"compile   {c.cid}  {frame.name}"))
