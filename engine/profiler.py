@@ -68,6 +68,7 @@ from dyn_inspect.engine.region_profile import CALL_PREFIX, step_profile
 from dyn_inspect.engine.schema import KernelLaunch, KernelProfile, StepProfile
 
 PROFILE_ENV = "DYN_INSPECT_PROFILE_KERNELS"
+AB_ENV = "DYN_INSPECT_PROFILE_EAGER"  # "0": no eager arm in the unprofiled steps
 PEAK_GBPS_ENV = "DYN_INSPECT_PEAK_GBPS"
 PEAK_TFLOPS_ENV = "DYN_INSPECT_PEAK_TFLOPS"
 
@@ -489,6 +490,15 @@ class StepProfiler:
         self._timing_records = 0
         self._timing_t0 = 0.0
         self._last_entry = 0.0
+        self._entries: list[float] = []  # each profiled step's entry (perf_counter)
+        # The unprofiled steps: each entry, and which arm each step ran in (False: compiled,
+        # True: eager under force_eager); the call that restores the stance while eager.
+        self._timing_entries: list[float] = []
+        self._arms: list[bool] = []
+        self._ab_block = 0
+        self._ab_note: str | None = None
+        self._restore_stance: Callable[[], None] | None = None
+        self._noise_start: Any = None
         self.names: dict[int, str] = {}  # compile context (or eager callable) id → its callable
 
     # Called by Dynamo on every entry of a compiled callable (enter_exit_hooks).
@@ -557,6 +567,7 @@ class StepProfiler:
                 self._stop(keep=True)
                 return
             else:
+                self._entries.append(time.perf_counter())
                 return
         if quiet and self._prof is None and not self.done:
             self._start()
@@ -574,12 +585,16 @@ class StepProfiler:
         activities = [ProfilerActivity.CPU] + ([ProfilerActivity.CUDA] if self._cuda else [])
         if self._cuda:
             torch.cuda.synchronize()
+        from dyn_inspect.engine import noise
+
+        self._noise_start = noise.read()
         prof = profile(activities=activities, record_shapes=True, with_flops=True)
         prof.__enter__()
         self._prof = prof
         self._window_start_call = self.calls
         self._window_records = self.recorder.records
         self._window_t0 = time.perf_counter()
+        self._entries = [self._window_t0]
 
     def _stop(self, keep: bool, completed: int | None = None) -> None:
         import torch
@@ -589,7 +604,8 @@ class StepProfiler:
             return
         if self._cuda:
             torch.cuda.synchronize()
-        wall = time.perf_counter() - self._window_t0
+        end = time.perf_counter()
+        wall = end - self._window_t0
         prof.__exit__(None, None, None)
         if not keep:
             return
@@ -601,7 +617,10 @@ class StepProfiler:
             _dump(events, os.environ["DYN_INSPECT_PROFILE_DUMP"], launch_meta)
         aggs = aggregate(events, torch, self._cuda, launch_meta)
         out: list[Any] = to_events(aggs, steps, wall / steps * 1e6 if steps else None, device_peaks(torch))
-        breakdown = step_profile(events, steps, wall * 1e6, self._cuda)
+        entries = [*self._entries[:steps], end]
+        samples = [(b - a) * 1e6 for a, b in zip(entries, entries[1:], strict=False)]
+        anchor = CALL_PREFIX + self.names.get(self.anchor, "?") if self.anchor is not None else None
+        breakdown = step_profile(events, steps, wall * 1e6, self._cuda, anchor, samples if len(samples) == steps else None)
         breakdown.t = time.time()
         self.recorder.write_events(out)
         self.message = None
@@ -609,29 +628,90 @@ class StepProfiler:
         self._timing_start_call = self.calls
         self._timing_records = self.recorder.records
         self._timing_t0 = self._last_entry = time.perf_counter()
+        self._timing_entries = []  # the step that starts now settles (the profiler's teardown); timed from the next
+        self._arms = []
+        # Compiled against eager in this process: blocks of steps in turn, so drift and the
+        # machine's load hit both arms (none under --disable-compile: nothing is compiled).
+        if os.environ.get("TORCHDYNAMO_DISABLE") == "1":
+            self._ab_block, self._ab_note = 0, "the run is eager (--disable-compile)"
+        elif os.environ.get(AB_ENV, "1") == "0":
+            self._ab_block, self._ab_note = 0, f"{AB_ENV}=0"
+        else:
+            self._ab_block, self._ab_note = max(1, min(5, self.steps // 5)), None
+
+    @property
+    def _plain_total(self) -> int:
+        """How many unprofiled steps are timed: N compiled, and N eager with the eager arm."""
+        return self.steps * (2 if self._ab_block else 1)
+
+    def _begin_plain_step(self) -> None:
+        """At a step's entry (before Dynamo reads the stance for this call): its arm."""
+        k = len(self._arms)
+        eager = bool(self._ab_block) and (k // self._ab_block) % 2 == 1
+        if eager and self._restore_stance is None:
+            from dyn_inspect.engine import torch_compat
+
+            restore, why = torch_compat.force_eager()
+            if restore is None:
+                self._ab_block, self._ab_note, eager = 0, why, False
+            self._restore_stance = restore
+        elif not eager:
+            self._back_to_default()
+        self._arms.append(eager)
+
+    def _back_to_default(self) -> None:
+        restore, self._restore_stance = self._restore_stance, None
+        if restore is not None:
+            restore()
 
     def _time_step(self, records: int) -> None:
-        """One anchor entry of the unprofiled window that follows the profiled one."""
+        """One anchor entry of the unprofiled steps that follow the profiled window: the
+        previous step ended here; this one starts in its arm."""
+        if self._cuda:  # each step's device work done before its end is taken
+            import torch
+
+            torch.cuda.synchronize()
         now = time.perf_counter()
         if records != self._timing_records:  # torch compiled again: not the same steady state
+            self._back_to_default()
             self._write_breakdown(None)
             return
         self._last_entry = now
-        if self.calls - self._timing_start_call >= self.steps:
-            if self._cuda:  # the steps' device work done too, as at the window's end
-                import torch
-
-                torch.cuda.synchronize()
-                self._last_entry = time.perf_counter()
-            self._write_breakdown(self.steps)
+        if not self._timing_entries:  # the settling step ended: the timed steps begin
+            self._timing_t0 = now
+        self._timing_entries.append(now)
+        if len(self._timing_entries) - 1 >= self._plain_total:
+            self._back_to_default()
+            self._write_breakdown(self._plain_total)
+            return
+        self._begin_plain_step()
 
     def _write_breakdown(self, completed: int | None) -> None:
         breakdown, self._breakdown = self._breakdown, None
         if breakdown is None:
             return
         if completed:
-            breakdown.plain_steps = completed
-            breakdown.plain_step_us = round((self._last_entry - self._timing_t0) / completed * 1e6, 3)
+            ends = self._timing_entries[: completed + 1]
+            walls = [(b - a) * 1e6 for a, b in zip(ends, ends[1:], strict=False)]
+            compiled = [round(w, 3) for w, eager in zip(walls, self._arms, strict=False) if not eager]
+            eager = [round(w, 3) for w, e in zip(walls, self._arms, strict=False) if e]
+            if compiled:
+                breakdown.plain_steps = len(compiled)
+                breakdown.plain_step_us = round(sum(compiled) / len(compiled), 3)
+                breakdown.plain_samples_us = compiled
+            breakdown.eager_samples_us = eager
+            breakdown.ab_block = self._ab_block if eager else 0
+        breakdown.ab_note = self._ab_note if not breakdown.eager_samples_us else None
+        if breakdown.ab_note is None and not breakdown.eager_samples_us:
+            breakdown.ab_note = (
+                "the program ended before the eager steps" if completed is not None else "torch compiled during the unprofiled steps"
+            )
+        if self._noise_start is not None:
+            import torch
+
+            from dyn_inspect.engine import noise
+
+            breakdown.noise = noise.noise(self._noise_start, noise.read(), torch)
         self.recorder.write_events([breakdown])
 
     def finish(self) -> None:
@@ -644,8 +724,9 @@ class StepProfiler:
             else:
                 self._stop(keep=False)
         if self._breakdown is not None:  # the unprofiled steps that completed, if any
+            self._back_to_default()
             clean = self.recorder.records == self._timing_records
-            self._write_breakdown(self.calls - self._timing_start_call if clean else None)
+            self._write_breakdown(max(0, len(self._timing_entries) - 1) if clean else None)
         if not self.done and self.message is None:
             if self.anchor is None and self.recorder.records == 0 and _other_processes_logged(self.recorder.run_dir):
                 return  # torchrun's agent, a DataLoader worker: the processes that compiled answer
