@@ -38,8 +38,20 @@ block, registers and shared memory (``device_meta``).
 
 The same window gives one ``StepProfile`` (engine/region_profile.py): where each step's
 host time went — compiled regions, their eager code, guard checks, backward graphs, the
-rest. It is written after the window's N steps are followed by N more timed without the
-profiler (``plain_step_us``: the profiler slows eager ops more than compiled code), or at
+rest — over the window and in each step on its own (``per_step``, ``step_samples_us``:
+every figure's spread, issue 57). After the window one step settles (the profiler's
+teardown), then N steps are timed without the profiler (``plain_samples_us``; their mean
+``plain_step_us``: the profiler slows eager ops more than compiled code) and, interleaved
+with them in alternating blocks (N/5 steps, 1 to 5), N steps of the same program under
+``torch.compiler.set_stance("force_eager")`` (``eager_samples_us``): compiled against eager
+in one process, so drift and load hit both arms. The stance is set in our enter hook, which
+Dynamo runs before it reads the stance for that call, and put back at the next entry; a
+force_eager step compiles nothing and emits no trace record, so it is neither a compile nor
+a recompile. No eager arm under ``--disable-compile``, with ``DYN_INSPECT_PROFILE_EAGER=0``,
+or when the program set a stance of its own (``ab_note`` says which). On CUDA each
+unprofiled step's end waits for the device (a synchronize at each entry), so a step's time
+holds its GPU work. The machine's load, CPU steal and threads over the whole measurement go
+in ``noise`` (engine/noise.py). The breakdown is written when those steps are done, or at
 exit with the steps that completed. Under ``--disable-compile`` there is no compiled
 callable: the callable ``torch.compile`` hands back is the anchor (torch_compat's
 ``install_eager_step_hooks``), so the eager run's steps compare with the compiled run's.

@@ -496,12 +496,21 @@ class GuardCost:
     frames: int
     entries: int  # the most cache entries one of the frames had
     step_us: float
+    samples: tuple[float, ...] = ()  # in each profiled step (µs)
+
+    @property
+    def spread(self) -> Spread | None:
+        return stats.spread(self.samples)
 
     @property
     def text(self) -> str:
         share = f" ({self.us / self.step_us:.1%} of the step)" if self.step_us else ""
         what = f"its {self.frames} frames" if self.frames != 1 else "its frame"
-        return f"guard checks of {what}: {time_text(self.us)}/step under the profiler{share}, up to {self.entries} cache entries each"
+        s = self.spread
+        spread = f" ({s.text})" if s is not None and s.n > 1 else ""
+        return (
+            f"guard checks of {what}: {time_text(self.us)}/step under the profiler{share}{spread}, up to {self.entries} cache entries each"
+        )
 
 
 def guard_cost(model: RunModel, frames: list[FrameInfo]) -> GuardCost | None:
@@ -511,8 +520,14 @@ def guard_cost(model: RunModel, frames: list[FrameInfo]) -> GuardCost | None:
         ran = [r for r in sc.regions if r.compile is not None and (r.compile.log, r.compile.frame_id) in keys]
         if ran:
             entries = max(len(f.compiles) for f in frames if f.log == sc.log) if any(f.log == sc.log for f in frames) else 1
+            cids = {r.region.cid for r in ran}
+            samples = tuple(sum(r.lookup_us for r in one.regions if r.region.cid in cids) for one in sc.per_step)
             return GuardCost(
-                sum(r.lookup_us for r in ran), len({(r.compile.log, r.compile.frame_id) for r in ran if r.compile}), entries, sc.step_us
+                sum(r.lookup_us for r in ran),
+                len({(r.compile.log, r.compile.frame_id) for r in ran if r.compile}),
+                entries,
+                sc.step_us,
+                samples,
             )
     return None
 

@@ -1313,3 +1313,5 @@ class VerifyReport(Output):
     # the counts before → after in one line, as the editor's and the TUI's verdicts say it
     # ("recompiles 5 → 0, graph breaks 3 → 3, compile failures 0 → 0, step (profiled) …")
     changes: str = ""
+    # the step before → after with its interval: "saves …" only when it excludes no change
+    step_change: Verdict | None = None

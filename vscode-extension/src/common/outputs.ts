@@ -1563,4 +1563,5 @@ export interface VerifyReport {
     exception: VerifyException | null;
     stopped_when_settled: boolean;
     changes?: string;
+    step_change?: Verdict | null;
 }
