@@ -118,6 +118,7 @@ def step_profile(
                         backward=one.backward,
                         outside_us=one.outside_us,
                         missed_lookup_us=one.missed_lookup_us,
+                        calls=one.calls,
                     )
                 )
     return out

@@ -516,6 +516,7 @@ class StepSlice(msgspec.Struct, omit_defaults=True):
     backward: list[BackwardTime] = []
     outside_us: float = 0.0
     missed_lookup_us: float = 0.0
+    calls: list[CallTime] = []
 
 
 class ProfileNoise(msgspec.Struct, omit_defaults=True):

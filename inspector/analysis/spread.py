@@ -52,7 +52,10 @@ class Spread:
 
     @property
     def text(self) -> str:
-        """ "median 1.63 ms (IQR 1.43–1.56 ms; 95% CI 1.40–1.68 ms; 10 steps)"."""
+        """E.g. "median 1.63 ms (IQR 1.43–1.56 ms; 95% CI 1.40–1.68 ms; 10 steps)"; one step
+        has no spread and no interval, and says so."""
+        if self.n == 1:
+            return f"{time_text(self.median)} (1 step: no spread, no interval)"
         return (
             f"median {time_text(self.median)} (IQR {time_text(self.q1)}–{time_text(self.q3)}; "
             f"{self.confidence:.0%} CI {time_text(self.low)}–{time_text(self.high)}; {self.n} step{'s' if self.n != 1 else ''})"
@@ -147,6 +150,11 @@ def steps_to_resolve(n: int, noise: float, effect: float) -> int | None:
     return steps if steps <= _MAX_STEPS else None
 
 
+def noise_text(noise: float) -> str:
+    """ "±13%"; past ±100 % the figure says nothing more than that."""
+    return f"±{noise:.0%}" if noise <= 1 else "more than ±100%"
+
+
 def _more_steps(steps: int | None, per: str = "") -> str:
     if steps is None:
         return "no difference was found: four times the steps would halve the noise"
@@ -192,8 +200,9 @@ def speed_verdict(eager: list[float], compiled: list[float], compile_time_s: flo
         text = f"{head}: compiled {1 / r.value:.2f}× slower ({ci}): compiling does not pay here"
         return Verdict(True, r.value, r.low, r.high, r.confidence, noise, None, text)
     steps = steps_to_resolve(n, noise, abs(r.value - 1.0))
-    text = f"{head}: within noise (±{noise:.0%}): speedup {r.value:.2f}× ({ci}) over {len(compiled)} + {len(eager)} steps; " + _more_steps(
-        steps, " per arm"
+    text = (
+        f"{head}: within noise ({noise_text(noise)}): speedup {r.value:.2f}× ({ci}) over {len(compiled)} + {len(eager)} steps; "
+        + _more_steps(steps, " per arm")
     )
     return Verdict(False, r.value, r.low, r.high, r.confidence, noise, steps, text)
 
@@ -213,7 +222,7 @@ def break_verdict(costs: Spread | None, step: Spread | None, mean_us: float, whe
         return Verdict(True, costs.median, costs.low, costs.high, costs.confidence, noise, None, text), text
     steps = steps_to_resolve(step.n, noise, effect)
     text = (
-        f"{time_text(costs.median)}/step under the profiler{share_text}: within noise (±{noise:.0%} of the step), "
+        f"{time_text(costs.median)}/step under the profiler{share_text}: within noise ({noise_text(noise)} of the step), "
         f"{ci}: eager code{where}; " + _more_steps(steps)
     )
     return Verdict(False, costs.median, costs.low, costs.high, costs.confidence, noise, steps, text), text
@@ -235,4 +244,4 @@ def saving_verdict(before: list[float], after: list[float]) -> Verdict | None:
         return Verdict(True, d.value, d.low, d.high, d.confidence, noise, None, f"costs {time_text(-d.value)}/step more ({ci})")
     n = min(len(before), len(after))
     steps = steps_to_resolve(n, noise, abs(d.value) / base if base > 0 else 0.0)
-    return Verdict(False, d.value, d.low, d.high, d.confidence, noise, steps, f"within noise (±{noise:.0%}): " + _more_steps(steps))
+    return Verdict(False, d.value, d.low, d.high, d.confidence, noise, steps, f"within noise ({noise_text(noise)}): " + _more_steps(steps))

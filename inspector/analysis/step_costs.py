@@ -386,17 +386,33 @@ class FunctionSpeed:
     function: str  # "Net.forward (train.py:33)"
     compiled_us: float
     eager_us: float
+    compiled_samples: tuple[float, ...] = ()  # per call, in each profiled step
+    eager_samples: tuple[float, ...] = ()
+
+    @property
+    def ratio(self) -> stats.Interval | None:
+        return stats.ratio(list(self.eager_samples), list(self.compiled_samples))
 
     @property
     def slower_compiled(self) -> bool:
+        """With per-step samples, only when the interval of eager / compiled is below 1."""
+        r = self.ratio
+        if r is not None:
+            return r.high < 1.0
         return self.compiled_us > self.eager_us
 
     @property
     def text(self) -> str:
         """Only "slower compiled" is a verdict: faster under the profiler may be the
-        profiler's doing (it slows eager code more), so the step times above decide that."""
+        profiler's doing (it slows eager code more), so the step times above decide that;
+        and it is said only when its interval excludes no change."""
         head = f"{self.function}: compiled {time_text(self.compiled_us)}, eager {time_text(self.eager_us)} per call under the profiler"
-        return f"{head} — slower compiled" if self.slower_compiled else head
+        if self.slower_compiled:
+            return f"{head} — slower compiled"
+        r = self.ratio
+        if r is not None and r.low <= 1.0 and self.compiled_us > self.eager_us:
+            return f"{head} — within noise ({r.confidence:.0%} CI of eager / compiled {r.low:.2f}–{r.high:.2f}×)"
+        return head
 
 
 @dataclass(frozen=True)
@@ -464,6 +480,16 @@ class EagerComparison:
         )
 
 
+def _per_call(profile: StepProfile, function: str) -> tuple[float, ...]:
+    """One callable's time per call in each profiled step that called it."""
+    out = []
+    for s in profile.per_step:
+        calls = [t for t in s.calls if t.function == function and t.calls]
+        if calls:
+            out.append(sum(t.total_us for t in calls) / sum(t.calls for t in calls))
+    return tuple(out)
+
+
 def compare_eager(compiled: RunModel, eager: RunModel) -> EagerComparison | None:
     """None when either run has no profiled steps."""
     if not compiled.step_profiles or not eager.step_profiles:
@@ -472,7 +498,13 @@ def compare_eager(compiled: RunModel, eager: RunModel) -> EagerComparison | None
     plain = c.plain_step_us is not None and e.plain_step_us is not None
     eager_calls = {t.function: t for t in e.calls if t.calls}
     functions = [
-        FunctionSpeed(t.function, t.total_us / t.calls, eager_calls[t.function].total_us / eager_calls[t.function].calls)
+        FunctionSpeed(
+            t.function,
+            t.total_us / t.calls,
+            eager_calls[t.function].total_us / eager_calls[t.function].calls,
+            _per_call(c, t.function),
+            _per_call(e, t.function),
+        )
         for t in c.calls
         if t.calls and t.function in eager_calls
     ]
