@@ -26,6 +26,7 @@ def _backward_us(graph: str | None) -> Callable[[StepCosts], float]:
     return lambda c: sum(b.us for b in c.backward if b.time.graph == graph)
 
 
+OLD_RECORDING = "the recording has no eager steps (made before dyn-inspect interleaved them)"
 NOT_PROFILED = "no profiled steps in this run: record it with `dyn-inspect run --profile N script.py`"
 
 
@@ -210,7 +211,7 @@ def model_cost(m: RunModel, path: str, eager: Run | None = None) -> typed.CostRe
                 breaks=breaks,
                 figures=_figures(sc),
                 ab=comparison_out(ab, path) if ab is not None else None,
-                ab_note=sc.profile.ab_note if ab is None else None,
+                ab_note=(sc.profile.ab_note or OLD_RECORDING) if ab is None else None,
                 noise=_noise(sc),
             )
         )
