@@ -38,8 +38,20 @@ block, registers and shared memory (``device_meta``).
 
 The same window gives one ``StepProfile`` (engine/region_profile.py): where each step's
 host time went — compiled regions, their eager code, guard checks, backward graphs, the
-rest. It is written after the window's N steps are followed by N more timed without the
-profiler (``plain_step_us``: the profiler slows eager ops more than compiled code), or at
+rest — over the window and in each step on its own (``per_step``, ``step_samples_us``:
+every figure's spread, issue 57). After the window one step settles (the profiler's
+teardown), then N steps are timed without the profiler (``plain_samples_us``; their mean
+``plain_step_us``: the profiler slows eager ops more than compiled code) and, interleaved
+with them in alternating blocks (N/5 steps, 1 to 5), N steps of the same program under
+``torch.compiler.set_stance("force_eager")`` (``eager_samples_us``): compiled against eager
+in one process, so drift and load hit both arms. The stance is set in our enter hook, which
+Dynamo runs before it reads the stance for that call, and put back at the next entry; a
+force_eager step compiles nothing and emits no trace record, so it is neither a compile nor
+a recompile. No eager arm under ``--disable-compile``, with ``DYN_INSPECT_PROFILE_EAGER=0``,
+or when the program set a stance of its own (``ab_note`` says which). On CUDA each
+unprofiled step's end waits for the device (a synchronize at each entry), so a step's time
+holds its GPU work. The machine's load, CPU steal and threads over the whole measurement go
+in ``noise`` (engine/noise.py). The breakdown is written when those steps are done, or at
 exit with the steps that completed. Under ``--disable-compile`` there is no compiled
 callable: the callable ``torch.compile`` hands back is the anchor (torch_compat's
 ``install_eager_step_hooks``), so the eager run's steps compare with the compiled run's.
@@ -68,6 +80,7 @@ from dyn_inspect.engine.region_profile import CALL_PREFIX, step_profile
 from dyn_inspect.engine.schema import KernelLaunch, KernelProfile, StepProfile
 
 PROFILE_ENV = "DYN_INSPECT_PROFILE_KERNELS"
+AB_ENV = "DYN_INSPECT_PROFILE_EAGER"  # "0": no eager arm in the unprofiled steps
 PEAK_GBPS_ENV = "DYN_INSPECT_PEAK_GBPS"
 PEAK_TFLOPS_ENV = "DYN_INSPECT_PEAK_TFLOPS"
 
@@ -489,6 +502,15 @@ class StepProfiler:
         self._timing_records = 0
         self._timing_t0 = 0.0
         self._last_entry = 0.0
+        self._entries: list[float] = []  # each profiled step's entry (perf_counter)
+        # The unprofiled steps: each entry, and which arm each step ran in (False: compiled,
+        # True: eager under force_eager); the call that restores the stance while eager.
+        self._timing_entries: list[float] = []
+        self._arms: list[bool] = []
+        self._ab_block = 0
+        self._ab_note: str | None = None
+        self._restore_stance: Callable[[], None] | None = None
+        self._noise_start: Any = None
         self.names: dict[int, str] = {}  # compile context (or eager callable) id → its callable
 
     # Called by Dynamo on every entry of a compiled callable (enter_exit_hooks).
@@ -557,6 +579,7 @@ class StepProfiler:
                 self._stop(keep=True)
                 return
             else:
+                self._entries.append(time.perf_counter())
                 return
         if quiet and self._prof is None and not self.done:
             self._start()
@@ -574,12 +597,16 @@ class StepProfiler:
         activities = [ProfilerActivity.CPU] + ([ProfilerActivity.CUDA] if self._cuda else [])
         if self._cuda:
             torch.cuda.synchronize()
+        from dyn_inspect.engine import noise
+
+        self._noise_start = noise.read()
         prof = profile(activities=activities, record_shapes=True, with_flops=True)
         prof.__enter__()
         self._prof = prof
         self._window_start_call = self.calls
         self._window_records = self.recorder.records
         self._window_t0 = time.perf_counter()
+        self._entries = [self._window_t0]
 
     def _stop(self, keep: bool, completed: int | None = None) -> None:
         import torch
@@ -589,7 +616,8 @@ class StepProfiler:
             return
         if self._cuda:
             torch.cuda.synchronize()
-        wall = time.perf_counter() - self._window_t0
+        end = time.perf_counter()
+        wall = end - self._window_t0
         prof.__exit__(None, None, None)
         if not keep:
             return
@@ -601,7 +629,10 @@ class StepProfiler:
             _dump(events, os.environ["DYN_INSPECT_PROFILE_DUMP"], launch_meta)
         aggs = aggregate(events, torch, self._cuda, launch_meta)
         out: list[Any] = to_events(aggs, steps, wall / steps * 1e6 if steps else None, device_peaks(torch))
-        breakdown = step_profile(events, steps, wall * 1e6, self._cuda)
+        entries = [*self._entries[:steps], end]
+        samples = [(b - a) * 1e6 for a, b in zip(entries, entries[1:], strict=False)]
+        anchor = CALL_PREFIX + self.names.get(self.anchor, "?") if self.anchor is not None else None
+        breakdown = step_profile(events, steps, wall * 1e6, self._cuda, anchor, samples if len(samples) == steps else None)
         breakdown.t = time.time()
         self.recorder.write_events(out)
         self.message = None
@@ -609,29 +640,90 @@ class StepProfiler:
         self._timing_start_call = self.calls
         self._timing_records = self.recorder.records
         self._timing_t0 = self._last_entry = time.perf_counter()
+        self._timing_entries = []  # the step that starts now settles (the profiler's teardown); timed from the next
+        self._arms = []
+        # Compiled against eager in this process: blocks of steps in turn, so drift and the
+        # machine's load hit both arms (none under --disable-compile: nothing is compiled).
+        if os.environ.get("TORCHDYNAMO_DISABLE") == "1":
+            self._ab_block, self._ab_note = 0, "the run is eager (--disable-compile)"
+        elif os.environ.get(AB_ENV, "1") == "0":
+            self._ab_block, self._ab_note = 0, f"{AB_ENV}=0"
+        else:
+            self._ab_block, self._ab_note = max(1, min(5, self.steps // 5)), None
+
+    @property
+    def _plain_total(self) -> int:
+        """How many unprofiled steps are timed: N compiled, and N eager with the eager arm."""
+        return self.steps * (2 if self._ab_block else 1)
+
+    def _begin_plain_step(self) -> None:
+        """At a step's entry (before Dynamo reads the stance for this call): its arm."""
+        k = len(self._arms)
+        eager = bool(self._ab_block) and (k // self._ab_block) % 2 == 1
+        if eager and self._restore_stance is None:
+            from dyn_inspect.engine import torch_compat
+
+            restore, why = torch_compat.force_eager()
+            if restore is None:
+                self._ab_block, self._ab_note, eager = 0, why, False
+            self._restore_stance = restore
+        elif not eager:
+            self._back_to_default()
+        self._arms.append(eager)
+
+    def _back_to_default(self) -> None:
+        restore, self._restore_stance = self._restore_stance, None
+        if restore is not None:
+            restore()
 
     def _time_step(self, records: int) -> None:
-        """One anchor entry of the unprofiled window that follows the profiled one."""
+        """One anchor entry of the unprofiled steps that follow the profiled window: the
+        previous step ended here; this one starts in its arm."""
+        if self._cuda:  # each step's device work done before its end is taken
+            import torch
+
+            torch.cuda.synchronize()
         now = time.perf_counter()
         if records != self._timing_records:  # torch compiled again: not the same steady state
+            self._back_to_default()
             self._write_breakdown(None)
             return
         self._last_entry = now
-        if self.calls - self._timing_start_call >= self.steps:
-            if self._cuda:  # the steps' device work done too, as at the window's end
-                import torch
-
-                torch.cuda.synchronize()
-                self._last_entry = time.perf_counter()
-            self._write_breakdown(self.steps)
+        if not self._timing_entries:  # the settling step ended: the timed steps begin
+            self._timing_t0 = now
+        self._timing_entries.append(now)
+        if len(self._timing_entries) - 1 >= self._plain_total:
+            self._back_to_default()
+            self._write_breakdown(self._plain_total)
+            return
+        self._begin_plain_step()
 
     def _write_breakdown(self, completed: int | None) -> None:
         breakdown, self._breakdown = self._breakdown, None
         if breakdown is None:
             return
         if completed:
-            breakdown.plain_steps = completed
-            breakdown.plain_step_us = round((self._last_entry - self._timing_t0) / completed * 1e6, 3)
+            ends = self._timing_entries[: completed + 1]
+            walls = [(b - a) * 1e6 for a, b in zip(ends, ends[1:], strict=False)]
+            compiled = [round(w, 3) for w, eager in zip(walls, self._arms, strict=False) if not eager]
+            eager = [round(w, 3) for w, e in zip(walls, self._arms, strict=False) if e]
+            if compiled:
+                breakdown.plain_steps = len(compiled)
+                breakdown.plain_step_us = round(sum(compiled) / len(compiled), 3)
+                breakdown.plain_samples_us = compiled
+            breakdown.eager_samples_us = eager
+            breakdown.ab_block = self._ab_block if eager else 0
+        breakdown.ab_note = self._ab_note if not breakdown.eager_samples_us else None
+        if breakdown.ab_note is None and not breakdown.eager_samples_us:
+            breakdown.ab_note = (
+                "the program ended before the eager steps" if completed is not None else "torch compiled during the unprofiled steps"
+            )
+        if self._noise_start is not None:
+            import torch
+
+            from dyn_inspect.engine import noise
+
+            breakdown.noise = noise.noise(self._noise_start, noise.read(), torch)
         self.recorder.write_events([breakdown])
 
     def finish(self) -> None:
@@ -644,8 +736,9 @@ class StepProfiler:
             else:
                 self._stop(keep=False)
         if self._breakdown is not None:  # the unprofiled steps that completed, if any
+            self._back_to_default()
             clean = self.recorder.records == self._timing_records
-            self._write_breakdown(self.calls - self._timing_start_call if clean else None)
+            self._write_breakdown(max(0, len(self._timing_entries) - 1) if clean else None)
         if not self.done and self.message is None:
             if self.anchor is None and self.recorder.records == 0 and _other_processes_logged(self.recorder.run_dir):
                 return  # torchrun's agent, a DataLoader worker: the processes that compiled answer

@@ -25,11 +25,12 @@ kernels a region's graph (or a backward graph) launched. Nothing here imports to
 
 from __future__ import annotations
 
+import bisect
 import re
 from collections.abc import Iterable
 from typing import Any
 
-from dyn_inspect.engine.schema import BackwardTime, CallTime, RegionTime, StepProfile
+from dyn_inspect.engine.schema import BackwardTime, CallTime, RegionTime, StepProfile, StepSlice
 
 REGION_PREFIX = "Torch-Compiled Region: "
 CALL_PREFIX = "dyn-inspect call: "  # our range around each outermost compiled call (profiler.py)
@@ -94,9 +95,75 @@ def _next_sibling(lookup: Any, by_parent: dict[int, list[Any]]) -> Any:
     return min(later, key=_start) if later else None
 
 
-def step_profile(events: Iterable[Any], steps: int, wall_us: float, cuda: bool) -> StepProfile:
-    """The breakdown of ``steps`` profiled steps that took ``wall_us`` in all."""
+def step_profile(
+    events: Iterable[Any], steps: int, wall_us: float, cuda: bool, anchor: str | None = None, samples_us: list[float] | None = None
+) -> StepProfile:
+    """The breakdown of ``steps`` profiled steps that took ``wall_us`` in all. With
+    ``anchor`` (our ``dyn-inspect call:`` range of the callable whose calls are the steps)
+    and each step's wall time (``samples_us``), also each step's own breakdown
+    (``per_step``): the events split at the anchor's entries."""
     cpu = [e for e in events if str(getattr(e, "device_type", "")).split(".")[-1] == "CPU"]
+    out = _breakdown(cpu, steps, wall_us, cuda)
+    if samples_us:
+        out.step_samples_us = [round(s, 3) for s in samples_us]
+    if anchor is not None and samples_us and len(samples_us) == steps:
+        parts = split_steps(cpu, anchor, steps)
+        if parts is not None:
+            for part, wall in zip(parts, samples_us, strict=True):
+                one = _breakdown(part, 1, wall, cuda)
+                out.per_step.append(
+                    StepSlice(
+                        step_us=round(wall, 3),
+                        regions=one.regions,
+                        backward=one.backward,
+                        outside_us=one.outside_us,
+                        missed_lookup_us=one.missed_lookup_us,
+                        calls=one.calls,
+                    )
+                )
+    return out
+
+
+def split_steps(cpu: list[Any], anchor: str, steps: int) -> list[list[Any]] | None:
+    """The events of each step: a step begins where the anchor's range does (each entry of
+    the callable whose calls are the steps); an event belongs, with everything under it, to
+    the step it began in. An event that spans a step's start (the user's own range around
+    the loop) gives its children to their steps. None when the window holds another number
+    of anchor entries than ``steps``."""
+    starts = sorted(_start(e) for e in cpu if e.name == anchor and not _has_ancestor(e, anchor))
+    if len(starts) != steps or not starts:
+        return None
+    parts: list[list[Any]] = [[] for _ in range(steps)]
+
+    def place(e: Any) -> None:
+        s, end = _start(e), float(e.time_range.end)
+        i = max(0, bisect.bisect_right(starts, s) - 1)
+        if i + 1 < len(starts) and end > starts[i + 1] and e.cpu_children:
+            for child in e.cpu_children:
+                place(child)
+            return
+        stack = [e]
+        while stack:
+            x = stack.pop()
+            parts[i].append(x)
+            stack.extend(x.cpu_children)
+
+    for e in cpu:
+        if e.cpu_parent is None:
+            place(e)
+    return parts
+
+
+def _has_ancestor(event: Any, name: str) -> bool:
+    parent = event.cpu_parent
+    while parent is not None:
+        if parent.name == name:
+            return True
+        parent = parent.cpu_parent
+    return False
+
+
+def _breakdown(cpu: list[Any], steps: int, wall_us: float, cuda: bool) -> StepProfile:
     by_parent: dict[int, list[Any]] = {}
     for e in cpu:
         parent = e.cpu_parent

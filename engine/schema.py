@@ -506,6 +506,35 @@ class CallTime(msgspec.Struct, omit_defaults=True):
     total_us: float
 
 
+class StepSlice(msgspec.Struct, omit_defaults=True):
+    """One profiled step on its own (``StepProfile.per_step``): the same split as the
+    window's, over the profiler events that began in this step (from one entry of the anchor
+    to the next). ``step_us`` is the step's wall time; the rest are its own totals (µs)."""
+
+    step_us: float
+    regions: list[RegionTime] = []
+    backward: list[BackwardTime] = []
+    outside_us: float = 0.0
+    missed_lookup_us: float = 0.0
+    calls: list[CallTime] = []
+
+
+class ProfileNoise(msgspec.Struct, omit_defaults=True):
+    """What else the machine did while the steps were timed (``--profile N``, from the
+    profiled window's start to the unprofiled steps' end): the load and the threads that
+    decide whether two step times compare (engine/profiler.py)."""
+
+    cpus: int  # CPUs this process may run on (its affinity)
+    threads: int  # torch.get_num_threads(): the intra-op (OpenMP) threads a kernel uses
+    omp_num_threads: str | None = None  # OMP_NUM_THREADS as set ("": not set)
+    compile_threads: int | None = None  # Inductor's compile workers (config.compile_threads)
+    load_avg: float | None = None  # 1-minute load average at the end (this process included)
+    host_cpus: int | None = None  # CPUs /proc/stat counts (the host's, in some containers)
+    others_busy_cpus: float | None = None  # CPUs other processes kept busy, on average (/proc/stat less our CPU time)
+    steal_share: float | None = None  # CPU steal (a hypervisor ran someone else), of all CPU time
+    wall_s: float = 0.0  # how long the measurement lasted
+
+
 class StepProfile(Event, tag="step_profile"):
     """Where a profiled step's time went (``--profile N``, engine/region_profile.py): the
     compiled regions, compiled backward graphs, guard checks, and everything else. Every
@@ -527,6 +556,18 @@ class StepProfile(Event, tag="step_profile"):
     plain_step_us: float | None = None
     plain_steps: int = 0
     calls: list[CallTime] = []  # each compiled (or, eagerly, to-be-compiled) callable's calls
+    # Each profiled step's wall time, and its own split (the window's figures' spread).
+    step_samples_us: list[float] = []
+    per_step: list[StepSlice] = []
+    # The unprofiled steps, each timed: compiled ones (``plain_step_us`` is their mean) and,
+    # interleaved with them in alternating blocks of ``ab_block`` steps, the same program run
+    # under ``torch.compiler.set_stance("force_eager")``: compiled against eager in one
+    # process, under the same load. ``ab_note``: why there is no eager arm.
+    plain_samples_us: list[float] = []
+    eager_samples_us: list[float] = []
+    ab_block: int = 0
+    ab_note: str | None = None
+    noise: ProfileNoise | None = None
 
 
 AnyEvent = (

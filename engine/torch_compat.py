@@ -485,6 +485,29 @@ def install_eager_step_hooks(hook_for: Callable[[int], Callable[[], Callable[[],
     return True
 
 
+def force_eager() -> tuple[Callable[[], None] | None, str | None]:
+    """``torch.compiler.set_stance("force_eager")`` from here on (every ``torch.compile``
+    directive ignored: the original Python runs, nothing is compiled, no guard is checked),
+    for the eager arm of ``--profile``'s compiled-against-eager steps. Returns the call that
+    puts the stance back, or None and why not: torch lacks it, or the program chose a stance
+    of its own (that is left alone). Called only outside compiled code (a step's entry)."""
+    try:
+        import torch
+
+        setter: Any = getattr(getattr(torch, "compiler", None), "set_stance", None)
+        if setter is None:
+            return None, f"torch {torch_version()} has no torch.compiler.set_stance"
+        ctx = setter("force_eager")
+        prev = getattr(getattr(ctx, "prev", None), "stance", None)
+        restore: Callable[[], None] = lambda: ctx.__exit__(None, None, None)  # noqa: E731
+        if prev != "default":
+            restore()
+            return None, f"the program set the compiler's stance ({prev or 'unknown'}): left as it is"
+        return restore, None
+    except Exception as exc:  # noqa: BLE001 - a torch whose stance API differs: no eager arm
+        return None, f"set_stance failed: {exc!r}"
+
+
 def _noop() -> None:
     return None
 

@@ -97,6 +97,7 @@ RUN_FIXTURES: dict[str, tuple[str, str]] = {
     "step_cost_run": ("step_cost", "tests/corpus/step_cost.py --profile=10: a break between two heavy compiled regions."),
     "step_cost_fixed_run": ("step_cost_fixed", "tests/corpus/step_cost.py --without-bookkeeping --profile=10: the same program, fixed."),
     "step_cost_eager_run": ("step_cost_eager", "the fixed step_cost.py under --disable-compile --profile=10: the eager baseline."),
+    "ab_same_run": ("ab_same", "tests/corpus/ab_same.py --threads 1 --profile=10: compiled and eager steps take the same time."),
     "ranks_profiled_run": ("ranks_profiled", "tests/corpus/ranks/train.py --steps 10 under torchrun (2 ranks, gloo) with --profile=3."),
 }
 _needed: list[str] = []

@@ -101,6 +101,8 @@ PROGRAMS: dict[str, tuple[Path, list[str]]] = {
         ],
     ),
     "step_cost_eager": (CORPUS, ["--disable-compile", "--profile=10", "step_cost.py", "--without-bookkeeping"]),
+    # issue 57: compiling gives nothing (three extern matmuls): compiled and eager steps in turn
+    "ab_same": (CORPUS, ["--profile=10", "ab_same.py", "--threads", "1"]),
 }
 
 # The programs the differential harness compares with torch (tests/inspector/test_differential.py).

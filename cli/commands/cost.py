@@ -53,6 +53,14 @@ def _print_process(console: object, p: typed.StepBreakdown, several: bool) -> No
             head += f"\n(the profiler slowed the step {p.profiler_slowdown:.1f}×, eager code most: the times below are under it)"
     who = (f"rank {p.rank}" if p.rank is not None else Path(p.log).name) + ": " if several else ""
     print_(f"\n{who}{head}", markup=False, highlight=False, style="bold")
+    if p.noise is not None:
+        print_(f"  {p.noise.text}", markup=False, highlight=False, style="yellow" if p.noise.busy or p.noise.oversubscribed else "dim")
+        if p.noise.fix:
+            print_(f"  fix: {p.noise.fix}", markup=False, highlight=False, style="yellow")
+    if p.ab is not None:
+        print_(f"  is compiling worth it: {p.ab.text}", markup=False, highlight=False, style="bold")
+    elif p.ab_note:
+        print_(f"  no compiled-against-eager steps in this run: {p.ab_note}", markup=False, highlight=False, style="dim")
     gpu = p.device == "cuda"
     rows = [
         (
@@ -71,6 +79,10 @@ def _print_process(console: object, p: typed.StepBreakdown, several: bool) -> No
     for what, us, note in rows:
         table.add_row(what, time_text(us), share_text(us, p.step_us), note)
     print_(table)
+    if p.figures and any(f.spread is not None for f in p.figures):
+        print_("\nspread over the steps:", markup=False, highlight=False, style="bold")
+        for f in p.figures:
+            print_(f"  {f.text}", markup=False, highlight=False)
     if p.breaks:
         print_("\ngraph breaks by time per step:", markup=False, highlight=False, style="bold")
         for i, b in enumerate(p.breaks, 1):
@@ -114,7 +126,7 @@ def run(args: argparse.Namespace) -> int:
         console.print(f"  {report.message}", markup=False, highlight=False)
         return 0
     if report.eager is not None:
-        console.print(f"  {report.eager.text}", markup=False, highlight=False, style="bold")
+        console.print(f"  against {short_path(report.eager.eager_run)}: {report.eager.text}", markup=False, highlight=False, style="bold")
         for f in report.eager.functions:
             console.print(f"    {f.text}", markup=False, highlight=False, style="yellow" if f.slower_compiled else None)
     for p in report.processes:

@@ -181,7 +181,8 @@ def print_report(console: Console, r: typed.VerifyReport, new_id: str) -> None:
         out(f"  {label:<16} {x:>4g} → {y:g}")
     out(f"  {'compile time':<16} {b.compile_time_s:>6.2f}s → {a.compile_time_s:.2f}s")
     if b.step_us is not None and a.step_us is not None:
-        out(f"  {'step (profiled)':<16} {time_text(b.step_us):>7} → {time_text(a.step_us)}")
+        said = f": the step {r.step_change.text}" if r.step_change is not None else ""
+        out(f"  {'step (profiled)':<16} {time_text(b.step_us):>7} → {time_text(a.step_us)}{said}")
     for f in r.failures_gone:
         out(f"  failure gone: {f.file}:{f.line} {f.fail_type}: {f.headline}", "green")
     for f in r.failures_remaining:

@@ -22,9 +22,12 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
+from statistics import median
 
 from dyn_inspect.engine import compile_ids
-from dyn_inspect.engine.schema import BackwardTime, RegionTime, StepProfile
+from dyn_inspect.engine.schema import BackwardTime, ProfileNoise, RegionTime, StepProfile
+from dyn_inspect.inspector.analysis import spread as stats
+from dyn_inspect.inspector.analysis.spread import Spread, Verdict
 from dyn_inspect.inspector.model import BreakGroup, CompileInfo, FrameInfo, RunModel
 from dyn_inspect.inspector.units import time_text
 
@@ -110,6 +113,8 @@ class BreakCost:
     between: list[tuple[str, str]] = field(default_factory=list)  # (region cid, resume cid)
     regions: list[str] = field(default_factory=list)  # the compiles whose eager code it is
     step_us: float = 0.0
+    samples: list[float] = field(default_factory=list)  # its cost in each profiled step (µs)
+    step_spread: Spread | None = None  # the profiled step's, the noise a fix must beat
 
     @property
     def us(self) -> float:
@@ -120,17 +125,30 @@ class BreakCost:
         return self.us / self.step_us if self.step_us else None
 
     @property
-    def text(self) -> str:
-        """The one sentence every face shows: "110 µs/step under the profiler (3.6% of the
-        step): eager code between 0/0 and its resume 1/0" (the profiler slows eager code
-        more than compiled code: what removing the break saves is at most this)."""
-        share = f" ({self.share:.1%} of the step)" if self.share is not None else ""
+    def spread(self) -> Spread | None:
+        return stats.spread(self.samples)
+
+    @property
+    def verdict(self) -> Verdict | None:
+        return self._said[0]
+
+    @property
+    def _said(self) -> tuple[Verdict | None, str]:
         resumes = sorted({b for _, b in self.between})
         if resumes:
             where = f" between {' / '.join(sorted({a for a, _ in self.between}))} and its resume {' or '.join(resumes)}"
         else:  # the code after the break ran eagerly in the frame (no resume function compiled)
             where = f" in {' / '.join(self.regions)}" if self.regions else ""
-        return f"{time_text(self.us)}/step under the profiler{share}: eager code{where}"
+        return stats.break_verdict(self.spread, self.step_spread, self.us, where, self.share)
+
+    @property
+    def text(self) -> str:
+        """The one sentence every face shows: "the break costs 110 µs/step under the profiler
+        (3.6% of the step), 95% CI 104–118 µs: eager code between 0/0 and its resume 1/0"
+        when the cost stands out of the step's own noise, else "... within noise (±4% of the
+        step) ..." and how many steps would resolve it (the profiler slows eager code more
+        than compiled code: what removing the break saves is at most this)."""
+        return self._said[1]
 
 
 @dataclass
@@ -142,6 +160,42 @@ class StepCosts:
     regions: list[RegionCost]
     backward: list[BackwardCost]
     breaks: list[BreakCost]  # most expensive first
+    per_step: list[StepCosts] = field(default_factory=list)  # each profiled step on its own
+
+    def spread_of(self, figure: object) -> Spread | None:
+        """``figure`` (a StepCosts -> µs per step) over the profiled steps."""
+        if not self.per_step:
+            return None
+        return stats.spread([figure(s) for s in self.per_step])  # type: ignore[operator]
+
+    @property
+    def step_spread(self) -> Spread | None:
+        return stats.spread(self.profile.step_samples_us)
+
+    @property
+    def plain_spread(self) -> Spread | None:
+        return stats.spread(self.profile.plain_samples_us)
+
+    @property
+    def noise(self) -> ProfileNoise | None:
+        return self.profile.noise
+
+    def in_process(self, compile_time_s: float) -> EagerComparison | None:
+        """Compiled against eager in this process (the unprofiled steps' alternating
+        blocks under ``set_stance("force_eager")``); None without an eager arm."""
+        p = self.profile
+        if not p.eager_samples_us or len(p.plain_samples_us) < 2:
+            return None
+        return EagerComparison(
+            compiled_us=p.plain_step_us or 0.0,
+            eager_us=sum(p.eager_samples_us) / len(p.eager_samples_us),
+            measured="without the profiler",
+            compile_time_s=compile_time_s,
+            compiled_samples=tuple(p.plain_samples_us),
+            eager_samples=tuple(p.eager_samples_us),
+            in_process=True,
+            block=p.ab_block,
+        )
 
     @property
     def steps(self) -> int:
@@ -189,6 +243,9 @@ class StepCosts:
     def cost_of(self, group: BreakGroup) -> BreakCost | None:
         return next((b for b in self.breaks if b.group is group), None)
 
+    def cost_of_key(self, key: str) -> BreakCost | None:
+        return next((b for b in self.breaks if b.group.key == key), None)
+
 
 def _compile_for(model: RunModel, log: str, region: RegionTime, at: float) -> CompileInfo | None:
     """The compile a region runs: torch's id names it within a reset epoch (``0/0`` names
@@ -219,17 +276,41 @@ def _break_of(model: RunModel, compile: CompileInfo) -> BreakGroup | None:
     return max(hits, key=lambda h: h[0])[1] if hits else None
 
 
-def costs_for(model: RunModel, log: str, profile: StepProfile) -> StepCosts:
+def costs_for(
+    model: RunModel,
+    log: str,
+    profile: StepProfile,
+    joined: dict[str, CompileInfo | None] | None = None,
+    joined_backward: dict[str | None, CompileInfo | None] | None = None,
+    breaks_of: dict[str, BreakGroup | None] | None = None,
+) -> StepCosts:
+    """``joined``/``joined_backward``: the window's joins of region cids / backward graph
+    keys to compiles, reused for each of its steps (one step runs the window's compiles)."""
     steps = profile.steps
-    regions = [RegionCost(r, _compile_for(model, log, r, profile.t), steps) for r in profile.regions]
+    regions = [
+        RegionCost(r, joined[r.cid] if joined is not None and r.cid in joined else _compile_for(model, log, r, profile.t), steps)
+        for r in profile.regions
+    ]
     by_cid = {r.region.cid: r for r in regions}
     ran = [r.compile for r in regions if r.compile is not None]
-    backward = [BackwardCost(b, _backward_compile(model, log, b.graph, ran), steps) for b in profile.backward]
+    backward = [
+        BackwardCost(
+            b,
+            joined_backward[b.graph]
+            if joined_backward is not None and b.graph in joined_backward
+            else _backward_compile(model, log, b.graph, ran),
+            steps,
+        )
+        for b in profile.backward
+    ]
     breaks: dict[str, BreakCost] = {}
+    breaks_of = {} if breaks_of is None else breaks_of
     for r in regions:
         if r.compile is None:
             continue
-        group = _break_of(model, r.compile)
+        if r.compile.cid + "|" + r.compile.log not in breaks_of:
+            breaks_of[r.compile.cid + "|" + r.compile.log] = _break_of(model, r.compile)
+        group = breaks_of[r.compile.cid + "|" + r.compile.log]
         if group is None:
             continue
         cost = breaks.get(group.key)
@@ -246,6 +327,33 @@ def costs_for(model: RunModel, log: str, profile: StepProfile) -> StepCosts:
     return StepCosts(log, profile, regions, backward, ordered)
 
 
+def _with_steps(model: RunModel, log: str, profile: StepProfile) -> StepCosts:
+    """The window's costs, and each profiled step's own (``per_step``), each break's cost in
+    every step and the step's spread beside it (its verdict's noise)."""
+    breaks_of: dict[str, BreakGroup | None] = {}
+    window = costs_for(model, log, profile, breaks_of=breaks_of)
+    joined = {r.region.cid: r.compile for r in window.regions}
+    joined_backward = {b.time.graph: b.compile for b in window.backward}
+    for s in profile.per_step:
+        one = StepProfile(
+            t=profile.t,
+            steps=1,
+            step_us=s.step_us,
+            device=profile.device,
+            regions=s.regions,
+            backward=s.backward,
+            outside_us=s.outside_us,
+            missed_lookup_us=s.missed_lookup_us,
+        )
+        window.per_step.append(costs_for(model, log, one, joined, joined_backward, breaks_of))
+    step = window.step_spread
+    for b in window.breaks:
+        if window.per_step:
+            b.samples = [(c.us if (c := s.cost_of_key(b.group.key)) is not None else 0.0) for s in window.per_step]
+        b.step_spread = step
+    return window
+
+
 def step_costs(model: RunModel) -> list[StepCosts]:
     """One ``StepCosts`` per profiled process, in log order (empty without ``--profile``).
 
@@ -254,7 +362,7 @@ def step_costs(model: RunModel) -> list[StepCosts]:
     answers are shared: callers read them, never change them."""
     found = model.memo.get("step_costs")
     if found is None or found[0] != model.event_count:
-        found = model.memo["step_costs"] = (model.event_count, [costs_for(model, log, p) for log, p in model.step_profiles])
+        found = model.memo["step_costs"] = (model.event_count, [_with_steps(model, log, p) for log, p in model.step_profiles])
     return list(found[1])
 
 
@@ -278,17 +386,33 @@ class FunctionSpeed:
     function: str  # "Net.forward (train.py:33)"
     compiled_us: float
     eager_us: float
+    compiled_samples: tuple[float, ...] = ()  # per call, in each profiled step
+    eager_samples: tuple[float, ...] = ()
+
+    @property
+    def ratio(self) -> stats.Interval | None:
+        return stats.ratio(list(self.eager_samples), list(self.compiled_samples))
 
     @property
     def slower_compiled(self) -> bool:
+        """With per-step samples, only when the interval of eager / compiled is below 1."""
+        r = self.ratio
+        if r is not None:
+            return r.high < 1.0
         return self.compiled_us > self.eager_us
 
     @property
     def text(self) -> str:
         """Only "slower compiled" is a verdict: faster under the profiler may be the
-        profiler's doing (it slows eager code more), so the step times above decide that."""
+        profiler's doing (it slows eager code more), so the step times above decide that;
+        and it is said only when its interval excludes no change."""
         head = f"{self.function}: compiled {time_text(self.compiled_us)}, eager {time_text(self.eager_us)} per call under the profiler"
-        return f"{head} — slower compiled" if self.slower_compiled else head
+        if self.slower_compiled:
+            return f"{head} — slower compiled"
+        r = self.ratio
+        if r is not None and r.low <= 1.0 and self.compiled_us > self.eager_us:
+            return f"{head} — within noise ({r.confidence:.0%} CI of eager / compiled {r.low:.2f}–{r.high:.2f}×)"
+        return head
 
 
 @dataclass(frozen=True)
@@ -302,6 +426,18 @@ class EagerComparison:
     measured: str  # "without the profiler" | "under the profiler"
     compile_time_s: float
     functions: tuple[FunctionSpeed, ...] = ()  # the callables both runs called, slowest-compiled first
+    compiled_samples: tuple[float, ...] = ()  # each step (µs): the verdict's interval comes from these
+    eager_samples: tuple[float, ...] = ()
+    in_process: bool = False  # True: interleaved in one process; False: another run, another time
+    block: int = 0  # (in process) steps per block of the alternation
+
+    @property
+    def verdict(self) -> Verdict | None:
+        if self.in_process:
+            how = f"{self.block}-step blocks in turn in one process"
+        else:
+            how = f"{self.measured}, from another run: taken at another time, under other load, less reliable"
+        return stats.speed_verdict(list(self.eager_samples), list(self.compiled_samples), self.compile_time_s, how)
 
     @property
     def speedup(self) -> float:
@@ -313,20 +449,45 @@ class EagerComparison:
 
     @property
     def pays_back_after(self) -> int | None:
-        """Steps until compiling has saved its own time (None: it saves nothing per step)."""
+        """Steps until compiling has saved its own time: with per-step samples, only when
+        the verdict says compiled is faster (from the medians), else None; without them
+        (an older recording), from the means, None when it saves nothing per step."""
+        v = self.verdict
+        if v is not None:
+            if not (v.resolved and v.low > 1.0):
+                return None
+            saved = median(self.eager_samples) - median(self.compiled_samples)
+            return math.ceil(self.compile_time_s * 1e6 / saved) if saved > 0 else None
         if self.saved_us <= 0:
             return None
         return math.ceil(self.compile_time_s * 1e6 / self.saved_us)
 
     @property
     def text(self) -> str:
-        head = f"compiled {time_text(self.compiled_us)}/step, eager {time_text(self.eager_us)}/step ({self.measured})"
+        """The verdict (only when its interval excludes 1.0); without per-step samples (a run
+        recorded before they were kept) the means, said as such."""
+        v = self.verdict
+        if v is not None:
+            return v.text
+        head = f"compiled {time_text(self.compiled_us)}/step, eager {time_text(self.eager_us)}/step ({self.measured}; no per-step samples: no interval)"
+        if not self.in_process:
+            head += ", from another run: less reliable"
         if self.saved_us <= 0:
             return f"{head}: the compiled step is {time_text(-self.saved_us)} slower — compiling does not pay here"
         return (
             f"{head}: {self.speedup:.2f}× faster; compiling took {self.compile_time_s:.1f} s and saves "
             f"{time_text(self.saved_us)}/step: it pays back after {self.pays_back_after:,} steps"
         )
+
+
+def _per_call(profile: StepProfile, function: str) -> tuple[float, ...]:
+    """One callable's time per call in each profiled step that called it."""
+    out = []
+    for s in profile.per_step:
+        calls = [t for t in s.calls if t.function == function and t.calls]
+        if calls:
+            out.append(sum(t.total_us for t in calls) / sum(t.calls for t in calls))
+    return tuple(out)
 
 
 def compare_eager(compiled: RunModel, eager: RunModel) -> EagerComparison | None:
@@ -337,7 +498,13 @@ def compare_eager(compiled: RunModel, eager: RunModel) -> EagerComparison | None
     plain = c.plain_step_us is not None and e.plain_step_us is not None
     eager_calls = {t.function: t for t in e.calls if t.calls}
     functions = [
-        FunctionSpeed(t.function, t.total_us / t.calls, eager_calls[t.function].total_us / eager_calls[t.function].calls)
+        FunctionSpeed(
+            t.function,
+            t.total_us / t.calls,
+            eager_calls[t.function].total_us / eager_calls[t.function].calls,
+            _per_call(c, t.function),
+            _per_call(e, t.function),
+        )
         for t in c.calls
         if t.calls and t.function in eager_calls
     ]
@@ -347,6 +514,8 @@ def compare_eager(compiled: RunModel, eager: RunModel) -> EagerComparison | None
         measured="without the profiler" if plain else "under the profiler",
         compile_time_s=compiled.total_compile_time(),
         functions=tuple(sorted(functions, key=lambda f: f.eager_us / f.compiled_us if f.compiled_us else 0.0)),
+        compiled_samples=tuple(c.plain_samples_us if plain else c.step_samples_us),
+        eager_samples=tuple(e.plain_samples_us if plain else e.step_samples_us),
     )
 
 
@@ -359,12 +528,21 @@ class GuardCost:
     frames: int
     entries: int  # the most cache entries one of the frames had
     step_us: float
+    samples: tuple[float, ...] = ()  # in each profiled step (µs)
+
+    @property
+    def spread(self) -> Spread | None:
+        return stats.spread(self.samples)
 
     @property
     def text(self) -> str:
         share = f" ({self.us / self.step_us:.1%} of the step)" if self.step_us else ""
         what = f"its {self.frames} frames" if self.frames != 1 else "its frame"
-        return f"guard checks of {what}: {time_text(self.us)}/step under the profiler{share}, up to {self.entries} cache entries each"
+        s = self.spread
+        spread = f" ({s.text})" if s is not None and s.n > 1 else ""
+        return (
+            f"guard checks of {what}: {time_text(self.us)}/step under the profiler{share}{spread}, up to {self.entries} cache entries each"
+        )
 
 
 def guard_cost(model: RunModel, frames: list[FrameInfo]) -> GuardCost | None:
@@ -374,7 +552,73 @@ def guard_cost(model: RunModel, frames: list[FrameInfo]) -> GuardCost | None:
         ran = [r for r in sc.regions if r.compile is not None and (r.compile.log, r.compile.frame_id) in keys]
         if ran:
             entries = max(len(f.compiles) for f in frames if f.log == sc.log) if any(f.log == sc.log for f in frames) else 1
+            cids = {r.region.cid for r in ran}
+            samples = tuple(sum(r.lookup_us for r in one.regions if r.region.cid in cids) for one in sc.per_step)
             return GuardCost(
-                sum(r.lookup_us for r in ran), len({(r.compile.log, r.compile.frame_id) for r in ran if r.compile}), entries, sc.step_us
+                sum(r.lookup_us for r in ran),
+                len({(r.compile.log, r.compile.frame_id) for r in ran if r.compile}),
+                entries,
+                sc.step_us,
+                samples,
             )
     return None
+
+
+@dataclass(frozen=True)
+class NoiseNote:
+    """What the machine did while the steps were timed, said once for every face: whether
+    other processes (or a hypervisor's steal) took CPUs, whether torch's threads outnumber
+    the CPUs left free, and the fix."""
+
+    noise: ProfileNoise
+
+    @property
+    def free_cpus(self) -> float | None:
+        o = self.noise.others_busy_cpus
+        return max(0.0, self.noise.cpus - o) if o is not None else None
+
+    @property
+    def busy(self) -> bool:
+        n = self.noise
+        if n.others_busy_cpus is not None:
+            return n.others_busy_cpus >= 0.5 or (n.steal_share or 0.0) >= 0.05
+        return n.load_avg is not None and n.load_avg > n.cpus  # (no /proc/stat: the load average says it)
+
+    @property
+    def oversubscribed(self) -> bool:
+        free = self.free_cpus
+        return free is not None and self.noise.threads > max(1, round(free))
+
+    @property
+    def text(self) -> str:
+        n = self.noise
+        parts = []
+        if n.others_busy_cpus is not None:
+            parts.append(f"other processes kept {n.others_busy_cpus:.1f} of {n.host_cpus or n.cpus} CPUs busy")
+        if n.load_avg is not None:
+            parts.append(f"load average {n.load_avg:.2f}")
+        if n.steal_share is not None:
+            parts.append(f"CPU steal {n.steal_share:.0%}")
+        threads = f"torch used {n.threads} thread{'s' if n.threads != 1 else ''} on {n.cpus} CPU{'s' if n.cpus != 1 else ''}"
+        if n.omp_num_threads:
+            threads += f" (OMP_NUM_THREADS={n.omp_num_threads})"
+        if n.compile_threads:
+            threads += f"; Inductor's compile workers: {n.compile_threads} (idle between compiles)"
+        head = "the machine was busy while the steps were timed" if self.busy else "the machine was quiet while the steps were timed"
+        said = f"{head}: {', '.join(parts)}; {threads}" if parts else f"{head}: {threads}"
+        if self.oversubscribed:
+            free = self.free_cpus or 0.0
+            said += f" with about {free:.0f} CPU{'s' if round(free) != 1 else ''} free: oversubscribed (threads wait for each other)"
+        return said
+
+    @property
+    def fix(self) -> str | None:
+        if self.oversubscribed:
+            fit = max(1, round(self.free_cpus or 1))
+            return (
+                f"set OMP_NUM_THREADS={fit} (or call torch.set_num_threads({fit}) first) so torch's threads fit the free CPUs, "
+                "or profile on an idle machine: the times below swing with the other load"
+            )
+        if self.busy:
+            return "profile on an idle machine, or with more steps: the other load widens every interval below"
+        return None

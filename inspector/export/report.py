@@ -31,6 +31,7 @@ from dyn_inspect.inspector.outputs import SourceLoc
 from dyn_inspect.inspector.outputs import reports as typed
 from dyn_inspect.inspector.reports.breaks import run_breaks
 from dyn_inspect.inspector.reports.causes import run_causes
+from dyn_inspect.inspector.reports.cost import model_cost
 from dyn_inspect.inspector.reports.failures import run_failures
 from dyn_inspect.inspector.reports.kernels import run_kernels
 from dyn_inspect.inspector.reports.recompiles import recompile_suggestions
@@ -171,6 +172,22 @@ class ReportData:
     # ``recompile_limit``) is listed but is a limit hit, not a compile
     compile_count: int = 0
     skipped: list[str] = field(default_factory=list)
+    cost: list[str] = field(default_factory=list)  # `cost`'s sentences: compiled vs eager, the machine's noise
+
+
+def _cost_lines(model: RunModel, scrub: Callable[[str], str]) -> list[str]:
+    report = model_cost(model, "")
+    out: list[str] = []
+    for p in report.processes:
+        who = f"rank {p.rank}: " if p.rank is not None and len(report.processes) > 1 else ""
+        if p.ab is not None:
+            out.append(f"{who}is compiling worth it: {p.ab.text}")
+        elif p.ab_note:
+            out.append(f"{who}no compiled-against-eager steps in this run: {p.ab_note}")
+        if p.noise is not None:
+            out.append(who + p.noise.text + (f" — fix: {p.noise.fix}" if p.noise.fix else ""))
+        out += [f"{who}{f.text}" for f in p.figures]
+    return [scrub(line) for line in out]
 
 
 def _def_loc(file: str | None, first_line: int | None) -> Loc | None:
@@ -279,6 +296,7 @@ def build(
             )
         )
     data.causes = [_cause_row(c, where, scrub) for c in (_guarded(lambda: run_causes(model)) or [])]
+    data.cost = _guarded(lambda: _cost_lines(model, scrub)) or []
     data.shapes = [row for cs in run_shapes(model, cwd) if (row := _shape_row(cs, where, scrub)) is not None]
     # The suggestion the frame's timeline makes (what `recompiles` and the TUI say).
     by_compile = _guarded(lambda: recompile_suggestions(model)) or {}

@@ -506,6 +506,62 @@ class KernelsReport(Output):
 # -- cost (--profile) ----------------------------------------------------------------------
 
 
+class Spread(Output):
+    """A figure over the steps it was measured in (µs): min, quartiles, median, and the
+    median's exact order-statistic confidence interval (``confidence``: its coverage)."""
+
+    n: int
+    median_us: float
+    min_us: float
+    q1_us: float
+    q3_us: float
+    max_us: float
+    low_us: float
+    high_us: float
+    confidence: float
+    text: str  # "median 1.46 ms (IQR 1.43 ms–1.55 ms; 98% CI 1.40 ms–1.68 ms; 10 steps)"
+
+
+class Verdict(Output):
+    """A claim and its interval: ``resolved`` only when the interval excludes no-change
+    (a ratio of 1.0, a saving of 0, a cost inside the step's own noise); ``text`` is the
+    sentence every face shows."""
+
+    resolved: bool
+    value: float  # a ratio (eager / compiled) or µs (a break's cost, a fix's saving)
+    low: float
+    high: float
+    confidence: float
+    noise: float  # the interval's half-width, as a share
+    steps_to_resolve: int | None  # (not resolved) about how many steps would resolve it; None: no difference found
+    text: str
+
+
+class Figure(Output):
+    """One row of the step's split with its spread over the profiled steps."""
+
+    what: str  # "step (profiled)", "compiled graphs", ...
+    us_per_step: float  # the window's mean
+    spread: Spread | None  # None: a run recorded before per-step samples were kept
+    text: str  # the sentence every face shows: "compiled graphs: 1.30 ms/step, median ..."
+
+
+class NoiseReport(Output):
+    """The machine while the steps were timed (``--profile``): other load, steal, threads."""
+
+    cpus: int
+    threads: int
+    omp_num_threads: str | None
+    compile_threads: int | None
+    load_avg: float | None
+    others_busy_cpus: float | None
+    steal_share: float | None
+    busy: bool
+    oversubscribed: bool
+    text: str
+    fix: str | None
+
+
 class RegionCost(Output):
     """One compiled region's host time per step (µs): its graph, the eager code Dynamo left
     in the frame, the guard check before it and the wrappers around the graph."""
@@ -521,6 +577,7 @@ class RegionCost(Output):
     overhead_us: float
     nested: list[str]  # compile ids of the regions entered from inside it
     device_us: float = 0.0  # GPU time of its graph's kernels (CUDA runs)
+    spread: Spread | None = None  # its time (us_per_step) over the profiled steps
 
 
 class BackwardCost(Output):
@@ -529,6 +586,7 @@ class BackwardCost(Output):
     us_per_step: float
     compiled_us: float
     device_us: float = 0.0  # GPU time of its kernels (CUDA runs)
+    spread: Spread | None = None
 
 
 class BreakCost(Output):
@@ -545,6 +603,8 @@ class BreakCost(Output):
     share_of_step: float | None
     between: list[list[str]]  # [region compile id, resume compile id]
     text: str
+    spread: Spread | None = None  # its cost in each profiled step
+    verdict: Verdict | None = None  # against the step's own noise (None: no per-step samples)
 
 
 class StepBreakdown(Output):
@@ -567,6 +627,10 @@ class StepBreakdown(Output):
     regions: list[RegionCost]
     backward: list[BackwardCost]
     breaks: list[BreakCost]
+    figures: list[Figure] = []  # the step and its split, each with its spread
+    ab: EagerComparison | None = None  # compiled against eager in this process (interleaved blocks)
+    ab_note: str | None = None  # why there is no in-process comparison
+    noise: NoiseReport | None = None
 
 
 class FunctionSpeed(Output):
@@ -592,6 +656,10 @@ class EagerComparison(Output):
     pays_back_after_steps: int | None  # None: compiling saves nothing per step
     text: str
     functions: list[FunctionSpeed] = []  # slowest compiled (against eager) first
+    in_process: bool = False  # True: interleaved with the compiled steps in one process; False: another run (less reliable)
+    compiled_spread: Spread | None = None
+    eager_spread: Spread | None = None
+    verdict: Verdict | None = None  # the ratio eager / compiled and its interval
 
 
 class CostReport(Output):
@@ -1245,3 +1313,5 @@ class VerifyReport(Output):
     # the counts before → after in one line, as the editor's and the TUI's verdicts say it
     # ("recompiles 5 → 0, graph breaks 3 → 3, compile failures 0 → 0, step (profiled) …")
     changes: str = ""
+    # the step before → after with its interval: "saves …" only when it excludes no change
+    step_change: Verdict | None = None

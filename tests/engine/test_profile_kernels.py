@@ -218,6 +218,8 @@ def test_step_profile_of_the_example(profiled) -> None:
     g = batch.guard_cost
     assert g is not None and g.us > 0 and g.entries == 2 and 1 <= g.frames <= len(batch.frames)
     assert batch.run_time == g.text and g.text.startswith(f"guard checks of its {g.frames} frames: ")
+    # with their spread over the profiled steps (issue 57)
+    assert g.spread is not None and g.spread.n == STEPS and g.spread.text in g.text
 
 
 def test_lsp_hover_on_the_fix_site_gives_the_guard_checks(profiled) -> None:

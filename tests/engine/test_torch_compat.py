@@ -189,3 +189,26 @@ def test_faces_say_what_was_degraded(results: dict[str, Result], tmp_path_factor
     assert any(note.startswith(lost) for note in build_index(run, Workspace([PROGRAM.parent])).degraded)
     clean = Run(results["none"].run_dir)
     assert summary_dict(clean)["degraded"] == [] and "degraded" not in environment_text(clean.model)
+
+
+def test_the_eager_arm_uses_torchs_stance_and_leaves_the_programs_own() -> None:
+    """`--profile`'s eager steps (issue 57): torch.compiler.set_stance("force_eager") from a
+    step's entry, put back after; a stance the program chose itself is left as it is. Real
+    torch, in a child process (the stance is process-global)."""
+    code = """
+import torch
+from torch._dynamo import eval_frame
+from dyn_inspect.engine import torch_compat
+restore, why = torch_compat.force_eager()
+assert why is None and restore is not None, why
+assert eval_frame._stance.stance == "force_eager"
+restore()
+assert eval_frame._stance.stance == "default"
+torch.compiler.set_stance("eager_on_recompile")
+restore, why = torch_compat.force_eager()
+assert restore is None and "eager_on_recompile" in why, why
+assert eval_frame._stance.stance == "eager_on_recompile"
+print("ok")
+"""
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0 and done.stdout.strip() == "ok", done.stderr[-2000:]

@@ -20,7 +20,8 @@ from dyn_inspect.tui.views.base import COMMON_KEYS, Context, SearchHit, beside_d
 from dyn_inspect.tui.views.table import Cell, SplitView
 from dyn_inspect.tui.widgets import DetailPane
 
-Row = tuple[typed.StepBreakdown, str, str, float, typed.BreakCost | typed.RegionCost | None]  # (process, what, note, µs, item)
+Item = typed.BreakCost | typed.RegionCost | typed.Figure | typed.EagerComparison | None
+Row = tuple[typed.StepBreakdown, str, str, float, Item]  # (process, what, note, µs, item)
 
 
 class CostView(SplitView):
@@ -77,13 +78,28 @@ Then each graph break by its time per step, then each compiled region.
         self._rows.clear()
         cwd = ctx.cwd
         for n, p in enumerate(self._report(ctx)):
-            rows: list[tuple[str, str, str, float, typed.BreakCost | typed.RegionCost | None]] = [
-                ("compiled graphs", "forward and backward graphs", "", p.compiled_us, None),
-                ("eager in compiled code", "Python left in compiled frames: graph breaks, returns", "", p.eager_in_regions_us, None),
-                ("guard checks", "cache lookups before each compiled frame", "", p.guards_us, None),
-                ("wrappers", "Dynamo's and AOTAutograd's around each graph", "", p.overhead_us, None),
-                ("outside compiled code", "loss, optimizer, data, other eager Python", "", p.outside_us, None),
+            figures = {f.what: f for f in p.figures}
+            rows: list[tuple[str, str, str, float, Item]] = [
+                ("compiled graphs", "forward and backward graphs", "", p.compiled_us, figures.get("compiled graphs")),
+                (
+                    "eager in compiled code",
+                    "Python left in compiled frames: graph breaks, returns",
+                    "",
+                    p.eager_in_regions_us,
+                    figures.get("eager in compiled code"),
+                ),
+                ("guard checks", "cache lookups before each compiled frame", "", p.guards_us, figures.get("guard checks")),
+                ("wrappers", "Dynamo's and AOTAutograd's around each graph", "", p.overhead_us, figures.get("wrappers")),
+                (
+                    "outside compiled code",
+                    "loss, optimizer, data, other eager Python",
+                    "",
+                    p.outside_us,
+                    figures.get("outside compiled code"),
+                ),
             ]
+            if p.ab is not None:  # compiled against eager, interleaved in this process
+                rows.append(("compiled vs eager", p.ab.text, "", p.ab.compiled_us, p.ab))
             for b in p.breaks:
                 rows.append((f"break: {b.reason}", b.text, display_loc(Loc(b.file, b.line), cwd), b.us_per_step, b))
             for r in p.regions:
@@ -91,7 +107,11 @@ Then each graph break by its time per step, then each compiled region.
             for i, (what, note, where, us, item) in enumerate(rows):
                 key = f"{n}|{i}"
                 self._rows[key] = (p, what, note, us, item)
-                style = "bold" if isinstance(item, typed.BreakCost) else ("dim" if isinstance(item, typed.RegionCost) else "")
+                style = (
+                    "bold"
+                    if isinstance(item, typed.BreakCost | typed.EagerComparison)
+                    else ("dim" if isinstance(item, typed.RegionCost) else "")
+                )
                 table.add_row(
                     Cell(time_text(us), us, justify="right"),
                     Cell(share_text(us, p.step_us), us, justify="right"),
@@ -120,7 +140,17 @@ Then each graph break by its time per step, then each compiled region.
         if p.plain_step_us is not None:
             slower = f", the profiler slowed it {p.profiler_slowdown:.1f}×" if p.profiler_slowdown and p.profiler_slowdown >= 1.25 else ""
             parts.append(Text(f"without the profiler: {time_text(p.plain_step_us)} per step ({p.plain_steps} steps){slower}", style="dim"))
-        if isinstance(item, typed.BreakCost):
+        if p.noise is not None:
+            parts.append(Text(p.noise.text, style="yellow" if p.noise.busy or p.noise.oversubscribed else "dim"))
+            if p.noise.fix:
+                parts.append(Text(f"fix: {p.noise.fix}", style="yellow"))
+        if isinstance(item, typed.EagerComparison):
+            parts += [Text(""), Text(item.text)]
+            if item.compiled_spread is not None and item.eager_spread is not None:
+                parts.append(Text(f"compiled: {item.compiled_spread.text}\neager: {item.eager_spread.text}", style="dim"))
+        elif isinstance(item, typed.Figure):
+            parts += [Text(""), Text(f"{time_text(us)} per step ({share_text(us, p.step_us)} of the step): {note}"), Text(item.text)]
+        elif isinstance(item, typed.BreakCost):
             loc = Loc(item.file, item.line)
             parts += [
                 Text(""),

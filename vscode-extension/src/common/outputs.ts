@@ -65,6 +65,7 @@ export interface BackwardCost {
     us_per_step: number;
     compiled_us: number;
     device_us?: number;
+    spread?: Spread | null;
 }
 
 export interface BreakChanges {
@@ -89,6 +90,8 @@ export interface BreakCost {
     share_of_step: number | null;
     between: string[][];
     text: string;
+    spread?: Spread | null;
+    verdict?: Verdict | null;
 }
 
 export interface BreakSite {
@@ -537,6 +540,10 @@ export interface EagerComparison {
     pays_back_after_steps: number | null;
     text: string;
     functions?: FunctionSpeed[];
+    in_process?: boolean;
+    compiled_spread?: Spread | null;
+    eager_spread?: Spread | null;
+    verdict?: Verdict | null;
 }
 
 /**
@@ -590,6 +597,16 @@ export interface FailureSite {
     headline: string;
     reason: string | null;
     compile_ids: string[];
+}
+
+/**
+ * One row of the step's split with its spread over the profiled steps.
+ */
+export interface Figure {
+    what: string;
+    us_per_step: number;
+    spread: Spread | null;
+    text: string;
 }
 
 export interface FixedCause {
@@ -1113,6 +1130,23 @@ export interface NodeStatus {
 }
 
 /**
+ * The machine while the steps were timed (`--profile`): other load, steal, threads.
+ */
+export interface NoiseReport {
+    cpus: number;
+    threads: number;
+    omp_num_threads: string | null;
+    compile_threads: number | null;
+    load_avg: number | null;
+    others_busy_cpus: number | null;
+    steal_share: number | null;
+    busy: boolean;
+    oversubscribed: boolean;
+    text: string;
+    fix: string | null;
+}
+
+/**
  * `dyn-inspect runs --prune --json`.
  */
 export interface PruneReport {
@@ -1187,6 +1221,7 @@ export interface RegionCost {
     overhead_us: number;
     nested: string[];
     device_us?: number;
+    spread?: Spread | null;
 }
 
 export interface ResumeFunction {
@@ -1290,6 +1325,23 @@ export interface SourceLoc {
     code: string | null;
 }
 
+/**
+ * A figure over the steps it was measured in (µs): min, quartiles, median, and the
+ * median's exact order-statistic confidence interval (`confidence`: its coverage).
+ */
+export interface Spread {
+    n: number;
+    median_us: number;
+    min_us: number;
+    q1_us: number;
+    q3_us: number;
+    max_us: number;
+    low_us: number;
+    high_us: number;
+    confidence: number;
+    text: string;
+}
+
 export interface StageTime {
     stage: string;
     a_s: number;
@@ -1326,6 +1378,10 @@ export interface StepBreakdown {
     regions: RegionCost[];
     backward: BackwardCost[];
     breaks: BreakCost[];
+    figures?: Figure[];
+    ab?: EagerComparison | null;
+    ab_note?: string | null;
+    noise?: NoiseReport | null;
 }
 
 export interface Suggestion {
@@ -1425,6 +1481,22 @@ export interface Vectorization {
     scalar_kernels: string[];
 }
 
+/**
+ * A claim and its interval: `resolved` only when the interval excludes no-change
+ * (a ratio of 1.0, a saving of 0, a cost inside the step's own noise); `text` is the
+ * sentence every face shows.
+ */
+export interface Verdict {
+    resolved: boolean;
+    value: number;
+    low: number;
+    high: number;
+    confidence: number;
+    noise: number;
+    steps_to_resolve: number | null;
+    text: string;
+}
+
 export interface VerifyCounts {
     breaks_unique: number;
     breaks_total: number;
@@ -1491,4 +1563,5 @@ export interface VerifyReport {
     exception: VerifyException | null;
     stopped_when_settled: boolean;
     changes?: string;
+    step_change?: Verdict | null;
 }
