@@ -17,7 +17,7 @@ import os
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 import msgspec
 
@@ -94,70 +94,82 @@ class Args(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
 
 
 class RunArgs(Args, kw_only=True):
-    run: str | None = None  # a run id (as `runs` lists them) or a run directory; default: the latest
-    runs_dir: str | None = None  # default: where this session last recorded, else .dyn-inspect/runs of the first root
-    rank: int | None = None  # a distributed run: only this rank's processes
+    run: Annotated[str | None, msgspec.Meta(description="a run id (as `runs` lists them) or a run directory; default: the latest")] = None
+    runs_dir: Annotated[
+        str | None, msgspec.Meta(description="default: where this session last recorded, else .dyn-inspect/runs of the first root")
+    ] = None
+    rank: Annotated[int | None, msgspec.Meta(description="a distributed run: only this rank's processes")] = None
 
 
 class RunsArgs(Args, kw_only=True):
-    runs_dir: str | None = None
+    runs_dir: Annotated[
+        str | None, msgspec.Meta(description="default: where this session last recorded, else .dyn-inspect/runs of the first root")
+    ] = None
 
 
 class BreaksArgs(RunArgs, kw_only=True):
-    root: str | None = None  # attribute breaks to the first frame under this directory
+    root: Annotated[str | None, msgspec.Meta(description="attribute breaks to the first frame under this directory")] = None
 
 
 class RecompilesArgs(RunArgs, kw_only=True):
-    every_frame: bool = False  # every frame's timeline, not only those that recompiled
+    every_frame: Annotated[bool, msgspec.Meta(description="every frame's timeline, not only those that recompiled")] = False
 
 
 class KernelsArgs(RunArgs, kw_only=True):
-    at: str | None = None  # FILE:LINE: only kernels generated from this line
-    sort: str | None = None  # time, calls, bandwidth, flops, registers, spills, shared, name, compile
+    at: Annotated[str | None, msgspec.Meta(description="FILE:LINE: only kernels generated from this line")] = None
+    sort: Annotated[str | None, msgspec.Meta(description="time, calls, bandwidth, flops, registers, spills, shared, name, compile")] = None
 
 
 class KernelArgs(RunArgs, kw_only=True):
-    name: str  # as `kernels` lists it
-    compile: str | None = None  # the compile id, when several made a kernel of this name
-    backward: bool = False
-    stage: str | None = None  # the kernel's source, or an IR kept by `run --kernel-ir`
+    name: Annotated[str, msgspec.Meta(description="as `kernels` lists it")]
+    compile: Annotated[str | None, msgspec.Meta(description="the compile id, when several made a kernel of this name")] = None
+    backward: Annotated[bool, msgspec.Meta(description="the backward graph's kernel of this name")] = False
+    stage: Annotated[str | None, msgspec.Meta(description="the kernel's source, or an IR kept by `run --kernel-ir`")] = None
 
 
 class CostArgs(RunArgs, kw_only=True):
-    eager: str | None = None  # a run of the same program recorded with --disable-compile --profile N
+    eager: Annotated[str | None, msgspec.Meta(description="a run of the same program recorded with --disable-compile --profile N")] = None
 
 
 class GraphArgs(RunArgs, kw_only=True):
-    compile_id: str  # such as 0/1
-    stage: str = "dynamo"
-    format: Literal["json", "dot"] = "json"
-    log: str | None = None  # the process log when several processes share compile ids
+    compile_id: Annotated[str, msgspec.Meta(description="such as 0/1")]
+    stage: Annotated[str, msgspec.Meta(description="dynamo, aot_fw, aot_bw, aot_inference, aot_joint, pre_grad, joint, post_grad, ...")] = (
+        "dynamo"
+    )
+    format: Annotated[Literal["json", "dot"], msgspec.Meta(description="json: nodes and op histogram; dot: Graphviz text")] = "json"
+    log: Annotated[str | None, msgspec.Meta(description="the process log when several processes share compile ids")] = None
 
 
 class CodeArgs(RunArgs, kw_only=True):
-    compile_id: str
+    compile_id: Annotated[str, msgspec.Meta(description="such as 0/1, as the other tools give it")]
 
 
 class FixPlansArgs(RunArgs, kw_only=True):
-    cause: int | None = None  # the cause's number (1-based, as `causes` lists them); default: every cause
+    cause: Annotated[int | None, msgspec.Meta(description="the cause's number (1-based, as `causes` lists them); default: every cause")] = (
+        None
+    )
 
 
 class RecordArgs(Args, kw_only=True):
-    script: str | None = None  # a Python file (inside the workspace)
-    module: str | None = None  # a module, as python -m
-    command: list[str] | None = None  # any command (dyn-inspect run -- CMD)
-    args: list[str] = []  # the script's or module's own arguments
-    cwd: str | None = None  # where it runs; default: the workspace's first root
-    runs_dir: str | None = None  # default: <cwd>/.dyn-inspect/runs
-    timeout_s: float = 600.0  # the program is killed after this many seconds
-    profile: int | None = None  # also profile N steady-state steps (cost per step)
-    disable_compile: bool = False
+    script: Annotated[str | None, msgspec.Meta(description="a Python file (inside the workspace)")] = None
+    module: Annotated[str | None, msgspec.Meta(description="a module, as python -m")] = None
+    command: Annotated[list[str] | None, msgspec.Meta(description="any command (dyn-inspect run -- CMD)")] = None
+    args: Annotated[list[str], msgspec.Meta(description="the script's or module's own arguments")] = []
+    cwd: Annotated[str | None, msgspec.Meta(description="where it runs; default: the workspace's first root")] = None
+    runs_dir: Annotated[str | None, msgspec.Meta(description="default: <cwd>/.dyn-inspect/runs")] = None
+    timeout_s: Annotated[float, msgspec.Meta(description="the program is killed after this many seconds")] = 600.0
+    profile: Annotated[int | None, msgspec.Meta(description="also profile N steady-state steps (cost per step)")] = None
+    disable_compile: Annotated[bool, msgspec.Meta(description="run it eagerly (recorded as such)")] = False
 
 
 class VerifyArgs(RunArgs, kw_only=True):
-    in_dir: str | None = None  # re-run here when the program's file is here (a copy with the fix applied)
-    timeout_s: float = 600.0
-    settle_s: float | None = None  # stop once nothing new compiled for this long (shown, never verified)
+    in_dir: Annotated[str | None, msgspec.Meta(description="re-run here when the program's file is here (a copy with the fix applied)")] = (
+        None
+    )
+    timeout_s: Annotated[float, msgspec.Meta(description="the re-run is stopped after this many seconds")] = 600.0
+    settle_s: Annotated[float | None, msgspec.Meta(description="stop once nothing new compiled for this long (shown, never verified)")] = (
+        None
+    )
 
 
 # -- answers ---------------------------------------------------------------------------------

@@ -23,18 +23,16 @@ from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
+import mcp_types as types
 import msgspec
 import pytest
+from mcp.client.session import ClientSession
+from mcp.client.stdio import StdioServerParameters, stdio_client
 
 from corpus_support import CORPUS, DYN_INSPECT, marker_line
 from crafted_runs import crafted_run
 from dyn_inspect.inspector.outputs import reports as typed
 from inductor_pool import seed
-
-mcp = pytest.importorskip("mcp", reason="the MCP SDK is installed with the test extra (pip install -e '.[test]')")
-import mcp_types as types  # noqa: E402
-from mcp.client.session import ClientSession  # noqa: E402
-from mcp.client.stdio import StdioServerParameters, stdio_client  # noqa: E402
 
 AGENT = CORPUS / "agent"
 TOOLS = {
@@ -53,23 +51,29 @@ class Client:
         self.transcript: list[dict[str, Any]] = []
         self.progress: list[str] = []
 
-    async def call(self, name: str, **arguments: Any) -> types.CallToolResult:
+    async def call(self, name: str, /, **arguments: Any) -> types.CallToolResult:
+        said: list[str] = []
+
         async def progress(done: float, total: float | None, message: str | None) -> None:
-            self.progress.append(message or "")
+            said.append(message or "")
 
         result = await self.session.call_tool(name, arguments, progress_callback=progress)
         assert isinstance(result, types.CallToolResult)
-        self.transcript.append({"call": name, "arguments": arguments, "is_error": result.is_error, "result": result.structured_content if not result.is_error else _text(result)})
+        self.progress += said
+        self.transcript.append(
+            {"call": name, "arguments": arguments, "progress": said, "is_error": result.is_error,
+             "result": result.structured_content if not result.is_error else _text(result)}
+        )  # fmt: skip
         return result
 
-    async def answer(self, name: str, **arguments: Any) -> dict[str, Any]:
+    async def answer(self, name: str, /, **arguments: Any) -> dict[str, Any]:
         result = await self.call(name, **arguments)
         assert not result.is_error, _text(result)
         assert isinstance(result.structured_content, dict)
         assert json.loads(_text(result)) == result.structured_content  # the text is the same JSON
         return result.structured_content
 
-    async def error(self, name: str, **arguments: Any) -> str:
+    async def error(self, name: str, /, **arguments: Any) -> str:
         """The one line of an error result."""
         result = await self.call(name, **arguments)
         assert result.is_error, result.structured_content
@@ -180,6 +184,7 @@ async def test_record_breaks_fix_plan_apply_verify(tmp_path: Path) -> None:
 
         # without runs_dir: where this session recorded
         causes = await client.answer("causes", run=run_id)
+        await _every_reading_tool_answers(client, run_id, project, causes)
         number = next(i for i, c in enumerate(causes["causes"], 1) if c["kind"] == "recompile")
         plans = await client.answer("fix_plans", cause=number)  # the latest run
         (plan,) = plans["plans"]
@@ -210,6 +215,35 @@ async def test_record_breaks_fix_plan_apply_verify(tmp_path: Path) -> None:
     (contents,) = read.contents
     assert isinstance(contents, types.TextResourceContents)
     assert json.loads(contents.text)["run"] == recorded["run"]
+
+
+async def _every_reading_tool_answers(client: Client, run_id: str, project: Path, causes: dict[str, Any]) -> None:
+    """The other reading tools on the same run: each answer passed the client's check
+    against its output schema (``Client.answer``) and says what the CLI's JSON says."""
+    (recompile,) = [c for c in causes["causes"] if c["kind"] == "recompile"]
+    cid = recompile["compile_ids"][0]
+    for name, extra, cli_args in [
+        ("summary", {}, ["summary", run_id]),
+        ("recompiles", {}, ["recompiles", run_id]),
+        ("shapes", {}, ["shapes", run_id]),
+        ("kernels", {}, ["kernels", run_id]),
+        ("cost", {}, ["cost", run_id]),
+        ("code", {"compile_id": cid}, ["code", cid, run_id]),
+        ("graph", {"compile_id": cid}, ["graph", run_id, cid]),
+    ]:
+        answer = await client.answer(name, run=run_id, **extra)
+        cli = _cli_json(*cli_args, cwd=project)
+        cli.pop("environment", None), answer.pop("environment", None)  # (the same machine, read twice)
+        assert answer == cli, name
+    kernels = await client.answer("kernels", run=run_id)
+    first = kernels["kernels"][0]
+    kernel = await client.answer("kernel", run=run_id, name=first["name"], compile=first["compile_id"])
+    assert kernel == _cli_json("kernel", first["name"], run_id, "--compile", first["compile_id"], cwd=project)
+    dot = await client.answer("graph", run=run_id, compile_id=cid, format="dot")
+    assert dot["dot"].startswith("digraph") and dot["compile_id"] == cid
+    assert (await client.answer("failures", run=run_id))["failures"] == []
+    runs = await client.answer("runs")
+    assert [r["id"] for r in runs["runs"]] == [run_id]
 
 
 @pytest.mark.corpus
