@@ -159,6 +159,23 @@ async def test_tools_are_listed_with_the_cli_structs_schemas(tmp_path: Path) -> 
     assert [p.name for p in prompts] == ["fix_costliest_cause"]
 
 
+async def test_without_declared_roots_the_workspace_is_the_servers_directory(tmp_path: Path) -> None:
+    workspace = tmp_path / "ws"
+    (workspace / "runs").mkdir(parents=True)
+    async with serving(workspace, roots=[]) as client:
+        assert (await client.answer("runs", runs_dir="runs"))["runs"] == []
+        assert "outside the workspace" in await client.error("runs", runs_dir=str(tmp_path))
+        assert "outside the workspace" in await client.error("runs", runs_dir="../")
+
+
+def test_a_missing_root_is_one_line_and_exit_2(tmp_path: Path) -> None:
+    p = subprocess.run(
+        [str(DYN_INSPECT), "mcp", "--root", str(tmp_path / "nope")], capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL
+    )
+    assert p.returncode == 2 and p.stdout == ""
+    assert p.stderr.strip() == f"dyn-inspect: --root {tmp_path / 'nope'}: no such directory"
+
+
 # -- the agent loop, on real compiles --------------------------------------------------------
 
 
