@@ -51,7 +51,9 @@ class _Failed(Exception):
 
 
 def _error(text: str) -> types.CallToolResult:
-    return types.CallToolResult(content=[types.TextContent(type="text", text=f"dyn-inspect: {text}")], is_error=True)
+    """One error line (a message of several lines is joined into one)."""
+    line = "; ".join(part.strip() for part in text.splitlines() if part.strip())
+    return types.CallToolResult(content=[types.TextContent(type="text", text=f"dyn-inspect: {line}")], is_error=True)
 
 
 def _answer(report: msgspec.Struct) -> types.CallToolResult:
@@ -240,7 +242,7 @@ async def _verify(ctx: Context, ws: Workspace, a: VerifyArgs) -> typed.VerifyRep
         lines = err.strip().splitlines()
         raise InspectorError((lines[-1] if lines else f"verify exited {code}").removeprefix("dyn-inspect: "))
     try:
-        return msgspec.json.decode(out.strip().splitlines()[-1] if not out.lstrip().startswith("{") else out, type=typed.VerifyReport)
+        return msgspec.json.decode(out, type=typed.VerifyReport)  # (the program's own output is in the new run, not here)
     except msgspec.DecodeError as e:
         raise InspectorError(f"verify printed no report ({e})") from None
 
