@@ -5,6 +5,7 @@ function-level and ``TYPE_CHECKING`` imports alike, relative ones resolved):
 - inspector imports only engine and itself (it never imports a face);
 - lsp and tui import only inspector and themselves, plus (tui only, where it starts runs)
   ``dyn_inspect.engine.launcher``; lsp never imports tui, tui never lsp;
+- mcp (the MCP server, ``mcp_server/``) imports only inspector and itself;
 - cli, the composition root, may import everything, and nothing imports cli;
 - the notebook face (``notebook/``: the ``dyn_inspect`` package's own modules, the IPython
   extension) imports only engine and inspector, and nothing imports it;
@@ -31,7 +32,8 @@ ALLOWED: dict[str, tuple[str, ...]] = {
     "inspector": ("engine",),
     "lsp": ("inspector",),
     "tui": ("inspector", "engine.launcher"),
-    "cli": ("engine", "inspector", "lsp", "tui"),
+    "mcp": ("inspector",),
+    "cli": ("engine", "inspector", "lsp", "tui", "mcp"),
     "notebook": ("engine", "inspector"),
 }
 # The modules of notebook/ are dyn_inspect's own (dyn_inspect.magics): every other name
@@ -165,7 +167,7 @@ def test_the_walk_sees_every_kind_of_import(tmp_path: Path) -> None:
 # types them): a count, headline, location or fix is computed once, there. The bundle's pages
 # (inspector/export/report.py) are a face too. No face takes anything from inspector.analysis
 # (the last 21 names, the CLI's, moved in session 21).
-FACES = ("cli", "tui", "lsp", "notebook", "inspector.export.report")
+FACES = ("cli", "tui", "lsp", "mcp", "notebook", "inspector.export.report")
 ANALYSIS = f"{TOP}.inspector.analysis"
 
 

@@ -7,6 +7,7 @@ cd "$(dirname "$0")/.."
 tree=.venv/typecheck
 mkdir -p "$tree/dyn_inspect"
 for d in engine inspector lsp tui cli; do ln -sfn "$PWD/$d" "$tree/dyn_inspect/$d"; done
+ln -sfn "$PWD/mcp_server" "$tree/dyn_inspect/mcp"  # installed as dyn_inspect.mcp
 # dyn_inspect itself is notebook/ (the IPython extension's entry and the notebook face).
 for f in notebook/*.py; do ln -sfn "$PWD/$f" "$tree/dyn_inspect/$(basename "$f")"; done
 MYPYPATH="$tree" exec .venv/bin/mypy -p dyn_inspect "$@"

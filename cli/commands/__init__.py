@@ -23,6 +23,7 @@ COMMAND_MODULES: dict[str, str] = {
     "diff": "diff",
     "open": "open",
     "lsp": "lsp",
+    "mcp": "mcp",
     "export": "export",
     "import": "import_trace",
     "merge": "merge",

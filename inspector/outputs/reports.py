@@ -258,6 +258,53 @@ class CausesReport(Output):
     causes: list[Cause]
 
 
+class FixPlan(Output):
+    """One fix the inspector offers for a cause (its ``fix``), as an edit an agent can apply
+    and have checked: the unified diff against the file as it is now, whether the program
+    keeps its behaviour, the test that proves fixes of this kind, and how this one is
+    verified (``verify``: the program re-run before → after)."""
+
+    cause: int  # the cause's number, 1-based, as ``causes`` lists them
+    title: str  # the cause's title
+    fix_kind: str  # inspector/analysis/fix_kinds.py: mark_dynamic, tensor_lr
+    file: str  # the file the edit changes, as recorded
+    path: str  # the same, relative to ``cwd`` (what the diff names: a/<path>, b/<path>)
+    cwd: str  # the run's recorded directory: ``git apply`` / ``patch -p1`` the diff there (or in a copy)
+    line: int  # the line the edit goes after (or rewrites, ``replaces``)
+    code: str
+    why: str
+    keeps_behaviour: bool
+    diff: str | None  # null when the file cannot be read now (``no_diff`` says why)
+    no_diff: str | None
+    verified_by: str | None  # the test that applies fixes of this kind to a real program and re-runs it
+    verify: str  # how this edit is verified
+
+
+class FixPlansReport(Output):
+    """The MCP server's ``fix_plans``: the plans of one cause, or of every cause."""
+
+    run: str
+    plans: list[FixPlan]
+    # the causes asked about that have no fix, and what every face says of them
+    without_fix: list[CauseTitle]
+
+
+class FailuresReport(Output):
+    """The MCP server's ``failures``: every compile failure site (the summary's ``failures``)."""
+
+    run: str
+    failures: list[FailureSite]
+
+
+class GraphDotReport(Output):
+    """The MCP server's ``graph`` with ``format="dot"``: the Graphviz text ``graph --dot`` prints."""
+
+    run: str
+    compile_id: str
+    stage: str
+    dot: str
+
+
 # -- check -------------------------------------------------------------------------------
 
 

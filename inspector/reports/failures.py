@@ -9,6 +9,7 @@ from dyn_inspect.inspector.analysis.failures import FailureSite, failure_sites, 
 from dyn_inspect.inspector.model import RunModel
 from dyn_inspect.inspector.outputs import reports as typed
 from dyn_inspect.inspector.outputs import source_loc
+from dyn_inspect.inspector.run import Run
 
 
 def failure_site(site: FailureSite) -> typed.FailureSite:
@@ -29,3 +30,8 @@ def failure_site(site: FailureSite) -> typed.FailureSite:
 def run_failures(model: RunModel) -> list[typed.FailureSite]:
     """Every failure site of the run: the summary's and the bundle's pages'."""
     return [failure_site(site) for site in failure_sites(model)]
+
+
+def failures_report(run: Run) -> typed.FailuresReport:
+    """Every failure site of ``run`` (the MCP server's ``failures``)."""
+    return typed.FailuresReport(run=str(run.path), failures=run_failures(run.model))

@@ -55,6 +55,11 @@ def graph_dot(g: nx.DiGraph, title: str) -> str:
     return to_dot(g, title)
 
 
+def graph_dot_report(run: Run, c: CompileInfo, stage: str, g: nx.DiGraph) -> typed.GraphDotReport:
+    """The DOT text of ``graph --dot``, typed (the MCP server's ``graph`` as DOT)."""
+    return typed.GraphDotReport(run=str(run.path), compile_id=c.cid, stage=stage, dot=graph_dot(g, f"{c.cid} {stage}"))
+
+
 def graph_svg(g: nx.DiGraph, out: Path, title: str) -> SvgResult:
     """The SVG drawn by Graphviz, or the DOT beside ``out`` and a hint when it is missing."""
     return write_svg(g, out, title)

@@ -24,6 +24,9 @@ export interface Outputs {
     "import --json (several nodes)": ImportNodesReport;
     "merge --json": MergeReport;
     "verify --json (verify.json)": VerifyReport;
+    "mcp fix_plans": FixPlansReport;
+    "mcp failures": FailuresReport;
+    "mcp graph (dot)": GraphDotReport;
     "export --json": ExportResult;
     "manifest.json": Manifest;
     "compile.json": BundleCompile;
@@ -600,6 +603,14 @@ export interface FailureSite {
 }
 
 /**
+ * The MCP server's `failures`: every compile failure site (the summary's `failures`).
+ */
+export interface FailuresReport {
+    run: string;
+    failures: FailureSite[];
+}
+
+/**
  * One row of the step's split with its spread over the profiled steps.
  */
 export interface Figure {
@@ -615,6 +626,38 @@ export interface FixedCause {
     recompiles: number;
     us_per_step?: number | null;
     marks?: CauseSite[];
+}
+
+/**
+ * One fix the inspector offers for a cause (its `fix`), as an edit an agent can apply
+ * and have checked: the unified diff against the file as it is now, whether the program
+ * keeps its behaviour, the test that proves fixes of this kind, and how this one is
+ * verified (`verify`: the program re-run before → after).
+ */
+export interface FixPlan {
+    cause: number;
+    title: string;
+    fix_kind: string;
+    file: string;
+    path: string;
+    cwd: string;
+    line: number;
+    code: string;
+    why: string;
+    keeps_behaviour: boolean;
+    diff: string | null;
+    no_diff: string | null;
+    verified_by: string | null;
+    verify: string;
+}
+
+/**
+ * The MCP server's `fix_plans`: the plans of one cause, or of every cause.
+ */
+export interface FixPlansReport {
+    run: string;
+    plans: FixPlan[];
+    without_fix: CauseTitle[];
 }
 
 export interface FrameTime {
@@ -648,6 +691,16 @@ export interface GraphDiffReport {
     ops_added: Record<string, number>;
     ops_removed: Record<string, number>;
     changed: NodeChange[];
+}
+
+/**
+ * The MCP server's `graph` with `format="dot"`: the Graphviz text `graph --dot` prints.
+ */
+export interface GraphDotReport {
+    run: string;
+    compile_id: string;
+    stage: string;
+    dot: string;
 }
 
 export interface GraphNode {
