@@ -85,27 +85,16 @@ def graph_breaks_ours_raises() -> None:
 
 
 def provenance_refused() -> None:
-    """The provenance config key cannot be set (renamed in a newer Inductor)."""
-    from torch.utils._config_module import ConfigModule
+    """Inductor's provenance function takes other parameters (a newer Inductor): our wrapper
+    is not installed, the compile goes on with torch's own."""
+    from torch._inductor import debug
 
-    original = ConfigModule.__setattr__
+    original = debug.set_kernel_post_grad_provenance_tracing
 
-    def setattr_(self: Any, name: str, value: object) -> None:
-        if "provenance" in name:
-            raise AttributeError(f"{name} does not exist (injected)")
-        original(self, name, value)
+    def set_kernel_post_grad_provenance_tracing(nodes: Any, name: Any, extern: bool = False) -> Any:
+        return original(nodes, name, extern)
 
-    ConfigModule.__setattr__ = setattr_  # type: ignore[method-assign]
-
-
-def cache_key_unknown() -> None:
-    """Inductor's cache-key details class is not the one we wrap (a newer Inductor built it
-    another way): provenance must go back off, the cache key staying the program's."""
-    from torch._inductor import codecache
-
-    original = codecache.FxGraphHashDetails
-    # Same name and module, so torch's own pickling of the details (the key) is unchanged.
-    codecache.FxGraphHashDetails = type(original.__name__, (original,), {"__module__": original.__module__})
+    debug.set_kernel_post_grad_provenance_tracing = set_kernel_post_grad_provenance_tracing
 
 
 def profiler_ours_raises() -> None:
@@ -142,7 +131,6 @@ FAULTS: dict[str, Callable[[], None]] = {
     "graph_breaks_signature": graph_breaks_signature,
     "graph_breaks_ours_raises": graph_breaks_ours_raises,
     "provenance_refused": provenance_refused,
-    "cache_key_unknown": cache_key_unknown,
     "profiler_ours_raises": profiler_ours_raises,
     "environment_raises": environment_raises,
     "newer_torch": newer_torch,

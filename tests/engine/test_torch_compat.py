@@ -33,7 +33,6 @@ CASES: dict[str, str | None] = {
     "graph_breaks_signature": "graph_breaks",
     "graph_breaks_ours_raises": "graph_breaks",
     "provenance_refused": "provenance",
-    "cache_key_unknown": "provenance",
     "profiler_ours_raises": "profiler",
     "environment_raises": "environment",
     "newer_torch": None,
