@@ -95,9 +95,11 @@ def test_lean_path_records_what_the_handler_path_records(runs: dict[str, Run]) -
 
 def test_compile_metrics_stay_the_programs(runs: dict[str, Run]) -> None:
     """With nobody else listening torch counts no structured-logging time (it logs nothing),
-    so the lean path adds none to the program's compilation metrics either (issue 56)."""
+    so the lean path adds none to the program's compilation metrics either (issue 56). The
+    first compile keeps what torch counts plainly too: its first record goes to torch's lazy
+    TORCH_TRACE handler, which then removes itself."""
     seen = 0
-    for c in runs["lean"].model.compiles_in_order():
+    for c in runs["lean"].model.compiles_in_order()[1:]:
         if c.capture is not None and c.capture.metrics is not None:
             metrics = json.loads(runs["lean"].blob_text(c.capture.metrics))
             assert not metrics.get("structured_logging_overhead_s"), metrics.get("structured_logging_overhead_s")
