@@ -13,8 +13,9 @@ So when nobody else listens, ``install`` replaces ``trace_structured`` (in
 it by name) with a function that builds the same record — metadata, compile ids, rank,
 payload — and hands it straight to the recorder. Payloads are still computed by torch's
 own ``payload_fn`` at the same moment (a graph printed later would show later mutations);
-what goes is the md5, the orphan stack and the logging layer. Torch's overhead counter
-(``structured_logging_overhead_s``) still accounts for the time spent here.
+what goes is the md5, the orphan stack and the logging layer. The time spent here is not
+added to torch's ``structured_logging_overhead_s`` (plainly, with nobody listening, torch
+counts none); ``DYN_INSPECT_TRACE_STATS=1`` says what it cost.
 
 The fake tensors' descriptions (``DEFERRED``: ``describe_tensor``, ``_storage``,
 ``_source``, about 1,400 records in GPT-2's compile) are left to the recorder's writer
@@ -23,8 +24,9 @@ called there (``TraceRecord.resolve``) with the same result, while the compiling
 only queues the record. Not when torch's ``log_trace_structured_event`` hook is replaced
 by something that would see the record before its metadata exists.
 
-If another handler is on the logger at call time (the user also set TORCH_TRACE), the
-original function runs unchanged for it and we take a copy of what it computed.
+While another handler is on the logger (the user also set TORCH_TRACE, a test's handler),
+torch's original function is the one in place, called by torch with no frame of ours
+beneath it, and the logger's ``handle`` hands us each record it logs (see ``install``).
 
 What the lean path does not compute: the three "before passes" graphs Inductor prints
 (``BEFORE_PASSES``). Each is a full ``print_readable`` of a graph about to be rewritten,
