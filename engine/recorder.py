@@ -32,7 +32,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from dyn_inspect.engine import cache_dir, environment, torch_compat
+from dyn_inspect.engine import cache_dir, environment, kernel_lines, torch_compat
 from dyn_inspect.engine.eventlog import EventLog, process_log_name, tell_launcher
 from dyn_inspect.engine.normalizers import Normalizer, PendingBreak, TraceRecord, on_torch_thread
 from dyn_inspect.engine.schema import Blob, Event, ExceptionInfo, InductorCacheDir, Loc, ProcessEnd, ProcessStart
@@ -170,7 +170,7 @@ class Recorder:
                 ProcessStart(
                     t=self.started,
                     compile_disabled=self.compile_disabled,
-                    provenance=bool(self.provenance),
+                    provenance=self.provenance is not False,  # wanted; installed once Inductor is imported (process_end.hooks)
                     inductor_cache=self.inductor_cache,
                     hooks=torch_compat.HOOKS.report(),
                     **info,
@@ -217,13 +217,20 @@ class Recorder:
     def _origins_record(self, output_code: TraceRecord) -> TraceRecord | None:
         """The kernels named since this thread's last output code, as torch's own provenance
         artifact of that output code (the same normalizer reads both): only those the code
-        defines or calls, none where the program turned torch's provenance on itself."""
+        defines or calls, none where the program turned torch's provenance on itself. Output
+        code that came from a warm cache (no kernel named since) gets what an earlier
+        recorded compile of the same code kept (``kernel_lines``)."""
         pending = getattr(self._origins, "value", None)
         self._origins.value = None
-        if not pending or torch_compat.user_provenance_on():
+        if not self.provenance or torch_compat.user_provenance_on():
             return None
         code = output_code.payload or ""
-        kept = {f"{name}:{i}": traces for i, (name, traces) in enumerate(pending.items(), start=1) if name in code}
+        if pending:
+            kept = {f"{name}:{i}": traces for i, (name, traces) in enumerate(pending.items(), start=1) if name in code}
+            if kept:
+                kernel_lines.keep(code, kept)
+        else:
+            kept = kernel_lines.recall(code)  # from a warm cache: codegen never ran
         if not kept:
             return None
         ids = {k: v for k, v in output_code.metadata.items() if k != "inductor_output_code"}

@@ -90,7 +90,7 @@ class ProcessStart(Event, tag="process_start"):
     # node's clock with the reference rank's (docs/ranks-and-import.md).
     clock_offset_s: float | None = None
     compile_disabled: bool = False
-    provenance: bool = False
+    provenance: bool = False  # kernel → line wanted (not DYN_INSPECT_PROVENANCE=0); whether it took: hooks
     inductor_cache: InductorCacheDir | None = None  # as the first compile found it
     config: dict[str, Any] = {}
     hooks: dict[str, str] = {}  # torch_compat: hook → "active" | "off" | "degraded: what is lost (why)"

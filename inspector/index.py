@@ -48,12 +48,12 @@ from typing import TYPE_CHECKING, Any
 
 import msgspec
 
+from dyn_inspect.engine import user_cache
 from dyn_inspect.engine.schema import EVENT_TYPES, SCHEMA_VERSION, Event, LogHeader, UnknownEvent, json_schema
-from dyn_inspect.inspector import user_cache
+from dyn_inspect.engine.user_cache import KEY_ENV as KEY_ENV  # (re-exported: where the index key lives)
+from dyn_inspect.engine.user_cache import cache_dir as cache_dir
 from dyn_inspect.inspector.model import RunModel, handler_for
 from dyn_inspect.inspector.reader import LogFile, Problem, Refused, list_logs, open_inside
-from dyn_inspect.inspector.user_cache import KEY_ENV as KEY_ENV  # (re-exported: where the index key lives)
-from dyn_inspect.inspector.user_cache import cache_dir as cache_dir
 
 if TYPE_CHECKING:
     from dyn_inspect.inspector.run import Run

@@ -31,7 +31,7 @@ from pathlib import Path
 
 import msgspec
 
-from dyn_inspect.inspector import user_cache
+from dyn_inspect.engine import user_cache
 from dyn_inspect.inspector.events import TOOL_VERSION
 from dyn_inspect.inspector.index import identity
 from dyn_inspect.inspector.locations import file_version

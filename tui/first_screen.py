@@ -17,7 +17,8 @@ from typing import NamedTuple
 
 import msgspec
 
-from dyn_inspect.inspector import index, user_cache
+from dyn_inspect.engine import user_cache
+from dyn_inspect.inspector import index
 from dyn_inspect.inspector.events import TOOL_VERSION
 from dyn_inspect.inspector.locations import run_cwd
 from dyn_inspect.inspector.reports import screens

@@ -10,7 +10,7 @@ not replayed. A frame replayed is confirmed a moment later by the full check of 
 first screen (``first_screen.load``) and wiped if that fails, before Textual draws.
 
 This module runs first thing in ``dyn-inspect``'s ``main`` (``replay``): it imports only the
-standard library's light modules, none of ours but ``inspector.user_cache``.
+standard library's light modules, none of ours but ``engine.user_cache``.
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ import zlib
 from pathlib import Path
 from typing import Any
 
-from dyn_inspect.inspector import user_cache
+from dyn_inspect.engine import user_cache
 
 MAGIC = b"dyn-inspect frame 1\n"
 MAX_BYTES = 4 << 20  # a 400x100 frame in 24-bit colour is well under 1 MB

@@ -1,5 +1,6 @@
 """This user's dyn-inspect cache (``cache_dir()``) and the files derived from runs kept in
-it: the language server's findings, the TUI's first screens and last frames. One file per
+it: the language server's findings, the TUI's first screens and last frames, and the
+recorder's kernel lines of each output code (``engine.kernel_lines``). One file per
 key, written whole or not at all, the oldest dropped past a bound. Best effort throughout: a
 cache that cannot be written is no cache, never an error.
 
