@@ -225,6 +225,7 @@ class Recorder:
         if not self.provenance or torch_compat.user_provenance_on():
             return None
         code = output_code.payload or ""
+        kept: dict[str, list[str]] | None
         if pending:
             kept = {f"{name}:{i}": traces for i, (name, traces) in enumerate(pending.items(), start=1) if name in code}
             if kept:
