@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import Any
 
 KEY_ENV = "DYN_INSPECT_KEY_DIR"  # where the cache (and index.key) lives (tests point it at a temporary dir)
 
@@ -30,18 +31,83 @@ def folder(name: str) -> Path:
     return cache_dir() / name
 
 
-INDEXES = "indexes"  # the run indexes that readers built (``inspector.index``)
+# What this cache holds, one folder each (``folder(name)``). The files derived from a run
+# (its index, the findings, the first screen) are keyed by ``derived_key``: the run's
+# identity and the code that derived them, so a changed analysis or headline is never
+# answered from an entry the old code wrote.
+PRODUCTS = {
+    "indexes": "the run indexes that readers built (inspector.index)",
+    "findings": "the language server's findings of a finished run (lsp.findings_cache)",
+    "first-screen": "the TUI's overview of a finished run (tui.first_screen)",
+    "frames": "the TUI's last first frame of a run, replayed (tui.last_frame)",
+    "kernel-lines": "kernel source stacks per output code, for warm cache hits (engine.kernel_lines)",
+}
+
+# The packages whose code derives the files above (``code_fingerprint``).
+_PACKAGES = ("dyn_inspect", "dyn_inspect.engine", "dyn_inspect.inspector", "dyn_inspect.lsp", "dyn_inspect.tui")
+_fingerprint: bytes | None = None
+
+
+def code_fingerprint() -> bytes:
+    """A fingerprint of the installed dyn-inspect's code: the path, size and mtime of every
+    module and template of the packages that derive cached files. An edited checkout, an
+    upgrade or a reinstall changes it (never a hand-bumped number): their entries are then
+    not used, and built again."""
+    global _fingerprint
+    if _fingerprint is None:
+        import hashlib
+        import importlib.util
+
+        h = hashlib.blake2b(digest_size=16)
+        for name in _PACKAGES:
+            try:
+                spec = importlib.util.find_spec(name)
+            except (ImportError, ValueError):
+                spec = None
+            for top in (spec.submodule_search_locations or []) if spec is not None else []:
+                _walk(top, h, name != "dyn_inspect")  # (dyn_inspect itself: its own modules only)
+        _fingerprint = h.digest()
+    return _fingerprint
+
+
+def _walk(top: str, h: Any, deep: bool) -> None:
+    try:
+        entries = sorted(os.scandir(top), key=lambda e: e.name)
+    except OSError:
+        return
+    for e in entries:
+        if e.name.endswith((".py", ".j2")):
+            try:
+                st = e.stat()
+            except OSError:
+                continue
+            h.update(f"{e.path}\0{st.st_size}\0{st.st_mtime_ns}\0".encode("utf-8", "surrogateescape"))
+        elif deep and e.name != "__pycache__" and e.is_dir(follow_symlinks=False):
+            _walk(e.path, h, deep)
+
+
+def derived_key(product: str, *parts: object) -> bytes:
+    """The key of ``product``'s entry for ``parts`` (the run's path, its index identity, ...)
+    as derived by this code (``code_fingerprint``)."""
+    import hashlib
+
+    h = hashlib.blake2b(digest_size=20)
+    for part in (product, code_fingerprint().hex(), *parts):
+        h.update(repr(part).encode("utf-8", "surrogateescape") + b"\0")
+    return h.digest()
+
+
+INDEXES = "indexes"  # (PRODUCTS)
 INDEX_SUFFIX = ".dyn"
 INDEX_FILE = "index.dyn"  # a run's own index, written by its recorder (``inspector.index``)
 KEEP = 64  # entries kept of each kind (indexes, findings, first screens, frames): the oldest go first
 
 
 def run_key(run_dir: str | os.PathLike[str]) -> bytes:
-    """The key of a run's entries: its real path (a run deleted and recorded again at the
-    same path finds the old entry, which then no longer matches the logs and is not used)."""
-    import hashlib
-
-    return hashlib.blake2b(os.fsencode(os.path.realpath(run_dir)), digest_size=16).digest()
+    """The key of a run's index in this cache: its real path (a run deleted and recorded again
+    at the same path finds the old entry, which then no longer matches the logs and is not
+    used) and the code that reads it (``derived_key``)."""
+    return derived_key(INDEXES, os.path.realpath(run_dir))[:16]
 
 
 def index_path(run_dir: str | os.PathLike[str]) -> Path:

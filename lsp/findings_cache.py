@@ -6,7 +6,7 @@ from its index with nothing appended, the findings for a workspace depend only o
 index and on the workspace's files, so they are saved (msgpack, in this user's cache:
 ``~/.cache/dyn-inspect/findings/``) and read back at the next start — even before the run
 is read (``peek``), when its index still covers it whole. An entry is used only for the
-same run (path and index MAC), the same workspace roots, the same dyn-inspect, and while
+same run (path and index MAC), the same workspace roots, the same dyn-inspect code (``user_cache.code_fingerprint``), and while
 every file it describes has the size and mtime it had; else the findings are built again. The cache is this user's own (0600 files in a 0700
 directory), never a run directory: nothing here comes from a run someone sent.
 
@@ -25,14 +25,12 @@ from __future__ import annotations
 
 import dataclasses
 import gc
-import hashlib
 import os
 from pathlib import Path
 
 import msgspec
 
 from dyn_inspect.engine import user_cache
-from dyn_inspect.inspector.events import TOOL_VERSION
 from dyn_inspect.inspector.index import identity
 from dyn_inspect.inspector.locations import file_version
 from dyn_inspect.inspector.reports.findings import FileFindings, RunIndex
@@ -40,7 +38,7 @@ from dyn_inspect.inspector.run import Run
 from dyn_inspect.inspector.workspace import Workspace
 from dyn_inspect.lsp.run_source import Touch
 
-FORMAT = 7  # bump when RunIndex or the findings' meaning changes (6: a touch names cells by their text; 7: leading blank lines and jupyterlab-lsp's get_ipython() lines left out of that text)
+FOLDER = "findings"  # (user_cache.PRODUCTS)
 
 
 class Scope(msgspec.Struct):
@@ -60,7 +58,6 @@ class Scope(msgspec.Struct):
 
 
 class _Entry(msgspec.Struct):
-    format: int
     key: bytes
     files: dict[str, tuple[int, int] | None]  # path -> (mtime_ns, size) when built (None: absent)
     index: RunIndex  # without its ``files``: those follow, one undecoded part per file
@@ -101,11 +98,10 @@ def _key_of(run_path: Path, index_id: bytes, roots: list[Path] | None) -> bytes:
     # workspace's recorded/local directories of the model and the run's place: the index's
     # identity, the run's path and the roots decide the findings. ``roots`` None: the
     # entry that says itself which roots it holds for (``Scope``).
-    h = hashlib.blake2b(digest_size=20)
+    # The code that built them is part of the key (``user_cache.derived_key``): a changed
+    # headline or analysis builds them again.
     where = ["any roots"] if roots is None else sorted(str(r) for r in Workspace(roots).roots)
-    for part in (FORMAT, TOOL_VERSION, os.path.realpath(run_path), index_id.hex(), *where):
-        h.update(repr(part).encode() + b"\0")
-    return h.digest()
+    return user_cache.derived_key(FOLDER, os.path.realpath(run_path), index_id.hex(), *where)
 
 
 def _usable(run: Run) -> bool:
@@ -133,7 +129,7 @@ def _lookup(run_path: Path, index_id: bytes, roots: list[Path]) -> _Entry | None
 
 
 def _folder() -> Path:
-    return user_cache.folder("findings")
+    return user_cache.folder(FOLDER)
 
 
 def load(run: Run, ws: Workspace) -> RunIndex | None:
@@ -170,7 +166,7 @@ def _read(key: bytes) -> _Entry | None:
     finally:
         if gc_was_enabled:
             gc.enable()
-    if entry.format != FORMAT or entry.key != key:
+    if entry.key != key:
         return None
     if any(file_version(p) != stamp for p, stamp in entry.files.items()):
         return None  # a file changed since: its findings (lines, texts) may differ
@@ -207,5 +203,5 @@ def _write(key: bytes, ws: Workspace, index: RunIndex, touch: Touch | None, scop
     # besides those it describes: a change to any of them may change the findings.
     files = {p: file_version(p) for p in {*index.files, *index.baselines, *ws.inside}}
     findings = {p: msgspec.Raw(msgspec.msgpack.encode(ff)) for p, ff in index.files.items()}
-    entry = _Entry(FORMAT, key, files, dataclasses.replace(index, files={}), findings, touch, scope)
+    entry = _Entry(key, files, dataclasses.replace(index, files={}), findings, touch, scope)
     return user_cache.write(_folder(), key, msgspec.msgpack.encode(entry))

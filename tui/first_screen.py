@@ -4,13 +4,13 @@ before it has read the run (0.1 s for a 100k-event run's index, seconds for a 1M
 the run is read behind it and the overview then redrawn from the model, the same.
 
 Kept in this user's cache (``index.cache_dir()/first-screen``, as the language server's
-findings), keyed by the run's path and its index's identity: an index rewritten, a log
-appended to, another dyn-inspect version, and the saved screen is not used.
+findings), keyed by the run's path, its index's identity and the code that drew it
+(``user_cache.derived_key``): an index rewritten, a log appended to, dyn-inspect's code
+changed (an edited headline, an upgrade), and the saved screen is not used.
 """
 
 from __future__ import annotations
 
-import hashlib
 import os
 from pathlib import Path
 from typing import NamedTuple
@@ -19,13 +19,12 @@ import msgspec
 
 from dyn_inspect.engine import user_cache
 from dyn_inspect.inspector import index
-from dyn_inspect.inspector.events import TOOL_VERSION
 from dyn_inspect.inspector.locations import run_cwd
 from dyn_inspect.inspector.reports import screens
 from dyn_inspect.inspector.run import Run
 from dyn_inspect.tui import last_frame
 
-FORMAT = 2  # bump when FirstScreen or what the overview shows changes
+FOLDER = "first-screen"  # (user_cache.PRODUCTS)
 MAX_BYTES = 1 << 20  # a first screen is a few KB: anything bigger is not ours
 
 
@@ -53,7 +52,6 @@ def opening(run_path: Path, initial_view: str) -> Opening:
 
 
 class FirstScreen(msgspec.Struct, frozen=True):
-    format: int
     key: bytes
     command: str
     state: screens.RunState
@@ -65,14 +63,11 @@ class FirstScreen(msgspec.Struct, frozen=True):
 
 
 def _key_of(run_path: Path, index_id: bytes) -> bytes:
-    h = hashlib.blake2b(digest_size=20)
-    for part in (FORMAT, TOOL_VERSION, os.path.realpath(run_path), index_id.hex()):
-        h.update(repr(part).encode() + b"\0")
-    return h.digest()
+    return user_cache.derived_key(FOLDER, os.path.realpath(run_path), index_id.hex())
 
 
 def _folder() -> Path:
-    return user_cache.folder("first-screen")
+    return user_cache.folder(FOLDER)
 
 
 def build(run: Run, index_id: bytes) -> FirstScreen | None:
@@ -86,7 +81,6 @@ def build(run: Run, index_id: bytes) -> FirstScreen | None:
     if elapsed != screens.elapsed(model, 1e18):
         return None  # the header's clock would still be running (no recorded duration)
     return FirstScreen(
-        format=FORMAT,
         key=_key_of(run.path, index_id),
         command=screens.command_line(model, run.path.name),
         state=screens.run_state(model),
@@ -126,7 +120,7 @@ def load(run_path: Path) -> FirstScreen | None:
         screen = msgspec.msgpack.decode(data, type=FirstScreen)
     except (msgspec.DecodeError, msgspec.ValidationError):
         return None
-    if screen.format != FORMAT or screen.key != key:
+    if screen.key != key:
         return None
     return screen
 
