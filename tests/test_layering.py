@@ -3,8 +3,9 @@ function-level and ``TYPE_CHECKING`` imports alike, relative ones resolved):
 
 - engine imports no other dyn_inspect package (it runs inside the user's program);
 - inspector imports only engine and itself (it never imports a face);
-- lsp and tui import only inspector and themselves, plus (tui only, where it starts runs)
-  ``dyn_inspect.engine.launcher``; lsp never imports tui, tui never lsp;
+- lsp and tui import only inspector and themselves, plus ``dyn_inspect.engine.user_cache``
+  (this user's cache: the standard library only, the recorder writes it too) and (tui only,
+  where it starts runs) ``dyn_inspect.engine.launcher``; lsp never imports tui, tui never lsp;
 - mcp (the MCP server, ``mcp_server/``) imports only inspector and itself;
 - cli, the composition root, may import everything, and nothing imports cli;
 - the notebook face (``notebook/``: the ``dyn_inspect`` package's own modules, the IPython
@@ -30,8 +31,8 @@ TOP = "dyn_inspect"
 ALLOWED: dict[str, tuple[str, ...]] = {
     "engine": (),
     "inspector": ("engine",),
-    "lsp": ("inspector",),
-    "tui": ("inspector", "engine.launcher"),
+    "lsp": ("inspector", "engine.user_cache"),
+    "tui": ("inspector", "engine.launcher", "engine.user_cache"),
     "mcp": ("inspector",),
     "cli": ("engine", "inspector", "lsp", "tui", "mcp"),
     "notebook": ("engine", "inspector"),
