@@ -18,9 +18,15 @@ steps. torch marks what we need on the CPU timeline:
   ``torch.compile`` returned — compiled, or eagerly under ``--disable-compile`` — so one
   callable's time compares between the two runs.
 
-Everything is host time — on a GPU the graph's span is the launches (and any wait for the
-device), which is what the Python thread spends — except ``device_us``: the GPU time of the
-kernels a region's graph (or a backward graph) launched. Nothing here imports torch.
+Everything is host time — on a GPU the graph's span is the launches, which is what the
+Python thread spends — except ``device_us``: the GPU time of the kernels a region's graph (or
+a backward graph) launched. On a GPU the eager code of a break that reads a tensor's value
+(``if t.sum() > 0``, ``.item()``) first waits for the device to finish what was queued: the
+graph before the break, whose time the step pays with or without the break. That wait
+(``device_wait_us``: the synchronizing CUDA calls under the eager code) is not the break's
+cost and is kept out of ``eager_us``; what is left is the host gap during which the device
+has nothing queued (bench/gpu/break_truth.py checks it against a hand-timed difference).
+Nothing here imports torch.
 """
 
 from __future__ import annotations
@@ -69,6 +75,23 @@ def _device_us(event: Any) -> float:
     """GPU time of the kernels ``event`` and everything under it launched (0 on CPU)."""
     total = sum(float(k.duration) for k in getattr(event, "kernels", None) or ())
     return total + sum(_device_us(child) for child in event.cpu_children)
+
+
+# CUDA runtime calls that block the host until the device has run what was queued: an
+# explicit synchronize, or the device-to-host copy of a tensor's value (``.item()``,
+# ``bool(t)``, ``if t.sum() > 0``: ``aten::_local_scalar_dense``).
+_SYNCS = ("cudaStreamSynchronize", "cudaDeviceSynchronize", "cudaEventSynchronize", "cuStreamSynchronize", "cuCtxSynchronize")
+_COPIES = ("cudaMemcpy", "cudaMemcpyAsync", "cuMemcpyDtoH", "cuMemcpyDtoHAsync", "cuMemcpyAsync")
+_SCALAR = "aten::_local_scalar_dense"
+
+
+def _wait_us(event: Any, under_scalar: bool = False) -> float:
+    """Host time ``event`` and its children spent waiting for the device (0 on CPU)."""
+    name = str(event.name)
+    if name.startswith(_SYNCS) or (under_scalar and name.startswith(_COPIES)):
+        return _us(event)
+    under_scalar = under_scalar or name == _SCALAR
+    return sum(_wait_us(child, under_scalar) for child in event.cpu_children)
 
 
 def _is_compiled(event: Any) -> bool:
@@ -179,7 +202,7 @@ def _breakdown(cpu: list[Any], steps: int, wall_us: float, cuda: bool) -> StepPr
         if r is None:
             r = regions[cid] = RegionTime(cid=cid, calls=0, total_us=0.0, top_level=False)
         total = _us(e)
-        inside = compiled = overhead = 0.0
+        inside = compiled = overhead = wait = 0.0
         for child in e.cpu_children:
             if _is_region(child):
                 inside += _us(child)
@@ -195,11 +218,14 @@ def _breakdown(cpu: list[Any], steps: int, wall_us: float, cuda: bool) -> StepPr
                     r.device_us += _device_us(child)
             elif str(child.name).startswith(_WRAPPERS):
                 overhead += _us(child)
+            elif cuda:
+                wait += _wait_us(child)
         r.calls += 1
         r.total_us += total
         r.compiled_us += compiled
         r.overhead_us += overhead
-        r.eager_us += max(0.0, total - compiled - overhead - inside)
+        r.device_wait_us += wait
+        r.eager_us += max(0.0, total - compiled - overhead - inside - wait)
         if not _in_region(e):
             r.top_level = True
             top_us += total
@@ -248,7 +274,7 @@ def _breakdown(cpu: list[Any], steps: int, wall_us: float, cuda: bool) -> StepPr
         backward_us += _us(e)
 
     def rounded(r: RegionTime) -> RegionTime:
-        for f in ("total_us", "compiled_us", "overhead_us", "eager_us", "lookup_us", "device_us"):
+        for f in ("total_us", "compiled_us", "overhead_us", "eager_us", "lookup_us", "device_us", "device_wait_us"):
             setattr(r, f, round(getattr(r, f), 3))
         return r
 

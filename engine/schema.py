@@ -471,8 +471,9 @@ class RegionTime(msgspec.Struct, omit_defaults=True):
     ``overhead_us`` (Dynamo's and AOTAutograd's wrappers around it), the regions entered
     from inside it (``nested``: resume functions and frames the code calls, with the guard
     checks before them) and ``eager_us``, the rest: Python bytecode Dynamo left to run
-    eagerly in this frame (the instruction a graph break stopped at, and what it runs).
-    ``lookup_us`` is the guard checks (``TorchDynamo Cache Lookup``) before each entry."""
+    eagerly in this frame (the instruction a graph break stopped at, and what it runs), less
+    ``device_wait_us`` (on a GPU: its wait for the work queued before). ``lookup_us`` is
+    the guard checks (``TorchDynamo Cache Lookup``) before each entry."""
 
     cid: str
     calls: int
@@ -486,6 +487,9 @@ class RegionTime(msgspec.Struct, omit_defaults=True):
     top_level: bool = True  # False: only ever entered from inside another region
     graphs: list[str] = []  # FX-graph cache keys of the graphs it called
     device_us: float = 0.0  # GPU time of the kernels its graph launched (CUDA runs)
+    # CUDA runs: host time its eager code waited for the device (a `.item()`'s copy, a
+    # synchronize): the queued GPU work of the graph before, not part of ``eager_us``
+    device_wait_us: float = 0.0
 
 
 class BackwardTime(msgspec.Struct, omit_defaults=True):

@@ -3,6 +3,7 @@
 #
 #   bash bench/gpu/run_all.sh record            # example (CUDA, + max-autotune), GPT-2, ResNet-50
 #   bash bench/gpu/run_all.sh cost              # dyn-inspect cost of the example and GPT-2 (--profile)
+#   bash bench/gpu/run_all.sh break-truth       # a GPU break's cost: timed by hand vs attributed
 #   bash bench/gpu/run_all.sh kernels           # Triton metadata, IR, launches, repros (--kernel-ir)
 #   bash bench/gpu/run_all.sh bench-gpt2        # overhead benchmark, GPT-2 small
 #   bash bench/gpu/run_all.sh bench-resnet50    # overhead benchmark, ResNet-50
@@ -13,7 +14,7 @@
 # The machine has no network: the wheels of our own dependencies that the image lacks
 # travel in .whl/ (see docs/performance.md for how they are fetched).
 set -uo pipefail
-[ $# -ge 1 ] || { echo "usage: bash bench/gpu/run_all.sh record|ddp|diagnose|cost|kernels|probe|stats|bench-<workload>"; exit 2; }
+[ $# -ge 1 ] || { echo "usage: bash bench/gpu/run_all.sh record|ddp|diagnose|cost|break-truth|kernels|probe|stats|bench-<workload>"; exit 2; }
 ROOT=$(pwd)
 OUT=${OUT:-/tmp/dyn-inspect-out}
 mkdir -p "$OUT"
@@ -138,6 +139,23 @@ cost)
     "${DI[@]}" cost "$run" ${eager:+--eager "$eager"} | tee "$OUT/cost-$name.txt"
     "${DI[@]}" cost "$run" ${eager:+--eager "$eager"} --json > "$OUT/cost-$name.json"
     "${DI[@]}" causes "$run" > "$OUT/causes-$name.txt"
+  done
+  ;;
+break-truth)
+  # A data-dependent branch between two heavy compiled chains (bench/gpu/break_truth.py):
+  # its cost timed by hand (CUDA events, `if` against `torch.where`, one process), then what
+  # `dyn-inspect cost` attributes to the break in a --profile recording (issue 57).
+  nvidia-smi -L
+  python3 bench/gpu/break_truth.py --time | tee "$OUT/break-truth-time.json"
+  python3 bench/gpu/break_truth.py --probe > "$OUT/break-truth-probe.json"
+  record gpu-if "$ROOT" --profile 10 bench/gpu/break_truth.py --program
+  record gpu-where "$ROOT" --profile 10 bench/gpu/break_truth.py --program --where
+  for name in gpu-if gpu-where; do
+    run=$(ls -d "$SCRATCH/runs/$name"/2* 2>/dev/null | head -1)
+    [ -n "$run" ] || continue
+    "${DI[@]}" cost "$run" | tee "$OUT/cost-$name.txt"
+    "${DI[@]}" cost "$run" --json > "$OUT/cost-$name.json"
+    tar czf "$OUT/run-$name.tgz" -C "$(dirname "$run")" "$(basename "$run")" --exclude blobs
   done
   ;;
 kernels)

@@ -73,6 +73,8 @@ def _print_process(console: object, p: typed.StepBreakdown, several: bool) -> No
         ("wrappers", p.overhead_us, "Dynamo's and AOTAutograd's around each graph"),
         ("outside compiled code", p.outside_us, "loss, optimizer, data, other eager Python"),
     ]
+    if p.device_wait_us:
+        rows.insert(2, ("waiting for the GPU", p.device_wait_us, "a break's `.item()` or sync waiting for the work queued before it"))
     table = Table(box=None, pad_edge=False, show_edge=False, show_header=False)
     for col in ("what", "time", "share", "note"):
         table.add_column(col, justify="right" if col in ("time", "share") else "left", no_wrap=col != "note")

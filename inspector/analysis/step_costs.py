@@ -70,6 +70,10 @@ class RegionCost:
         return self.per_step(self.region.device_us)
 
     @property
+    def device_wait_us(self) -> float:
+        return self.per_step(self.region.device_wait_us)
+
+    @property
     def calls_per_step(self) -> float:
         return self.region.calls / self.steps if self.steps else 0.0
 
@@ -110,6 +114,9 @@ class BreakCost:
     group: BreakGroup
     eager_us: float = 0.0
     resume_us: float = 0.0  # the resume regions' guard checks and wrappers
+    # GPU runs: the host's wait in that eager code for the work queued before the break (the
+    # graph before it, paid with or without the break): said beside the cost, not in it
+    device_wait_us: float = 0.0
     between: list[tuple[str, str]] = field(default_factory=list)  # (region cid, resume cid)
     regions: list[str] = field(default_factory=list)  # the compiles whose eager code it is
     step_us: float = 0.0
@@ -139,7 +146,10 @@ class BreakCost:
             where = f" between {' / '.join(sorted({a for a, _ in self.between}))} and its resume {' or '.join(resumes)}"
         else:  # the code after the break ran eagerly in the frame (no resume function compiled)
             where = f" in {' / '.join(self.regions)}" if self.regions else ""
-        return stats.break_verdict(self.spread, self.step_spread, self.us, where, self.share)
+        verdict, text = stats.break_verdict(self.spread, self.step_spread, self.us, where, self.share)
+        if self.device_wait_us >= 1.0:
+            text += f" (not counted: {time_text(self.device_wait_us)}/step waiting for the GPU work queued before it)"
+        return verdict, text
 
     @property
     def text(self) -> str:
@@ -226,6 +236,11 @@ class StepCosts:
     @property
     def eager_in_regions_us(self) -> float:
         return sum(r.eager_us for r in self.regions)
+
+    @property
+    def device_wait_us(self) -> float:
+        """GPU runs: host time the eager code in compiled frames waited for the device."""
+        return sum(r.device_wait_us for r in self.regions)
 
     @property
     def guards_us(self) -> float:
@@ -317,6 +332,7 @@ def costs_for(
         if cost is None:
             cost = breaks[group.key] = BreakCost(group, step_us=profile.step_us)
         cost.eager_us += r.eager_us
+        cost.device_wait_us += r.device_wait_us
         cost.regions.append(r.region.cid)
         for cid in r.region.nested:
             resume = by_cid.get(cid)

@@ -625,6 +625,7 @@ class RegionCost(Output):
     nested: list[str]  # compile ids of the regions entered from inside it
     device_us: float = 0.0  # GPU time of its graph's kernels (CUDA runs)
     spread: Spread | None = None  # its time (us_per_step) over the profiled steps
+    device_wait_us: float = 0.0  # CUDA runs: its eager code's wait for the device (not in eager_us)
 
 
 class BackwardCost(Output):
@@ -652,6 +653,7 @@ class BreakCost(Output):
     text: str
     spread: Spread | None = None  # its cost in each profiled step
     verdict: Verdict | None = None  # against the step's own noise (None: no per-step samples)
+    device_wait_us: float = 0.0  # CUDA runs: the wait for the work queued before it (not in us_per_step)
 
 
 class StepBreakdown(Output):
@@ -667,7 +669,7 @@ class StepBreakdown(Output):
     device: str
     compiled_us: float  # in compiled graphs, forward and backward
     device_us: float  # GPU time of those graphs' kernels (0 on CPU)
-    eager_in_regions_us: float  # eager code inside compiled frames (graph breaks)
+    eager_in_regions_us: float  # eager code inside compiled frames (graph breaks), less device_wait_us
     guards_us: float  # guard checks (cache lookups)
     overhead_us: float  # Dynamo's and AOTAutograd's wrappers
     outside_us: float  # in no compiled region: loss, optimizer, data, eager Python
@@ -678,6 +680,7 @@ class StepBreakdown(Output):
     ab: EagerComparison | None = None  # compiled against eager in this process (interleaved blocks)
     ab_note: str | None = None  # why there is no in-process comparison
     noise: NoiseReport | None = None
+    device_wait_us: float = 0.0  # CUDA runs: eager code in compiled frames waiting for the device
 
 
 class FunctionSpeed(Output):

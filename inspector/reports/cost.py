@@ -78,6 +78,8 @@ def _figures(sc: StepCosts) -> list[typed.Figure]:
         ("wrappers", lambda c: c.overhead_us),
         ("outside compiled code", lambda c: c.outside_us),
     ]
+    if sc.device_wait_us:
+        rows.insert(2, ("waiting for the GPU", lambda c: c.device_wait_us))
     out += [_figure(what, f(sc), sc.spread_of(f)) for what, f in rows]
     return out
 
@@ -160,6 +162,7 @@ def model_cost(m: RunModel, path: str, eager: Run | None = None) -> typed.CostRe
                     text=b.text,
                     spread=spread_out(b.spread),
                     verdict=verdict_out(b.verdict),
+                    device_wait_us=us(b.device_wait_us),
                 )
             )
         compile_time = m.total_compile_time()
@@ -194,6 +197,7 @@ def model_cost(m: RunModel, path: str, eager: Run | None = None) -> typed.CostRe
                         nested=list(r.region.nested),
                         device_us=us(r.device_us),
                         spread=spread_out(sc.spread_of(_region_us(r.region.cid))),
+                        device_wait_us=us(r.device_wait_us),
                     )
                     for r in sc.regions
                 ],
@@ -213,6 +217,7 @@ def model_cost(m: RunModel, path: str, eager: Run | None = None) -> typed.CostRe
                 ab=comparison_out(ab, path) if ab is not None else None,
                 ab_note=(sc.profile.ab_note or OLD_RECORDING) if ab is None else None,
                 noise=_noise(sc),
+                device_wait_us=us(sc.device_wait_us),
             )
         )
     versus = None

@@ -98,6 +98,9 @@ Then each graph break by its time per step, then each compiled region.
                     figures.get("outside compiled code"),
                 ),
             ]
+            if p.device_wait_us:
+                wait = "a break's `.item()` or sync waiting for the work queued before it"
+                rows.insert(2, ("waiting for the GPU", wait, "", p.device_wait_us, figures.get("waiting for the GPU")))
             if p.ab is not None:  # compiled against eager, interleaved in this process
                 rows.append(("compiled vs eager", p.ab.text, "", p.ab.compiled_us, p.ab))
             for b in p.breaks:

@@ -95,6 +95,7 @@ export interface BreakCost {
     text: string;
     spread?: Spread | null;
     verdict?: Verdict | null;
+    device_wait_us?: number;
 }
 
 export interface BreakSite {
@@ -1275,6 +1276,7 @@ export interface RegionCost {
     nested: string[];
     device_us?: number;
     spread?: Spread | null;
+    device_wait_us?: number;
 }
 
 export interface ResumeFunction {
@@ -1435,6 +1437,7 @@ export interface StepBreakdown {
     ab?: EagerComparison | null;
     ab_note?: string | null;
     noise?: NoiseReport | null;
+    device_wait_us?: number;
 }
 
 export interface Suggestion {
