@@ -36,7 +36,8 @@ if TYPE_CHECKING:
 
 
 class AppState(DisplayHook[int]):
-    """One run, live or finished. ``exit_code`` is what ``dyn-inspect`` returns on quit."""
+    """The state of ``InspectorApp`` (its arguments are this ``__init__``'s): one run, live
+    or finished. ``exit_code`` is what ``dyn-inspect`` returns on quit."""
 
     def __init__(
         self,
