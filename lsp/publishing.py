@@ -1,8 +1,8 @@
 """What the server pushes to the client unasked: diagnostics and code lens refreshes.
 
 ``Publisher`` (the server's ``ls.publisher``) sends ``textDocument/publishDiagnostics`` for
-a file, an open notebook cell or a virtual document (``publish``), only when the list
-differs from the one last sent; ``publish_all`` republishes every file whose findings
+a file, an open notebook cell or a virtual document (``publish``) when the list differs
+from the one last sent (always for a document just opened); ``publish_all`` republishes every file whose findings
 changed since the previous index of the same run (and clears those now empty);
 ``schedule_publish`` debounces a burst of edits; ``refresh_lenses`` asks the client to
 re-read its code lenses. The diagnostics themselves are built by ``lsp.diagnostics``
