@@ -81,9 +81,13 @@ def details(fn: FunctionFindings, line: int) -> dict[str, Any]:
 
 
 def details_markdown(d: dict[str, Any]) -> str:
-    """``details()`` as Markdown, for editors that show a document (Neovim, Helix): the
-    same text the VS Code extension renders from the JSON. Every string from the run is
-    escaped or in a code span (``md_text``, ``md_code``), as in the hover."""
+    """``details()`` as Markdown, rendered once here for every editor: it is the
+    ``markdown`` of the ``dynInspect.showDetails`` answer, which the VS Code extension
+    writes to a generated file and opens in the built-in Markdown preview (an output
+    channel where the preview fails; ``vscode-extension/src/common/details.ts``), and the
+    text of the read-only document the server opens in editors that show one (Neovim,
+    Helix: ``lsp.details_file``). Every string from the run is escaped or in a code span
+    (``md_text``, ``md_code``), as in the hover."""
     name = str(d.get("function", "?"))
     where = f"{d.get('file', '?')}:{d.get('line', '?')}"
     lines = [f"# {md_code(name)} — {md_code(where)}", "", md_text(str(d.get("title", ""))), ""]

@@ -1,15 +1,34 @@
 """Placed findings → LSP diagnostics (and the short texts other features reuse).
 
-- graph break: the configured severity (Warning by default); message = type, one-line
-  explanation, hit count; ``code`` = torch's gb id linking to its page; related
-  information = the user stack, frames inside torch/nn/modules collapsed to one entry.
-- recompile: on the function's ``def`` line, Information, or Warning once the recompile
-  limit made it fall back to eager; compiles, failed guards, suggestion.
-- compile failure: Error on its line (the ``def`` line when torch names no line).
+Every diagnostic has ``source`` "dyn-inspect" and ``data`` = its kind and what names its
+finding (a break's key, a function's name, a cause's title, a failure's compile id). By
+kind, with the message as ``*_message`` builds it:
+
+- graph break: the configured severity (Warning by default), on the breaking expression.
+  Message: ``Graph break: <headline> — torch: <gb_type> — <explanation> (N hits)``, where
+  the headline is the inspector's words for it (``BreakFinding.headline``), torch's gb
+  type is added only where it differs from the headline, the explanation is the first
+  sentence of torch's explanation (else its reason) on one line, left out where it only
+  repeats the gb type, and a break inside a library reads ``Graph break inside <package
+  path:line> (called from here): …``. ``code`` = torch's gb id (its gb type when it has
+  none), ``codeDescription`` its page; related information = the user stack from the
+  outermost user frame, each entry ``<depth>. <function>: <code>``, a run of frames
+  inside torch/nn/modules collapsed to one.
+- recompile: on the function's ``def`` line, Information, or Warning (code
+  ``recompile-limit`` instead of ``recompile``) once the recompile limit made it fall back
+  to eager. Message lines: ``Recompiled: `f` compiled N×`` (plus how often its code after
+  a graph break recompiled, and the limit), ``Failed guard(s): …`` (the first three
+  distinct, ``(+k more)``), ``Suggestion: …`` (the limit's own advice once it was hit);
+  related information = the call site it recompiled from, when recorded.
+- compile failure: Error on its line (the ``def`` line when torch names no line), code =
+  the failure's type; ``Compile failure in `f` (<type>): <reason>`` (the reason on one
+  line, at most 300 characters).
 - root cause (``inspector.analysis.causes``, a recompile cause with a fix): one diagnostic
-  at the fix site (where the variable is made), Information, code ``recompile-cause``;
-  related information = each frame it made recompile. Those recompiles are left out of
-  the frames' own notes (``findings``), so the cause is said once.
+  at the fix site (where the variable is made), Information, code ``recompile-cause``:
+  ``Recompiled N× in F frames from one cause: <title>`` then ``Fix: `<code>` <why> —
+  <effect> (the quick fix makes the change | inserts it)``; related information = each
+  frame it made recompile. Those recompiles are left out of the frames' own notes
+  (``findings``), so the cause is said once.
 """
 
 from __future__ import annotations

@@ -27,10 +27,9 @@ from typing import TYPE_CHECKING, TypeVar
 from dyn_inspect.inspector.errors import InspectorError
 from dyn_inspect.inspector.events import runs_root
 from dyn_inspect.inspector.index import NOT_FOR_FINDINGS
-from dyn_inspect.inspector.outputs.lsp import LspRunInfo
-from dyn_inspect.inspector.reports.runs import run_info
 from dyn_inspect.inspector.run import Run, is_run_dir, resolve_run, run_folders
 from dyn_inspect.lsp.notebook_cells import cell_key
+from dyn_inspect.lsp.run_listing import log_sizes
 
 if TYPE_CHECKING:
     from dyn_inspect.inspector.workspace import Workspace
@@ -232,7 +231,7 @@ class RunSource:
         now = time.monotonic()
         if cached is not None and now - cached[1] < RECHECK_S:
             return cached[2]
-        sig = ListingCache._signature(path)
+        sig = log_sizes(path)
         if cached is not None and cached[0] == sig:
             self._touch[key] = (sig, now, cached[2])  # unchanged: looked at again in RECHECK_S
             return cached[2]
@@ -415,38 +414,3 @@ class RunSource:
             return self.candidates()
         except OSError:
             return []
-
-
-class ListingCache:
-    """``dynInspect.listRuns`` rows, re-read only when a run's logs changed size."""
-
-    def __init__(self) -> None:
-        self._rows: dict[str, tuple[tuple[tuple[str, int], ...], LspRunInfo]] = {}
-
-    @staticmethod
-    def _signature(path: Path) -> tuple[tuple[str, int], ...]:
-        try:
-            names = sorted(n for n in os.listdir(path) if n.endswith(".jsonl"))
-        except OSError:
-            return ()
-        sig = []
-        for n in names:
-            try:
-                sig.append((n, os.stat(path / n).st_size))
-            except OSError:
-                pass
-        return tuple(sig)
-
-    def row(self, path: Path, current: Run | None) -> LspRunInfo | None:
-        if current is not None and current.path.resolve() == path.resolve():
-            return run_info(current)
-        sig = self._signature(path)
-        cached = self._rows.get(str(path))
-        if cached is not None and cached[0] == sig:
-            return cached[1]
-        try:
-            row = run_info(Run(path, skip=NOT_FOR_FINDINGS))
-        except (InspectorError, OSError, ValueError):
-            return None
-        self._rows[str(path)] = (sig, row)
-        return row

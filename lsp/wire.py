@@ -17,16 +17,23 @@ method that is no string, text that is not JSON, JSON nested 100k deep) is dropp
 log line; pygls logged each with a traceback (``OneLineUnreadable`` for the ones its read
 loop catches). A ``shutdown`` while another request runs (an editor's verify) is answered:
 pygls cancelled the others while iterating over the dict their cancelling shrinks.
+
+A handler that raises is answered too: ``guarded`` wraps every feature and command of the
+server, logs the error once (``window/logMessage``) and answers an empty result.
 """
 
 from __future__ import annotations
 
+import asyncio
+import functools
 import logging
 import sys
-from typing import Any, BinaryIO
+from collections.abc import Callable
+from typing import Any, BinaryIO, Protocol, TypeVar, cast
 
 from lsprotocol import types
 from pygls.exceptions import JsonRpcInvalidParams, JsonRpcInvalidRequest
+from pygls.lsp.server import LanguageServer
 from pygls.protocol import LanguageServerProtocol, lsp_method
 from pygls.protocol.json_rpc import JsonRPCNotification, JsonRPCRequestMessage
 
@@ -35,6 +42,9 @@ logger = logging.getLogger(__name__)
 MAX_MESSAGE = 64 << 20  # far above any real message (a whole file's didOpen)
 MAX_HEADER = 64 << 10
 IGNORED = "$/dyn-inspect/invalidMessage"  # a "$/" notification: dispatched to nothing
+
+# A handler (sync or async); guarded() hands back one of the same signature.
+F = TypeVar("F", bound=Callable[..., Any])
 
 
 class BoundedInput:
@@ -132,3 +142,56 @@ class AnsweringProtocol(LanguageServerProtocol):
                     ),
                 )
             return JsonRPCNotification(method=IGNORED, jsonrpc="2.0", params=None)
+
+
+class Says(Protocol):
+    """The server as ``guarded`` uses it: a message logged once."""
+
+    def say(self, message: str, kind: types.MessageType = types.MessageType.Info) -> None: ...
+
+
+_current: Says | None = None  # the server made last (create_server): heard when no handler argument is it
+
+
+def answering(server: Says) -> None:
+    """``server`` hears the errors of handlers called without it."""
+    global _current
+    _current = server
+
+
+def _server_of(args: tuple[Any, ...]) -> Says:
+    if args and isinstance(args[0], LanguageServer):
+        return cast(Says, args[0])
+    assert _current is not None
+    return _current
+
+
+def guarded(empty: Callable[[], object]) -> Callable[[F], F]:
+    """Answer ``empty()`` and log once instead of failing a request."""
+
+    def wrap(f: F) -> F:
+        if asyncio.iscoroutinefunction(f):
+
+            @functools.wraps(f)
+            async def async_wrapper(*args: Any) -> object:
+                try:
+                    return await f(*args)
+                except asyncio.CancelledError:
+                    raise
+                except Exception as exc:
+                    _server_of(args).say(f"{f.__name__} failed: {type(exc).__name__}: {exc}", types.MessageType.Error)
+                    return empty()
+
+            return async_wrapper  # type: ignore[return-value]  # same signature as f (functools.wraps)
+
+        @functools.wraps(f)
+        def wrapper(*args: Any) -> object:
+            try:
+                return f(*args)
+            except Exception as exc:
+                _server_of(args).say(f"{f.__name__} failed: {type(exc).__name__}: {exc}", types.MessageType.Error)
+                return empty()
+
+        return wrapper  # type: ignore[return-value]  # same signature as f (functools.wraps)
+
+    return wrap

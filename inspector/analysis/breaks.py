@@ -6,8 +6,11 @@ workspace root (or, without a root, the innermost non-library frame) — the lin
 can change. A site hit from several callers lists each distinct caller line.
 
 Public API: ``break_sites(model, root=None) -> list[BreakSite]``, ``attributed_loc(group)``
-(the one place a break is shown at, in every face), ``identity(group, cwd)`` (the
-cross-run key used by ``diff`` and ``check --baseline``).
+(the line a break site is listed at: the TUI's screens call it, and the summary, the
+bundle's pages and the step costs show ``BreakSite.user_frame or BreakSite.loc``, the same
+line; ``breaks --json`` and ``check`` give both lines; the language server places each
+hit at its own nearest workspace frame instead, ``inspector/reports/findings.py``),
+``identity(group, cwd)`` (the cross-run key used by ``diff`` and ``check --baseline``).
 """
 
 from __future__ import annotations
@@ -66,8 +69,8 @@ def _stack_of(event: GraphBreak) -> list[Loc]:
 
 def attributed_loc(group: BreakGroup, root: str | os.PathLike[str] | None = None) -> Loc:
     """Where a break site is shown: the nearest user frame of its first hit's stack, else
-    torch's innermost location (``BreakSite.user_frame or BreakSite.loc``). The CLI, the
-    TUI and the report all show this line."""
+    torch's innermost location (``BreakSite.user_frame or BreakSite.loc``, the line the
+    summary and the step costs show). The TUI's screens call it (``reports/screens.py``)."""
     frame = nearest_user_frame(_stack_of(group.first), root)
     if frame is None or (frame.file, frame.line) == (group.loc.file, group.loc.line):
         return group.loc  # (the same line: torch's location carries the columns)

@@ -1,7 +1,13 @@
 """The report layer: one builder per question, from the analyses' results
 (``inspector/analysis/``) to the typed outputs (``inspector/outputs/``) that every face
-renders — ``--json`` and the text reports, the TUI, the language server, the bundle. A
-count, headline, location, cost or fix is computed here once; faces only render it.
+renders — ``--json`` and the text reports, the TUI, the language server, the bundle. The
+builders compute the counts, locations and costs the faces show; the words and the fixes
+come from the analyses they call: a headline from ``analysis/messages.py``, a root
+cause's fix from ``analysis/causes.py`` (``causes`` and ``fix_plans`` present it, the
+latter as a diff). The editor's other quick fixes (a ``mark_dynamic`` before a call,
+``dynamic=True``, the logging and ``.item()`` breaks, ``torch.where``,
+``@torch.compiler.disable``) are written by the language server itself
+(``lsp/code_actions.py``), not here.
 
 One module per question:
 
@@ -9,6 +15,7 @@ One module per question:
 - ``breaks``: where it graph-breaks;
 - ``recompiles``: why it recompiled;
 - ``causes``: which root causes, and the fix for each;
+- ``fix_plans``: each cause's fix as a plan an agent applies and has verified;
 - ``failures``: what failed to compile;
 - ``shapes``: which shapes are dynamic;
 - ``cache``: what the compile caches did;
@@ -20,6 +27,11 @@ One module per question:
 - ``check``: whether the run passes the CI gate;
 - ``divergence``: how the ranks of a distributed run differ;
 - ``runs``: which runs are recorded;
+- ``verify``: where ``dyn-inspect verify`` re-runs the program, and whether that verifies
+  the fix;
+- ``timeline``: the compiles in order, where each one's time went, and a Chrome trace;
+- ``findings``: what the run says about each workspace file (the language server's index);
+- ``screens``: what the TUI's screens show (run state, header, overview, series);
 - ``imports``, ``merge``: what an import of TORCH_TRACE logs, or a merge of runs, brought;
 - ``reading``: what could not be read of the run;
 - ``rounding``: how the builders round what was measured.

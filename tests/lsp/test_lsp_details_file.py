@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from dyn_inspect.lsp import server
+from dyn_inspect.lsp import details_file
 
 DETAILS = {"function": "train_step", "line": 12, "found": True, "file": "train.py"}
 
@@ -23,12 +23,12 @@ def tmpdir_here(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 
 def test_writes_a_read_only_file_in_a_private_folder(tmpdir_here: Path) -> None:
-    path = server.write_details_document(DETAILS)
+    path = details_file.write_details_document(DETAILS)
     assert path is not None and path.parent == tmpdir_here / "details"
     assert stat.S_IMODE(os.stat(tmpdir_here).st_mode) == 0o700
     assert stat.S_IMODE(os.stat(path).st_mode) == 0o400
     assert "train_step" in path.read_text()
-    assert server.write_details_document(DETAILS) == path  # written again over its own read-only copy
+    assert details_file.write_details_document(DETAILS) == path  # written again over its own read-only copy
 
 
 def test_a_planted_symlink_is_not_written_through(tmpdir_here: Path, tmp_path: Path) -> None:
@@ -38,7 +38,7 @@ def test_a_planted_symlink_is_not_written_through(tmpdir_here: Path, tmp_path: P
     (tmpdir_here / "details").mkdir(parents=True, mode=0o700)
     tmpdir_here.chmod(0o700)
     (tmpdir_here / "details" / "train_step-12.md").symlink_to(victim)
-    server.write_details_document(DETAILS)
+    details_file.write_details_document(DETAILS)
     assert victim.read_text() == "precious"
     assert stat.S_IMODE(os.stat(victim).st_mode) == 0o644
 
@@ -47,12 +47,12 @@ def test_a_planted_folder_symlink_or_an_open_folder_is_refused(tmpdir_here: Path
     elsewhere = tmp_path / "elsewhere"
     elsewhere.mkdir(mode=0o700)
     tmpdir_here.symlink_to(elsewhere)
-    assert server.write_details_document(DETAILS) is None
+    assert details_file.write_details_document(DETAILS) is None
     assert list(elsewhere.iterdir()) == []
     tmpdir_here.unlink()
     tmpdir_here.mkdir()
     tmpdir_here.chmod(0o777)  # anyone could plant files in it
-    assert server.write_details_document(DETAILS) is None
+    assert details_file.write_details_document(DETAILS) is None
 
 
 def test_our_own_folder_left_readable_by_an_older_version_is_closed_and_used(tmpdir_here: Path) -> None:
@@ -60,6 +60,6 @@ def test_our_own_folder_left_readable_by_an_older_version_is_closed_and_used(tmp
     # else could write in it, so it is ours to close; refusing it hid every details document.
     tmpdir_here.mkdir(mode=0o755)
     tmpdir_here.chmod(0o755)
-    path = server.write_details_document(DETAILS)
+    path = details_file.write_details_document(DETAILS)
     assert path is not None and path.parent == tmpdir_here / "details"
     assert stat.S_IMODE(os.stat(tmpdir_here).st_mode) == 0o700
