@@ -114,11 +114,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     # back on when the command starts (the TUI's commands keep it off to their first frame).
     collecting = gc.isenabled()
     gc.disable()
-    # `dyn-inspect open RUN`: the run's last first frame on the terminal before anything
-    # else is imported (tui/last_frame.py; confirmed or wiped once the run is checked).
-    from dyn_inspect.tui import last_frame
-
-    last_frame.replay(list(sys.argv[1:] if argv is None else argv))
     try:
         return _main(argv, collecting)
     finally:

@@ -4,8 +4,8 @@ recorder's kernel lines of each output code (``engine.kernel_lines``). One file 
 key, written whole or not at all, the oldest dropped past a bound. Best effort throughout: a
 cache that cannot be written is no cache, never an error.
 
-Light on purpose (the standard library only): ``tui.last_frame`` reads it before anything
-else has been imported.
+Light on purpose (the standard library only): the recorder writes it inside the user's
+program.
 """
 
 from __future__ import annotations
@@ -39,7 +39,6 @@ PRODUCTS = {
     "indexes": "the run indexes that readers built (inspector.index)",
     "findings": "the language server's findings of a finished run (lsp.findings_cache)",
     "first-screen": "the TUI's overview of a finished run (tui.first_screen)",
-    "frames": "the TUI's last first frame of a run, replayed (tui.last_frame)",
     "kernel-lines": "kernel source stacks per output code, for warm cache hits (engine.kernel_lines)",
 }
 

@@ -5,8 +5,7 @@ run = open_run()          # the latest run under ./.dyn-inspect/runs
 run.model.break_groups()  # deduplicated graph breaks
 run.refresh()             # read what a live run appended since
 
-(The names are imported when first used: ``tui.last_frame`` reads ``dyn_inspect.engine.user_cache``
-before anything else, and must not pull the model in.)
+(The names are imported when first used: importing the package must not pull the model in.)
 """
 
 from __future__ import annotations

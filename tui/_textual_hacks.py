@@ -1,21 +1,16 @@
 """Every use of Textual's private API, in one place (as engine/torch_compat.py fences torch).
 
-Four things the TUI needs that Textual has no public API for:
+Two things the TUI needs that Textual has no public API for:
 
-- ``DisplayHook``: a mixin for the App that sees each renderable Textual writes to the
-  terminal (it overrides ``App._display``), so the first full frame can be kept and replayed
-  at the next open of the run (tui/last_frame.py);
-- ``full_frame_text``: what that renderable writes (text with escape sequences) when it is a
-  whole-screen ``textual._compositor.LayoutUpdate``; None for anything else;
 - ``size_known``: whether a ``RichLog`` has been laid out (``RichLog._size_known``), so a
   resize re-wraps text only once there is a width;
-- ``DisplayHook.get_driver_class``: Textual's Linux driver writing through ``HangupSafeFile``.
+- ``HangupSafeApp.get_driver_class``: Textual's Linux driver writing through ``HangupSafeFile``.
   Its writer thread (``textual/drivers/_writer_thread.py``) dies on the first write that fails
   (EIO once the terminal is gone: a closed VS Code terminal, a dropped SSH session), and from
   then on every 31st write waits forever for it: the app hung in its own shutdown and stayed
   as an orphaned process. Writes to a terminal that is gone are dropped instead.
 
-Each degrades to "not available" (no replayed frame, no re-wrap) when another Textual moved
+Each degrades to "not available" (no re-wrap, the driver as it is) when another Textual moved
 what it reaches for; tests/tui/test_textual_hacks.py checks the installed Textual still has each.
 """
 
@@ -26,26 +21,15 @@ from typing import IO, TYPE_CHECKING, TypeVar
 
 from textual.app import App
 from textual.driver import Driver
-from textual.geometry import Region
 
 if TYPE_CHECKING:
-    from rich.console import Console, RenderableType
-    from textual.screen import Screen
     from textual.widgets import RichLog
 
 ReturnType = TypeVar("ReturnType")
 
 
-class DisplayHook(App[ReturnType]):
-    """An App whose ``on_terminal_write`` sees every renderable Textual displays."""
-
-    def _display(self, screen: Screen[object], renderable: RenderableType | None) -> None:
-        super()._display(screen, renderable)
-        if renderable is not None:
-            self.on_terminal_write(renderable)
-
-    def on_terminal_write(self, renderable: RenderableType) -> None:
-        """Called after Textual wrote ``renderable`` (in the app's thread; keep it short)."""
+class HangupSafeApp(App[ReturnType]):
+    """An App whose terminal writes survive the terminal going away (``hangup_safe``)."""
 
     def get_driver_class(self) -> type[Driver]:
         return hangup_safe(super().get_driver_class())
@@ -113,18 +97,6 @@ def hangup_safe(driver_class: type[Driver]) -> type[Driver]:
                 self._file = HangupSafeFile(file)
 
     return HangupSafeDriver
-
-
-def full_frame_text(renderable: RenderableType, width: int, height: int, console: Console) -> str | None:
-    """What ``renderable`` writes to the terminal, when it redraws the whole ``width`` ×
-    ``height`` screen; None for a partial update or another kind of renderable."""
-    try:
-        from textual._compositor import LayoutUpdate
-    except ImportError:
-        return None
-    if not isinstance(renderable, LayoutUpdate) or renderable.region != Region(0, 0, width, height):
-        return None
-    return renderable.render_segments(console)
 
 
 def size_known(log: RichLog) -> bool:

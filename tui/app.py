@@ -33,7 +33,6 @@ from dyn_inspect.inspector.errors import InspectorError
 from dyn_inspect.inspector.reader import safe_name
 from dyn_inspect.inspector.reports import screens
 from dyn_inspect.inspector.run import Run
-from dyn_inspect.tui import last_frame
 from dyn_inspect.tui.export import ExportMixin
 from dyn_inspect.tui.follow import RunFollower
 from dyn_inspect.tui.header import HEADER_CSS, HeaderMixin, compose_header
@@ -116,9 +115,6 @@ class InspectorApp(TabsMixin, HeaderMixin, NavigationMixin, ProgramMixin, Export
     # -- start and stop --------------------------------------------------------------------
 
     def on_mount(self) -> None:
-        # Textual's driver has the terminal now (a frame replayed by cli.main is under ours):
-        # it leaves the alternate screen itself when the app stops.
-        last_frame.hand_over()
         self.query_one("#header-command", Label).update(Text(f"dyn-inspect  {safe_name(self.run_path.name)}"))
         self._set_state(screens.RunState("starting", "loading…" if self._preloaded is None else "starting"))
         if self.launch is not None:
@@ -287,8 +283,6 @@ def run_open(path: Path, initial_view: str = "overview", opening: Opening | None
     saved = opening.saved
     run = open_at_once(path) if saved is None else None
     app = InspectorApp(path, initial_view=initial_view, run=run, first_screen=saved)
-    if opening.keep_frame_at is not None:
-        app.keep_first_frame(opening.keep_frame_at)
     app.run()
     if app.load_error is not None:
         raise InspectorError(app.load_error)

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING
 
 from dyn_inspect.inspector.reports import screens
 from dyn_inspect.inspector.run import Run
-from dyn_inspect.tui._textual_hacks import DisplayHook
+from dyn_inspect.tui._textual_hacks import HangupSafeApp
 from dyn_inspect.tui.follow import OutputBuffer, RunFollower
 from dyn_inspect.tui.view_list import VIEW_IDS
 
@@ -27,7 +27,6 @@ if TYPE_CHECKING:
     from textual.widgets import Label
 
     from dyn_inspect.engine.launcher import Launch
-    from dyn_inspect.tui import last_frame
     from dyn_inspect.tui.child import ChildProcess
     from dyn_inspect.tui.first_screen import FirstScreen
     from dyn_inspect.tui.view_list import RunFacts
@@ -35,7 +34,7 @@ if TYPE_CHECKING:
     from dyn_inspect.tui.views.output import OutputView
 
 
-class AppState(DisplayHook[int]):
+class AppState(HangupSafeApp[int]):
     """The state of ``InspectorApp`` (its arguments are this ``__init__``'s): one run, live
     or finished. ``exit_code`` is what ``dyn-inspect`` returns on quit."""
 
@@ -83,7 +82,6 @@ class AppState(DisplayHook[int]):
         self._exporting = False  # tui/export.py
         self._frozen_at = 0
         self.synced_events = -1  # the model's event count when the views were last synced (tests, bench)
-        self._frame_spot: last_frame.Spot | None = None  # tui/startup.py
 
     if TYPE_CHECKING:  # defined by the parts
         # tui/tabs.py

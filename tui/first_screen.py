@@ -22,33 +22,24 @@ from dyn_inspect.inspector import index
 from dyn_inspect.inspector.locations import run_cwd
 from dyn_inspect.inspector.reports import screens
 from dyn_inspect.inspector.run import Run
-from dyn_inspect.tui import last_frame
 
 FOLDER = "first-screen"  # (user_cache.PRODUCTS)
 MAX_BYTES = 1 << 20  # a first screen is a few KB: anything bigger is not ours
 
 
 class Opening(NamedTuple):
-    """What ``dyn-inspect open`` starts from: the run's saved first screen if current, and
-    the run's files as they were before it was checked (to keep the first frame under)
-    unless a frame of it was replayed and stays on the screen."""
+    """What ``dyn-inspect open`` starts from: the run's saved first screen if current."""
 
     saved: FirstScreen | None
-    keep_frame_at: last_frame.Spot | None
 
 
 def opening(run_path: Path, initial_view: str) -> Opening:
-    """Checked before Textual is imported: a frame replayed by ``cli.main`` that is not this
-    run's first screen is wiped at once, not after that import."""
-    saved = spot = None
+    """Looked up before Textual is imported (the overview only: another first view has no
+    saved screen)."""
+    saved = None
     if initial_view == "overview" and not os.environ.get(index.NO_INDEX_ENV):
-        # (Taken before the check: a log appended after it makes the frame stale. Not when
-        # this run's frame was replayed: it is current, and not kept again.)
-        if last_frame.replayed() != os.path.realpath(run_path):
-            spot = last_frame.spot(run_path)
         saved = load(run_path)
-    replayed = last_frame.confirm(run_path, shown=saved is not None)
-    return Opening(saved, spot if saved is not None and not replayed else None)
+    return Opening(saved)
 
 
 class FirstScreen(msgspec.Struct, frozen=True):

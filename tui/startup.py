@@ -1,9 +1,8 @@
 """What gets ``dyn-inspect open``'s first screen up before the run is read (``StartupMixin``, a
 part of ``InspectorApp``; docs/tui.md, "What gets the first screen up"): the run's saved
 first screen drawn at once (``tui/first_screen.py``), and saved for the next open where the
-run's index had none; the first frame Textual writes, kept for the next open to replay
-before Textual is imported (``tui/last_frame.py``); the cyclic GC back on once that frame
-is drawn; and ``open_at_once``, a small indexed run read before the first frame."""
+run's index had none; the cyclic GC back on once the first frame is drawn; and
+``open_at_once``, a small indexed run read before the first frame."""
 
 from __future__ import annotations
 
@@ -14,37 +13,15 @@ from typing import TYPE_CHECKING
 
 from dyn_inspect.inspector.errors import InspectorError
 from dyn_inspect.inspector.run import Run
-from dyn_inspect.tui import last_frame
-from dyn_inspect.tui._textual_hacks import full_frame_text
 from dyn_inspect.tui.app_state import AppState
 from dyn_inspect.tui.display import duration
 from dyn_inspect.tui.view_list import RunFacts
 
 if TYPE_CHECKING:
-    from rich.console import RenderableType
-
     from dyn_inspect.tui.first_screen import FirstScreen
 
 
 class StartupMixin(AppState):
-    def keep_first_frame(self, spot: last_frame.Spot) -> None:
-        """Keep what this app writes for its first frame, for the next ``dyn-inspect open``
-        of the run to replay at once (tui/last_frame.py)."""
-        self._frame_spot = spot
-
-    def on_terminal_write(self, renderable: RenderableType) -> None:
-        spot = self._frame_spot
-        if spot is not None:
-            self._frame_spot = None
-            self.call_later(self._keep_frame, spot, renderable)
-
-    def _keep_frame(self, spot: last_frame.Spot, renderable: RenderableType) -> None:
-        """The first frame, if Textual drew the whole screen at once (else nothing is kept)."""
-        width, height = self.size
-        frame = None if self.is_headless else full_frame_text(renderable, width, height, self.console)
-        if frame is not None:
-            last_frame.keep(spot, width, height, frame)
-
     def _collect_again(self) -> None:
         """`dyn-inspect open` and the live run start with the cyclic GC off (cli/commands):
         on again once the first frame is drawn. What start-up made (modules, classes, the

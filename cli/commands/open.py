@@ -8,7 +8,6 @@ import sys
 
 from dyn_inspect.inspector.errors import InspectorError
 from dyn_inspect.inspector.run import resolve_run
-from dyn_inspect.tui import last_frame
 from dyn_inspect.tui.view_list import VIEWS
 
 HELP = "open a run in the terminal UI (default: the latest run)"
@@ -21,19 +20,15 @@ def prepare_parser(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    try:
-        path = resolve_run(args.run, args.runs_dir)
-        if not (sys.stdout.isatty() and sys.stdin.isatty()):
-            raise InspectorError("`dyn-inspect open` needs a terminal; use `dyn-inspect summary` (or --json) in scripts")
-        # No cyclic GC until the first frame is on the screen (InspectorApp turns it back on):
-        # importing Textual and building the screen make many objects and no garbage.
-        gc.disable()
-        from dyn_inspect.tui import first_screen
+    path = resolve_run(args.run, args.runs_dir)
+    if not (sys.stdout.isatty() and sys.stdin.isatty()):
+        raise InspectorError("`dyn-inspect open` needs a terminal; use `dyn-inspect summary` (or --json) in scripts")
+    # No cyclic GC until the first frame is on the screen (InspectorApp turns it back on):
+    # importing Textual and building the screen make many objects and no garbage.
+    gc.disable()
+    from dyn_inspect.tui import first_screen
 
-        opening = first_screen.opening(path, args.view)
-        from dyn_inspect.tui.app import run_open
+    opening = first_screen.opening(path, args.view)
+    from dyn_inspect.tui.app import run_open
 
-        return run_open(path, initial_view=args.view, opening=opening)
-    finally:
-        # The terminal as it was before a replayed frame (cli.main), before an error is printed.
-        last_frame.undo()
+    return run_open(path, initial_view=args.view, opening=opening)

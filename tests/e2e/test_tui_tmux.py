@@ -266,14 +266,6 @@ def test_live_example_shows_breaks_and_recompiles(terminal: Terminal, tmp_path: 
     assert terminal.exit_code() == 0
 
 
-def _kept_frame(run_dir: Path) -> Path | None:
-    from dyn_inspect.tui import last_frame
-
-    key = os.path.realpath(run_dir).encode()
-    found = [p for p in last_frame._folder().glob("*.frame") if key in p.read_bytes()]
-    return found[0] if found else None
-
-
 NVIM = shutil.which("nvim")
 
 
@@ -286,15 +278,14 @@ def _shell_lines(screen: str) -> list[str]:
     [
         "tmux",
         # libvterm keeps one saved cursor for both screens (not tmux's, xterm's, xterm.js's
-        # way): the shell's cursor after the TUI's exit depends on what the replay left.
+        # way): the shell's screen after the TUI's exit is worth checking there too.
         pytest.param("nvim", marks=pytest.mark.skipif(NVIM is None, reason="Neovim is not installed")),
     ],
 )
-def test_the_first_frame_is_kept_and_replayed_at_the_next_open(breaks_run: Run, tmp_path: Path, host: str) -> None:
-    """The first open of a run from its saved first screen keeps the frame Textual drew; the
-    next open replays it (the file is read, not written again), a key typed as it shows reaches
-    the TUI, and the shell's screen is as it was after each — in tmux, and in Neovim's terminal
-    inside tmux."""
+def test_open_from_the_saved_first_screen_twice_leaves_the_shell_as_it_was(breaks_run: Run, tmp_path: Path, host: str) -> None:
+    """Two opens of a run drawn from its saved first screen: each shows the overview, a key
+    typed reaches the TUI, and the shell's screen is as it was after each — in tmux, and in
+    Neovim's terminal inside tmux."""
     from dyn_inspect.tui import first_screen
 
     path = tmp_path / "runs" / breaks_run.path.name
@@ -307,29 +298,14 @@ def test_the_first_frame_is_kept_and_replayed_at_the_next_open(breaks_run: Run, 
     branch = marker_line(BREAKS, "BREAK:branch")
     terminals = [Terminal(tmp_path / "first"), Terminal(tmp_path / "second")]
     try:
-        first, second = terminals
-        first.tmp.mkdir()
-        first.start(command, cwd=tmp_path)
-        first.wait_for("Graph breaks (5)", "finished · exit 0", "frames")
-        deadline = time.monotonic() + 20
-        while (kept := _kept_frame(path)) is None and time.monotonic() < deadline:
-            time.sleep(0.1)
-        assert kept is not None, "no frame kept after the first open"
-        drawn = kept.read_bytes().decode("utf-8", "replace")
-        assert "finished · exit 0" in drawn and "frames" in drawn and "Overview" in drawn
-        first.keys("q")
-        assert _shell_lines(first.wait_for("after-0")) == ["before", "after-0"]
-
-        written = kept.stat().st_mtime_ns
-        second.tmp.mkdir()
-        second.start(command, cwd=tmp_path)
-        second.wait_for("Graph breaks (5)", "finished · exit 0", "frames")
-        second.keys("2")  # (as the replayed frame shows: mostly before Textual has started)
-        second.wait_for(f"breaks.py:{branch}", "GB0170")
-        second.keys("q")
-        # The shell's screen as it was; the frame replayed, not kept again.
-        assert _shell_lines(second.wait_for("after-0")) == ["before", "after-0"]
-        assert kept.stat().st_mtime_ns == written
+        for term in terminals:
+            term.tmp.mkdir()
+            term.start(command, cwd=tmp_path)
+            term.wait_for("Graph breaks (5)", "finished · exit 0", "frames")
+            term.keys("2")
+            term.wait_for(f"breaks.py:{branch}", "GB0170")
+            term.keys("q")
+            assert _shell_lines(term.wait_for("after-0")) == ["before", "after-0"]
     finally:
         for term in terminals:
             term.close()
