@@ -1,7 +1,7 @@
 """The kinds of fix the inspector offers, and which of them are verified.
 
-A fix plan (``inspector/reports/fix_plans.py``: a cause's fix, the editor's quick fixes)
-is made only for a kind in ``VERIFIED``. A suggestion's snippet
+A fix plan (``inspector/reports/fix_plans.py``: a cause's fix, the editor's quick fixes,
+``causes --fix``) is made only for a kind in ``VERIFIED``. A suggestion's snippet
 (``Suggestion.code``: "try: torch.compile(model, dynamic=True)" in the summary, the TUI,
 the hover, the report) is a fix we offer too. Issue 28: a fix kind without a
 test that applies it to a real program and re-runs it is not offered. ``VERIFIED`` names,
@@ -29,7 +29,7 @@ FixKind = Literal[
     "mark_unbacked",  # a size 0/1 arrived at a dynamic dim
     "mark_dynamic_range",  # a symbolic-shape guard failed
     "raise_recompile_limit",  # the recompile limit was hit
-    # graph breaks (the editor's quick fixes: inspector/reports/fix_plans.py)
+    # graph breaks (the editor's quick fixes, ``causes --fix``: inspector/reports/fix_plans.py)
     "reorder_logging",  # torch._dynamo.config.reorderable_logging_functions.add(print)
     "skip_while_compiling",  # if not torch.compiler.is_compiling(): print(...)
     "torch_where",  # a data-dependent `if` that assigns one name → torch.where(cond, a, b)

@@ -10,7 +10,7 @@ The diff names the file relative to the run's recorded directory (``a/prog.py``,
 
 Every other fix the inspector offers is a ``Plan`` made on a source text: the editor's
 quick fixes (``lsp/code_actions.py`` makes them on the live buffer and only translates the
-plan's edits into the client's positions).
+plan's edits into the client's positions) and ``causes --fix`` (on the file as it is now).
 Each plan says its kind, its site, its edits, its title (what the edit does to the program:
 "…: output kept" / "behaviour kept" when the program does the same thing with fewer breaks
 or compiles, "…: output lost" or "moves the break" when it does not), whether it keeps the
@@ -38,7 +38,7 @@ and the edit is unambiguous):
 
 Public API: ``fix_plans(run, cause=None) -> typed.FixPlansReport``; ``Source.of(lines)``,
 ``break_plans``, ``mark_dynamic_plan``, ``dynamic_scalar_plan``, ``cause_plan`` ->
-``Plan``; ``apply_plan(lines, plan)``.
+``Plan``; ``apply_plan(lines, plan)``; ``site_plans(run)`` (``causes --fix``).
 """
 
 from __future__ import annotations
@@ -49,6 +49,7 @@ import os
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 
 from dyn_inspect.inspector.analysis.causes import Cause, Fix, causes
 from dyn_inspect.inspector.analysis.fix_kinds import VERIFIED, FixKind
@@ -537,3 +538,81 @@ def break_plans(b: BreakFinding, lines: Sequence[str], line1: int, inlined: Mapp
         _disable_helper_plan(b, src, line1),
     ]
     return [p for p in found if p is not None]
+
+
+# -- causes --fix: every plan for the run's causes, on the files as they are now ----------------
+
+
+def _site_plan(number: int, plan: Plan, file: str, lines: Sequence[str], cwd: str) -> typed.SitePlan:
+    path = relative(file, cwd) if cwd else os.path.basename(file)
+    after = apply_plan(lines, plan)
+    before_text, after_text = [line + "\n" for line in lines], [line + "\n" for line in after]
+    return typed.SitePlan(
+        cause=number,
+        fix_kind=plan.kind,
+        title=plan.title,
+        file=file,
+        path=path,
+        line=plan.line,
+        keeps_behaviour=plan.keeps_behaviour,
+        preferred=plan.preferred,
+        diff="".join(difflib.unified_diff(before_text, after_text, f"a/{path}", f"b/{path}")),
+        verified_by=plan.verified_by,
+    )
+
+
+def _now_at(lines: Sequence[str], line: int, code: str | None) -> bool:
+    """Whether ``line`` still holds the recorded ``code`` (a plan is made only there)."""
+    return 1 <= line <= len(lines) and (not code or lines[line - 1].strip() == code.strip())
+
+
+def site_plans(run: Run) -> typed.SitePlansReport:
+    """Every plan the inspector makes for the run's causes (``causes --fix``), on the user
+    files under the run's directory as they are now — the plans the editor offers as quick
+    fixes: a cause's one fix, the fixes of a break site, mark_dynamic before the call that
+    recompiled and ``dynamic=True``. A finding whose line no longer holds what was recorded
+    there gets none (the file changed since the run)."""
+    from dyn_inspect.inspector.reports.findings import build_index
+    from dyn_inspect.inspector.workspace import Workspace
+
+    found = causes(run.model)
+    cwd = run_cwd(run.model) or ""
+    index = build_index(run, Workspace.for_run([Path(cwd or os.getcwd())], run))
+    by_break = {c.break_group.key: n for n, c in enumerate(found, 1) if c.break_group is not None}
+    by_title = {c.title: n for n, c in enumerate(found, 1) if c.kind == "recompile"}
+    by_cid: dict[str, int] = {}
+    for n, c in enumerate(found, 1):
+        for r in c.recompiles:
+            by_cid.setdefault(r.cid, n)
+    out: list[tuple[int, int, typed.SitePlan]] = []
+
+    def text_of(file: str) -> list[str] | None:
+        text = read_source(file)
+        return None if text is None else text.splitlines()
+
+    def add(number: int, file: str, lines: Sequence[str], plan: Plan | None) -> None:
+        if plan is not None:
+            out.append((number, plan.line, _site_plan(number, plan, file, lines, cwd)))
+
+    for ff in index.files.values():
+        for b in ff.breaks:
+            lines = text_of(b.loc.file)
+            if b.key in by_break and lines is not None and _now_at(lines, b.loc.line, b.loc.code):
+                for p in break_plans(b, lines, b.loc.line, index.inlined_logging):
+                    add(by_break[b.key], b.loc.file, lines, p)
+        for cf in ff.causes:
+            lines = text_of(cf.loc.file)
+            if cf.title in by_title and lines is not None and _now_at(lines, cf.loc.line, cf.loc.code):
+                add(by_title[cf.title], cf.loc.file, lines, cause_plan(cf, lines, cf.loc.line))
+        for fn in ff.functions:
+            number = next((by_cid[s.cid] for s in fn.steps if s.cid in by_cid), None)
+            lines = text_of(fn.file)
+            if number is None or lines is None or not _now_at(lines, fn.def_line, None):
+                continue
+            call = fn.call_site
+            call_lines = text_of(call.file) if call is not None else None
+            if call is not None and call_lines is not None and _now_at(call_lines, call.line, call.code):
+                add(number, call.file, call_lines, mark_dynamic_plan(fn, lines, fn.def_line, call_lines, call.line))
+            add(number, fn.file, lines, dynamic_scalar_plan(fn, lines, fn.def_line))
+    out.sort(key=lambda t: (t[0], t[2].path, t[1]))
+    return typed.SitePlansReport(run=str(run.path), plans=[p for _, _, p in out])
