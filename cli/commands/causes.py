@@ -1,5 +1,10 @@
 """``dyn-inspect causes [RUN]``: findings grouped by root cause, most expensive first, each
-with the one fix that removes it where one is known (see ``analysis/causes.py``)."""
+with the one fix that removes it where one is known (see ``analysis/causes.py``).
+
+``--fix``: under each cause, every fix plan the inspector makes for it on the files as they
+are now (``inspector/reports/fix_plans.py``'s ``site_plans``: the quick fixes the editor
+offers, each of a kind the fix corpus verifies), as a unified diff to apply with ``git
+apply`` / ``patch -p1`` in the run's directory; ``--fix --json`` prints those plans."""
 
 from __future__ import annotations
 
@@ -8,6 +13,7 @@ from pathlib import Path
 
 from dyn_inspect.cli.common import add_run_arguments, printed_json, read_run
 from dyn_inspect.inspector.console import make_console
+from dyn_inspect.inspector.outputs import reports as typed
 from dyn_inspect.inspector.reports.causes import causes_of
 
 HELP = "group recompiles and graph breaks by root cause, with one fix per cause"
@@ -15,10 +21,19 @@ HELP = "group recompiles and graph breaks by root cause, with one fix per cause"
 
 def prepare_parser(parser: argparse.ArgumentParser) -> None:
     add_run_arguments(parser, json=True, rank=True)
+    parser.add_argument("--fix", action="store_true", help="under each cause, every fix plan for it as a diff (with --json: the plans)")
 
 
 def run(args: argparse.Namespace) -> int:
     r = read_run(args)
+    plans: list[typed.SitePlan] = []
+    if args.fix:
+        from dyn_inspect.inspector.reports.fix_plans import site_plans
+
+        planned = site_plans(r)
+        if printed_json(args, planned):
+            return 0
+        plans = planned.plans
     report = causes_of(r)
     if printed_json(args, report):
         return 0
@@ -49,6 +64,19 @@ def run(args: argparse.Namespace) -> int:
                 highlight=False,
                 style="green",
             )
-        elif c.no_fix is not None:
+        elif c.no_fix is not None and not any(p.cause == i for p in plans):
             console.print(f"   ({c.no_fix})", markup=False, highlight=False, style="dim")
+        for plan in (p for p in plans if p.cause == i):
+            console.print(
+                f"   plan ({plan.fix_kind}{', preferred' if plan.preferred else ''}): {plan.title}",
+                markup=False,
+                highlight=False,
+                style="green" if plan.keeps_behaviour else "yellow",
+            )
+            for line in plan.diff.splitlines():
+                console.print(f"     {line}", markup=False, highlight=False)
+    if args.fix and not plans:
+        console.print(
+            "\nno fix plans for these causes (none known to be right, or the files changed since the run)", markup=False, highlight=False
+        )
     return 0

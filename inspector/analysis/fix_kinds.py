@@ -1,7 +1,9 @@
-"""The kinds of code a recompile suggestion can carry, and which of them are verified.
+"""The kinds of fix the inspector offers, and which of them are verified.
 
-A suggestion's snippet (``Suggestion.code``: "try: torch.compile(model, dynamic=True)" in the
-summary, the TUI, the hover, the report) is a fix we offer. Issue 28: a fix kind without a
+A fix plan (``inspector/reports/fix_plans.py``: a cause's fix, the editor's quick fixes,
+``causes --fix``) is made only for a kind in ``VERIFIED``. A suggestion's snippet
+(``Suggestion.code``: "try: torch.compile(model, dynamic=True)" in the summary, the TUI,
+the hover, the report) is a fix we offer too. Issue 28: a fix kind without a
 test that applies it to a real program and re-runs it is not offered. ``VERIFIED`` names,
 for each kind that has one, the test that does that (tests/inspector/test_fix_corpus.py asserts each
 entry names a test that exists and applies that kind); ``offered`` keeps a suggestion's
@@ -27,6 +29,11 @@ FixKind = Literal[
     "mark_unbacked",  # a size 0/1 arrived at a dynamic dim
     "mark_dynamic_range",  # a symbolic-shape guard failed
     "raise_recompile_limit",  # the recompile limit was hit
+    # graph breaks (the editor's quick fixes, ``causes --fix``: inspector/reports/fix_plans.py)
+    "reorder_logging",  # torch._dynamo.config.reorderable_logging_functions.add(print)
+    "skip_while_compiling",  # if not torch.compiler.is_compiling(): print(...)
+    "torch_where",  # a data-dependent `if` that assigns one name → torch.where(cond, a, b)
+    "disable_helper",  # @torch.compiler.disable on an inlined helper (the break moves to its call)
 ]
 
 # kind → the test that applies a snippet of that kind to a real program, re-runs it plainly
@@ -40,6 +47,10 @@ VERIFIED: dict[FixKind, str] = {
     "cast_dtype": "tests/inspector/test_fix_corpus.py::test_snippet_is_applied_and_verified[cast_dtype]",
     "contiguous": "tests/inspector/test_fix_corpus.py::test_snippet_is_applied_and_verified[contiguous]",
     "tensor_lr": "tests/lsp/test_lsp_quick_fixes.py::test_tensor_lr_fix_removes_the_lr_recompiles_and_keeps_stdout",
+    "reorder_logging": "tests/inspector/test_fix_corpus.py::test_break_fix_is_applied_and_verified[reorder_logging]",
+    "skip_while_compiling": "tests/inspector/test_fix_corpus.py::test_break_fix_is_applied_and_verified[skip_while_compiling]",
+    "torch_where": "tests/inspector/test_fix_corpus.py::test_break_fix_is_applied_and_verified[torch_where]",
+    "disable_helper": "tests/inspector/test_fix_corpus.py::test_break_fix_is_applied_and_verified[disable_helper]",
 }
 
 

@@ -56,6 +56,7 @@ OUTPUTS: dict[str, Any] = {
     "summary --json (run --json)": reports.Summary,
     "breaks --json": reports.BreaksReport,
     "causes --json": reports.CausesReport,
+    "causes --fix --json": reports.SitePlansReport,
     "check --json": reports.CheckReport,
     "kernels --json": reports.KernelsReport,
     "kernel --json": reports.KernelReport,

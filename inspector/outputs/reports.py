@@ -280,6 +280,30 @@ class FixPlan(Output):
     verify: str  # how this edit is verified
 
 
+class SitePlan(Output):
+    """One fix plan of a cause (``causes --fix``): the inspector's plan for a finding of it
+    (``Plan`` in inspector/reports/fix_plans.py, what the editor offers as a quick fix)
+    made on its file as it is now, as a unified diff."""
+
+    cause: int  # the cause's number, 1-based, as ``causes`` lists them
+    fix_kind: str  # inspector/analysis/fix_kinds.py
+    title: str  # what the edit does to the program ("…: output kept", "…: output lost", "moves the break")
+    file: str  # the file the edit changes
+    path: str  # the same, relative to the run's directory (what the diff names: a/<path>, b/<path>)
+    line: int  # the line the fix is about
+    keeps_behaviour: bool
+    preferred: bool  # the finding's preferred fix (keeps the behaviour, needs no review)
+    diff: str
+    verified_by: str  # the test that applies fixes of this kind to a real program and re-runs it
+
+
+class SitePlansReport(Output):
+    """``causes --fix --json``: every fix plan for the run's causes."""
+
+    run: str
+    plans: list[SitePlan]
+
+
 class FixPlansReport(Output):
     """The MCP server's ``fix_plans``: the plans of one cause, or of every cause."""
 

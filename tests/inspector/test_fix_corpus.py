@@ -11,6 +11,11 @@ the editor would (its TextEdit); the copy is then run
 - under dyn-inspect: the recording has no recompile and the same exit code.
 
 The suggestion text of each (``recompiles``) names the same snippet the fix inserts.
+``SNIPPETS`` are suggestions' snippets written in by hand; ``BREAK_FIXES`` are the graph-break
+plans (``inspector/reports/fix_plans.py``), one small program per kind, applied as the editor
+applies them and re-run: the break is gone from its line (or, for a fix that says it moves
+the break, at the call site as GB0098), the exit code is the original's and stdout is the
+original's less exactly what the title says is lost.
 Recordings are kept in ``DYN_INSPECT_CORPUS_CACHE`` when it is set.
 """
 
@@ -19,7 +24,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -28,7 +33,8 @@ import pytest
 from corpus_support import CORPUS
 from dyn_inspect.inspector.analysis.causes import recompile_causes
 from dyn_inspect.inspector.analysis.recompiles import frames_with_recompiles, recompile_timeline
-from fix_support import Recorded, apply, record
+from dyn_inspect.inspector.reports.fix_plans import apply_plan, break_plans
+from fix_support import Recorded, apply, line_with, record
 from inductor_pool import seed
 
 pytestmark = pytest.mark.corpus
@@ -242,13 +248,91 @@ def test_snippet_is_applied_and_verified(kind: str, tmp_path_factory: pytest.Tem
     assert again.run.model.exit_code in (0, None) and again.stdout == proc.stdout
 
 
+# -- graph-break fixes: plans the editor offers as quick fixes --------------------------------
+
+
+@dataclass(frozen=True)
+class BreakFixCase:
+    program: str
+    marker: str  # the break's line ("BREAK:print")
+    pick: str  # a part of the fix's title that picks it
+    lost: str | None = None  # the title says "output lost": exactly stdout's lines starting with this go
+    moves_to: str | None = None  # the title says "moves the break": the marker of the line it moves to (GB0098)
+
+
+# fix kind (inspector/analysis/fix_kinds.py) → the program that verifies it
+BREAK_FIXES: dict[str, BreakFixCase] = {
+    "reorder_logging": BreakFixCase("log_reorder.py", "BREAK:print", "Let Dynamo reorder `print`: output kept"),
+    "skip_while_compiling": BreakFixCase("log_skip.py", "BREAK:print", "Skip `print(...)` while compiling: output lost", lost="debug "),
+    "torch_where": BreakFixCase("branch_where.py", "BREAK:branch", "Rewrite the `if` as `h = torch.where(...)`: same result"),
+    "disable_helper": BreakFixCase(
+        "helper_disable.py", "BREAK:helper", "Add `@torch.compiler.disable` to `report`: moves the break", moves_to="CALLS:helper"
+    ),
+}
+
+
+def _without(stdout: str, prefix: str) -> str:
+    return "".join(line for line in stdout.splitlines(keepends=True) if not line.startswith(prefix))
+
+
+@pytest.mark.parametrize("kind", sorted(BREAK_FIXES))
+def test_break_fix_is_applied_and_verified(kind: str, tmp_path_factory: pytest.TempPathFactory, record_property: Callable[[str, object], None]) -> None:
+    case = BREAK_FIXES[kind]
+    record_property("fix_verified", (kind, case.program))
+    base = tmp_path_factory.mktemp(kind)
+    text = (FIX_CORPUS / case.program).read_text()
+    original = record(text, base, case.program)
+    line = line_with(text, f"# {case.marker}")
+    code = text.splitlines()[line - 1].strip()
+    assert (line, code) in [(n, c) for n, _, c in original.breaks()], original.breaks()
+    # the inspector's plan for the break (what the editor offers) is of this kind, and says
+    # what it does to the program as this case checks it
+    index = original.index()
+    ff = index.for_path(str(original.path))
+    assert ff is not None
+    (finding,) = [b for b in ff.breaks if b.loc.line == line]
+    plans = [p for p in break_plans(finding, text.splitlines(), line, index.inlined_logging) if case.pick in p.title]
+    assert [p.kind for p in plans] == [kind], plans
+    assert plans[0].keeps_behaviour == (case.lost is None and case.moves_to is None)
+    assert plans[0].verified_by.endswith(f"test_break_fix_is_applied_and_verified[{kind}]")
+    fixed_text = apply(original, text, case.marker, case.pick)  # the quick fix, as the editor applies it
+    assert fixed_text.splitlines() == apply_plan(text.splitlines(), plans[0])
+    assert fixed_text != text
+
+    folder = base / "fixed"
+    folder.mkdir()
+    (folder / case.program).write_text(fixed_text)
+    proc = plain(folder, case.program, {})
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert "Traceback" not in proc.stderr, proc.stderr[-3000:]
+    expected = original.stdout if case.lost is None else _without(original.stdout, case.lost)
+    assert expected.count("out ") == original.stdout.count("out ") > 0  # the results are all there
+    if case.lost is not None:
+        assert expected != original.stdout  # the lines the title says are lost were printed before
+    assert proc.stdout == expected
+    again: Recorded = record(fixed_text, base, case.program, inductor=folder / "inductor-plain")
+    assert again.run.model.exit_code in (0, None) and again.stdout == expected
+    before, after = original.breaks(), again.breaks()
+    assert code not in [c for _, _, c in after], after  # no break at the fixed line any more
+    if case.moves_to is None:
+        assert len(after) == len(before) - 1, after  # removed, and nothing else changed
+    else:
+        call = text.splitlines()[line_with(text, f"# {case.moves_to}") - 1].strip()
+        assert (call, "GB0098") in [(c, gb) for _, gb, c in after], after
+        assert len(after) == len(before), after  # moved, not removed: as the title says
+
+
 def test_every_verified_fix_kind_names_a_test_that_applies_it() -> None:
     """fix_kinds.VERIFIED is the gate: a kind is offered only with a test that applies it."""
     import ast
 
     from dyn_inspect.inspector.analysis.fix_kinds import VERIFIED
 
-    cases = {"test_fix_is_applied_and_verified": FIXES, "test_snippet_is_applied_and_verified": SNIPPETS}
+    cases: dict[str, Mapping[str, object]] = {
+        "test_fix_is_applied_and_verified": FIXES,
+        "test_snippet_is_applied_and_verified": SNIPPETS,
+        "test_break_fix_is_applied_and_verified": BREAK_FIXES,
+    }
     for kind, node in VERIFIED.items():
         path, _, name = node.partition("::")
         name, _, param = name.partition("[")
@@ -256,8 +340,8 @@ def test_every_verified_fix_kind_names_a_test_that_applies_it() -> None:
         assert name in {f.name for f in tree.body if isinstance(f, (ast.FunctionDef, ast.AsyncFunctionDef))}, node
         if param:
             assert param.rstrip("]") in cases[name], node
-        if name == "test_snippet_is_applied_and_verified":
-            assert param.rstrip("]") == kind, node  # the case applies this kind's snippet
+        if name in ("test_snippet_is_applied_and_verified", "test_break_fix_is_applied_and_verified"):
+            assert param.rstrip("]") == kind, node  # the case applies this kind's snippet / plan
     # the LSP's own quick fixes are covered by test_lsp_quick_fixes; every snippet case's
     # kind is in the gate (a case without an entry would verify nothing anyone sees)
-    assert set(SNIPPETS) <= set(VERIFIED)
+    assert set(SNIPPETS) | set(BREAK_FIXES) <= set(VERIFIED)

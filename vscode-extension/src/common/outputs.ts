@@ -7,6 +7,7 @@ export interface Outputs {
     "summary --json (run --json)": Summary;
     "breaks --json": BreaksReport;
     "causes --json": CausesReport;
+    "causes --fix --json": SitePlansReport;
     "check --json": CheckReport;
     "kernels --json": KernelsReport;
     "kernel --json": KernelReport;
@@ -1355,6 +1356,32 @@ export interface ShapeSymbol {
     specialized: boolean;
     static_value?: string | null;
     static_loc?: SourceLoc | null;
+}
+
+/**
+ * One fix plan of a cause (`causes --fix`): the inspector's plan for a finding of it
+ * (`Plan` in inspector/reports/fix_plans.py, what the editor offers as a quick fix)
+ * made on its file as it is now, as a unified diff.
+ */
+export interface SitePlan {
+    cause: number;
+    fix_kind: string;
+    title: string;
+    file: string;
+    path: string;
+    line: number;
+    keeps_behaviour: boolean;
+    preferred: boolean;
+    diff: string;
+    verified_by: string;
+}
+
+/**
+ * `causes --fix --json`: every fix plan for the run's causes.
+ */
+export interface SitePlansReport {
+    run: string;
+    plans: SitePlan[];
 }
 
 export interface Skipped {
