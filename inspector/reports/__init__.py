@@ -3,11 +3,12 @@
 renders — ``--json`` and the text reports, the TUI, the language server, the bundle. The
 builders compute the counts, locations and costs the faces show; the words and the fixes
 come from the analyses they call: a headline from ``analysis/messages.py``, a root
-cause's fix from ``analysis/causes.py`` (``causes`` and ``fix_plans`` present it, the
-latter as a diff). The editor's other quick fixes (a ``mark_dynamic`` before a call,
-``dynamic=True``, the logging and ``.item()`` breaks, ``torch.where``,
-``@torch.compiler.disable``) are written by the language server itself
-(``lsp/code_actions.py``), not here.
+cause's fix from ``analysis/causes.py``, and every fix a face offers — a root cause's and
+the editor's quick fixes (a ``mark_dynamic`` before a call, ``dynamic=True``, the logging
+and ``.item()`` breaks, ``torch.where``, ``@torch.compiler.disable``) — as a plan from
+``fix_plans``, gated by ``analysis/fix_kinds.VERIFIED``: the language server only anchors a
+plan's edits in the live buffer (``lsp/code_actions.py``), ``causes --fix`` prints them as
+diffs.
 
 One module per question:
 
@@ -15,7 +16,8 @@ One module per question:
 - ``breaks``: where it graph-breaks;
 - ``recompiles``: why it recompiled;
 - ``causes``: which root causes, and the fix for each;
-- ``fix_plans``: each cause's fix as a plan an agent applies and has verified;
+- ``fix_plans``: every fix as a plan (kind, site, edits, behaviour kept, verified-by): a
+  cause's for agents and ``causes --fix``, a break's and a recompile's for the editor;
 - ``failures``: what failed to compile;
 - ``shapes``: which shapes are dynamic;
 - ``cache``: what the compile caches did;
