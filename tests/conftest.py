@@ -113,12 +113,46 @@ def _records_real_runs(item: pytest.Item) -> bool:
     return any(getattr(fd.func, "records_real_runs", False) for name in item.fixturenames for fd in info.name2fixturedefs.get(name, ()))
 
 
+# The tests `tests/run.sh --quick` leaves out (marked `slow` here; docs/testing.md, "The quick
+# tier"): each starts torch processes of its own that no kept recording replaces (torchrun
+# launches, fixes applied and re-run, faults injected, a real editor or terminal), measured
+# on this 2-CPU machine. A file, a test (``file::name``, all its parameters) or a folder
+# (ending in ``/``). The full command runs them all.
+SLOW: dict[str, str] = {
+    "tests/e2e/test_nvim.py": "Neovim on a verified fix: records the example and re-runs it",
+    "tests/e2e/test_tui_tmux.py": "the TUI in tmux, live recordings",
+    "tests/e2e/test_hostile_pass.py": "a hostile program recorded and read by every face",
+    "tests/inspector/test_fix_corpus.py": "each fix applied, the program re-run plainly and re-recorded",
+    "tests/engine/test_torch_compat.py": "one recording per broken torch hook",
+    "tests/engine/test_multinode.py": "three 2x2 torchrun layouts",
+    "tests/engine/test_faults.py": "injected faults, each a recording",
+    "tests/engine/test_tracehook.py": "recordings with each trace-hook option",
+    "tests/engine/test_cache_keys.py": "recordings into warmed caches",
+    "tests/engine/test_import_watcher.py": "recordings that import torch late",
+    "tests/cli/test_verify_rerun.py": "verify re-runs the program",
+    "tests/lsp/test_lsp_verify.py": "records the example, applies the fix, verifies (re-runs)",
+    "tests/lsp/test_lsp_quick_fixes.py": "fixes applied and re-run",
+    "tests/tui/test_tui_causes.py::test_v_verifies_the_fix_and_marks_the_cause_fixed": "records the example, verifies (re-runs)",
+}
+
+
+def _slow(nodeid: str) -> bool:
+    for entry in SLOW:
+        if entry.endswith("/") and nodeid.startswith(entry):
+            return True
+        if nodeid == entry or nodeid.startswith((entry + "::", entry + "[")):
+            return True
+    return False
+
+
 def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config, items: list[pytest.Item]) -> None:
     """Remember which corpus programs the selected tests need, to start them together; mark
-    the tests that record real runs ``corpus``."""
+    the tests that record real runs ``corpus`` and those in ``SLOW`` ``slow``."""
     for item in items:
         if _records_real_runs(item):
             item.add_marker(pytest.mark.corpus)
+        if _slow(item.nodeid):
+            item.add_marker(pytest.mark.slow)
         for name in getattr(item, "fixturenames", ()):
             program = RUN_FIXTURES[name][0] if name in RUN_FIXTURES else None
             if program and program not in _needed:
