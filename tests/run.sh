@@ -117,7 +117,8 @@ quick_suite() {
   t_pytest=$(date +%s)
   .venv/bin/python -m pytest -q -p no:cacheprovider -n 2 --dist loadfile -m "not slow" "$@" 2>&1 | tee "$log"
   pytest_verdict "${PIPESTATUS[0]}" "$log"
-  [ "$pytest_rc" -eq 0 ] || rc=1
+  # (a recording that ended badly, killed or timed out under load, is kept like a good one)
+  [ "$pytest_rc" -eq 0 ] || { rc=1; echo "quick: the recordings read are in $DYN_INSPECT_CORPUS_CACHE (delete it to record them again)"; }
   t_end=$(date +%s)
   summary=$(grep -E "^(=+ )?[0-9]+ (passed|failed|error|skipped|deselected)|no tests ran" "$log" | tail -1)
   echo "pytest summary: ${summary:-none (pytest exit $pytest_rc)}"
