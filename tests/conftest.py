@@ -113,12 +113,64 @@ def _records_real_runs(item: pytest.Item) -> bool:
     return any(getattr(fd.func, "records_real_runs", False) for name in item.fixturenames for fd in info.name2fixturedefs.get(name, ()))
 
 
+# The tests `tests/run.sh --quick` leaves out (marked `slow` here; docs/testing.md, "The quick
+# tier"): each starts torch processes of its own that no kept recording replaces (torchrun
+# launches, fixes applied and re-run, faults injected, a real editor or terminal), measured
+# on this 2-CPU machine. A file, a test (``file::name``, all its parameters) or a folder
+# (ending in ``/``). The full command runs them all.
+SLOW: dict[str, str] = {
+    # a real editor or terminal driving live recordings
+    "tests/e2e/test_nvim.py": "Neovim on a verified fix: the example recorded, fixed and re-run",
+    "tests/e2e/test_tui_tmux.py": "the TUI in tmux on live recordings",
+    "tests/e2e/test_hostile_pass.py::test_rm_rf_while_recording_is_not_undone_and_said_once": "a live recording deleted under it",
+    # fixes applied and re-run (the originals are kept by their text; the plain re-runs are not)
+    "tests/inspector/test_fix_corpus.py::test_fix_is_applied_and_verified": "each fix applied, re-run plainly and recorded again",
+    "tests/inspector/test_fix_corpus.py::test_snippet_is_applied_and_verified": "each snippet applied, re-run plainly and recorded again",
+    "tests/cli/test_verify_rerun.py::test_a_fix_that_raises_on_its_first_step_is_not_verified": "records, verify re-runs",
+    "tests/cli/test_verify_rerun.py::test_a_real_fix_in_a_copy_is_re_run_there_and_verified": "verify re-runs",
+    "tests/cli/test_verify_rerun.py::test_a_fullgraph_failure_moved_to_another_line_is_not_fixed": "records, verify re-runs",
+    "tests/lsp/test_lsp_verify.py": "the example recorded in a copy, fixed from the editor, verified (re-run)",
+    "tests/tui/test_tui_causes.py::test_v_verifies_the_fix_and_marks_the_cause_fixed": "the example recorded in a copy, verified (re-run)",
+    # the recorder under faults and launch forms: each a recording of its own
+    "tests/engine/test_torch_compat.py": "one recording per broken torch hook",
+    "tests/engine/test_faults.py": "injected faults, each a recording",
+    "tests/engine/test_tracehook.py": "four recordings, one per trace-hook option",
+    "tests/engine/test_cache_keys.py": "plain runs and recordings into warmed caches",
+    "tests/engine/test_import_watcher.py": "recordings that import torch late",
+    "tests/engine/test_multinode.py::test_layout_a_each_node_records_its_own_run": "2x2 torchrun layout A",
+    "tests/engine/test_multinode.py::test_layout_a_merge_is_one_four_rank_run": "2x2 torchrun layout A",
+    "tests/engine/test_multinode.py::test_merge_text_output_names_nodes_and_rank_3": "2x2 torchrun layout A",
+    "tests/engine/test_multinode.py::test_merge_aligns_a_skewed_clock": "2x2 torchrun layout A",
+    "tests/engine/test_multinode.py::test_each_nodes_launcher_status_is_kept": "2x2 torchrun layout A",
+    "tests/engine/test_multinode.py::test_merge_refuses_bad_input_in_one_line": "2x2 torchrun layout A",
+    "tests/engine/test_multinode.py::test_layout_b_shared_disk_is_one_run": "2x2 torchrun layout B",
+    "tests/engine/test_multinode.py::test_layout_b2_launcher_form_on_a_shared_disk_is_one_run": "2x2 torchrun layout B2",
+    "tests/inspector/test_ranks.py::test_torchrun_no_python_dyn_inspect_lands_in_one_run": "a torchrun launch form, recorded",
+    "tests/inspector/test_ranks.py::test_torchrun_module_form_under_dyn_inspect": "a torchrun launch form, recorded",
+    "tests/inspector/test_ranks.py::test_nested_dyn_inspect_joins_the_enclosing_run": "a torchrun launch form, recorded",
+    "tests/inspector/test_ranks.py::test_a_failing_rank_ends_the_joined_run_as_crashed": "a torchrun launch form, recorded",
+    "tests/inspector/test_no_graph.py::test_a_program_that_died_compiling_says_so_first": "DDP on two torchrun ranks, recorded",
+    "tests/inspector/test_no_graph.py::test_ddp_around_a_torch_module_says_why_and_its_fix_compiles": "two torchrun recordings",
+}
+
+
+def _slow(nodeid: str) -> bool:
+    for entry in SLOW:
+        if entry.endswith("/") and nodeid.startswith(entry):
+            return True
+        if nodeid == entry or nodeid.startswith((entry + "::", entry + "[")):
+            return True
+    return False
+
+
 def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config, items: list[pytest.Item]) -> None:
     """Remember which corpus programs the selected tests need, to start them together; mark
-    the tests that record real runs ``corpus``."""
+    the tests that record real runs ``corpus`` and those in ``SLOW`` ``slow``."""
     for item in items:
         if _records_real_runs(item):
             item.add_marker(pytest.mark.corpus)
+        if _slow(item.nodeid):
+            item.add_marker(pytest.mark.slow)
         for name in getattr(item, "fixturenames", ()):
             program = RUN_FIXTURES[name][0] if name in RUN_FIXTURES else None
             if program and program not in _needed:

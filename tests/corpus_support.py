@@ -275,7 +275,41 @@ def marker_line(path: Path, marker: str) -> int:
 
 # Development only: with DYN_INSPECT_CORPUS_CACHE=DIR, recordings are kept in DIR and
 # reused by later sessions (delete DIR after changing the recorder). CI never sets it.
+# `tests/run.sh --quick` sets it to a folder named by ``fingerprint()``, so a change to the
+# recorder or to a recorded program records again instead of reading a stale recording.
 CACHE_ENV = "DYN_INSPECT_CORPUS_CACHE"
+
+# What a kept recording depends on (paths relative to the checkout): the recorder, the CLI
+# command that launches it, the programs recorded (the corpus, the example; the tests' own
+# inline programs are kept under keys of their text), and how they are recorded and plainly
+# run (this module, the C++ pool, the differential's harness).
+FINGERPRINTED = (
+    "engine",
+    "cli/commands/run.py",
+    "tests/corpus",
+    "examples",
+    "tests/corpus_support.py",
+    "tests/inductor_pool.py",
+    "tests/differential/ground_truth.py",
+)
+
+
+def fingerprint(root: Path = ROOT, paths: tuple[str, ...] = FINGERPRINTED) -> str:
+    """A short hash of every file under ``paths`` (names and contents; caches and dot-folders
+    left out), the Python and the torch/transformers versions: the name of the folder whose
+    recordings ``tests/run.sh --quick`` reuses. Any change to one of them names another folder."""
+    h = hashlib.sha256()
+    for extra in ("python {}.{}.{}".format(*sys.version_info[:3]), platform.machine(), *(f"{p} {_version(p)}" for p in ("torch", "transformers"))):
+        h.update(extra.encode() + b"\0")
+    for rel in paths:
+        top = root / rel
+        files = [top] if top.is_file() else sorted(top.rglob("*")) if top.is_dir() else []
+        for f in files:
+            parts = f.relative_to(root).parts
+            if not f.is_file() or any(part == "__pycache__" or part.startswith(".") for part in parts):
+                continue
+            h.update("/".join(parts).encode() + b"\0" + hashlib.sha256(f.read_bytes()).digest())
+    return h.hexdigest()[:16]
 
 
 @dataclass
@@ -527,3 +561,10 @@ def markdown_text(text: str) -> str:
     import re
 
     return html.unescape(re.sub(r"<[^>]+>", "", markdown_html(text)))
+
+
+if __name__ == "__main__":
+    # `python tests/corpus_support.py fingerprint` (tests/run.sh --quick)
+    if sys.argv[1:] != ["fingerprint"]:
+        sys.exit("usage: python tests/corpus_support.py fingerprint")
+    print(fingerprint())

@@ -70,6 +70,20 @@ FIXES: dict[str, FixCase] = {
     ),
 }
 
+_originals: dict[tuple[str, tuple[tuple[str, str], ...]], Recorded] = {}
+
+
+def original_of(program: str, env: dict[str, str], tmp_path_factory: pytest.TempPathFactory) -> Recorded:
+    """The unfixed ``program``'s recording (under ``env``, set by the caller), made once for
+    every test of this module that reads it: ``static_sizes.py``'s fix and its advice read
+    one recording (one torch process fewer). Nothing writes into its folder: each fixed
+    copy is made in a folder of its test."""
+    key = (program, tuple(sorted(env.items())))
+    if key not in _originals:
+        _originals[key] = record((FIX_CORPUS / program).read_text(), tmp_path_factory.mktemp(f"original-{Path(program).stem}"), program)
+    return _originals[key]
+
+
 def plain(folder: Path, name: str, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
     """The program run plainly (no dyn-inspect) with torch's recompile log on."""
     run_env = {k: v for k, v in os.environ.items() if not k.startswith(("DYN_INSPECT", "TORCH_TRACE"))}
@@ -88,7 +102,7 @@ def test_fix_is_applied_and_verified(kind: str, tmp_path_factory: pytest.TempPat
     for k, v in case.env.items():
         monkeypatch.setenv(k, v)
     base = tmp_path_factory.mktemp(kind)
-    original = record((FIX_CORPUS / case.program).read_text(), base, case.program)
+    original = original_of(case.program, case.env, tmp_path_factory)
     assert original.recompiles() > 0, "the program must recompile before the fix"
     if case.program == "hf_llama_mask.py":
         _shape_guards_are_the_installed_ones(original)
@@ -166,7 +180,7 @@ def _suggestions(rec: Recorded) -> list[tuple[str, str, str | None]]:
 
 def test_dynamic_false_advice_does_not_promise_automatic_dynamic(tmp_path_factory: pytest.TempPathFactory) -> None:
     """Under @torch.compile(dynamic=False) torch never goes dynamic (4 recompiles here)."""
-    rec = record((FIX_CORPUS / "static_sizes.py").read_text(), tmp_path_factory.mktemp("static"), "static_sizes.py")
+    rec = original_of("static_sizes.py", {}, tmp_path_factory)  # the recording its fix test reads
     said = _suggestions(rec)
     assert len(said) == 4
     for _frame, text, code in said:
