@@ -148,6 +148,7 @@ break-truth)
   nvidia-smi -L
   python3 bench/gpu/break_truth.py --time | tee "$OUT/break-truth-time.json"
   python3 bench/gpu/break_truth.py --probe > "$OUT/break-truth-probe.json"
+  python3 bench/gpu/check_region_profile.py "$OUT/break-truth-probe.json"
   record gpu-if "$ROOT" --profile 10 bench/gpu/break_truth.py --program
   record gpu-where "$ROOT" --profile 10 bench/gpu/break_truth.py --program --where
   for name in gpu-if gpu-where; do
